@@ -1,0 +1,31 @@
+"""Locate the JSON files under ``schemas/`` (source tree or installed wheel)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any, cast
+
+import orjson
+
+__all__ = ["load_schema_file", "schemas_dir"]
+
+
+@functools.cache
+def schemas_dir() -> Path:
+    """The directory holding the project's JSON Schemas and vocabulary."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_schemas", here.parent / "schemas"):
+        if (candidate / "vocabulary.json").is_file():
+            return candidate
+    raise FileNotFoundError("capability-packs schemas directory not found")
+
+
+@functools.cache
+def _load(name: str) -> bytes:
+    return (schemas_dir() / name).read_bytes()
+
+
+def load_schema_file(name: str) -> dict[str, Any]:
+    """A fresh copy of one JSON file from ``schemas/``."""
+    return cast(dict[str, Any], orjson.loads(_load(name)))

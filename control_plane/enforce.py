@@ -1,0 +1,151 @@
+"""Enforcement: map a classification onto the pack's closed vocabulary, then redact.
+
+The mapping is a table walk, deterministic and documented:
+
+1. the code is declared by the pack -> that code;
+2. a declared pack code ``absorbs`` it -> that pack code;
+3. the code's documented ``fallback`` (``schemas/vocabulary.json``), tried the same way;
+4. otherwise ``internal_error``.
+
+An undeclared *pack-specific* code (not baseline, not in the vocabulary) is a contract
+violation: it becomes ``internal_error``, is recorded as an incident and counted per pack.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from control_plane.classify import DEFAULT_RETRY_AFTER, Classification
+from control_plane.outcome import CheckRecord, ErrorEnvelope, Violation
+from control_plane.pack import Check
+from control_plane.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE, Incidents, scrub, scrub_data
+from control_plane.registry import LoadedPack
+from control_plane.vocabulary import ARTIFACT_FAILED, BASELINE, INTERNAL_ERROR
+
+__all__ = ["Enforcer", "nearest_code"]
+
+logger = logging.getLogger("capability_packs.enforce")
+
+
+def nearest_code(loaded: LoadedPack, code: str) -> str:
+    """The code a caller of ``loaded`` sees for ``code`` (see module docs)."""
+    seen: set[str] = set()
+    current: str | None = code
+    while current is not None and current not in seen:
+        seen.add(current)
+        if current in loaded.vocabulary:
+            return current
+        absorbing = loaded.absorbed_by.get(current)
+        if absorbing is not None:
+            return absorbing
+        info = BASELINE.get(current)
+        current = info.fallback if info is not None else None
+    return INTERNAL_ERROR
+
+
+class Enforcer:
+    """Builds error envelopes that stay inside each pack's vocabulary."""
+
+    def __init__(self, incidents: Incidents) -> None:
+        self.incidents = incidents
+        #: pack name -> count of undeclared pack-specific codes seen.
+        self.contract_violations: Counter[str] = Counter()
+
+    def error(
+        self,
+        loaded: LoadedPack,
+        classification: Classification | None,
+        exc: BaseException | None,
+        *,
+        request_id: str,
+        origin: str,
+    ) -> ErrorEnvelope:
+        """The envelope for a failure, given what classification found (or None)."""
+        if classification is None:
+            return self.internal(loaded, exc, request_id, "unclassified", "unclassified failure")
+        code = classification.code
+        if code not in BASELINE and code not in loaded.vocabulary:
+            self.contract_violations[loaded.name] += 1
+            logger.warning(
+                "contract violation: pack %s raised undeclared code %r", loaded.name, code
+            )
+            return self.internal(
+                loaded,
+                exc,
+                request_id,
+                "contract_violation",
+                f"pack raised undeclared code {code!r}: {classification.message}",
+            )
+        final = nearest_code(loaded, code)
+        if final == INTERNAL_ERROR:
+            summary = f"{code} is not declared and nothing absorbs it: {classification.message}"
+            return self.internal(loaded, exc, request_id, "unmapped", summary)
+        info = loaded.vocabulary[final]
+        fields: dict[str, Any] = {
+            "code": final,
+            "message": scrub(classification.message),
+            "retryable": info.retryable,
+            "origin": origin,
+            "recovery_hint": info.recovery_hint,
+        }
+        if final == "rate_limited":
+            retry_after = classification.retry_after
+            fields["retry_after"] = DEFAULT_RETRY_AFTER if retry_after is None else retry_after
+        elif final == "schema_mismatch":
+            fields["partial"] = True
+            fields["partial_result"] = scrub_data(dict(classification.partial_result or {}))
+            if classification.violations:
+                fields["violations"] = [
+                    Violation.model_construct(field=v.field, description=scrub(v.description))
+                    for v in classification.violations
+                ]
+        elif final == ARTIFACT_FAILED:
+            fields["checks"] = []
+        return ErrorEnvelope.model_construct(**fields)
+
+    def internal(
+        self,
+        loaded: LoadedPack,
+        exc: BaseException | None,
+        request_id: str,
+        kind: str,
+        summary: str,
+    ) -> ErrorEnvelope:
+        """``internal_error``: fixed text, the full story kept under a reference id."""
+        ref = self.incidents.record(
+            exc, pack=loaded.name, request_id=request_id, kind=kind, summary=summary
+        )
+        info = BASELINE[INTERNAL_ERROR]
+        return ErrorEnvelope.model_construct(
+            code=INTERNAL_ERROR,
+            message=INTERNAL_MESSAGE,
+            retryable=info.retryable,
+            origin="control_plane",
+            detail=INTERNAL_DETAIL,
+            reference_id=ref,
+            recovery_hint=info.recovery_hint,
+        )
+
+    @staticmethod
+    def artifact_failed(
+        loaded: LoadedPack, failing: Sequence[Check], fail_on: str
+    ) -> ErrorEnvelope:
+        """Strict mode's bridge from findings to the typed error."""
+        info = loaded.vocabulary[ARTIFACT_FAILED]
+        ids = ", ".join(c.id for c in failing)
+        return ErrorEnvelope.model_construct(
+            code=ARTIFACT_FAILED,
+            message=scrub(f"{len(failing)} check(s) at or above {fail_on}: {ids}"),
+            retryable=info.retryable,
+            origin="control_plane",
+            checks=[
+                CheckRecord.of(
+                    Check(c.id, c.severity, scrub(c.message), c.expected, c.actual, c.location)
+                )
+                for c in failing
+            ],
+            recovery_hint=info.recovery_hint,
+        )

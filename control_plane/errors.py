@@ -1,0 +1,169 @@
+"""The runtime's exception tree: one root, classification carried by the exception.
+
+``CapabilityPackError`` is the root of every exception the runtime raises. Two families
+hang from it:
+
+* :class:`PackError` -- raised by pack handlers to report a *typed* failure. It carries
+  its code and payload, so classification happens where the most is known and survives
+  every wrapper (the classifier walks ``__cause__`` / ``__context__``).
+* :class:`RequestRejected` -- the control plane refused the request before any pack ran
+  (unknown pack, invalid input). These never become a pack error code; the wire maps them
+  to ``NOT_FOUND`` / ``INVALID_ARGUMENT``.
+
+:class:`PluginLoadError` reports a pack or plugin rejected at load time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CapabilityPackError",
+    "FieldViolation",
+    "InvalidInput",
+    "PackError",
+    "PluginLoadError",
+    "RequestRejected",
+    "UnknownPack",
+    "artifact_failed",
+    "auth_failed",
+    "network_error",
+    "not_found",
+    "rate_limited",
+    "schema_mismatch",
+    "timeout",
+]
+
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+
+
+class CapabilityPackError(Exception):
+    """Root of every exception raised by the capability-packs runtime."""
+
+
+class PackError(CapabilityPackError):
+    """A typed failure raised by a pack handler.
+
+    ``code`` is a baseline code or one of the pack's own declared codes. The payload
+    keywords follow the vocabulary: ``retry_after`` for ``rate_limited``, ``partial_result``
+    for ``schema_mismatch``. ``absorbs`` is ignored here; pack codes declare what they
+    absorb in their manifest.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str = "",
+        *,
+        retry_after: float | None = None,
+        partial_result: Mapping[str, Any] | None = None,
+        violations: Sequence[FieldViolation] = (),
+    ) -> None:
+        if not _SNAKE.match(code):
+            raise ValueError(f"error code {code!r} is not snake_case")
+        if retry_after is not None and retry_after < 0:
+            raise ValueError("retry_after must be >= 0")
+        super().__init__(message or code)
+        self.code = code
+        self.message = message or code
+        self.retry_after = retry_after
+        self.partial_result = dict(partial_result) if partial_result is not None else None
+        self.violations = tuple(violations)
+
+    def __repr__(self) -> str:
+        return f"PackError(code={self.code!r}, message={self.message!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldViolation:
+    """One place where a document broke its schema: a JSON pointer and a reason."""
+
+    field: str
+    description: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"field": self.field, "description": self.description}
+
+
+class RequestRejected(CapabilityPackError):
+    """The control plane refused the request before any pack handler ran."""
+
+
+class UnknownPack(RequestRejected):
+    """No pack of that name is loaded."""
+
+    def __init__(self, name: str, known: Sequence[str] = ()) -> None:
+        hint = f"; loaded packs: {', '.join(sorted(known))}" if known else ""
+        label = repr(name) if name else "(empty name)"
+        super().__init__(f"unknown pack {label}{hint}")
+        self.name = name
+
+
+class InvalidInput(RequestRejected):
+    """The input document is not valid JSON or does not match the pack's input schema."""
+
+    def __init__(self, pack: str, violations: Sequence[FieldViolation]) -> None:
+        first = violations[0] if violations else FieldViolation("", "invalid input")
+        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        where = first.field or "/"
+        super().__init__(f"invalid input for {pack}: {where}: {first.description}{more}")
+        self.pack = pack
+        self.violations = tuple(violations)
+
+
+class PluginLoadError(CapabilityPackError):
+    """A plugin or one of its packs was rejected at load time."""
+
+    def __init__(self, plugin: str, reason: str, pack: str | None = None) -> None:
+        subject = f"plugin {plugin!r}" + (f", pack {pack!r}" if pack else "")
+        super().__init__(f"{subject}: {reason}")
+        self.plugin = plugin
+        self.pack = pack
+        self.reason = reason
+
+
+# Constructors for the baseline codes, so handlers read as the vocabulary does.
+
+
+def auth_failed(message: str = "downstream rejected the credentials") -> PackError:
+    """The downstream rejected or lacked credentials."""
+    return PackError("auth_failed", message)
+
+
+def rate_limited(retry_after: float, message: str = "downstream rate limit") -> PackError:
+    """The downstream throttled the call; ``retry_after`` is in seconds."""
+    return PackError("rate_limited", message, retry_after=retry_after)
+
+
+def not_found(message: str = "resource not found") -> PackError:
+    """The target resource does not exist."""
+    return PackError("not_found", message)
+
+
+def timeout(message: str = "operation timed out") -> PackError:
+    """The operation ran past its deadline."""
+    return PackError("timeout", message)
+
+
+def network_error(message: str = "network failure") -> PackError:
+    """Connectivity to the downstream failed."""
+    return PackError("network_error", message)
+
+
+def schema_mismatch(
+    partial_result: Mapping[str, Any],
+    message: str = "data did not match the expected schema",
+    violations: Sequence[FieldViolation] = (),
+) -> PackError:
+    """Data did not match its schema; ``partial_result`` is the part that did validate."""
+    return PackError(
+        "schema_mismatch", message, partial_result=partial_result, violations=violations
+    )
+
+
+def artifact_failed(message: str = "artifact failed validation") -> PackError:
+    """Reserved for strict mode; handlers normally return findings instead."""
+    return PackError("artifact_failed", message)

@@ -1,0 +1,175 @@
+"""Redaction: the secret scrubber and the server-side incident record.
+
+Every string that leaves the control plane passes :func:`scrub`. ``internal_error``
+never carries the original text: :class:`Incidents` keeps the full exception under a
+reference id for operators, and the caller receives only that id.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "INTERNAL_DETAIL",
+    "INTERNAL_MESSAGE",
+    "Incident",
+    "Incidents",
+    "new_reference_id",
+    "scrub",
+    "scrub_data",
+]
+
+INTERNAL_MESSAGE = "The pack failed in a way that could not be classified."
+INTERNAL_DETAIL = "redacted: the original error is kept server-side under reference_id"
+REDACTED = "[REDACTED]"
+
+logger = logging.getLogger("capability_packs.incidents")
+
+_KEYS = (
+    r"access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|token|api[_-]?key|apikey"
+    r"|x-api-key|secret|client[_-]?secret|secret[_-]?key|aws_secret_access_key|password"
+    r"|passwd|pwd|passphrase|private[_-]?key|credentials?|session[_-]?id|sig|signature"
+)
+
+_RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    # PEM private keys, whole or cut short.
+    (
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.S,
+        ),
+        "[REDACTED PRIVATE KEY]",
+    ),
+    # Authorization schemes.
+    (re.compile(r"(?i)\b(bearer|basic|digest|token)\s+[A-Za-z0-9._~+/=\-]{6,}"), r"\1 " + REDACTED),
+    # Credentials in URLs: scheme://user:pass@host or scheme://token@host.
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]*(?::[^/\s@]*)?@"), r"\1" + REDACTED + "@"),
+    # JSON Web Tokens.
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"), REDACTED),
+    # Cloud and vendor keys.
+    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), REDACTED),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b"), REDACTED),
+    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b"), REDACTED),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}\b"), REDACTED),
+    (re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}\b"), REDACTED),
+    # key=value, key: value, "key": "value" pairs.
+    (
+        re.compile(
+            r"(?i)(?P<key>[\"']?\b(?:" + _KEYS + r")\b[\"']?\s*[=:]\s*)"
+            r"(?P<q>[\"']?)(?P<val>[^\s\"'&,;}]+)"
+        ),
+        lambda m: f"{m.group('key')}{m.group('q')}{REDACTED}",
+    ),
+)
+
+_TRIGGER = re.compile(
+    r"(?i)PRIVATE KEY|bearer|basic|digest|token|://|eyJ|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA"
+    r"|AIza|gh[pousr]_|github_pat_|glpat-|xox|sk-|key|secret|passw|pwd|passphrase|credential"
+    r"|session|sig"
+)
+
+
+def scrub(text: str) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED]``."""
+    if not _TRIGGER.search(text):
+        return text
+    for pattern, repl in _RULES:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def scrub_data(value: Any, _depth: int = 0) -> Any:
+    """Scrub every string (keys and values) inside a JSON-like value."""
+    if isinstance(value, str):
+        return scrub(value)
+    if _depth > 64:
+        return REDACTED
+    if isinstance(value, dict):
+        return {scrub(str(k)): scrub_data(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(v, _depth + 1) for v in value]
+    return value
+
+
+def new_reference_id() -> str:
+    """A fresh, unguessable reference id, e.g. ``ref_3f9c0a61d2b84e07``."""
+    return "ref_" + secrets.token_hex(8)
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """What operators can recover behind a reference id. Scrubbed at rest."""
+
+    reference_id: str
+    pack: str
+    request_id: str
+    kind: str
+    summary: str
+    traceback: str
+    created_at: float
+
+
+class Incidents:
+    """Bounded in-memory incident record, logged as it is written.
+
+    Sinks (``add_sink``) receive every incident, e.g. a persistent store.
+    """
+
+    def __init__(self, capacity: int = 1000) -> None:
+        self._capacity = capacity
+        self._items: OrderedDict[str, Incident] = OrderedDict()
+        self._lock = threading.Lock()
+        self._sinks: list[Callable[[Incident], None]] = []
+
+    def add_sink(self, sink: Callable[[Incident], None]) -> None:
+        self._sinks.append(sink)
+
+    def record(
+        self, exc: BaseException | None, *, pack: str, request_id: str, kind: str, summary: str
+    ) -> str:
+        """Keep ``exc`` (with its chain and traceback) under a new reference id."""
+        ref = new_reference_id()
+        tb = "".join(traceback.format_exception(exc)) if exc is not None else ""
+        incident = Incident(
+            reference_id=ref,
+            pack=pack,
+            request_id=request_id,
+            kind=kind,
+            summary=scrub(summary),
+            traceback=scrub(tb),
+            created_at=time.time(),
+        )
+        with self._lock:
+            self._items[ref] = incident
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+        logger.error(
+            "incident %s pack=%s request_id=%s kind=%s: %s",
+            ref,
+            pack,
+            request_id,
+            kind,
+            incident.summary,
+            extra={"reference_id": ref, "pack": pack, "request_id": request_id},
+        )
+        for sink in self._sinks:
+            sink(incident)
+        return ref
+
+    def get(self, reference_id: str) -> Incident | None:
+        with self._lock:
+            return self._items.get(reference_id)
+
+    def __len__(self) -> int:
+        return len(self._items)

@@ -1,0 +1,103 @@
+"""The baseline error vocabulary, read from ``schemas/vocabulary.json``.
+
+That file is the one source for codes, retryability, payloads, recovery hints, fallbacks
+and gRPC statuses; code, docs and tests read it through this module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import jsonschema
+
+from control_plane._resources import load_schema_file
+
+__all__ = [
+    "ARTIFACT_FAILED",
+    "BASELINE",
+    "INTERNAL_ERROR",
+    "SNAKE_CASE",
+    "CodeInfo",
+    "baseline_code",
+    "is_baseline",
+]
+
+SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+INTERNAL_ERROR = "internal_error"
+ARTIFACT_FAILED = "artifact_failed"
+
+
+@dataclass(frozen=True, slots=True)
+class CodeInfo:
+    """Everything a caller needs to branch on one code."""
+
+    code: str
+    title: str
+    description: str
+    retryable: bool
+    recovery_hint: str
+    grpc_status: str
+    baseline: bool
+    fallback: str | None = None
+    absorbs: tuple[str, ...] = ()
+    payload: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The code's documentation as plain JSON data."""
+        return {
+            "code": self.code,
+            "title": self.title,
+            "description": self.description,
+            "retryable": self.retryable,
+            "recovery_hint": self.recovery_hint,
+            "grpc_status": self.grpc_status,
+            "baseline": self.baseline,
+            "fallback": self.fallback,
+            "absorbs": list(self.absorbs),
+            "payload": dict(self.payload),
+        }
+
+
+def _load_baseline() -> tuple[Mapping[str, CodeInfo], Mapping[str, str]]:
+    data = load_schema_file("vocabulary.json")
+    jsonschema.validate(data, load_schema_file("vocabulary.schema.json"))
+    codes: dict[str, CodeInfo] = {}
+    for entry in data["codes"]:
+        codes[entry["code"]] = CodeInfo(
+            code=entry["code"],
+            title=entry["title"],
+            description=entry["description"],
+            retryable=entry["retryable"],
+            recovery_hint=entry["recovery_hint"],
+            grpc_status=entry["grpc_status"],
+            baseline=True,
+            fallback=entry["fallback"],
+            payload=MappingProxyType(dict(entry["payload"])),
+        )
+    for info in codes.values():
+        if info.fallback is not None and info.fallback not in codes:
+            raise ValueError(f"vocabulary: fallback {info.fallback!r} of {info.code} unknown")
+    return MappingProxyType(codes), MappingProxyType(dict(data.get("pack_code_defaults", {})))
+
+
+BASELINE, PACK_CODE_DEFAULTS = _load_baseline()
+
+
+def is_baseline(code: str) -> bool:
+    """True for the eight baseline codes."""
+    return code in BASELINE
+
+
+def baseline_code(code: str) -> CodeInfo:
+    """Documentation of one baseline code; ``KeyError`` for others."""
+    return BASELINE[code]
+
+
+def pack_code_status(retryable: bool) -> str:
+    """gRPC status name for a pack-specific code (documented default)."""
+    key = "grpc_status_retryable" if retryable else "grpc_status_permanent"
+    return str(PACK_CODE_DEFAULTS.get(key, "FAILED_PRECONDITION"))
