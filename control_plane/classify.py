@@ -7,17 +7,20 @@ by urllib and friends), stopping at the first that classifies:
 1. :class:`~control_plane.errors.PackError` -> its own code and payload.
 2. plugin classifiers (the ``classify_exception`` hook) -> whatever they return.
 3. an HTTP status carried by the exception (``status_code``, ``status``, ``code``, or the
-   same on ``.response``) -> :data:`HTTP_STATUS_CODES`, with ``Retry-After`` parsed.
+   same on ``.response``) -> :data:`HTTP_STATUS_CODES` (any other 5xx ->
+   :data:`HTTP_5XX_CODE`), with ``Retry-After`` parsed.
 4. the exception's type -> :data:`TYPE_CODES` (most specific class first).
 5. its ``errno`` -> :data:`ERRNO_CODES`.
 
-The chain walk is guarded against cycles and bounded in depth.
+The chain walk is guarded against cycles and bounded in depth. Exceptions are hostile
+input: attributes or ``str()`` that raise are treated as absent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import datetime
 import email.utils
 import errno
 import math
@@ -30,9 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from control_plane.errors import FieldViolation, PackError
+from control_plane.redact import scrub
 
 __all__ = [
     "ERRNO_CODES",
+    "HTTP_5XX_CODE",
     "HTTP_STATUS_CODES",
     "TYPE_CODES",
     "Classification",
@@ -45,6 +50,7 @@ __all__ = [
 
 MAX_CHAIN = 32
 DEFAULT_RETRY_AFTER = 1.0
+MAX_MESSAGE = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +84,9 @@ HTTP_STATUS_CODES: Mapping[int, str] = {
     502: "network_error",
     503: "network_error",
 }
+
+#: The code of a 5xx status :data:`HTTP_STATUS_CODES` does not list.
+HTTP_5XX_CODE = "network_error"
 
 #: Exception type -> baseline code; subclasses match, the first matching entry wins.
 TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
@@ -127,7 +136,7 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
         if current.__context__ is not None and not current.__suppress_context__:
             nested.append(current.__context__)
         for attr in ("reason", "original", "inner"):
-            value = getattr(current, attr, None)
+            value = _attr(current, attr)
             if isinstance(value, BaseException):
                 nested.append(value)
         if isinstance(current, BaseExceptionGroup):
@@ -135,12 +144,39 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
         stack[0:0] = nested
 
 
-def parse_retry_after(value: Any, now: float | None = None) -> float | None:
-    """Seconds from a ``Retry-After`` value: delta-seconds or an HTTP-date; None if neither."""
-    if value is None:
+def _attr(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)`` that also survives properties raising anything."""
+    try:
+        return getattr(obj, name, None)
+    # Hostile input: a property of a third-party exception may raise anything.
+    except Exception:  # noqa: BLE001
         return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return max(0.0, float(value))
+
+
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, or ``""`` when the exception cannot even render itself."""
+    try:
+        return str(exc)
+    # Hostile input: a broken ``__str__`` must not break classification.
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def parse_retry_after(value: Any, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` value: delta-seconds or an HTTP-date; None if neither.
+
+    Negative values and dates in the past give ``0.0``; non-finite numbers give None.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            seconds = float(value)
+        except OverflowError:
+            return None
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
     text = str(value).strip()
     if not text:
         return None
@@ -152,10 +188,12 @@ def parse_retry_after(value: Any, now: float | None = None) -> float | None:
         return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when is None:
         return None
+    if when.tzinfo is None:  # "-0000": HTTP-dates are always GMT
+        when = when.replace(tzinfo=datetime.UTC)
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)
 
@@ -163,33 +201,44 @@ def parse_retry_after(value: Any, now: float | None = None) -> float | None:
 def _header(headers: Any, name: str) -> Any:
     if headers is None:
         return None
-    getter = getattr(headers, "get", None)
-    if getter is None:
+    getter = _attr(headers, "get")
+    if not callable(getter):
         return None
-    value = getter(name)
-    if value is None:
-        value = getter(name.lower())
+    try:
+        value = getter(name)
+        if value is None:
+            value = getter(name.lower())
+    # Hostile input: a third-party headers object may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
     return value
 
 
 def http_status_code(exc: BaseException) -> tuple[int, Any] | None:
     """``(status, headers)`` carried by an HTTP-like exception, if any."""
-    holders: list[Any] = [exc, getattr(exc, "response", None)]
+    if isinstance(exc, SystemExit):  # its ``code`` is an exit status
+        return None
+    holders: list[Any] = [exc, _attr(exc, "response")]
     for holder in holders:
         if holder is None:
             continue
         for attr in ("status_code", "status", "code", "http_status"):
-            value = getattr(holder, attr, None)
+            value = _attr(holder, attr)
             if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
-                headers = getattr(holder, "headers", None) or getattr(exc, "headers", None)
+                headers = _attr(holder, "headers")
+                if headers is None:
+                    headers = _attr(exc, "headers")
                 return value, headers
     return None
 
 
 def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    if len(text) > 200:
-        text = text[:200] + "..."
+    """Type and first line of the message, scrubbed *before* it is cut short (a secret cut
+    in half would no longer match the scrubber)."""
+    full = _text(exc).strip()
+    text = scrub(full.splitlines()[0]) if full else ""
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "..."
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
 
@@ -214,6 +263,8 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         status, headers = http
         retry_after = parse_retry_after(_header(headers, "Retry-After"))
         code = HTTP_STATUS_CODES.get(status)
+        if code is None and 500 <= status <= 599:
+            code = HTTP_5XX_CODE
         if status == 503 and retry_after is not None:
             code = "rate_limited"
         if code is not None:
@@ -228,7 +279,7 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
     for exc_type, code in TYPE_CODES:
         if isinstance(exc, exc_type):
             return Classification(code=code, message=_short(exc), rule="type")
-    err = getattr(exc, "errno", None)
+    err = _attr(exc, "errno")
     if isinstance(err, int) and err in ERRNO_CODES:
         return Classification(code=ERRNO_CODES[err], message=_short(exc), rule="errno")
     return None

@@ -14,8 +14,9 @@ violation: it becomes ``internal_error``, is recorded as an incident and counted
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from control_plane.classify import DEFAULT_RETRY_AFTER, Classification
@@ -25,9 +26,47 @@ from control_plane.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE, Incidents, s
 from control_plane.registry import LoadedPack
 from control_plane.vocabulary import ARTIFACT_FAILED, BASELINE, INTERNAL_ERROR
 
-__all__ = ["Enforcer", "nearest_code"]
+__all__ = ["MAX_MESSAGE", "Enforcer", "nearest_code", "scrubbed_check"]
 
 logger = logging.getLogger("capability_packs.enforce")
+
+#: Longest ``message`` a caller receives; longer ones are cut (after scrubbing).
+MAX_MESSAGE = 1000
+
+
+def _message(text: object) -> str:
+    """A caller-facing message: scrubbed first, then cut to :data:`MAX_MESSAGE`."""
+    clean = scrub(text if isinstance(text, str) else str(text))
+    return clean if len(clean) <= MAX_MESSAGE else clean[:MAX_MESSAGE] + "..."
+
+
+def _retry_after(value: object) -> float:
+    """A usable ``retry_after``: finite and >= 0, else the documented default."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+        if math.isfinite(seconds):
+            return max(0.0, seconds)
+    return DEFAULT_RETRY_AFTER
+
+
+def _violation(item: object) -> Violation:
+    if isinstance(item, Mapping):
+        where, why = item.get("field", ""), item.get("description", "")
+    else:
+        where, why = getattr(item, "field", ""), getattr(item, "description", str(item))
+    return Violation.model_construct(field=_message(where), description=_message(why))
+
+
+def scrubbed_check(check: Check) -> CheckRecord:
+    """A finding as it leaves the control plane: every string in it scrubbed, JSON-safe."""
+    return CheckRecord.model_construct(
+        id=check.id,
+        severity=check.severity,
+        message=scrub(check.message),
+        expected=scrub_data(check.expected),
+        actual=scrub_data(check.actual),
+        location=None if check.location is None else scrub(check.location),
+    )
 
 
 def nearest_code(loaded: LoadedPack, code: str) -> str:
@@ -67,16 +106,11 @@ class Enforcer:
         if classification is None:
             return self.internal(loaded, exc, request_id, "unclassified", "unclassified failure")
         code = classification.code
-        if code not in BASELINE and code not in loaded.vocabulary:
-            self.contract_violations[loaded.name] += 1
-            logger.warning(
-                "contract violation: pack %s raised undeclared code %r", loaded.name, code
-            )
-            return self.internal(
+        if not isinstance(code, str) or (code not in BASELINE and code not in loaded.vocabulary):
+            return self.contract_violation(
                 loaded,
                 exc,
                 request_id,
-                "contract_violation",
                 f"pack raised undeclared code {code!r}: {classification.message}",
             )
         final = nearest_code(loaded, code)
@@ -86,25 +120,30 @@ class Enforcer:
         info = loaded.vocabulary[final]
         fields: dict[str, Any] = {
             "code": final,
-            "message": scrub(classification.message),
+            "message": _message(classification.message),
             "retryable": info.retryable,
             "origin": origin,
             "recovery_hint": info.recovery_hint,
         }
         if final == "rate_limited":
-            retry_after = classification.retry_after
-            fields["retry_after"] = DEFAULT_RETRY_AFTER if retry_after is None else retry_after
+            fields["retry_after"] = _retry_after(classification.retry_after)
         elif final == "schema_mismatch":
             fields["partial"] = True
-            fields["partial_result"] = scrub_data(dict(classification.partial_result or {}))
+            partial = classification.partial_result
+            fields["partial_result"] = scrub_data(partial) if isinstance(partial, Mapping) else {}
             if classification.violations:
-                fields["violations"] = [
-                    Violation.model_construct(field=v.field, description=scrub(v.description))
-                    for v in classification.violations
-                ]
+                fields["violations"] = [_violation(v) for v in classification.violations]
         elif final == ARTIFACT_FAILED:
             fields["checks"] = []
         return ErrorEnvelope.model_construct(**fields)
+
+    def contract_violation(
+        self, loaded: LoadedPack, exc: BaseException | None, request_id: str, summary: str
+    ) -> ErrorEnvelope:
+        """The pack broke its own contract: counted per pack, logged, ``internal_error``."""
+        self.contract_violations[loaded.name] += 1
+        logger.warning("contract violation: pack %s: %s", loaded.name, scrub(summary))
+        return self.internal(loaded, exc, request_id, "contract_violation", summary)
 
     def internal(
         self,
@@ -138,14 +177,9 @@ class Enforcer:
         ids = ", ".join(c.id for c in failing)
         return ErrorEnvelope.model_construct(
             code=ARTIFACT_FAILED,
-            message=scrub(f"{len(failing)} check(s) at or above {fail_on}: {ids}"),
+            message=_message(f"{len(failing)} check(s) at or above {fail_on}: {ids}"),
             retryable=info.retryable,
             origin="control_plane",
-            checks=[
-                CheckRecord.of(
-                    Check(c.id, c.severity, scrub(c.message), c.expected, c.actual, c.location)
-                )
-                for c in failing
-            ],
+            checks=[scrubbed_check(c) for c in failing],
             recovery_hint=info.recovery_hint,
         )

@@ -15,6 +15,7 @@ hang from it:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -64,8 +65,8 @@ class PackError(CapabilityPackError):
     ) -> None:
         if not _SNAKE.match(code):
             raise ValueError(f"error code {code!r} is not snake_case")
-        if retry_after is not None and retry_after < 0:
-            raise ValueError("retry_after must be >= 0")
+        if retry_after is not None and not (math.isfinite(retry_after) and retry_after >= 0):
+            raise ValueError("retry_after must be a finite number >= 0")
         super().__init__(message or code)
         self.code = code
         self.message = message or code

@@ -8,11 +8,15 @@ group.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pluggy
 
 from control_plane.classify import Classification
 from control_plane.pack import Pack
+
+if TYPE_CHECKING:
+    from control_plane.events import ErrorEvent
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 
@@ -46,4 +50,22 @@ def classify_exception(exc: BaseException) -> Classification | None:
 
     :param exc: one exception of the failure's cause chain.
     :return: a classification, or ``None``.
+    """
+
+
+@hookspec
+def register_event_sinks(register: Callable[[Callable[[ErrorEvent], None]], None]) -> None:
+    """Register sinks for structured error events by calling ``register(sink)``.
+
+    A sink is any callable taking one :class:`~control_plane.events.ErrorEvent`. It is
+    called once per failed invocation and once per request refused at the transport, on
+    the thread that finished the call (often the server's event loop), so it must return
+    quickly: hand slow work (network, disk) to a queue and a thread of its own. Events are
+    already scrubbed of secrets; ``event.to_dict()`` matches
+    ``schemas/error-event.schema.json``. A sink that raises is logged and skipped, and the
+    call it describes is unaffected.
+
+    :param register: adds one sink; a non-callable is recorded as a load failure naming
+        this plugin.
+    :return: nothing; the return value is ignored.
     """

@@ -11,6 +11,8 @@ outcome whose code is inside the pack's effective vocabulary.
 from __future__ import annotations
 
 import asyncio
+import inspect
+import math
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -20,19 +22,29 @@ from typing import Any
 import orjson
 
 from control_plane.classify import Classification, Classifier, classify
-from control_plane.enforce import Enforcer
+from control_plane.enforce import Enforcer, scrubbed_check
 from control_plane.errors import FieldViolation, InvalidInput
-from control_plane.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.outcome import ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.pack import Check, Context, Result
 from control_plane.redact import Incidents, scrub
 from control_plane.registry import LoadedPack, Registry, validation_field_schema
 from control_plane.schema import CompiledSchema
-from control_plane.validation import FailOn, checks_from_data, failing_checks, worst
+from control_plane.validation import (
+    SEVERITY_RANK,
+    FailOn,
+    checks_from_data,
+    failing_checks,
+    worst,
+)
 
 __all__ = ["Invoker"]
 
 _VALIDATION = CompiledSchema(validation_field_schema())
 OutcomeListener = Callable[[LoadedPack, Outcome, float], None]
+#: Called once a call is admitted (input valid, handler about to run). It may return a
+#: callable that is run exactly once when the call ends, however it ends (even when the
+#: awaiting task is cancelled): in-flight tracking. Neither may raise.
+StartListener = Callable[[LoadedPack], Callable[[], None] | None]
 
 
 def parse_input(pack: str, payload: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
@@ -68,6 +80,7 @@ class Invoker:
         self.default_timeout = default_timeout
         self._executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="pack")
         self.listeners: list[OutcomeListener] = []
+        self.start_listeners: list[StartListener] = []
 
     @property
     def contract_violations(self) -> Mapping[str, int]:
@@ -92,12 +105,26 @@ class Invoker:
         started = time.perf_counter()
         loaded = self.registry.get(name)
         doc = parse_input(name, payload)
-        if not loaded.input_validator.is_valid(doc):
+        try:
+            valid = loaded.input_validator.is_valid(doc)
+        except (ValueError, TypeError, OverflowError) as exc:  # a dict payload of non-JSON data
+            raise InvalidInput(
+                name, [FieldViolation("", f"input is not JSON data: {exc}")]
+            ) from None
+        if not valid:
             raise InvalidInput(name, loaded.input_validator.violations(doc))
         rid = request_id or uuid.uuid4().hex
         budget = timeout if timeout is not None else self.default_timeout
         ctx = Context(name, rid, None if budget is None else time.monotonic() + budget)
-        outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
+        if self.start_listeners:
+            ends = [end for start in self.start_listeners if (end := start(loaded)) is not None]
+            try:
+                outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
+            finally:
+                for end in ends:
+                    end()
+        else:
+            outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
         elapsed = time.perf_counter() - started
         for listener in self.listeners:
             listener(loaded, outcome, elapsed)
@@ -112,11 +139,34 @@ class Invoker:
     async def _call_handler(self, loaded: LoadedPack, doc: dict[str, Any], ctx: Context) -> Any:
         handler = loaded.pack.handler
         if loaded.pack.is_async:
-            return await handler(doc, ctx)  # type: ignore[misc]
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, handler, doc, ctx)
+            returned = await handler(doc, ctx)  # type: ignore[misc]
+        else:
+            loop = asyncio.get_running_loop()
+            returned = await loop.run_in_executor(self._executor, handler, doc, ctx)
+        if inspect.isawaitable(returned):  # a sync callable returning a coroutine
+            returned = await returned
+        return returned
 
     async def _run(
+        self,
+        loaded: LoadedPack,
+        doc: dict[str, Any],
+        ctx: Context,
+        budget: float | None,
+        strict: bool,
+        fail_on: FailOn,
+    ) -> Outcome:
+        try:
+            return await self._guarded_run(loaded, doc, ctx, budget, strict, fail_on)
+        # The closed-set guarantee's last line: a bug of the runtime itself (or an object the
+        # pack returned that broke it) still ends as internal_error, never as a stray raise.
+        except Exception as exc:  # noqa: BLE001
+            envelope = self.enforcer.internal(
+                loaded, exc, ctx.request_id, "runtime", f"enforcement failed: {exc!r}"
+            )
+            return self._outcome(loaded, ctx, error=envelope)
+
+    async def _guarded_run(
         self,
         loaded: LoadedPack,
         doc: dict[str, Any],
@@ -139,8 +189,11 @@ class Invoker:
                 )
                 return self._failed(loaded, ctx, cls, exc, "control_plane")
             return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
-        # The pack boundary: a handler may raise anything, and every failure is classified.
-        except (Exception, SystemExit) as exc:  # noqa: BLE001
+        except (KeyboardInterrupt, asyncio.CancelledError, GeneratorExit):
+            raise  # the process or the caller is going away: not the pack's failure
+        # The pack boundary: a handler may raise anything (SystemExit and other
+        # BaseExceptions included), and every failure is classified.
+        except BaseException as exc:  # noqa: BLE001
             return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
         return self._finish(loaded, ctx, returned, strict, fail_on)
 
@@ -158,21 +211,44 @@ class Invoker:
         )
         return self._outcome(loaded, ctx, error=envelope, validation=validation)
 
+    def _mismatch(
+        self,
+        loaded: LoadedPack,
+        ctx: Context,
+        message: str,
+        partial: Mapping[str, Any] | None = None,
+        violations: Sequence[FieldViolation] = (),
+        exc: BaseException | None = None,
+    ) -> Outcome:
+        """The pack's output broke its schema: ``schema_mismatch`` (or its nearest code)."""
+        cls = Classification(
+            code="schema_mismatch",
+            message=message,
+            partial_result=partial if partial is not None else {},
+            violations=tuple(violations),
+            rule="output",
+        )
+        return self._failed(loaded, ctx, cls, exc, f"pack:{loaded.name}")
+
     def _finish(
         self, loaded: LoadedPack, ctx: Context, returned: Any, strict: bool, fail_on: FailOn
     ) -> Outcome:
-        checks: list[Check] | None = None
+        """Check what the handler returned; findings travel as data unless ``strict``."""
+        output: Any = returned
         if isinstance(returned, Result):
-            output: Any = dict(returned.output)
-            if returned.checks or loaded.validates:
-                checks = list(returned.checks)
-                output["validation"] = {
-                    "status": worst(checks),
-                    "checks": [c.to_dict() for c in checks],
-                }
-        else:
-            output = returned
-        origin = f"pack:{loaded.name}"
+            if not isinstance(returned.output, Mapping):
+                kind = type(returned.output).__name__
+                return self._mismatch(loaded, ctx, f"pack returned a Result whose output is {kind}")
+            output = dict(returned.output)
+            if returned.checks and not loaded.validates:
+                summary = "pack returned validation checks but does not declare validation"
+                envelope = self.enforcer.contract_violation(loaded, None, ctx.request_id, summary)
+                return self._outcome(loaded, ctx, error=envelope)
+            if loaded.validates:
+                if not all(isinstance(c, Check) for c in returned.checks):
+                    return self._mismatch(loaded, ctx, "pack returned checks that are not Check")
+                items = [c.to_dict() for c in returned.checks]
+                output["validation"] = {"status": _worst_of(items), "checks": items}
         if isinstance(output, Mapping) and isinstance(output.get("error"), Mapping):
             error = output["error"]
             code = error.get("code")
@@ -185,59 +261,33 @@ class Invoker:
                 rule="returned_error",
                 typed=True,
             )
-            return self._failed(loaded, ctx, cls, None, origin)
+            return self._failed(loaded, ctx, cls, None, f"pack:{loaded.name}")
         if not isinstance(output, Mapping):
-            cls = Classification(
-                code="schema_mismatch",
-                message=f"pack returned {type(output).__name__}, not a JSON object",
-                partial_result={},
-                rule="output",
-            )
-            return self._failed(loaded, ctx, cls, None, origin)
-        output = dict(output)
+            kind = type(output).__name__
+            return self._mismatch(loaded, ctx, f"pack returned {kind}, not a JSON object")
         try:
-            valid = loaded.output_validator.is_valid(output)
-        except (ValueError, TypeError, OverflowError) as exc:
-            cls = Classification(
-                code="schema_mismatch",
-                message=f"pack output is not JSON data: {type(exc).__name__}",
-                partial_result={},
-                rule="output",
-            )
-            return self._failed(loaded, ctx, cls, exc, origin)
-        if not valid:
+            # One copy as plain JSON data: tuples become lists, and what JSON cannot carry
+            # (sets, bytes, non-string keys, integers beyond 64 bits, cycles) is refused here
+            # rather than by the transport after the outcome was built.
+            output = orjson.loads(orjson.dumps(dict(output)))
+        except (TypeError, ValueError, OverflowError) as exc:
+            reason = scrub(str(exc))
+            return self._mismatch(loaded, ctx, f"pack output is not JSON data: {reason}", exc=exc)
+        if not loaded.output_validator.is_valid(output):
             partial, violations = loaded.output_validator.partial(output)
-            cls = Classification(
-                code="schema_mismatch",
-                message="pack output did not match its output schema",
-                partial_result=partial,
-                violations=tuple(violations),
-                rule="output",
-            )
-            return self._failed(loaded, ctx, cls, None, origin)
+            message = "pack output did not match its output schema"
+            return self._mismatch(loaded, ctx, message, partial, violations)
 
         validation: ValidationRecord | None = None
-        raw_validation = output.pop("validation", None)
+        raw_validation = output.pop("validation", None) if loaded.validates else None
         if raw_validation is not None:
-            if checks is None:
-                if not _VALIDATION.is_valid(raw_validation):
-                    cls = Classification(
-                        code="schema_mismatch",
-                        message="pack returned a malformed validation field",
-                        partial_result=output,
-                        violations=tuple(_VALIDATION.violations(raw_validation)),
-                        rule="output",
-                    )
-                    return self._failed(loaded, ctx, cls, None, origin)
-                checks = checks_from_data(raw_validation)
+            if not _VALIDATION.is_valid(raw_validation):
+                message = "pack returned a malformed validation field"
+                violations = _VALIDATION.violations(raw_validation)
+                return self._mismatch(loaded, ctx, message, output, violations)
+            checks = checks_from_data(raw_validation)
             validation = ValidationRecord.model_construct(
-                status=worst(checks),
-                checks=[
-                    CheckRecord.of(
-                        Check(c.id, c.severity, scrub(c.message), c.expected, c.actual, c.location)
-                    )
-                    for c in checks
-                ],
+                status=worst(checks), checks=[scrubbed_check(c) for c in checks]
             )
             if strict:
                 failing = failing_checks(checks, fail_on)
@@ -266,6 +316,14 @@ class Invoker:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
     return None
+
+
+def _worst_of(items: Sequence[Mapping[str, Any]]) -> str:
+    """Aggregate status of raw checks; an unknown severity is left for the schema to refuse."""
+    ranks = [SEVERITY_RANK.get(str(item.get("severity")), 2) for item in items]
+    return ("pass", "warn", "fail")[max(ranks, default=0)]

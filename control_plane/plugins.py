@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
@@ -22,6 +22,7 @@ import pluggy
 from control_plane import hookspecs
 from control_plane.classify import Classification, Classifier
 from control_plane.errors import PluginLoadError
+from control_plane.events import ErrorEvent
 from control_plane.pack import Pack
 from control_plane.registry import LoadFailure, Registry
 
@@ -92,14 +93,20 @@ def get_plugin_manager(
 
 
 class LoadResult:
-    """A registry and the plugin classifiers, from one plugin manager."""
+    """A registry, the plugin classifiers and event sinks, from one plugin manager."""
 
     def __init__(
-        self, registry: Registry, classifiers: Sequence[Classifier], pm: pluggy.PluginManager
+        self,
+        registry: Registry,
+        classifiers: Sequence[Classifier],
+        pm: pluggy.PluginManager,
+        event_sinks: Sequence[Callable[[ErrorEvent], None]] = (),
     ) -> None:
         self.registry = registry
         self.classifiers = tuple(classifiers)
         self.plugin_manager = pm
+        #: Sinks registered through the ``register_event_sinks`` hook.
+        self.event_sinks = tuple(event_sinks)
 
 
 def _guarded_classifier(name: str, fn: Any) -> Classifier:
@@ -152,4 +159,31 @@ def load_registry(
         _guarded_classifier(impl.plugin_name, impl.function)
         for impl in reversed(pm.hook.classify_exception.get_hookimpls())
     ]
-    return LoadResult(registry, classifiers, pm)
+    return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry))
+
+
+def _event_sinks(
+    pm: pluggy.PluginManager, registry: Registry
+) -> list[Callable[[ErrorEvent], None]]:
+    sinks: list[Callable[[ErrorEvent], None]] = []
+    for impl in pm.hook.register_event_sinks.get_hookimpls():
+        plugin = impl.plugin_name
+
+        def register(sink: Callable[[ErrorEvent], None], plugin: str = plugin) -> None:
+            if not callable(sink):
+                registry.record_failure(
+                    LoadFailure(
+                        plugin, f"register_event_sinks: {type(sink).__name__} is not callable"
+                    )
+                )
+                return
+            sinks.append(sink)
+
+        try:
+            impl.function(register=register)
+        # Plugin boundary: a plugin's hook may raise anything.
+        except Exception as exc:  # noqa: BLE001
+            registry.record_failure(
+                LoadFailure(plugin, f"register_event_sinks raised {type(exc).__name__}: {exc}")
+            )
+    return sinks

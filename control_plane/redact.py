@@ -8,13 +8,14 @@ reference id for operators, and the caller receives only that id.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import secrets
 import threading
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,43 @@ _KEYS = (
     r"|passwd|pwd|passphrase|private[_-]?key|credentials?|session[_-]?id|sig|signature"
 )
 
+#: Characters of a credential after an auth scheme (RFC 7235 token68).
+_CRED = r"[A-Za-z0-9._~+/=\-]"
+
+
+def _looks_secret(value: str) -> bool:
+    """Whether a word after ``Bearer``/``Basic`` or in a URL's user part is a credential.
+
+    Credentials carry digits, inner capitals, base64 padding or ``+/_``; ordinary words
+    ("a basic example", "the token expired", ``ssh://git@host``) carry none of them.
+    """
+    if any(c.isdigit() or c in "+/_" for c in value):
+        return True
+    if value.endswith("=") and len(value) % 4 == 0:  # base64 padding
+        return True
+    return any(c.isupper() for c in value[1:])
+
+
+def _scheme(match: re.Match[str]) -> str:
+    value = match.group(2)
+    bearer = match.group(1).lower() == "bearer" and len(value) >= 16
+    if not (bearer or _looks_secret(value)):
+        return match.group(0)
+    return f"{match.group(1)} {REDACTED}"
+
+
+def _userinfo(match: re.Match[str]) -> str:
+    user, password = match.group(2), match.group(3)
+    if password is None and not _looks_secret(user):
+        return match.group(0)
+    return f"{match.group(1)}{REDACTED}@"
+
+
+def _pair(match: re.Match[str]) -> str:
+    quote = match.group("q") or ""  # set only when the value was quoted
+    return f"{match.group('key')}{quote}{REDACTED}{quote}"
+
+
 _RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     # PEM private keys, whole or cut short.
     (
@@ -50,26 +88,36 @@ _RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...]
         ),
         "[REDACTED PRIVATE KEY]",
     ),
-    # Authorization schemes.
-    (re.compile(r"(?i)\b(bearer|basic|digest|token)\s+[A-Za-z0-9._~+/=\-]{6,}"), r"\1 " + REDACTED),
-    # Credentials in URLs: scheme://user:pass@host or scheme://token@host.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]*(?::[^/\s@]*)?@"), r"\1" + REDACTED + "@"),
+    # Authorization schemes: "Bearer <token>", "Basic <base64>", ...
+    (re.compile(r"(?i)\b(bearer|basic|digest|token)\s+(" + _CRED + r"{6,})"), _scheme),
+    # Credentials in URLs: scheme://user:pass@host (the password may hold '@' or ':'),
+    # or scheme://token@host.
+    (
+        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/\s:@?#]*)(?::([^/\s?#]*))?@"),
+        _userinfo,
+    ),
     # JSON Web Tokens.
     (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"), REDACTED),
-    # Cloud and vendor keys.
-    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"), REDACTED),
+    # Cloud and vendor keys (delimited by anything but key characters, '_' included).
+    (
+        re.compile(
+            r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}(?![A-Z0-9])"
+        ),
+        REDACTED,
+    ),
     (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), REDACTED),
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b"), REDACTED),
     (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b"), REDACTED),
     (re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}\b"), REDACTED),
     (re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}\b"), REDACTED),
-    # key=value, key: value, "key": "value" pairs.
+    # key=value, key: value, "key": "value" pairs; the key may be prefixed (DB_PASSWORD=),
+    # a quoted value runs to its closing quote.
     (
         re.compile(
-            r"(?i)(?P<key>[\"']?\b(?:" + _KEYS + r")\b[\"']?\s*[=:]\s*)"
-            r"(?P<q>[\"']?)(?P<val>[^\s\"'&,;}]+)"
+            r"(?i)(?P<key>[\"']?(?<![A-Za-z0-9])(?:" + _KEYS + r")\b[\"']?\s*[=:]\s*)"
+            r"(?:(?P<q>[\"'])(?P<qval>[^\"'\n]*)(?P=q)|(?P<val>[^\s\"'&,;}]+))"
         ),
-        lambda m: f"{m.group('key')}{m.group('q')}{REDACTED}",
+        _pair,
     ),
 )
 
@@ -90,16 +138,24 @@ def scrub(text: str) -> str:
 
 
 def scrub_data(value: Any, _depth: int = 0) -> Any:
-    """Scrub every string (keys and values) inside a JSON-like value."""
+    """Scrub every string (keys and values) inside a JSON-like value, and keep it JSON.
+
+    Tuples become lists, non-finite floats become ``None``, and anything JSON cannot carry
+    (bytes, sets, objects) becomes a ``[REDACTED <type>]`` marker: raw bodies never travel.
+    """
     if isinstance(value, str):
         return scrub(value)
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if _depth > 64:
         return REDACTED
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {scrub(str(k)): scrub_data(v, _depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [scrub_data(v, _depth + 1) for v in value]
-    return value
+    return f"[REDACTED {type(value).__name__}]"
 
 
 def new_reference_id() -> str:
@@ -133,7 +189,14 @@ class Incidents:
         self._sinks: list[Callable[[Incident], None]] = []
 
     def add_sink(self, sink: Callable[[Incident], None]) -> None:
-        self._sinks.append(sink)
+        """Call ``sink(incident)`` for every incident recorded from now on."""
+        with self._lock:
+            self._sinks = [*self._sinks, sink]
+
+    def remove_sink(self, sink: Callable[[Incident], None]) -> None:
+        """Stop calling ``sink`` (no-op when it was never added)."""
+        with self._lock:
+            self._sinks = [s for s in self._sinks if s != sink]
 
     def record(
         self, exc: BaseException | None, *, pack: str, request_id: str, kind: str, summary: str
@@ -164,7 +227,11 @@ class Incidents:
             extra={"reference_id": ref, "pack": pack, "request_id": request_id},
         )
         for sink in self._sinks:
-            sink(incident)
+            try:
+                sink(incident)
+            # Sink boundary: a broken sink must not turn into the caller's failure.
+            except Exception:
+                logger.exception("incident sink %r raised; incident %s kept in memory", sink, ref)
         return ref
 
     def get(self, reference_id: str) -> Incident | None:

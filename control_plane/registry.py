@@ -213,7 +213,10 @@ class Registry:
             output_schema = schema_of(pack.output_schema)
         except (TypeError, ValueError) as exc:
             raise fault(f"schemas could not be built: {exc}") from exc
-        docs = pack.code_docs()
+        try:
+            docs = pack.code_docs()
+        except (AttributeError, TypeError) as exc:
+            raise fault(f"codes= must map code names to CodeDoc: {exc}") from exc
         manifest: dict[str, Any] = {
             "name": pack.name,
             "version": pack.version,
@@ -229,6 +232,10 @@ class Registry:
             first = errors[0]
             where = json_pointer(first.absolute_path) or "/"
             raise fault(f"manifest invalid at {where}: {first.message}")
+        for key in ("name", "version", "summary"):
+            # Python's ``$`` matches before a trailing newline; the patterns alone let it by.
+            if any(c in manifest[key] for c in "\r\n"):
+                raise fault(f"manifest invalid at /{key}: {manifest[key]!r} is not one line")
         for label, schema in (("input", input_schema), ("output", output_schema)):
             problem = check_schema(schema)
             if problem:

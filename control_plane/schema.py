@@ -13,10 +13,19 @@ import jsonschema
 import jsonschema_rs
 
 from control_plane.errors import FieldViolation
+from control_plane.redact import scrub
 
 __all__ = ["CompiledSchema", "check_schema", "json_pointer"]
 
 _MAX_VIOLATIONS = 20
+#: Validator messages quote the offending value; a raw body must not travel in them.
+_MAX_DESCRIPTION = 200
+
+
+def _describe(error: Any) -> str:
+    """The validator's message, scrubbed, then cut to :data:`_MAX_DESCRIPTION` characters."""
+    text = scrub(str(error.message))
+    return text if len(text) <= _MAX_DESCRIPTION else text[:_MAX_DESCRIPTION] + "..."
 
 
 def json_pointer(path: Iterable[str | int]) -> str:
@@ -56,19 +65,27 @@ class CompiledSchema:
         """Field-level violations, JSON pointers into ``instance``; at most 20."""
         out: list[FieldViolation] = []
         for error in self._validator.iter_errors(instance):
-            out.append(FieldViolation(json_pointer(error.instance_path), str(error.message)))
+            out.append(FieldViolation(json_pointer(error.instance_path), _describe(error)))
             if len(out) >= _MAX_VIOLATIONS:
                 break
         return out
 
     def partial(self, instance: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldViolation]]:
-        """The top-level fields of ``instance`` that broke no rule, and the violations."""
+        """The top-level fields of ``instance`` that broke no rule, and the violations.
+
+        Fields a root-level ``additionalProperties``/``unevaluatedProperties: false`` rejects
+        count as broken too.
+        """
         bad: set[str] = set()
         violations: list[FieldViolation] = []
         for error in self._validator.iter_errors(instance):
             path = list(error.instance_path)
             if path:
                 bad.add(str(path[0]))
+            else:
+                unexpected = getattr(error.kind, "unexpected", None)
+                if isinstance(unexpected, list):
+                    bad.update(str(key) for key in unexpected)
             if len(violations) < _MAX_VIOLATIONS:
-                violations.append(FieldViolation(json_pointer(path), str(error.message)))
+                violations.append(FieldViolation(json_pointer(path), _describe(error)))
         return {k: v for k, v in instance.items() if k not in bad}, violations

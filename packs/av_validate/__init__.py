@@ -1,0 +1,91 @@
+"""The ``av.validate`` pack: probe a media file with ffprobe and check it against expectations.
+
+The call succeeds whenever the file could be probed; mismatches are *findings* in the
+``validation`` field (``pass | warn | fail``), never errors. With ``strict`` the control
+plane turns fail findings into ``artifact_failed``. Errors are for files that cannot be
+judged at all: ``not_found``, ``unreadable_media``, ``dependency_missing``, ``timeout``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from control_plane.errors import PackError, not_found
+from control_plane.hookspecs import hookimpl
+from control_plane.pack import Context, Pack, Result
+from packs.av_validate.checks import evaluate
+from packs.av_validate.probe import (
+    FFMPEG_ENV,
+    FFPROBE_ENV,
+    ffmpeg_binary,
+    ffprobe_binary,
+    measure_loudness,
+    probe,
+)
+from packs.av_validate.schemas import CODES, INPUT_SCHEMA, OUTPUT_SCHEMA
+
+__all__ = ["FFMPEG_ENV", "FFPROBE_ENV", "PACK", "handle", "register_packs"]
+
+DEFAULT_TIMEOUT = 60.0
+
+DOCS = """\
+Probes a local audio/video file with `ffprobe` and checks it against `expect`: duration
+(with `tolerance` and an optional tighter `warn_tolerance`), container format, video/audio
+codec, sample rate, channels, width, height, frame rate, bit rate bounds, stream presence,
+extension-vs-container, and EBU R128 loudness (`ffmpeg` ebur128) with a target in LUFS.
+
+The result carries the probed facts and `validation` with one check per expectation
+(`pass | warn | fail`, `location` = the path). A mismatch is a finding on a successful
+call; call with `strict` to turn fail findings into `artifact_failed`.
+
+| code | retryable | when |
+|---|---|---|
+| `not_found` | no | the path does not exist |
+| `unreadable_media` | no | ffprobe cannot read the file (garbage, truncated container, directory) |
+| `dependency_missing` | no | ffprobe/ffmpeg not installed; nothing was run |
+| `timeout` | yes | probing ran past `timeout` or the call's deadline |
+
+Full page: docs/packs/av.validate.md.
+"""
+
+
+def handle(doc: dict[str, Any], ctx: Context) -> Result:
+    """Probe ``doc["path"]`` and evaluate ``doc["expect"]``."""
+    path = str(doc["path"])
+    budget = min(float(doc.get("timeout", DEFAULT_TIMEOUT)), ctx.remaining(DEFAULT_TIMEOUT))
+    deadline = time.monotonic() + budget
+    expect: dict[str, Any] = dict(doc.get("expect") or {})
+    # Dependencies first: a host without the tools does nothing, whatever the input.
+    ffprobe = ffprobe_binary()
+    ffmpeg = ffmpeg_binary() if "loudness" in expect else None
+    if not os.path.lexists(path):
+        raise not_found("the media file does not exist")
+    if os.path.isdir(path):
+        raise PackError("unreadable_media", "the path is a directory, not a media file")
+    facts = probe(path, timeout=budget, binary=ffprobe).facts
+    if ffmpeg is not None and facts.get("audio"):
+        remaining = max(0.0, deadline - time.monotonic())
+        facts["loudness"] = measure_loudness(path, timeout=remaining, binary=ffmpeg)
+    return Result(facts, evaluate(facts, expect, path))
+
+
+PACK = Pack(
+    name="av.validate",
+    version="1.0.0",
+    summary="Probe an audio/video file with ffprobe and check it against expectations.",
+    input_schema=INPUT_SCHEMA,
+    output_schema=OUTPUT_SCHEMA,
+    handler=handle,
+    codes=CODES,
+    validates=True,
+    docs=DOCS,
+)
+
+
+@hookimpl
+def register_packs(register: Callable[[Pack], None]) -> None:
+    """Register ``av.validate``."""
+    register(PACK)

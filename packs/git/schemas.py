@@ -1,0 +1,232 @@
+"""git.ls_remote and git.clone: hand-written JSON Schemas (2020-12) and pack codes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from control_plane.pack import CodeDoc
+
+__all__ = [
+    "CLONE_CODES",
+    "CLONE_INPUT",
+    "CLONE_OUTPUT",
+    "CLONE_VOCABULARY",
+    "LS_REMOTE_CODES",
+    "LS_REMOTE_INPUT",
+    "LS_REMOTE_OUTPUT",
+    "LS_REMOTE_VOCABULARY",
+]
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+LS_REMOTE_VOCABULARY = [
+    "auth_failed",
+    "not_found",
+    "rate_limited",
+    "timeout",
+    "network_error",
+    "dependency_missing",
+]
+CLONE_VOCABULARY = [*LS_REMOTE_VOCABULARY, "destination_unusable"]
+
+_DEPENDENCY_MISSING = CodeDoc(
+    description=(
+        "The git executable is not installed on the host running the pack (or "
+        "CAPABILITY_PACKS_GIT points nowhere); the handler did not proceed."
+    ),
+    retryable=False,
+    recovery_hint="Ask the operator to install git (Debian package git) on the pack host.",
+)
+
+LS_REMOTE_CODES: dict[str, CodeDoc] = {"dependency_missing": _DEPENDENCY_MISSING}
+CLONE_CODES: dict[str, CodeDoc] = {
+    "dependency_missing": _DEPENDENCY_MISSING,
+    "destination_unusable": CodeDoc(
+        description=(
+            "dest exists and is not an empty directory, or git could not create or write "
+            "the working tree there; nothing was cloned."
+        ),
+        retryable=False,
+        recovery_hint="Pass an empty or not-yet-existing directory as dest, or omit dest.",
+    ),
+}
+
+_CREDENTIAL: dict[str, Any] = {
+    "description": "For http(s) remotes: sent as an HTTP header through git's environment, "
+    "never in argv, never echoed back. Ignored for ssh, git:// and local remotes.",
+    "type": "object",
+    "minProperties": 1,
+    "maxProperties": 1,
+    "additionalProperties": False,
+    "properties": {
+        "bearer": {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"},
+        "basic": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["username", "password"],
+            "properties": {
+                "username": {"type": "string", "pattern": "^[^:\\r\\n]*$"},
+                "password": {"type": "string", "pattern": "^[^\\r\\n]*$"},
+            },
+        },
+        "header": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "value"],
+            "properties": {
+                "name": {"type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+                "value": {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"},
+            },
+        },
+    },
+}
+
+_URL: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 4096,
+    "pattern": "^[^\\-\\x00-\\x1f][^\\x00-\\x1f]*$",
+    "description": "Remote: https://, http://, ssh://, git://, file://, user@host:path or a "
+    "local path. user:password@ in an http(s) URL is moved into a credential.",
+}
+
+_TIMEOUT: dict[str, Any] = {
+    "type": "number",
+    "exclusiveMinimum": 0,
+    "maximum": 3600,
+    "description": "Seconds for git (default 120); the call's deadline caps it.",
+}
+
+_ERROR: dict[str, Any] = {
+    "type": "object",
+    "required": ["code", "message"],
+    "properties": {
+        "code": {"enum": []},
+        "message": {"type": "string"},
+        "retry_after": {"type": "number", "minimum": 0},
+    },
+}
+
+
+def _error(vocabulary: list[str]) -> dict[str, Any]:
+    error = copy.deepcopy(_ERROR)
+    error["properties"]["code"]["enum"] = list(vocabulary)
+    return error
+
+
+LS_REMOTE_INPUT: dict[str, Any] = {
+    "$schema": DRAFT,
+    "title": "git.ls_remote input",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["url"],
+    "properties": {
+        "url": _URL,
+        "patterns": {
+            "type": "array",
+            "maxItems": 64,
+            "items": {"type": "string", "minLength": 1, "pattern": "^[^\\-\\x00-\\x1f]"},
+            "description": "Ref patterns (e.g. main, refs/tags/v1.0); none matching is not_found.",
+        },
+        "heads": {"type": "boolean", "description": "Only branches (refs/heads)."},
+        "tags": {"type": "boolean", "description": "Only tags (refs/tags)."},
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100000,
+            "description": "Most refs returned (default 1000); truncated says if cut.",
+        },
+        "credential": _CREDENTIAL,
+        "timeout": _TIMEOUT,
+    },
+}
+
+_SHA = {"type": "string", "pattern": "^[0-9a-f]{40}([0-9a-f]{24})?$"}
+
+LS_REMOTE_OUTPUT: dict[str, Any] = {
+    "$schema": DRAFT,
+    "title": "git.ls_remote output",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["url", "refs", "count", "truncated"],
+    "properties": {
+        "url": {"type": "string", "description": "The remote, credentials removed."},
+        "head": {
+            "description": "What HEAD points at, when the remote says.",
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {"sha": _SHA, "target": {"type": ["string", "null"]}},
+                },
+            ],
+        },
+        "refs": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["name", "sha"],
+                "properties": {"name": {"type": "string"}, "sha": _SHA},
+            },
+        },
+        "count": {"type": "integer", "minimum": 0},
+        "truncated": {"type": "boolean"},
+        "error": _error(LS_REMOTE_VOCABULARY),
+    },
+}
+
+CLONE_INPUT: dict[str, Any] = {
+    "$schema": DRAFT,
+    "title": "git.clone input",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["url"],
+    "properties": {
+        "url": _URL,
+        "ref": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 255,
+            "pattern": "^[^\\-\\x00-\\x1f][^\\x00-\\x1f]*$",
+            "description": "Branch or tag to check out (default: the remote's HEAD).",
+        },
+        "dest": {
+            "type": "string",
+            "minLength": 1,
+            "pattern": "^[^\\x00-\\x1f]+$",
+            "description": "Empty or not-yet-existing directory (default: a new temporary "
+            "directory, which the caller then owns).",
+        },
+        "depth": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 1000,
+            "description": "History depth (default 1: a shallow clone).",
+        },
+        "credential": _CREDENTIAL,
+        "timeout": _TIMEOUT,
+    },
+}
+
+CLONE_OUTPUT: dict[str, Any] = {
+    "$schema": DRAFT,
+    "title": "git.clone output",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["url", "path", "commit", "depth"],
+    "properties": {
+        "url": {"type": "string", "description": "The remote, credentials removed."},
+        "path": {"type": "string", "description": "Absolute path of the working tree."},
+        "commit": _SHA,
+        "branch": {
+            "type": ["string", "null"],
+            "description": "Checked-out branch; null when a tag left HEAD detached.",
+        },
+        "ref": {"type": ["string", "null"], "description": "The ref asked for, if any."},
+        "depth": {"type": "integer", "minimum": 1},
+        "error": _error(CLONE_VOCABULARY),
+    },
+}

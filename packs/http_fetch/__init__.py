@@ -1,0 +1,70 @@
+"""The ``http.fetch`` pack: GET or HEAD a URL with the HTTP status soup mapped to codes.
+
+401/403 -> ``auth_failed``; 404/410 -> ``not_found``; 429 and 503 with ``Retry-After`` ->
+``rate_limited`` with ``retry_after``; connect/read timeouts -> ``timeout``; DNS failure,
+refused, reset and 5xx -> ``network_error``; a JSON body that breaks the caller's
+``json_schema`` -> ``schema_mismatch`` with the fields that did validate. Pack codes:
+``too_large``, ``too_many_redirects``, ``http_error``, ``invalid_json_schema``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from control_plane.hookspecs import hookimpl
+from control_plane.pack import Context, Pack
+from packs.http_fetch.client import DEFAULT_TIMEOUT, fetch
+from packs.http_fetch.schemas import CODES, INPUT_SCHEMA, OUTPUT_SCHEMA
+
+__all__ = ["PACK", "handle", "register_packs"]
+
+DOCS = """\
+GET or HEAD an http(s) URL with optional `headers`, a `credential` (`bearer`, `basic`
+username/password, or a custom `header`; never echoed back and scrubbed from every
+message), a `timeout` for the whole fetch, `max_bytes`, and `max_redirects` (followed
+within the limit; the credential is dropped when a redirect leaves the origin). With
+`json_schema`, the JSON body must match it.
+
+Returns `status`, `headers` (sensitive ones removed), `body` (JSON, text or base64, per
+`body_format`), `bytes`, the final `url` and the `redirects` followed.
+
+| code | retryable | when |
+|---|---|---|
+| `auth_failed` | no | HTTP 401, 403, 407 |
+| `not_found` | no | HTTP 404, 410 |
+| `rate_limited` | yes | HTTP 429, or 503 with Retry-After; `retry_after` in seconds |
+| `timeout` | yes | connect/read timeout, HTTP 408/504 |
+| `network_error` | yes | DNS failure, refused, reset, malformed HTTP, other 5xx |
+| `schema_mismatch` | no | body breaks `json_schema`; `partial: true` with the valid fields |
+| `too_large` | no | body larger than `max_bytes` |
+| `too_many_redirects` | no | more than `max_redirects` redirects, or a loop |
+| `http_error` | no | other 4xx, or a redirect without a usable Location |
+| `invalid_json_schema` | no | `json_schema` is not a valid schema; nothing fetched |
+
+Full page: docs/packs/http.fetch.md.
+"""
+
+
+def handle(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Fetch ``doc["url"]`` within its timeout and the call's deadline."""
+    budget = min(float(doc.get("timeout", DEFAULT_TIMEOUT)), ctx.remaining(DEFAULT_TIMEOUT))
+    return fetch(doc, budget)
+
+
+PACK = Pack(
+    name="http.fetch",
+    version="1.0.0",
+    summary="GET or HEAD a URL; HTTP failures become auth_failed, not_found, rate_limited, ...",
+    input_schema=INPUT_SCHEMA,
+    output_schema=OUTPUT_SCHEMA,
+    handler=handle,
+    codes=CODES,
+    docs=DOCS,
+)
+
+
+@hookimpl
+def register_packs(register: Callable[[Pack], None]) -> None:
+    """Register ``http.fetch``."""
+    register(PACK)

@@ -1,0 +1,183 @@
+"""http.fetch: hand-written JSON Schemas (2020-12) and the pack's own codes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from control_plane.pack import CodeDoc
+
+__all__ = ["CODES", "INPUT_SCHEMA", "OUTPUT_SCHEMA", "VOCABULARY"]
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+VOCABULARY = [
+    "auth_failed",
+    "not_found",
+    "rate_limited",
+    "timeout",
+    "network_error",
+    "schema_mismatch",
+    "too_large",
+    "too_many_redirects",
+    "http_error",
+    "invalid_json_schema",
+]
+
+CODES: dict[str, CodeDoc] = {
+    "too_large": CodeDoc(
+        description=(
+            "The response body is larger than max_bytes (by Content-Length or while "
+            "reading); the body was not returned."
+        ),
+        retryable=False,
+        recovery_hint="Raise max_bytes if the size is expected, or fetch a smaller resource.",
+    ),
+    "too_many_redirects": CodeDoc(
+        description=(
+            "The server redirected more than max_redirects times (or in a loop); the "
+            "pack stopped following."
+        ),
+        retryable=False,
+        recovery_hint=(
+            "Call the final URL directly, or raise max_redirects if the chain is legitimately long."
+        ),
+    ),
+    "http_error": CodeDoc(
+        description=(
+            "The server answered a status the baseline does not cover (400, 405, 409, 422 "
+            "and other 4xx), or a redirect without a usable http(s) Location."
+        ),
+        retryable=False,
+        recovery_hint=(
+            "The request itself is wrong for this server: check the URL, method and "
+            "headers before calling again."
+        ),
+    ),
+    "invalid_json_schema": CodeDoc(
+        description=(
+            "The json_schema given in the input is not a valid JSON Schema, or refers to "
+            "a non-local $ref; nothing was fetched."
+        ),
+        retryable=False,
+        recovery_hint="Fix json_schema (2020-12, local $ref only) and call again.",
+    ),
+}
+
+_CREDENTIAL: dict[str, Any] = {
+    "description": "Exactly one credential form; never echoed back, scrubbed from messages.",
+    "type": "object",
+    "minProperties": 1,
+    "maxProperties": 1,
+    "additionalProperties": False,
+    "properties": {
+        "bearer": {"type": "string", "minLength": 1, "description": "Bearer token."},
+        "basic": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["username", "password"],
+            "properties": {
+                "username": {"type": "string", "pattern": "^[^:\\r\\n]*$"},
+                "password": {"type": "string", "pattern": "^[^\\r\\n]*$"},
+            },
+        },
+        "header": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "value"],
+            "properties": {
+                "name": {"type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+                "value": {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"},
+            },
+        },
+    },
+}
+
+INPUT_SCHEMA: dict[str, Any] = {
+    "$schema": DRAFT,
+    "title": "http.fetch input",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["url"],
+    "properties": {
+        "url": {
+            "type": "string",
+            "pattern": "^[hH][tT][tT][pP][sS]?://[^\\s]+$",
+            "maxLength": 8192,
+            "description": "http:// or https:// URL. user:password@ in it is used as Basic "
+            "credentials and removed from the URL.",
+        },
+        "method": {"enum": ["GET", "HEAD"], "default": "GET"},
+        "headers": {
+            "type": "object",
+            "maxProperties": 64,
+            "propertyNames": {"pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+            "additionalProperties": {"type": "string", "pattern": "^[^\\r\\n]*$"},
+        },
+        "credential": _CREDENTIAL,
+        "timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 600,
+            "description": "Seconds for the whole fetch, redirects included (default 30); "
+            "the call's deadline caps it.",
+        },
+        "max_bytes": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 104857600,
+            "description": "Largest body accepted (default 5 MiB); more is too_large.",
+        },
+        "max_redirects": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 20,
+            "description": "Redirects followed before too_many_redirects (default 5).",
+        },
+        "follow_redirects": {
+            "type": "boolean",
+            "description": "False: return a 3xx response as it is (default true).",
+        },
+        "json_schema": {
+            "type": "object",
+            "description": "JSON Schema (2020-12) the JSON body must match; a mismatch is "
+            "schema_mismatch with the fields that did validate.",
+        },
+    },
+}
+
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "$schema": DRAFT,
+    "title": "http.fetch output",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["url", "status", "headers", "bytes", "body", "body_format"],
+    "properties": {
+        "url": {"type": "string", "description": "Final URL, credentials removed."},
+        "status": {"type": "integer", "minimum": 100, "maximum": 599},
+        "reason": {"type": "string"},
+        "headers": {
+            "type": "object",
+            "description": "Response headers, lower-case names, sensitive ones removed.",
+            "additionalProperties": {"type": "string"},
+        },
+        "bytes": {"type": "integer", "minimum": 0},
+        "body": {"description": "JSON value, text, base64 text, or null for HEAD."},
+        "body_format": {"enum": ["json", "text", "base64", "none"]},
+        "redirects": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "URLs redirected through, in order.",
+        },
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {
+                "code": {"enum": VOCABULARY},
+                "message": {"type": "string"},
+                "retry_after": {"type": "number", "minimum": 0},
+                "partial": {"const": True},
+                "partial_result": {"type": "object"},
+            },
+        },
+    },
+}

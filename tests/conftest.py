@@ -1,0 +1,59 @@
+"""Shared fixtures: the test plugin, an in-process registry, a real server with a Client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from server_support import ServerThread, load_test_packs
+
+from control_plane.client import AsyncClient, Client
+from control_plane.invoke import Invoker
+from control_plane.plugins import LoadResult
+from control_plane.server import PackServer, create_server
+
+
+@pytest.fixture(autouse=True)
+def _no_plugin_filter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests choose their plugins explicitly; an outer filter must not interfere."""
+    monkeypatch.delenv("CAPABILITY_PACKS_PLUGINS", raising=False)
+
+
+@pytest.fixture
+def load() -> LoadResult:
+    return load_test_packs()
+
+
+@pytest.fixture
+def invoker(load: LoadResult) -> Iterator[Invoker]:
+    inv = Invoker(load.registry, classifiers=load.classifiers, max_workers=8)
+    yield inv
+    inv.close()
+
+
+@pytest.fixture
+def server() -> Iterator[ServerThread]:
+    srv = ServerThread(load_test_packs(), max_workers=8).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def client(server: ServerThread) -> Iterator[Client]:
+    with Client(server.target) as c:
+        yield c
+
+
+@pytest.fixture
+async def aio_server() -> AsyncIterator[PackServer]:
+    """A server on the test's own event loop (for async tests)."""
+    srv, _ = create_server("127.0.0.1:0", load=load_test_packs(), max_workers=8)
+    await srv.start()
+    yield srv
+    await srv.stop(0.5)
+
+
+@pytest.fixture
+async def aio_client(aio_server: PackServer) -> AsyncIterator[AsyncClient]:
+    async with AsyncClient(f"127.0.0.1:{aio_server.port}") as c:
+        yield c

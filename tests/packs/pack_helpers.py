@@ -1,0 +1,53 @@
+"""Helpers for the built-in packs' tests: an Invoker over chosen plugins, outcome asserts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import orjson
+
+from control_plane.invoke import Invoker
+from control_plane.outcome import Outcome
+from control_plane.plugins import load_registry
+
+Call = Callable[..., Outcome]
+
+
+def make_call(*modules: ModuleType) -> tuple[Invoker, Call]:
+    """An Invoker over just ``modules`` and a synchronous ``call(pack, doc, **kw)``."""
+    loaded = load_registry(builtins=False, entry_points_=False, extra=list(modules))
+    assert not loaded.registry.failures, loaded.registry.failures
+    invoker = Invoker(loaded.registry, classifiers=loaded.classifiers, max_workers=4)
+
+    def call(pack: str, doc: dict[str, Any], **kwargs: Any) -> Outcome:
+        return invoker.invoke_sync(pack, doc, **kwargs)
+
+    return invoker, call
+
+
+def serialized(outcome: Outcome) -> bytes:
+    """The outcome as a caller receives it (JSON bytes)."""
+    return orjson.dumps(outcome.to_dict())
+
+
+def assert_no_secrets(outcome: Outcome, *secrets: str) -> None:
+    """None of ``secrets`` appears anywhere in the serialized outcome."""
+    data = serialized(outcome)
+    for secret in secrets:
+        assert secret.encode() not in data, f"secret {secret!r} leaked: {data[:500]!r}"
+
+
+def assert_error(outcome: Outcome, code: str) -> dict[str, Any]:
+    """The outcome failed with ``code``; its error envelope as JSON data."""
+    assert outcome.error is not None, f"expected {code}, got result {outcome.to_dict()}"
+    assert outcome.code == code, outcome.to_dict()
+    error: dict[str, Any] = outcome.to_dict()["error"]
+    assert error["message"]
+    assert error["recovery_hint"]
+    return error
+
+
+GIT_USER = "alice"
+GIT_PASSWORD = "pw-PLANTED-git-7f3a9c"

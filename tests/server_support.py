@@ -1,0 +1,101 @@
+"""Helpers shared by the gRPC, client and CLI tests: the test plugins and a real server.
+
+Not a conftest: import what you need (``from server_support import ...``; pytest puts
+``tests/`` on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from pathlib import Path
+
+import testpacks
+
+from control_plane.plugins import LoadResult, load_registry
+from control_plane.server import PackServer, create_server
+
+TESTS_DIR = Path(__file__).resolve().parent
+ROOT = TESTS_DIR.parent
+
+
+def load_test_packs() -> LoadResult:
+    """Only the test plugin (and a broken one): never the built-in packs."""
+    saved = os.environ.pop("CAPABILITY_PACKS_PLUGINS", None)
+    try:
+        return load_registry(
+            builtins=False,
+            entry_points_=False,
+            extra=[testpacks, ("broken_plugin", testpacks.BrokenPlugin())],
+        )
+    finally:
+        if saved is not None:
+            os.environ["CAPABILITY_PACKS_PLUGINS"] = saved
+
+
+class ServerThread:
+    """A real control plane on 127.0.0.1:0, on its own event loop in a thread."""
+
+    def __init__(self, load: LoadResult, **kwargs: object) -> None:
+        self._load = load
+        self._kwargs = kwargs
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.server: PackServer | None = None
+        self.port = 0
+        self._error: BaseException | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._start())
+        except BaseException as exc:
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _start(self) -> None:
+        self.server, self.port = create_server(
+            "127.0.0.1:0",
+            load=self._load,
+            **self._kwargs,  # type: ignore[arg-type]
+        )
+        await self.server.start()
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        self._ready.wait(10)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self, grace: float | None = 0.5) -> None:
+        if self.server is not None:
+            fut = asyncio.run_coroutine_threadsafe(self.server.stop(grace), self._loop)
+            fut.result(15)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """Environment for a `packctl` subprocess that loads only the test plugin."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), str(TESTS_DIR), env.get("PYTHONPATH", "")) if p
+    )
+    env["CAPABILITY_PACKS_PLUGINS"] = "testpacks"
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+PACKCTL = [sys.executable, "-m", "control_plane.cli"]

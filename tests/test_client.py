@@ -1,0 +1,321 @@
+"""The Python client against a real server: typed exceptions, retries, the async twin."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+import testpacks
+from server_support import ServerThread
+
+from control_plane.client import (
+    ERROR_CLASSES,
+    ArtifactFailed,
+    AsyncClient,
+    AuthFailed,
+    Client,
+    InternalError,
+    NetworkError,
+    NotFound,
+    PackCallError,
+    PermanentError,
+    RateLimited,
+    RetryableError,
+    RetryPolicy,
+    SchemaMismatch,
+    Timeout,
+    TransportError,
+    call_with_retry,
+)
+from control_plane.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane.outcome import Outcome
+from control_plane.vocabulary import BASELINE
+
+
+def test_list_packs(client: Client) -> None:
+    listing = client.list_packs()
+    assert "test.echo" in listing.names()
+    assert len(listing) == len(listing.packs)
+    fail = next(p for p in listing if p.name == "test.fail")
+    assert fail.version == "2.1.0" and "quota_exceeded" in fail.codes
+    assert [f.plugin for f in listing.failures] == ["broken_plugin"]
+    assert listing.to_dict()["load_failures"][0]["plugin"] == "broken_plugin"
+
+
+def test_describe(client: Client) -> None:
+    desc = client.describe("test.fail")
+    assert desc.version == "2.1.0"
+    assert desc.input_schema["required"] == ["code"]
+    assert (
+        "internal_error" in desc.output_schema["properties"]["error"]["properties"]["code"]["enum"]
+    )
+    info = desc.vocabulary["rate_limited"]
+    assert info.retryable and info.grpc_status == "RESOURCE_EXHAUSTED" and info.baseline
+    assert info.recovery_hint == BASELINE["rate_limited"].recovery_hint
+    assert desc.vocabulary["dependency_missing"].absorbs == ("not_found",)
+    assert desc.to_dict()["vocabulary"][0]["code"] == "auth_failed"
+    with pytest.raises(UnknownPack):
+        client.describe("no.such")
+
+
+def test_invoke_returns_an_outcome(client: Client) -> None:
+    outcome = client.invoke("test.echo", {"x": [1, 2]}, request_id="c-1")
+    assert isinstance(outcome, Outcome)
+    assert outcome.ok and outcome.code is None
+    assert outcome.result == {"echo": {"x": [1, 2]}, "request_id": "c-1"}
+    assert (outcome.pack, outcome.version, outcome.request_id) == ("test.echo", "1.0.0", "c-1")
+    assert client.invoke("test.echo", '{"s": "text"}').result["echo"] == {"s": "text"}
+    assert client.invoke("test.echo", b'{"b": 1}').result["echo"] == {"b": 1}
+    assert client.invoke("test.echo").result["echo"] == {}
+
+
+def test_invoke_returns_findings(client: Client) -> None:
+    checks = [
+        {"id": "w", "severity": "warn", "message": "hmm", "expected": {"a": 1}},
+        {"id": "p", "severity": "pass", "message": "ok"},
+    ]
+    outcome = client.invoke("test.findings", {"checks": checks})
+    assert outcome.validation is not None
+    assert outcome.validation.status == "warn"
+    assert [(c.id, c.severity) for c in outcome.validation.checks] == [("w", "warn"), ("p", "pass")]
+    assert outcome.validation.checks[0].expected == {"a": 1}
+    assert outcome.to_dict()["validation"]["checks"][1] == {
+        "id": "p",
+        "severity": "pass",
+        "message": "ok",
+    }
+
+
+EXPECTED_CLASS = {
+    "auth_failed": AuthFailed,
+    "rate_limited": RateLimited,
+    "not_found": NotFound,
+    "timeout": Timeout,
+    "schema_mismatch": SchemaMismatch,
+    "network_error": NetworkError,
+    "internal_error": InternalError,
+}
+
+
+@pytest.mark.parametrize("code", testpacks.BASELINE_CODES)
+def test_each_baseline_code_raises_its_class(client: Client, code: str) -> None:
+    with pytest.raises(PackCallError) as info:
+        client.invoke("test.fail", {"code": code}, request_id=f"rid-{code}")
+    exc = info.value
+    assert type(exc) is EXPECTED_CLASS[code]
+    assert isinstance(exc, CapabilityPackError)
+    family = RetryableError if BASELINE[code].retryable else PermanentError
+    assert isinstance(exc, family)
+    assert exc.code == code and exc.envelope.code == code
+    assert exc.retryable == BASELINE[code].retryable
+    assert exc.status == grpc.StatusCode[BASELINE[code].grpc_status]
+    assert (exc.pack, exc.version, exc.request_id) == ("test.fail", "2.1.0", f"rid-{code}")
+    assert exc.recovery_hint == BASELINE[code].recovery_hint
+    assert exc.outcome.error == exc.envelope and not exc.outcome.ok
+    if code == "rate_limited":
+        assert exc.retry_after == 2.5
+    else:
+        assert exc.retry_after is None
+    if code == "internal_error":
+        assert exc.reference_id is not None and exc.reference_id.startswith("ref_")
+        assert exc.envelope.detail
+    else:
+        assert exc.reference_id is None
+    if code == "schema_mismatch":
+        assert isinstance(exc, SchemaMismatch)
+        assert exc.partial_result["kept"] == 1
+        assert exc.envelope.partial is True
+
+
+def test_error_classes_follow_the_vocabulary() -> None:
+    assert set(ERROR_CLASSES) == set(BASELINE)
+    for code, cls in ERROR_CLASSES.items():
+        assert code == cls.CODE
+        assert issubclass(cls, RetryableError) == BASELINE[code].retryable
+        assert issubclass(cls, PermanentError) != BASELINE[code].retryable
+
+
+@pytest.mark.parametrize(
+    ("code", "family"), [("quota_exceeded", RetryableError), ("dependency_missing", PermanentError)]
+)
+def test_pack_codes_raise_the_family_with_code_set(
+    client: Client, code: str, family: type[PackCallError]
+) -> None:
+    with pytest.raises(family) as info:
+        client.invoke("test.fail", {"code": code})
+    assert type(info.value) is family
+    assert info.value.code == code
+
+
+def test_strict_raises_artifact_failed_with_checks(client: Client) -> None:
+    checks = [
+        {"id": "bad", "severity": "fail", "message": "no"},
+        {"id": "meh", "severity": "warn", "message": "hm"},
+    ]
+    with pytest.raises(ArtifactFailed) as info:
+        client.invoke("test.findings", {"checks": checks}, strict=True)
+    assert [(c.id, c.severity) for c in info.value.checks] == [("bad", "fail")]
+    assert info.value.validation is not None
+    assert [c.id for c in info.value.validation.checks] == ["bad", "meh"]
+    with pytest.raises(ArtifactFailed) as info:
+        client.invoke("test.findings", {"checks": checks[1:]}, strict=True, fail_on="warn")
+    assert [(c.id, c.severity) for c in info.value.checks] == [("meh", "warn")]
+
+
+def test_refused_requests_map_back_to_runtime_errors(client: Client) -> None:
+    with pytest.raises(UnknownPack) as unknown:
+        client.invoke("no.such", {})
+    assert unknown.value.name == "no.such"
+    assert "test.echo" in str(unknown.value)
+    with pytest.raises(InvalidInput) as invalid:
+        client.invoke("test.strict_input", {"name": "x", "count": -1})
+    assert invalid.value.pack == "test.strict_input"
+    assert [v.field for v in invalid.value.violations] == ["/count"]
+
+
+def test_deadline_expiry_raises_timeout(client: Client) -> None:
+    with pytest.raises(Timeout) as info:
+        client.invoke("test.hang", {"seconds": 30}, timeout=0.5)
+    assert info.value.envelope.origin == "control_plane"
+    assert info.value.retryable
+
+
+@pytest.fixture
+async def silent_server() -> AsyncIterator[int]:
+    """A bare gRPC server that never answers InvokePack in time (no rich status)."""
+
+    async def never(request: bytes, context: Any) -> bytes:
+        await asyncio.sleep(10)
+        return b""
+
+    handler = grpc.method_handlers_generic_handler(
+        "control_plane.v1.ControlPlaneService",
+        {"InvokePack": grpc.unary_unary_rpc_method_handler(never)},
+    )
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    yield port
+    await server.stop(None)
+
+
+async def test_a_client_side_deadline_is_a_timeout_too(silent_server: int) -> None:
+    async with AsyncClient(f"127.0.0.1:{silent_server}") as client:
+        with pytest.raises(Timeout) as info:
+            await client.invoke("x.y", {}, timeout=0.2)
+    assert info.value.envelope.origin == "client"
+    assert "0.2s" in info.value.message
+
+
+def test_no_server_is_a_transport_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with Client(f"127.0.0.1:{port}") as client, pytest.raises(TransportError) as info:
+        client.invoke("test.echo", {}, timeout=5)
+    assert info.value.status == grpc.StatusCode.UNAVAILABLE
+    assert not isinstance(info.value, PackCallError)
+
+
+# -- retries ---------------------------------------------------------------------------
+
+
+def test_retry_waits_max_of_backoff_and_retry_after(client: Client) -> None:
+    waits: list[tuple[int, str, float]] = []
+    policy = RetryPolicy(
+        attempts=5,
+        backoff=0.01,
+        multiplier=2.0,
+        on_retry=lambda n, exc, wait: waits.append((n, exc.code, wait)),
+    )
+    outcome = client.invoke(
+        "test.flaky", {"failures": 2, "code": "rate_limited", "retry_after": 0.05}, retry=policy
+    )
+    assert outcome.result == {"attempts": 3}
+    assert waits == [(1, "rate_limited", 0.05), (2, "rate_limited", 0.05)]
+
+
+def test_retry_uses_backoff_when_larger(client: Client) -> None:
+    waits: list[float] = []
+    policy = RetryPolicy(attempts=3, backoff=0.02, on_retry=lambda n, exc, w: waits.append(w))
+    outcome = client.invoke("test.flaky", {"failures": 2, "code": "network_error"}, retry=policy)
+    assert outcome.result == {"attempts": 3}
+    assert waits == [0.02, 0.04]
+
+
+def test_retry_gives_up_after_the_attempts(client: Client) -> None:
+    policy = RetryPolicy(attempts=2, backoff=0.0)
+    with pytest.raises(NetworkError) as info:
+        client.invoke("test.flaky", {"failures": 5}, retry=policy)
+    assert info.value.message == "attempt 2 failed"
+
+
+def test_retry_never_retries_permanent_codes(client: Client) -> None:
+    waits: list[float] = []
+    policy = RetryPolicy(attempts=5, backoff=0.0, on_retry=lambda n, e, w: waits.append(w))
+    with pytest.raises(NotFound) as info:
+        client.invoke("test.flaky", {"failures": 5, "code": "not_found"}, retry=policy)
+    assert info.value.message == "attempt 1 failed"
+    assert waits == []
+
+
+def test_call_with_retry_sleeps_what_the_policy_says() -> None:
+    slept: list[float] = []
+    attempts = iter([RetryableError, RateLimited, None])
+
+    from control_plane.outcome import ErrorEnvelope
+
+    def fn() -> str:
+        cls = next(attempts)
+        if cls is None:
+            return "done"
+        env = ErrorEnvelope(
+            code=cls.CODE or "flaky",
+            message="m",
+            retryable=True,
+            origin="pack:x",
+            retry_after=3.0 if cls is RateLimited else None,
+        )
+        raise cls(env)
+
+    assert call_with_retry(fn, RetryPolicy(attempts=3, backoff=0.5), sleep=slept.append) == "done"
+    assert slept == [0.5, 3.0]
+
+
+def test_retry_policy_delay_is_capped() -> None:
+    from control_plane.outcome import ErrorEnvelope
+
+    exc = NetworkError(ErrorEnvelope(code="network_error", message="m", retryable=True, origin="x"))
+    policy = RetryPolicy(backoff=1.0, multiplier=10.0, max_backoff=5.0)
+    assert [policy.delay(n, exc) for n in range(3)] == [1.0, 5.0, 5.0]
+
+
+# -- the async client ------------------------------------------------------------------
+
+
+async def test_async_client(aio_client: AsyncClient) -> None:
+    listing = await aio_client.list_packs()
+    assert "test.echo" in listing.names()
+    desc = await aio_client.describe("test.echo")
+    assert desc.docs == "Echoes its input back."
+    outcome = await aio_client.invoke("test.echo", {"a": 1})
+    assert outcome.result is not None and outcome.result["echo"] == {"a": 1}
+    with pytest.raises(RateLimited) as info:
+        await aio_client.invoke("test.fail", {"code": "rate_limited"})
+    assert info.value.retry_after == 2.5
+    with pytest.raises(UnknownPack):
+        await aio_client.invoke("nope", {})
+    outcome = await aio_client.invoke(
+        "test.flaky", {"failures": 1}, retry=RetryPolicy(attempts=2, backoff=0.0)
+    )
+    assert outcome.result == {"attempts": 2}
+
+
+def test_health(client: Client, server: ServerThread) -> None:
+    assert client.health() == "SERVING"
+    assert client.health("test.fail") == "SERVING"

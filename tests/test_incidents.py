@@ -1,0 +1,476 @@
+"""The incident store: lookups by reference id, aggregation, retention, concurrent writers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from control_plane import Invoker, PackError, Registry
+from control_plane.events import ErrorEvent, ErrorEvents
+from control_plane.incidents import IncidentStore, default_incident_db
+from control_plane.observability import (
+    IncidentNotFound,
+    add_cli_commands,
+    aggregate_errors,
+    install,
+    parse_duration,
+    show_incident,
+)
+from control_plane.pack import Pack
+from control_plane.redact import Incident
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "s3cr3t-planted-value"
+DAY = 86400.0
+
+
+class DownstreamError(Exception):
+    pass
+
+
+def _handler(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    what = doc["what"]
+    if what == "secret":
+        try:
+            raise DownstreamError(f"login refused: Authorization: Bearer {SECRET}xyz")
+        except DownstreamError as exc:
+            raise RuntimeError(f"could not sync with https://bot:{SECRET}@git.example/x") from exc
+    if what == "undeclared":
+        raise PackError("made_up_code", f"token={SECRET}")
+    if what == "ok":
+        return {"ok": True}
+    raise PackError(what, f"{what}!")
+
+
+def make_invoker() -> Invoker:
+    registry = Registry()
+    for name in ("t.alpha", "t.beta"):
+        registry.register(
+            Pack(
+                name=name,
+                version="1.0.0",
+                summary="fails on demand",
+                input_schema={
+                    "type": "object",
+                    "properties": {"what": {"type": "string"}},
+                    "required": ["what"],
+                },
+                output_schema={
+                    "type": "object",
+                    "properties": {
+                        "ok": {"type": "boolean"},
+                        "error": {
+                            "type": "object",
+                            "properties": {"code": {"enum": ["not_found", "auth_failed"]}},
+                        },
+                    },
+                },
+                handler=_handler,
+            ),
+            "tests",
+        )
+    return Invoker(registry)
+
+
+def incident(ref: str, created_at: float | None = None, **kw: Any) -> Incident:
+    fields: dict[str, Any] = {
+        "reference_id": ref,
+        "pack": "t.alpha",
+        "request_id": f"rq-{ref}",
+        "kind": "unclassified",
+        "summary": f"summary of {ref}",
+        "traceback": f"Traceback (most recent call last):\n  {ref}\nRuntimeError: {ref}\n",
+        "created_at": time.time() if created_at is None else created_at,
+    }
+    fields.update(kw)
+    return Incident(**fields)
+
+
+def test_reference_id_the_caller_got_resolves_to_the_full_scrubbed_traceback(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "state" / "incidents.db"
+    invoker = make_invoker()
+    obs = install(invoker, events=ErrorEvents(), store=IncidentStore(db))
+    secret_call = invoker.invoke_sync("t.alpha", {"what": "secret"}, request_id="rq-secret")
+    violation = invoker.invoke_sync("t.beta", {"what": "undeclared"}, request_id="rq-violation")
+    invoker.invoke_sync("t.alpha", {"what": "not_found"})
+    invoker.invoke_sync("t.alpha", {"what": "ok"})
+    assert obs.store is not None
+    assert obs.store.flush()
+
+    assert secret_call.error is not None
+    assert secret_call.error.code == "internal_error"
+    assert SECRET not in json.dumps(secret_call.to_dict())
+    ref = secret_call.error.reference_id
+    assert ref is not None
+    found = obs.store.get(ref)
+    assert found is not None
+    assert (found.pack, found.request_id, found.kind) == ("t.alpha", "rq-secret", "unclassified")
+    # The whole chain: the cause, the "direct cause" banner, the outer error, the frames.
+    assert "Traceback (most recent call last)" in found.traceback
+    assert "DownstreamError: login refused" in found.traceback
+    assert "The above exception was the direct cause" in found.traceback
+    assert "RuntimeError: could not sync with https://" in found.traceback
+    assert "_handler" in found.traceback
+    assert SECRET not in found.traceback and SECRET not in found.summary
+    assert found == invoker.incidents.get(ref)
+
+    assert violation.error is not None and violation.error.reference_id is not None
+    contract = obs.store.get(violation.error.reference_id)
+    assert contract is not None
+    assert contract.kind == "contract_violation"
+    assert "made_up_code" in contract.summary and SECRET not in contract.summary
+
+    # Secrets are scrubbed at rest: not in any byte the database wrote.
+    obs.close()
+    for part in db.parent.iterdir():
+        assert SECRET.encode() not in part.read_bytes(), part
+    assert (db.stat().st_mode & 0o777) == 0o600
+    assert (db.parent.stat().st_mode & 0o777) == 0o700
+    reopened = IncidentStore(db, read_only=True)
+    assert reopened.get(ref) == found
+    assert reopened.get("ref_0000000000000000") is None
+    assert reopened.errors(by="code") == [("internal_error", 2), ("not_found", 1)]
+
+
+def test_store_scrubs_what_other_writers_hand_it(tmp_path: Path) -> None:
+    leaky = ErrorEvent.rejection("unknown_pack", pack="x.y", message="m").to_dict()
+    leaky["message"] = f"api_key={SECRET}"
+    with IncidentStore(tmp_path / "i.db") as store:
+        store.add_incident(incident("ref_01", traceback=f"password={SECRET}\n"))
+        store.add_event(ErrorEvent.from_dict(leaky))
+        assert store.flush()
+        got = store.get("ref_01")
+        assert got is not None and SECRET not in got.traceback
+        assert store.events()[0].message == "api_key=[REDACTED]"
+    for part in tmp_path.iterdir():
+        assert SECRET.encode() not in part.read_bytes()
+
+
+def test_errors_aggregate_by_code_pack_and_origin_within_a_window(tmp_path: Path) -> None:
+    invoker = make_invoker()
+    obs = install(invoker, events=ErrorEvents(), store=IncidentStore(tmp_path / "i.db"))
+    for pack, what in [
+        ("t.alpha", "not_found"),
+        ("t.alpha", "not_found"),
+        ("t.alpha", "auth_failed"),
+        ("t.beta", "not_found"),
+        ("t.beta", "secret"),
+        ("t.beta", "ok"),
+    ]:
+        invoker.invoke_sync(pack, {"what": what})
+    obs.emit_rejection("admission_refused", pack="t.alpha")
+    store = obs.store
+    assert store is not None
+    old = ErrorEvent.rejection("unknown_pack", pack="z.z", message="old", at=time.time() - 2 * 3600)
+    store.add_event(old)
+    assert store.flush()
+
+    assert store.errors(since=3600, by="code") == [
+        ("not_found", 3),
+        ("admission_refused", 1),
+        ("auth_failed", 1),
+        ("internal_error", 1),
+    ]
+    assert store.errors(since=3600, by="pack") == [("t.alpha", 4), ("t.beta", 2)]
+    assert store.errors(since=3600, by="origin") == [
+        ("pack:t.alpha", 3),
+        ("control_plane", 1),
+        ("pack:t.beta", 1),
+        ("transport", 1),
+    ]
+    assert ("unknown_pack", 1) in store.errors(since=None, by="code")
+    assert store.errors(since=60, by="code")[0] == ("not_found", 3)
+    with pytest.raises(ValueError, match="group"):
+        store.errors(by="nope")  # type: ignore[arg-type]
+
+    table = aggregate_errors(store, 3600, "pack")
+    assert table.splitlines()[0].split() == ["pack", "count"]
+    assert table.splitlines()[1].split() == ["t.alpha", "4"]
+    assert "total" in table and "the last 1h" in table
+    data = json.loads(aggregate_errors(store, None, "origin", as_json=True))
+    assert data["total"] == 7
+    assert {"origin": "transport", "count": 2} in data["counts"]
+    assert aggregate_errors(store, 1e-9, "code") == "no errors in the last 1e-09s"
+    obs.close()
+
+
+def test_cli_commands_show_an_incident_and_aggregate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "i.db"
+    invoker = make_invoker()
+    obs = install(invoker, events=ErrorEvents(), store=IncidentStore(db))
+    outcome = invoker.invoke_sync("t.beta", {"what": "secret"}, request_id="rq-cli")
+    obs.close()
+    assert outcome.error is not None and outcome.error.reference_id is not None
+    ref = outcome.error.reference_id
+
+    parser = argparse.ArgumentParser(prog="packctl")
+    add_cli_commands(parser.add_subparsers(dest="command", required=True))
+
+    args = parser.parse_args(["incident", ref, "--db", str(db)])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert f"reference_id: {ref}" in out
+    assert "request_id:   rq-cli" in out
+    assert "DownstreamError" in out and SECRET not in out
+
+    args = parser.parse_args(["incident", ref, "--db", str(db), "--json"])
+    assert args.func(args) == 0
+    assert json.loads(capsys.readouterr().out)["pack"] == "t.beta"
+
+    args = parser.parse_args(["incident", "ref_ffffffffffffffff", "--db", str(db)])
+    assert args.func(args) == 1
+    assert "no incident 'ref_ffffffffffffffff'" in capsys.readouterr().err
+
+    args = parser.parse_args(["errors", "--db", str(db), "--since", "1h", "--by", "origin"])
+    assert args.since == 3600
+    assert args.func(args) == 0
+    assert "control_plane" in capsys.readouterr().out
+
+    args = parser.parse_args(["errors", "--db", str(tmp_path / "missing.db"), "--json"])
+    assert args.func(args) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == 0
+    assert not (tmp_path / "missing.db").exists()
+
+    with pytest.raises(SystemExit):
+        parser.parse_args(["errors", "--since", "soon"])
+    with pytest.raises(IncidentNotFound):
+        show_incident(IncidentStore(db, read_only=True), "ref_00")
+
+
+def test_parse_duration() -> None:
+    assert parse_duration("30s") == 30
+    assert parse_duration("15m") == 900
+    assert parse_duration("1h") == 3600
+    assert parse_duration("1h30m") == 5400
+    assert parse_duration("7d") == 7 * DAY
+    assert parse_duration("2w") == 14 * DAY
+    assert parse_duration("90") == 90
+    assert parse_duration("all") is None
+    for bad in ("soon", "1x", "h1", "-5", "1h 2m"):
+        with pytest.raises(ValueError):
+            parse_duration(bad)
+
+
+def test_default_path_follows_env_and_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("CAPABILITY_PACKS_INCIDENT_DB", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert default_incident_db() == tmp_path / "xdg" / "capability-packs" / "incidents.db"
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/is/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert default_incident_db() == (
+        tmp_path / "home" / ".local" / "state" / "capability-packs" / "incidents.db"
+    )
+    monkeypatch.setenv("CAPABILITY_PACKS_INCIDENT_DB", str(tmp_path / "explicit.db"))
+    assert default_incident_db() == tmp_path / "explicit.db"
+    with IncidentStore() as store:
+        assert store.path == tmp_path / "explicit.db"
+    assert (tmp_path / "explicit.db").exists()
+
+
+# -- retention ---------------------------------------------------------------------------
+
+
+def test_retention_by_age_on_write_and_on_open(tmp_path: Path) -> None:
+    db = tmp_path / "i.db"
+    now = time.time()
+    with IncidentStore(db, max_age=None, max_rows=None) as keep_all:
+        for i in range(5):
+            keep_all.add_incident(incident(f"ref_old{i}", now - 10 * DAY))
+            keep_all.add_event(
+                ErrorEvent.rejection("unknown_pack", pack="a.b", message="m", at=now - 10 * DAY)
+            )
+        keep_all.add_incident(incident("ref_new", now))
+        assert keep_all.flush()
+        assert keep_all.counts() == {"incidents": 6, "events": 5}
+    # Opening with a one-day retention prunes what is older.
+    with IncidentStore(db, max_age=DAY, prune_interval=0) as store:
+        assert store.flush()
+        assert store.counts() == {"incidents": 1, "events": 0}
+        assert store.get("ref_new") is not None
+        assert store.get("ref_old0") is None
+        # And writing prunes too: an old record is gone as soon as it is written.
+        store.add_incident(incident("ref_late_but_old", now - 2 * DAY))
+        store.add_incident(incident("ref_fresh", now))
+        assert store.flush()
+        assert store.get("ref_late_but_old") is None
+        assert store.counts()["incidents"] == 2
+
+
+def test_retention_by_row_count_keeps_the_newest(tmp_path: Path) -> None:
+    with IncidentStore(tmp_path / "i.db", max_rows=50, prune_interval=0, batch_size=7) as store:
+        for i in range(120):
+            store.add_incident(incident(f"ref_{i:04d}"))
+            store.add_event(ErrorEvent.rejection("unknown_pack", pack=f"p.n{i}", message="m"))
+        assert store.flush()
+        assert store.counts() == {"incidents": 50, "events": 50}
+        kept = {i.reference_id for i in store.recent(limit=1000)}
+        assert kept == {f"ref_{i:04d}" for i in range(70, 120)}
+        assert {e.pack for e in store.events(limit=1000)} == {f"p.n{i}" for i in range(70, 120)}
+
+
+def test_pruning_on_write_happens_at_most_every_interval(tmp_path: Path) -> None:
+    with IncidentStore(tmp_path / "i.db", max_rows=5, prune_interval=3600) as store:
+        for i in range(20):
+            store.add_incident(incident(f"ref_{i:04d}"))
+        assert store.flush()
+        assert store.counts()["incidents"] == 20
+        assert store.prune() == 15
+        assert store.counts()["incidents"] == 5
+
+
+def test_a_full_queue_drops_and_counts_instead_of_blocking(tmp_path: Path) -> None:
+    db = tmp_path / "i.db"
+    store = IncidentStore(db, queue_size=4, batch_size=1, busy_timeout=10)
+    blocker = sqlite3.connect(db, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # hold the write lock: the writer thread waits
+    try:
+        started = time.perf_counter()
+        for i in range(50):
+            store.add_incident(incident(f"ref_{i:04d}"))
+        assert time.perf_counter() - started < 0.5
+        assert store.dropped >= 40
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert store.flush()
+    written = store.counts()["incidents"]
+    assert written + store.dropped == 50
+    store.close()
+    store.add_incident(incident("ref_after_close"))
+    assert store.dropped == 50 - written + 1
+    assert IncidentStore(db, read_only=True).get("ref_after_close") is None
+
+
+def test_read_only_store_on_a_missing_file_creates_nothing(tmp_path: Path) -> None:
+    store = IncidentStore(tmp_path / "nothing" / "i.db", read_only=True)
+    assert store.get("ref_1") is None
+    assert store.errors() == []
+    assert store.recent() == []
+    assert store.counts() == {"incidents": 0, "events": 0}
+    assert not (tmp_path / "nothing").exists()
+    with pytest.raises(ValueError):
+        store.prune()
+
+
+# -- concurrent writers -----------------------------------------------------------------------
+
+CHILD = r"""
+import sys, threading, time
+from pathlib import Path
+from control_plane.events import ErrorEvent
+from control_plane.incidents import IncidentStore
+from control_plane.redact import Incident
+
+path, tag, threads, per = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+go = Path(sys.argv[5])
+store = IncidentStore(path, batch_size=8, prune_interval=0)
+while not go.exists():
+    time.sleep(0.005)
+
+def work(t):
+    for i in range(per):
+        ref = f"ref_{tag}_{t}_{i}"
+        store.add_incident(Incident(ref, f"p.{tag}", ref, "unclassified", "s " + ref,
+                                    ("Traceback\n" + ref + "\n") * 20, time.time()))
+        store.add_event(ErrorEvent.rejection("unknown_pack", pack=f"p.{tag}", message=ref,
+                                             request_id=ref))
+
+workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+for w in workers: w.start()
+for w in workers: w.join()
+store.close()
+print(store.written, store.dropped)
+"""
+
+
+def test_concurrent_writers_threads_and_processes_lose_and_corrupt_nothing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "shared.db"
+    go = tmp_path / "go"
+    threads, per = 3, 150
+    IncidentStore(db).close()  # the file exists, as a running server would have made it
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(db), f"proc{n}", str(threads), str(per), str(go)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    # In this process: two stores on the same file, each fed by several threads.
+    stores = [IncidentStore(db, batch_size=8, prune_interval=0) for _ in range(2)]
+
+    def work(tag: str, store: IncidentStore, t: int) -> None:
+        for i in range(per):
+            ref = f"ref_{tag}_{t}_{i}"
+            store.add_incident(
+                Incident(
+                    ref,
+                    f"p.{tag}",
+                    ref,
+                    "unclassified",
+                    "s " + ref,
+                    ("Traceback\n" + ref + "\n") * 20,
+                    time.time(),
+                )
+            )
+            store.add_event(
+                ErrorEvent.rejection("unknown_pack", pack=f"p.{tag}", message=ref, request_id=ref)
+            )
+
+    workers = [
+        threading.Thread(target=work, args=(f"local{s}", store, t))
+        for s, store in enumerate(stores)
+        for t in range(threads)
+    ]
+    go.touch()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for store in stores:
+        store.close()
+        assert store.dropped == 0
+    for child in children:
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 0, err
+        written, dropped = map(int, out.split())
+        assert (written, dropped) == (2 * threads * per, 0)
+
+    tags = ["proc0", "proc1", "local0", "local1"]
+    reader = IncidentStore(db, read_only=True)
+    assert reader.integrity_check() == "ok"
+    total = len(tags) * threads * per
+    assert reader.counts() == {"incidents": total, "events": total}
+    assert sorted(reader.errors(by="pack")) == [(f"p.{tag}", threads * per) for tag in sorted(tags)]
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT reference_id, pack, request_id, summary, traceback FROM incidents")
+    seen = set()
+    for ref, pack, request_id, summary, traceback in rows:
+        tag = ref.split("_")[1]
+        assert (pack, request_id, summary) == (f"p.{tag}", ref, "s " + ref)
+        assert traceback == ("Traceback\n" + ref + "\n") * 20
+        seen.add(ref)
+    expected = {f"ref_{tag}_{t}_{i}" for tag in tags for t in range(threads) for i in range(per)}
+    assert seen == expected
+    bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM events")]
+    assert {b["request_id"] for b in bodies} == expected
+    assert all(b["message"] == b["request_id"] for b in bodies)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()

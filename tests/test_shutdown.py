@@ -1,0 +1,75 @@
+"""Graceful shutdown of ``packctl serve``: in-flight calls finish, new ones are refused."""
+
+from __future__ import annotations
+
+import signal
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pytest
+from test_cli import start_serve
+
+from control_plane.client import Client, TransportError
+from control_plane.errors import CapabilityPackError
+from control_plane.outcome import Outcome
+
+
+def _call(target: str, pack: str, doc: dict[str, object]) -> Outcome:
+    with Client(target) as client:
+        return client.invoke(pack, doc, timeout=30)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_in_flight_calls_finish_and_new_ones_are_refused(signum: int) -> None:
+    proc, target = start_serve("--plugin", "testpacks", "--grace", "20")
+    try:
+        with Client(target) as client:
+            assert client.health(timeout=10) == "SERVING"
+            with ThreadPoolExecutor(8) as pool:
+                in_flight: list[Future[Outcome]] = [
+                    pool.submit(_call, target, "test.slow", {"seconds": 2.0, "tag": f"a{i}"})
+                    for i in range(4)
+                ]
+                # A sync handler too: it runs in the Invoker's thread pool.
+                in_flight += [pool.submit(_call, target, "test.hang", {"seconds": 2.0})]
+                time.sleep(0.7)  # every call is in flight now
+                assert not any(f.done() for f in in_flight)
+                proc.send_signal(signum)
+                time.sleep(0.5)
+
+                # New calls are refused, on a fresh channel and on the open one.
+                with Client(target) as fresh, pytest.raises(TransportError):
+                    fresh.invoke("test.echo", {}, timeout=5)
+                with pytest.raises(CapabilityPackError):
+                    client.invoke("test.echo", {}, timeout=5)
+                assert not any(f.done() for f in in_flight)
+
+                outcomes = [f.result(timeout=30) for f in in_flight]
+        assert [o.result for o in outcomes[:4]] == [{"done": f"a{i}"} for i in range(4)]
+        assert outcomes[4].result == {"slept": True}
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "packctl: stopped" in err
+
+
+def test_calls_longer_than_the_grace_period_are_cut() -> None:
+    proc, target = start_serve("--plugin", "testpacks", "--grace", "0.5")
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            long_call = pool.submit(_call, target, "test.slow", {"seconds": 20})
+            time.sleep(0.5)
+            started = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            with pytest.raises(CapabilityPackError):
+                long_call.result(timeout=15)
+            proc.communicate(timeout=15)
+            assert time.monotonic() - started < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
