@@ -67,6 +67,11 @@ Handler = Callable[[argparse.Namespace], int]
 _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = []
 
 
+#: Modules that add their own subcommands: each defines ``add_cli_commands(subparsers)``.
+#: A feature adds its module here (one line) rather than growing this file.
+COMMAND_MODULES: tuple[str, ...] = ("control_plane.observability",)
+
+
 def command(
     register: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None],
 ) -> Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]:
@@ -562,6 +567,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for register in _COMMANDS:
         register(sub)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_cli_commands(sub)
     return parser
 
 
