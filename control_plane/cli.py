@@ -39,6 +39,7 @@ from control_plane.client import (
     TransportError,
 )
 from control_plane.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane.observability import add_serve_arguments, install_from_args
 from control_plane.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.plugins import LoadResult, load_registry
 from control_plane.registry import LoadFailure
@@ -408,18 +409,34 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     p.add_argument("--log-format", choices=("json", "kv"), default="json")
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    add_serve_arguments(p)
     p.set_defaults(func=_serve)
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from control_plane.invoke import Invoker
     from control_plane.server import PackServer, configure_logging, serve
 
     configure_logging(args.log_format, args.log_level)
     load = _load(args.plugin)
+    invoker = Invoker(
+        load.registry,
+        classifiers=load.classifiers,
+        max_workers=args.workers,
+        default_timeout=args.default_timeout,
+    )
+    obs = install_from_args(
+        invoker, args, load_failures=load.registry.failures, event_sinks=load.event_sinks
+    )
 
     def ready(server: PackServer) -> None:
         host = args.address.rsplit(":", 1)[0]
         names = ", ".join(server.registry.names()) or "none"
+        if obs.metrics.port is not None:
+            print(
+                f"packctl: metrics on http://{args.metrics_host}:{obs.metrics.port}/metrics",
+                file=sys.stderr,
+            )
         print(
             f"packctl: serving {len(server.registry)} pack(s) on {host}:{server.port} "
             f"(health and reflection on): {names}",
@@ -435,10 +452,9 @@ def _serve(args: argparse.Namespace) -> int:
                 args.address,
                 grace=args.grace,
                 ready=ready,
-                load=load,
+                invoker=invoker,
+                observability=obs,
                 max_message_bytes=args.max_message_bytes,
-                max_workers=args.workers,
-                default_timeout=args.default_timeout,
             )
         )
     except RuntimeError as exc:
@@ -446,6 +462,9 @@ def _serve(args: argparse.Namespace) -> int:
             raise
         print(f"packctl: cannot listen on {args.address}: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        invoker.close()
+        obs.close()
     print("packctl: stopped", file=sys.stderr)
     return EXIT_OK
 

@@ -674,12 +674,14 @@ class Client:
         request_id: str | None = None,
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
+        metadata: Sequence[tuple[str, str]] | None = None,
     ) -> Outcome:
         """Invoke ``pack``; the outcome on success, a typed exception on failure.
 
         ``input`` is a dict or JSON text/bytes. ``timeout`` is the call's deadline in
         seconds, which the pack inherits. With ``retry`` the call is retried on
-        :class:`RetryableError` under one request id.
+        :class:`RetryableError` under one request id. ``metadata`` goes with the call, e.g.
+        correlation ids ``("x-correlation-task_id", "t-17")`` for the server's error events.
         """
         deadline = self._deadline(timeout)
         rid = request_id or (uuid.uuid4().hex if retry is not None else None)
@@ -687,7 +689,7 @@ class Client:
 
         def once() -> Outcome:
             try:
-                return _outcome(self._stub.InvokePack(request, timeout=deadline))
+                return _outcome(self._stub.InvokePack(request, timeout=deadline, metadata=metadata))
             except grpc.RpcError as exc:
                 raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
 
@@ -763,6 +765,7 @@ class AsyncClient:
         request_id: str | None = None,
         timeout: float | None = None,
         retry: RetryPolicy | None = None,
+        metadata: Sequence[tuple[str, str]] | None = None,
     ) -> Outcome:
         """See :meth:`Client.invoke`."""
         deadline = self._deadline(timeout)
@@ -771,7 +774,9 @@ class AsyncClient:
 
         async def once() -> Outcome:
             try:
-                return _outcome(await self._stub.InvokePack(request, timeout=deadline))
+                return _outcome(
+                    await self._stub.InvokePack(request, timeout=deadline, metadata=metadata)
+                )
             except grpc.RpcError as exc:
                 raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
 

@@ -23,8 +23,8 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TextIO
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 import grpc
 import orjson
@@ -33,6 +33,7 @@ from grpc_reflection.v1alpha import reflection
 
 from control_plane import status as wire
 from control_plane.errors import RequestRejected
+from control_plane.events import correlation_from_metadata, correlation_scope
 from control_plane.invoke import Invoker
 from control_plane.outcome import Outcome
 from control_plane.plugins import LoadResult, load_registry
@@ -41,6 +42,9 @@ from control_plane.registry import LoadedPack, LoadFailure, Registry
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.vocabulary import BASELINE, INTERNAL_ERROR
+
+if TYPE_CHECKING:
+    from control_plane.observability import Observability
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -196,9 +200,17 @@ def _failure(failure: LoadFailure) -> pb.LoadFailure:
 class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
     """``ControlPlaneService`` over one :class:`Invoker`."""
 
-    def __init__(self, invoker: Invoker, *, max_send_bytes: int) -> None:
+    def __init__(
+        self,
+        invoker: Invoker,
+        *,
+        max_send_bytes: int,
+        observability: Observability | None = None,
+    ) -> None:
         self.invoker = invoker
         self.max_send_bytes = max_send_bytes
+        #: Metrics, error events and incidents (``None``: only what the invoker does).
+        self.observability = observability
         registry = invoker.registry
         self._list = pb.ListPacksResponse(
             packs=[_summary(p) for p in registry],
@@ -231,15 +243,16 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         """Run one pack; failures end with the mapped status and the rich details."""
         started = time.perf_counter()
         name = request.pack
+        obs = self.observability
+        correlation = (
+            correlation_from_metadata(context.invocation_metadata()) if obs is not None else None
+        )
         try:
-            outcome = await self.invoker.invoke(
-                name,
-                request.input or b"{}",
-                strict=request.strict,
-                fail_on=_FAIL_ON.get(request.fail_on, "fail"),
-                request_id=request.request_id or None,
-                timeout=deadline_budget(context.time_remaining()),
-            )
+            if correlation:
+                with correlation_scope(correlation):
+                    outcome = await self._invoke(request, context)
+            else:
+                outcome = await self._invoke(request, context)
             if outcome.error is None:
                 result = orjson.dumps(outcome.result)
                 if len(result) > self.max_send_bytes:
@@ -268,12 +281,18 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
                     "elapsed_ms": _ms(started),
                 },
             )
+            if obs is not None:
+                obs.emit_rejection(
+                    exc, request_id=request.request_id or None, correlation=correlation
+                )
             await context.abort_with_status(wire.to_grpc_status(rich))
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
         # The wire boundary: anything else is a bug; never let its text reach the caller.
         except Exception as exc:  # noqa: BLE001
             outcome = self._internal(name, request.request_id, exc)
+            if obs is not None:
+                obs.record_outcome(outcome, time.perf_counter() - started)
         rich = wire.error_status(outcome)
         self._log(
             logging.WARNING if outcome.code == INTERNAL_ERROR else logging.INFO,
@@ -284,6 +303,18 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         )
         await context.abort_with_status(wire.to_grpc_status(rich))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _invoke(
+        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext
+    ) -> Awaitable[Outcome]:
+        return self.invoker.invoke(
+            request.pack,
+            request.input or b"{}",
+            strict=request.strict,
+            fail_on=_FAIL_ON.get(request.fail_on, "fail"),
+            request_id=request.request_id or None,
+            timeout=deadline_budget(context.time_remaining()),
+        )
 
     async def _too_large(
         self, outcome: Outcome, size: int, context: grpc.aio.ServicerContext
@@ -440,6 +471,7 @@ def create_server(
     default_timeout: float | None = None,
     max_concurrent_rpcs: int | None = None,
     options: Sequence[tuple[str, Any]] = (),
+    observability: Observability | None = None,
 ) -> tuple[PackServer, int]:
     """Build a control plane bound to ``address``; returns the server and its port.
 
@@ -448,6 +480,8 @@ def create_server(
     classifiers), else ``registry``, else the built-in and entry-point plugins.
     ``max_message_bytes`` caps requests and responses; ``max_workers`` bounds the thread
     pool of sync handlers; ``default_timeout`` applies to calls without a deadline.
+    ``observability`` (from :func:`control_plane.observability.install` on the same
+    invoker) also counts and emits requests refused before any pack ran.
     """
     owns_invoker = invoker is None
     if invoker is None:
@@ -468,7 +502,9 @@ def create_server(
         ],
         maximum_concurrent_rpcs=max_concurrent_rpcs,
     )
-    servicer = ControlPlaneServicer(invoker, max_send_bytes=max_message_bytes)
+    servicer = ControlPlaneServicer(
+        invoker, max_send_bytes=max_message_bytes, observability=observability
+    )
     pb_grpc.add_ControlPlaneServiceServicer_to_server(servicer, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

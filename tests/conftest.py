@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -11,6 +12,19 @@ from control_plane.client import AsyncClient, Client
 from control_plane.invoke import Invoker
 from control_plane.plugins import LoadResult
 from control_plane.server import PackServer, create_server
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _incident_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Servers started by the tests (in-process or ``packctl serve``) never write to ~."""
+    path = tmp_path_factory.mktemp("state") / "incidents.db"
+    saved = os.environ.get("CAPABILITY_PACKS_INCIDENT_DB")
+    os.environ["CAPABILITY_PACKS_INCIDENT_DB"] = str(path)
+    yield
+    if saved is None:
+        os.environ.pop("CAPABILITY_PACKS_INCIDENT_DB", None)
+    else:
+        os.environ["CAPABILITY_PACKS_INCIDENT_DB"] = saved
 
 
 @pytest.fixture(autouse=True)

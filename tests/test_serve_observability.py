@@ -1,0 +1,118 @@
+"""`packctl serve` end to end: metrics endpoint, error events, incident store, CLI lookups.
+
+One real server process; calls over gRPC with the real client; then the three operator views
+(Prometheus text, the JSON-lines event file, `packctl incident` / `packctl errors`) must agree
+with what the callers received.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import urllib.request
+from pathlib import Path
+
+import pytest
+import testpacks
+from prometheus_client.parser import text_string_to_metric_families
+from server_support import PACKCTL, subprocess_env
+from test_cli import start_serve, stop_serve
+
+from control_plane.client import Client, PackCallError
+from control_plane.errors import UnknownPack
+
+
+def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+def packctl(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PACKCTL, *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+@pytest.fixture
+def served(tmp_path: Path):  # type: ignore[no-untyped-def]
+    db = tmp_path / "incidents.db"
+    events = tmp_path / "events.jsonl"
+    env = subprocess_env(CAPABILITY_PACKS_INCIDENT_DB=str(db))
+    proc, target = start_serve(
+        "--plugin", "testpacks", "--metrics-port", "0", "--events-file", str(events), env=env
+    )
+    match = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", proc.banner)  # type: ignore[attr-defined]
+    assert match, proc.banner  # type: ignore[attr-defined]
+    yield proc, target, int(match.group(1)), events, env
+    if proc.poll() is None:
+        stop_serve(proc)
+
+
+def test_serve_exposes_metrics_events_and_incidents(served) -> None:  # type: ignore[no-untyped-def]
+    proc, target, metrics_port, events_path, env = served
+    got: dict[str, PackCallError] = {}
+    with Client(target) as client:
+        assert client.invoke("test.echo", {"x": 1}, timeout=10).ok
+        for code in ("not_found", "rate_limited", "internal_error"):
+            with pytest.raises(PackCallError) as err:
+                client.invoke(
+                    "test.fail",
+                    {"code": code},
+                    request_id=f"rq-{code}",
+                    timeout=10,
+                    metadata=[("x-correlation-task_id", "t-17")],
+                )
+            got[code] = err.value
+        with pytest.raises(UnknownPack):
+            client.invoke("no.such.pack", {}, timeout=10)
+
+    samples = scrape(metrics_port)
+
+    def invocations(pack: str, code: str) -> float:
+        return sum(
+            value
+            for (name, labels), value in samples.items()
+            if name == "capability_packs_invocations_total"
+            and dict(labels).get("pack") == pack
+            and dict(labels).get("code") == code
+        )
+
+    assert invocations("test.echo", "ok") == 1
+    for code in ("not_found", "rate_limited", "internal_error"):
+        assert invocations("test.fail", code) == 1, code
+    rejected = [
+        value
+        for (name, labels), value in samples.items()
+        if name == "capability_packs_rejected_requests_total" and dict(labels).get("reason")
+    ]
+    assert sum(rejected) == 1
+
+    events = [json.loads(line) for line in events_path.read_text().splitlines()]
+    by_code = {e["code"]: e for e in events}
+    assert set(by_code) == {"not_found", "rate_limited", "internal_error", "unknown_pack"}
+    assert by_code["unknown_pack"]["origin"] == "transport"
+    assert by_code["not_found"]["request_id"] == "rq-not_found"
+    assert by_code["not_found"]["correlation"] == {"task_id": "t-17"}
+    assert testpacks.SECRET not in events_path.read_text()
+
+    ref = got["internal_error"].envelope.reference_id
+    assert ref and by_code["internal_error"]["reference_id"] == ref
+    stop_serve(proc)  # the store flushes on shutdown; the CLI reads the same file
+
+    shown = packctl("incident", ref, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "RuntimeError" in shown.stdout and "unclassifiable failure" in shown.stdout
+    assert testpacks.SECRET not in shown.stdout
+    counts = packctl("errors", "--since", "1h", "--by", "code", "--json", env=env)
+    assert counts.returncode == 0, counts.stderr
+    table = json.loads(counts.stdout)
+    assert "internal_error" in json.dumps(table) and "not_found" in json.dumps(table)
+    missing = packctl("incident", "ref_0000000000000000", env=env)
+    assert missing.returncode != 0
