@@ -245,10 +245,13 @@ def _short(exc: BaseException) -> str:
 
 def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Classification | None:
     if isinstance(exc, PackError):
+        retry_after = exc.retry_after
+        if retry_after is None and exc.code == "rate_limited":
+            retry_after = DEFAULT_RETRY_AFTER  # as for HTTP 429 without Retry-After
         return Classification(
             code=exc.code,
             message=exc.message,
-            retry_after=exc.retry_after,
+            retry_after=retry_after,
             partial_result=exc.partial_result,
             violations=exc.violations,
             rule="pack_error",

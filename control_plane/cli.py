@@ -39,10 +39,18 @@ from control_plane.client import (
     TransportError,
 )
 from control_plane.errors import InvalidInput, RequestRejected, UnknownPack
-from control_plane.observability import add_serve_arguments, install_from_args
+from control_plane.invoke import Invoker
+from control_plane.limits import ConfigError
+from control_plane.observability import Observability, add_serve_arguments, install_from_args
 from control_plane.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.plugins import LoadResult, load_registry
 from control_plane.registry import LoadFailure
+from control_plane.reliability_cli import (
+    add_client_options,
+    add_serve_options,
+    client_kwargs,
+    serve_kwargs,
+)
 
 __all__ = [
     "EXIT_OK",
@@ -52,9 +60,13 @@ __all__ = [
     "LocalBackend",
     "RemoteBackend",
     "UsageProblem",
+    "add_backend_options",
     "build_parser",
     "command",
+    "load_plugins",
     "main",
+    "observed_invoker",
+    "run_with_backend",
 ]
 
 EXIT_OK = 0
@@ -70,7 +82,13 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
 
 #: Modules that add their own subcommands: each defines ``add_cli_commands(subparsers)``.
 #: A feature adds its module here (one line) rather than growing this file.
-COMMAND_MODULES: tuple[str, ...] = ("control_plane.observability",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "control_plane.observability",
+    "control_plane.mcp_bridge",
+    "control_plane.temporal.cli",
+    "control_plane.kit.cli",
+    "control_plane.gate",
+)
 
 
 def command(
@@ -223,8 +241,8 @@ class Backend(Protocol):
 class RemoteBackend:
     """A control plane over gRPC."""
 
-    def __init__(self, target: str) -> None:
-        self.client = Client(target)
+    def __init__(self, target: str, **credentials: Any) -> None:
+        self.client = Client(target, **credentials)
 
     def list_packs(self) -> PackListing:
         return self.client.list_packs(timeout=QUERY_DEADLINE)
@@ -272,7 +290,7 @@ class LocalBackend:
         self.invoker.close()
 
 
-def _load(plugins: Sequence[str]) -> LoadResult:
+def load_plugins(plugins: Sequence[str]) -> LoadResult:
     """Built-in and entry-point plugins plus ``--plugin`` modules; failures recorded."""
     extra: list[tuple[str, object]] = []
     failed: list[LoadFailure] = []
@@ -290,8 +308,11 @@ def _load(plugins: Sequence[str]) -> LoadResult:
 
 def _backend(args: argparse.Namespace) -> Backend:
     if args.local:
-        return LocalBackend(_load(args.plugin))
-    return RemoteBackend(args.target)
+        return LocalBackend(load_plugins(args.plugin))
+    try:
+        return RemoteBackend(args.target, **client_kwargs(args))
+    except (ConfigError, UnicodeDecodeError) as exc:
+        raise UsageProblem(str(exc), "credentials") from None
 
 
 _UNREACHABLE = frozenset(
@@ -299,8 +320,11 @@ _UNREACHABLE = frozenset(
 )
 
 
-def _run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -> int:
-    backend = _backend(args)
+def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -> int:
+    try:
+        backend = _backend(args)
+    except UsageProblem as exc:
+        return _problem(args, exc)
     try:
         return body(backend)
     except UnknownPack as exc:
@@ -342,7 +366,11 @@ def _run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) 
 # -- commands --------------------------------------------------------------------------
 
 
-def _add_target(parser: argparse.ArgumentParser) -> None:
+def add_backend_options(parser: argparse.ArgumentParser) -> None:
+    """``--target HOST:PORT | --local``, ``--plugin`` and the client's credentials options.
+
+    Every command that calls packs takes these; :func:`run_with_backend` reads them.
+    """
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--target",
@@ -362,6 +390,11 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE",
         help="with --local: also load this plugin module (repeatable)",
     )
+    add_client_options(parser)
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    add_backend_options(parser)
     parser.add_argument(
         "--output",
         choices=("human", "json"),
@@ -409,16 +442,17 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     p.add_argument("--log-format", choices=("json", "kv"), default="json")
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    add_serve_options(p)
     add_serve_arguments(p)
     p.set_defaults(func=_serve)
 
 
-def _serve(args: argparse.Namespace) -> int:
-    from control_plane.invoke import Invoker
-    from control_plane.server import PackServer, configure_logging, serve
+def observed_invoker(args: argparse.Namespace, load: LoadResult) -> tuple[Invoker, Observability]:
+    """The invoker ``serve`` and ``worker`` run packs with, observability installed.
 
-    configure_logging(args.log_format, args.log_level)
-    load = _load(args.plugin)
+    Reads ``--workers``, ``--default-timeout`` and the options of
+    :func:`~control_plane.observability.add_serve_arguments`.
+    """
     invoker = Invoker(
         load.registry,
         classifiers=load.classifiers,
@@ -428,6 +462,20 @@ def _serve(args: argparse.Namespace) -> int:
     obs = install_from_args(
         invoker, args, load_failures=load.registry.failures, event_sinks=load.event_sinks
     )
+    return invoker, obs
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from control_plane.server import PackServer, configure_logging, serve
+
+    try:
+        protection = serve_kwargs(args)
+    except (ConfigError, UnicodeDecodeError) as exc:
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    configure_logging(args.log_format, args.log_level)
+    load = load_plugins(args.plugin)
+    invoker, obs = observed_invoker(args, load)
 
     def ready(server: PackServer) -> None:
         host = args.address.rsplit(":", 1)[0]
@@ -455,8 +503,12 @@ def _serve(args: argparse.Namespace) -> int:
                 invoker=invoker,
                 observability=obs,
                 max_message_bytes=args.max_message_bytes,
+                **protection,
             )
         )
+    except ConfigError as exc:
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except RuntimeError as exc:
         if "bind" not in str(exc).lower():
             raise
@@ -485,7 +537,7 @@ def _list(args: argparse.Namespace) -> int:
             _print_listing(listing)
         return EXIT_OK
 
-    return _run_with_backend(args, body)
+    return run_with_backend(args, body)
 
 
 @command
@@ -505,7 +557,7 @@ def _describe(args: argparse.Namespace) -> int:
             _print_description(desc)
         return EXIT_OK
 
-    return _run_with_backend(args, body)
+    return run_with_backend(args, body)
 
 
 @command
@@ -559,7 +611,7 @@ def _call(args: argparse.Namespace) -> int:
             _print_error(outcome, outcome.error)
         return EXIT_OK if outcome.error is None else EXIT_PACK_ERROR
 
-    return _run_with_backend(args, body)
+    return run_with_backend(args, body)
 
 
 def _positive_float(text: str) -> float:

@@ -38,6 +38,8 @@ import grpc
 import orjson
 
 from control_plane import status as wire
+from control_plane.admission import OVERLOADED_REASON
+from control_plane.auth import ClientTls, channel_credentials
 from control_plane.errors import (
     CapabilityPackError,
     FieldViolation,
@@ -62,6 +64,7 @@ __all__ = [
     "InternalError",
     "NetworkError",
     "NotFound",
+    "Overloaded",
     "PackCallError",
     "PackDescription",
     "PackInfo",
@@ -251,6 +254,22 @@ class TransportError(CapabilityPackError):
         self.target = target
 
 
+class Overloaded(TransportError):
+    """The control plane refused the call at an in-flight limit (``RESOURCE_EXHAUSTED``);
+    nothing ran. Retry after ``retry_after`` seconds."""
+
+    def __init__(
+        self,
+        status: grpc.StatusCode,
+        details: str,
+        target: str = "",
+        *,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(status, details, target)
+        self.retry_after = retry_after
+
+
 def _error_class(code: str, retryable: bool) -> type[PackCallError]:
     cls = ERROR_CLASSES.get(code)
     if cls is not None:
@@ -293,6 +312,8 @@ def error_from_rpc(
             else None,
         )
     info = parsed.error_info
+    if info is not None and info.reason == OVERLOADED_REASON:
+        return Overloaded(status, parsed.message, target, retry_after=parsed.retry_delay)
     if info is not None and info.domain == wire.REJECTION_DOMAIN:
         rejected: RequestRejected
         if info.reason == wire.UNKNOWN_PACK_REASON:
@@ -616,7 +637,12 @@ def _channel_options(max_message_bytes: int, options: Sequence[tuple[str, Any]])
 
 
 class Client:
-    """A blocking client of one control plane at ``target`` (``host:port``)."""
+    """A blocking client of one control plane at ``target`` (``host:port``).
+
+    ``token`` is sent as ``authorization: Bearer <token>`` (only over TLS or to a
+    loopback target); ``tls`` (:class:`control_plane.auth.ClientTls`) gives the CA and,
+    for mutual TLS, the client certificate and key.
+    """
 
     def __init__(
         self,
@@ -626,11 +652,17 @@ class Client:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         options: Sequence[tuple[str, Any]] = (),
         channel: grpc.Channel | None = None,
+        token: str | None = None,
+        tls: ClientTls | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
-        self._channel = channel or grpc.insecure_channel(
-            target, options=_channel_options(max_message_bytes, options)
+        creds = channel_credentials(target, token=token, tls=tls)
+        opts = _channel_options(max_message_bytes, [*options, *(tls.options() if tls else ())])
+        self._channel = channel or (
+            grpc.insecure_channel(target, options=opts)
+            if creds is None
+            else grpc.secure_channel(target, creds, options=opts)
         )
         self._stub = pb_grpc.ControlPlaneServiceStub(self._channel)
 
@@ -717,11 +749,17 @@ class AsyncClient:
         timeout: float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         options: Sequence[tuple[str, Any]] = (),
+        token: str | None = None,
+        tls: ClientTls | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
-        self._channel = grpc.aio.insecure_channel(
-            target, options=_channel_options(max_message_bytes, options)
+        creds = channel_credentials(target, token=token, tls=tls)
+        opts = _channel_options(max_message_bytes, [*options, *(tls.options() if tls else ())])
+        self._channel = (
+            grpc.aio.insecure_channel(target, options=opts)
+            if creds is None
+            else grpc.aio.secure_channel(target, creds, options=opts)
         )
         self._stub = pb_grpc.ControlPlaneServiceStub(self._channel)
 

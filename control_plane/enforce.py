@@ -26,7 +26,7 @@ from control_plane.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE, Incidents, s
 from control_plane.registry import LoadedPack
 from control_plane.vocabulary import ARTIFACT_FAILED, BASELINE, INTERNAL_ERROR
 
-__all__ = ["MAX_MESSAGE", "Enforcer", "nearest_code", "scrubbed_check"]
+__all__ = ["MAX_MESSAGE", "Enforcer", "nearest_code", "scrubbed_check", "scrubbed_record"]
 
 logger = logging.getLogger("capability_packs.enforce")
 
@@ -54,18 +54,32 @@ def _violation(item: object) -> Violation:
         where, why = item.get("field", ""), item.get("description", "")
     else:
         where, why = getattr(item, "field", ""), getattr(item, "description", str(item))
-    return Violation.model_construct(field=_message(where), description=_message(why))
+    return Violation.construct_trusted(field=_message(where), description=_message(why))
 
 
 def scrubbed_check(check: Check) -> CheckRecord:
     """A finding as it leaves the control plane: every string in it scrubbed, JSON-safe."""
-    return CheckRecord.model_construct(
+    return CheckRecord.construct_trusted(
         id=check.id,
         severity=check.severity,
         message=scrub(check.message),
         expected=scrub_data(check.expected),
         actual=scrub_data(check.actual),
         location=None if check.location is None else scrub(check.location),
+    )
+
+
+def scrubbed_record(item: Mapping[str, Any]) -> CheckRecord:
+    """:func:`scrubbed_check` of ``Check`` built from one schema-checked ``validation``
+    item (as ``validation.checks_from_data`` builds it), without the intermediate Check."""
+    location = item.get("location")
+    return CheckRecord.construct_trusted(
+        id=str(item["id"]),
+        severity=item["severity"],
+        message=scrub(str(item["message"])),
+        expected=scrub_data(item.get("expected")),
+        actual=scrub_data(item.get("actual")),
+        location=None if location is None else scrub(location),
     )
 
 
@@ -135,7 +149,7 @@ class Enforcer:
                 fields["violations"] = [_violation(v) for v in classification.violations]
         elif final == ARTIFACT_FAILED:
             fields["checks"] = []
-        return ErrorEnvelope.model_construct(**fields)
+        return ErrorEnvelope.construct_trusted(**fields)
 
     def contract_violation(
         self, loaded: LoadedPack, exc: BaseException | None, request_id: str, summary: str
@@ -158,7 +172,7 @@ class Enforcer:
             exc, pack=loaded.name, request_id=request_id, kind=kind, summary=summary
         )
         info = BASELINE[INTERNAL_ERROR]
-        return ErrorEnvelope.model_construct(
+        return ErrorEnvelope.construct_trusted(
             code=INTERNAL_ERROR,
             message=INTERNAL_MESSAGE,
             retryable=info.retryable,
@@ -170,16 +184,20 @@ class Enforcer:
 
     @staticmethod
     def artifact_failed(
-        loaded: LoadedPack, failing: Sequence[Check], fail_on: str
+        loaded: LoadedPack, failing: Sequence[Check | CheckRecord], fail_on: str
     ) -> ErrorEnvelope:
-        """Strict mode's bridge from findings to the typed error."""
+        """Strict mode's bridge from findings to the typed error.
+
+        ``failing`` may hold records already scrubbed (``scrubbed_check``,
+        ``scrubbed_record``), e.g. the validation record's own: they are reused as they are.
+        """
         info = loaded.vocabulary[ARTIFACT_FAILED]
         ids = ", ".join(c.id for c in failing)
-        return ErrorEnvelope.model_construct(
+        return ErrorEnvelope.construct_trusted(
             code=ARTIFACT_FAILED,
             message=_message(f"{len(failing)} check(s) at or above {fail_on}: {ids}"),
             retryable=info.retryable,
             origin="control_plane",
-            checks=[scrubbed_check(c) for c in failing],
+            checks=[c if isinstance(c, CheckRecord) else scrubbed_check(c) for c in failing],
             recovery_hint=info.recovery_hint,
         )

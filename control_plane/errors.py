@@ -155,14 +155,22 @@ def network_error(message: str = "network failure") -> PackError:
 
 
 def schema_mismatch(
-    partial_result: Mapping[str, Any],
+    partial_result: Mapping[str, Any] | None = None,
     message: str = "data did not match the expected schema",
     violations: Sequence[FieldViolation] = (),
+    *,
+    partial: Mapping[str, Any] | None = None,
 ) -> PackError:
-    """Data did not match its schema; ``partial_result`` is the part that did validate."""
-    return PackError(
-        "schema_mismatch", message, partial_result=partial_result, violations=violations
-    )
+    """Data did not match its schema; ``partial_result`` is the part that did validate.
+
+    ``partial=`` is the same argument under the vocabulary's shorter name.
+    """
+    if partial is not None and partial_result is not None:
+        raise TypeError("give the partial result once: partial_result or partial")
+    result = partial if partial is not None else partial_result
+    if result is None:
+        raise TypeError("schema_mismatch needs the part that did validate (partial=...)")
+    return PackError("schema_mismatch", message, partial_result=result, violations=violations)
 
 
 def artifact_failed(message: str = "artifact failed validation") -> PackError:

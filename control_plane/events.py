@@ -30,8 +30,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
 import re
-import secrets
 import sys
 import threading
 import time
@@ -93,10 +93,31 @@ _CORRELATION: ContextVar[Mapping[str, str]] = ContextVar(
 )
 
 
+#: The last whole second formatted, ``(second, "YYYY-MM-DDTHH:MM:SS")``: events come in
+#: bursts, and formatting the date part once per second halves the cost of a timestamp.
+_LAST_SECOND: tuple[int, str] = (-1, "")
+
+
 def rfc3339(epoch: float) -> str:
-    """``epoch`` as an RFC 3339 UTC timestamp with milliseconds, e.g. ``...T08:22:01.123Z``."""
-    stamp = datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
+    """``epoch`` as an RFC 3339 UTC timestamp with milliseconds, e.g. ``...T08:22:01.123Z``.
+
+    The same text as ``datetime.fromtimestamp(epoch, UTC).isoformat(timespec=
+    "milliseconds")`` (microseconds rounded half-even, then cut to milliseconds).
+    """
+    global _LAST_SECOND  # noqa: PLW0603 - a one-entry cache
+    if not 0 <= epoch < 253402300799:  # before 1970 or past 9999: the general path
+        stamp = datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
+        return stamp.replace("+00:00", "Z")
+    whole = int(epoch)
+    micros = round((epoch - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole += 1
+        micros -= 1_000_000
+    second, prefix = _LAST_SECOND
+    if second != whole:
+        prefix = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _LAST_SECOND = (whole, prefix)
+    return f"{prefix}.{micros // 1000:03d}Z"
 
 
 def parse_rfc3339(stamp: str) -> float:
@@ -105,7 +126,9 @@ def parse_rfc3339(stamp: str) -> float:
 
 
 def _new_event_id() -> str:
-    return "evt_" + secrets.token_hex(8)
+    # 64 random bits, as before, but from the (fork-safe, urandom-seeded) Mersenne Twister:
+    # an event id names a row, it guards nothing, and a syscall per failed call is not free.
+    return f"evt_{random.getrandbits(64):016x}"
 
 
 # -- correlation ids -------------------------------------------------------------------
@@ -212,6 +235,9 @@ class ErrorEvent:
     #: Wall time of the call in milliseconds, when known.
     duration_ms: float | None = None
     event_id: str = field(default_factory=_new_event_id)
+    #: True when every string was scrubbed as the event was built (``from_outcome``,
+    #: ``rejection``): stores need not scrub it again. Not part of the JSON form.
+    scrubbed: bool = field(default=False, compare=False, repr=False)
 
     @classmethod
     def from_outcome(
@@ -229,16 +255,17 @@ class ErrorEvent:
         return cls(
             event="invocation_failed",
             code=error.code,
-            pack=outcome.pack,
+            pack=scrub(outcome.pack),
             version=outcome.version,
             origin=error.origin,
             retryable=error.retryable,
             reference_id=error.reference_id,
-            request_id=outcome.request_id,
+            request_id=scrub(outcome.request_id),
             message=scrub(error.message[:_MAX_MESSAGE]),
             timestamp=rfc3339(at if at is not None else _now()),
             correlation=_frozen(correlation if correlation is not None else current_correlation()),
             duration_ms=None if elapsed_s is None else round(elapsed_s * 1000.0, 3),
+            scrubbed=True,
         )
 
     @classmethod
@@ -269,6 +296,7 @@ class ErrorEvent:
             message=scrub(message[:_MAX_MESSAGE]),
             timestamp=rfc3339(at if at is not None else _now()),
             correlation=_frozen(correlation if correlation is not None else current_correlation()),
+            scrubbed=True,
         )
 
     @property
@@ -432,6 +460,9 @@ class ErrorEvents:
     def on_outcome(self, loaded: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
         """Invoker listener: one event per failed outcome, none for successes."""
         if outcome.error is None:
+            return
+        if not self._sinks:  # nobody listens: count it, build nothing
+            self.emitted += 1
             return
         self.emit(ErrorEvent.from_outcome(outcome, elapsed_s=elapsed_s))
 

@@ -13,19 +13,24 @@ code, pack or origin.
   threads, several stores and several processes may write the same file; readers never
   block writers.
 * **Never blocks a call**: ``add_incident`` / ``add_event`` only enqueue (bounded queue);
-  one background thread per store writes in batches. When the queue is full the record is
-  dropped and counted in :attr:`IncidentStore.dropped`. ``flush()`` waits for everything
-  queued so far (tests, shutdown).
+  one background thread per store writes in batches: after the first record arrives it
+  lingers ``linger`` seconds (50 ms by default) so that what arrives meanwhile shares one
+  transaction (one commit per batch instead of one per event under load). When the queue
+  is full the record is dropped and counted in :attr:`IncidentStore.dropped`. ``flush()``
+  waits for everything queued so far (tests, shutdown).
 * **Retention**: rows older than ``max_age`` seconds and rows beyond the newest ``max_rows``
   (per table) are deleted on open and then on write, at most every ``prune_interval``
   seconds.
-* **Secrets**: everything is scrubbed again before it is written (it already passed
-  :func:`~control_plane.redact.scrub` on the way in).
+* **Secrets**: incidents are scrubbed again before they are written (they already passed
+  :func:`~control_plane.redact.scrub` on the way in), and so are events handed in from
+  elsewhere; events the runtime built (``ErrorEvent.scrubbed``) were scrubbed field by
+  field as they were made and are written as they are.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import queue
@@ -57,6 +62,8 @@ DEFAULT_MAX_AGE = 30 * 24 * 3600.0
 DEFAULT_MAX_ROWS = 100_000
 DEFAULT_PRUNE_INTERVAL = 60.0
 DEFAULT_QUEUE_SIZE = 10_000
+#: Seconds the writer waits after the first queued record before writing the batch.
+DEFAULT_LINGER = 0.05
 
 GroupBy: TypeAlias = Literal["code", "pack", "origin"]
 _GROUP_COLUMNS: dict[str, str] = {"code": "code", "pack": "pack", "origin": "origin"}
@@ -98,7 +105,18 @@ _INSERT_EVENT = (
     " retryable, reference_id, request_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
+_EVENT_COLUMNS = 11
+#: Most event rows per multi-row ``INSERT``: one statement (one ``sqlite3_step``, one GIL
+#: release) per chunk instead of one per row, as ``executemany`` does.
+_EVENT_CHUNK = 256
 _STOP = object()
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_events_sql(rows: int) -> str:
+    """``_INSERT_EVENT`` with ``rows`` value tuples."""
+    values = "(" + ", ".join("?" * _EVENT_COLUMNS) + ")"
+    return _INSERT_EVENT.split(" VALUES ", 1)[0] + " VALUES " + ", ".join([values] * rows)
 _WRITE_ATTEMPTS = 5
 
 
@@ -125,7 +143,10 @@ def _incident_row(incident: Incident) -> tuple[Any, ...]:
 
 
 def _event_row(event: ErrorEvent) -> tuple[Any, ...]:
-    body = scrub_data(event.to_dict())
+    # Events the runtime built (``ErrorEvent.from_outcome`` / ``.rejection``) were scrubbed
+    # string by string when they were made; only bodies handed in from elsewhere (e.g.
+    # ``ErrorEvent.from_dict``) are scrubbed again here.
+    body = event.to_dict() if event.scrubbed else scrub_data(event.to_dict())
     return (
         event.event_id,
         event.epoch,
@@ -159,6 +180,7 @@ class IncidentStore:
         queue_size: int = DEFAULT_QUEUE_SIZE,
         batch_size: int = 256,
         busy_timeout: float = 30.0,
+        linger: float = DEFAULT_LINGER,
         read_only: bool = False,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_incident_db()
@@ -168,9 +190,13 @@ class IncidentStore:
         self.read_only = read_only
         self._busy_timeout = busy_timeout
         self._batch_size = max(1, batch_size)
+        self._linger = max(0.0, linger)
         self._queue: queue.Queue[object] = queue.Queue(maxsize=max(1, queue_size))
         self._closed = False
+        #: Set to cut the writer's linger short (flush, close).
+        self._wake = threading.Event()
         self._last_prune = float("-inf")
+        self._max_variables = 999  # SQLite's historical floor; read from the connection
         #: Records handed to the store but never written (queue full, write failed, closed).
         self.dropped = 0
         #: Records written (incidents + events).
@@ -194,6 +220,10 @@ class IncidentStore:
             self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+        # WAL + NORMAL: no fsync per commit (one per checkpoint); still crash-safe, only a
+        # power loss may drop the last commits. FULL cost ~270 us CPU and ~4 ms per write.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        self._max_variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
         return conn
 
     def _initialise(self) -> None:
@@ -256,6 +286,7 @@ class IncidentStore:
             self._queue.put(marker, timeout=timeout)
         except queue.Full:
             return False
+        self._wake.set()  # someone is waiting: the writer stops lingering
         return marker.wait(timeout)
 
     def close(self, timeout: float | None = 30.0) -> None:
@@ -268,6 +299,7 @@ class IncidentStore:
             self._closed = True
             with contextlib.suppress(queue.Full):
                 self._queue.put(_STOP, timeout=timeout)
+            self._wake.set()
             thread.join(timeout)
         self._closed = True
 
@@ -284,7 +316,12 @@ class IncidentStore:
             self._prune_if_due(conn)
             stop = False
             while not stop:
-                batch = [self._queue.get()]
+                first = self._queue.get()
+                if self._linger and isinstance(first, Incident | ErrorEvent):
+                    # Let the records of concurrent calls join this one's transaction.
+                    # flush() and close() end the wait early.
+                    self._wait_for_batch(self._linger)
+                batch = [first]
                 while len(batch) < self._batch_size:
                     try:
                         batch.append(self._queue.get_nowait())
@@ -315,6 +352,14 @@ class IncidentStore:
                 conn.close()
             self._release_waiters()
 
+    def _wait_for_batch(self, linger: float) -> None:
+        """Wait up to ``linger`` seconds for more records, less when someone flushes or
+        closes. One timed wait, not a polling loop: every wake-up costs CPU."""
+        if self._queue.qsize() >= self._batch_size - 1:
+            return  # a full batch is waiting already
+        self._wake.wait(linger)
+        self._wake.clear()
+
     def _release_waiters(self) -> None:
         while True:
             try:
@@ -339,7 +384,7 @@ class IncidentStore:
                     if incidents:
                         conn.executemany(_INSERT_INCIDENT, incidents)
                     if events:
-                        conn.executemany(_INSERT_EVENT, events)
+                        self._insert_events(conn, events)
             except sqlite3.OperationalError as exc:
                 logger.warning(
                     "incident store %s: write attempt %d failed: %s", self.path, attempt + 1, exc
@@ -350,6 +395,16 @@ class IncidentStore:
             return
         self.dropped += count
         logger.error("incident store %s: %d record(s) dropped after retries", self.path, count)
+
+    def _insert_events(self, conn: sqlite3.Connection, events: Sequence[tuple[Any, ...]]) -> None:
+        """Insert ``events`` with multi-row statements: ``executemany`` steps (and releases
+        the GIL) once per row, and under load every re-acquisition waits for the event loop
+        thread to reach its switch interval."""
+        chunk = max(1, min(_EVENT_CHUNK, self._max_variables // _EVENT_COLUMNS))
+        for start in range(0, len(events), chunk):
+            part = events[start : start + chunk]
+            params = [value for row in part for value in row]
+            conn.execute(_insert_events_sql(len(part)), params)
 
     @staticmethod
     @contextlib.contextmanager

@@ -177,9 +177,12 @@ class Metrics:
             self._child(self.invocations, ("i", pack, error.code, error.origin)).inc()
         self._child(self.latency, ("l", pack)).observe(elapsed_s)
         validation = outcome.validation
-        if validation is not None:
+        if validation is not None and validation.checks:
+            counts: dict[str, int] = {}
             for check in validation.checks:
-                self._child(self.validation_findings, ("v", pack, check.severity)).inc()
+                counts[check.severity] = counts.get(check.severity, 0) + 1
+            for severity, count in counts.items():
+                self._child(self.validation_findings, ("v", pack, severity)).inc(count)
 
     def on_start(self, loaded: LoadedPack) -> Callable[[], None]:
         """Invoker start listener: in-flight up now, down when the call ends."""

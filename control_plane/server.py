@@ -10,7 +10,9 @@
 * :func:`serve` stops gracefully on SIGTERM/SIGINT: health turns ``NOT_SERVING``, new
   calls are refused, in-flight calls finish within the grace period;
 * the maximum message size is enforced both ways;
-* every call is logged as one structured line (request id, pack, code, reference id).
+* calls are logged as structured lines (request id, pack, code, reference id):
+  ``internal_error`` at WARNING, refused calls at INFO, other failures (which also emit
+  an error event) and successes at DEBUG.
 
 The success path does no per-call schema or descriptor work: responses to ``ListPacks``
 and ``DescribePack`` are built once, results travel as ``orjson`` bytes.
@@ -23,7 +25,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 import grpc
@@ -31,10 +33,14 @@ import orjson
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from control_plane import isolation
 from control_plane import status as wire
+from control_plane.admission import AdmissionLimits, guard
+from control_plane.auth import BearerAuthInterceptor, ServerTls, TokenAuth
 from control_plane.errors import RequestRejected
 from control_plane.events import correlation_from_metadata, correlation_scope
 from control_plane.invoke import Invoker
+from control_plane.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
 from control_plane.outcome import Outcome
 from control_plane.plugins import LoadResult, load_registry
 from control_plane.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE
@@ -264,27 +270,28 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
                     request_id=outcome.request_id,
                 )
                 if outcome.validation is not None:
-                    response.validation.CopyFrom(wire.validation_to_proto(outcome.validation))
+                    response.validation.CopyFrom(
+                        wire.validation_to_proto(outcome.validation, trusted=True)
+                    )
                 if call_logger.isEnabledFor(logging.DEBUG):
                     self._log(logging.DEBUG, "ok", outcome, None, started)
                 return response
         except RequestRejected as exc:
-            rich = wire.rejection_status(exc, request.request_id)
+            rid = clip(request.request_id, MAX_REQUEST_ID)  # echoed: keep it bounded
+            rich = wire.rejection_status(exc, rid)
             call_logger.info(
                 "rejected",
                 extra={
                     "event": "rejected",
-                    "request_id": request.request_id or None,
-                    "pack": name,
+                    "request_id": rid or None,
+                    "pack": clip(name, MAX_PACK_NAME),
                     "status": _status_name(rich.code),
                     "reason": type(exc).__name__,
                     "elapsed_ms": _ms(started),
                 },
             )
             if obs is not None:
-                obs.emit_rejection(
-                    exc, request_id=request.request_id or None, correlation=correlation
-                )
+                obs.emit_rejection(exc, request_id=rid or None, correlation=correlation)
             await context.abort_with_status(wire.to_grpc_status(rich))
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
@@ -293,14 +300,12 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
             outcome = self._internal(name, request.request_id, exc)
             if obs is not None:
                 obs.record_outcome(outcome, time.perf_counter() - started)
-        rich = wire.error_status(outcome)
-        self._log(
-            logging.WARNING if outcome.code == INTERNAL_ERROR else logging.INFO,
-            "failed",
-            outcome,
-            rich.code,
-            started,
-        )
+        rich = wire.error_status(outcome, trusted=True)
+        # internal_error at WARNING; a classified, declared failure at DEBUG only: its error
+        # event (same facts, plus the message) is already one line on the event stream.
+        level = logging.WARNING if outcome.code == INTERNAL_ERROR else logging.DEBUG
+        if call_logger.isEnabledFor(level):
+            self._log(level, "failed", outcome, rich.code, started)
         await context.abort_with_status(wire.to_grpc_status(rich))
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -472,6 +477,13 @@ def create_server(
     max_concurrent_rpcs: int | None = None,
     options: Sequence[tuple[str, Any]] = (),
     observability: Observability | None = None,
+    isolate: Collection[str] = (),
+    isolation_workers: int = isolation.DEFAULT_WORKERS,
+    isolation_memory_limit: int | None = isolation.DEFAULT_MEMORY_LIMIT,
+    limits: AdmissionLimits | None = None,
+    max_input_bytes: int | None = None,
+    auth: TokenAuth | None = None,
+    tls: ServerTls | None = None,
 ) -> tuple[PackServer, int]:
     """Build a control plane bound to ``address``; returns the server and its port.
 
@@ -482,6 +494,12 @@ def create_server(
     pool of sync handlers; ``default_timeout`` applies to calls without a deadline.
     ``observability`` (from :func:`control_plane.observability.install` on the same
     invoker) also counts and emits requests refused before any pack ran.
+
+    Reliability and security (docs/reliability.md): ``isolate`` names packs (or
+    ``"all"``) whose handlers run in worker processes (``isolation_workers`` per pack,
+    ``isolation_memory_limit`` bytes of address space each); ``limits`` sets in-flight
+    limits; ``max_input_bytes`` caps the input document; ``auth`` requires bearer tokens;
+    ``tls`` serves TLS (mutual TLS with a client CA).
     """
     owns_invoker = invoker is None
     if invoker is None:
@@ -493,6 +511,13 @@ def create_server(
             max_workers=max_workers,
             default_timeout=default_timeout,
         )
+    if invoker.isolation is None:
+        invoker.isolation = isolation.Isolation.for_registry(
+            invoker.registry,
+            isolate,
+            workers=isolation_workers,
+            memory_limit=isolation_memory_limit,
+        )
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
@@ -501,17 +526,23 @@ def create_server(
             *options,
         ],
         maximum_concurrent_rpcs=max_concurrent_rpcs,
+        interceptors=[BearerAuthInterceptor(auth)] if auth is not None else None,
     )
     servicer = ControlPlaneServicer(
         invoker, max_send_bytes=max_message_bytes, observability=observability
     )
-    pb_grpc.add_ControlPlaneServiceServicer_to_server(servicer, server)
+    pb_grpc.add_ControlPlaneServiceServicer_to_server(
+        guard(servicer, invoker.registry.names(), limits, max_input_bytes), server
+    )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    port = server.add_insecure_port(address)
+    if tls is not None:
+        port = server.add_secure_port(address, tls.credentials())
+    else:
+        port = server.add_insecure_port(address)
     return (
         PackServer(
             server,

@@ -211,18 +211,23 @@ def _load(raw: bytes) -> Any:
     return orjson.loads(raw) if raw else None
 
 
-def check_to_proto(check: CheckRecord) -> pb.Check:
-    """One finding as a ``control_plane.v1.Check`` (expected/actual scrubbed JSON)."""
+def check_to_proto(check: CheckRecord, *, trusted: bool = False) -> pb.Check:
+    """One finding as a ``control_plane.v1.Check`` (expected/actual scrubbed JSON).
+
+    ``trusted``: the record was built by the runtime (``enforce.scrubbed_check``), so its
+    values are already scrubbed JSON data and are not scrubbed a second time.
+    """
     msg = pb.Check(
         id=check.id,
         severity=_SEVERITY_TO_PB[check.severity],  # type: ignore[arg-type]
         message=check.message,
         location=check.location or "",
     )
-    if check.expected is not None:
-        msg.expected = _dump(scrub_data(check.expected))
-    if check.actual is not None:
-        msg.actual = _dump(scrub_data(check.actual))
+    expected, actual = check.expected, check.actual
+    if expected is not None:
+        msg.expected = _dump(expected if trusted else scrub_data(expected))
+    if actual is not None:
+        msg.actual = _dump(actual if trusted else scrub_data(actual))
     return msg
 
 
@@ -238,11 +243,12 @@ def check_from_proto(msg: pb.Check) -> CheckRecord:
     )
 
 
-def validation_to_proto(validation: ValidationRecord) -> pb.Validation:
-    """A ``validation`` record as ``control_plane.v1.Validation``."""
+def validation_to_proto(validation: ValidationRecord, *, trusted: bool = False) -> pb.Validation:
+    """A ``validation`` record as ``control_plane.v1.Validation`` (``trusted``: see
+    :func:`check_to_proto`)."""
     return pb.Validation(
         status=_SEVERITY_TO_PB[validation.status],  # type: ignore[arg-type]
-        checks=[check_to_proto(c) for c in validation.checks],
+        checks=[check_to_proto(c, trusted=trusted) for c in validation.checks],
     )
 
 
@@ -254,8 +260,12 @@ def validation_from_proto(msg: pb.Validation) -> ValidationRecord:
     )
 
 
-def envelope_to_proto(outcome: Outcome) -> pb.PackError:
-    """The failed ``outcome``'s envelope as ``control_plane.v1.PackError``."""
+def envelope_to_proto(outcome: Outcome, *, trusted: bool = False) -> pb.PackError:
+    """The failed ``outcome``'s envelope as ``control_plane.v1.PackError``.
+
+    ``trusted``: the outcome came from the invoker, whose check records are scrubbed
+    already (see :func:`check_to_proto`).
+    """
     env = outcome.error
     if env is None:
         raise ValueError("outcome has no error")
@@ -280,10 +290,20 @@ def envelope_to_proto(outcome: Outcome) -> pb.PackError:
         msg.violations.extend(
             pb.FieldViolation(field=v.field, description=v.description) for v in env.violations
         )
+    validation = outcome.validation
+    # The failing checks of a strict call are the validation's own records: convert each
+    # record once even when it appears in both lists.
+    done: dict[int, pb.Check] = {}
+    if validation is not None:
+        target = msg.validation
+        target.status = _SEVERITY_TO_PB[validation.status]  # type: ignore[assignment]
+        for check in validation.checks:
+            converted = done[id(check)] = check_to_proto(check, trusted=trusted)
+            target.checks.append(converted)
     if env.checks is not None:
-        msg.checks.extend(check_to_proto(c) for c in env.checks)
-    if outcome.validation is not None:
-        msg.validation.CopyFrom(validation_to_proto(outcome.validation))
+        for check in env.checks:
+            converted = done.get(id(check)) or check_to_proto(check, trusted=trusted)
+            msg.checks.append(converted)
     return msg
 
 
@@ -316,7 +336,7 @@ def envelope_from_proto(msg: pb.PackError) -> ErrorEnvelope:
         fields["checks"] = [check_from_proto(c) for c in msg.checks]
     if msg.recovery_hint:
         fields["recovery_hint"] = msg.recovery_hint
-    return ErrorEnvelope.model_construct(**fields)
+    return ErrorEnvelope.construct_trusted(**fields)
 
 
 # -- the rich status ---------------------------------------------------------------------
@@ -326,6 +346,36 @@ def _pack_any(message: Any) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(message)
     return packed
+
+
+def _type_url(descriptor: Any) -> str:
+    return "type.googleapis.com/" + str(descriptor.full_name)
+
+
+_ERROR_INFO_URL = _type_url(error_details_pb2.ErrorInfo.DESCRIPTOR)
+_RETRY_INFO_URL = _type_url(error_details_pb2.RetryInfo.DESCRIPTOR)
+_PACK_ERROR_URL = _type_url(pb.PackError.DESCRIPTOR)
+
+
+def _error_info_bytes(outcome: Outcome, env: ErrorEnvelope) -> bytes:
+    """The serialized ``ErrorInfo`` of a failed outcome.
+
+    (Caching its static part per (pack, code) and appending the per-call metadata was
+    measured: no faster than building the small message whole, so it is built whole.)
+    """
+    metadata = {
+        "code": env.code,
+        "request_id": outcome.request_id,
+        "retryable": "true" if env.retryable else "false",
+        "pack_version": outcome.version,
+    }
+    if env.reference_id:
+        metadata["reference_id"] = env.reference_id
+    info = error_details_pb2.ErrorInfo(
+        reason=reason_for(env.code), domain=outcome.pack, metadata=metadata
+    )
+    serialized: bytes = info.SerializeToString()
+    return serialized
 
 
 def _duration(seconds: float) -> duration_pb2.Duration:
@@ -345,32 +395,21 @@ def _bad_request(violations: Iterable[FieldViolation | Violation]) -> error_deta
     )
 
 
-def error_status(outcome: Outcome) -> status_pb2.Status:
-    """The ``google.rpc.Status`` for a failed outcome (see module docs)."""
+def error_status(outcome: Outcome, *, trusted: bool = False) -> status_pb2.Status:
+    """The ``google.rpc.Status`` for a failed outcome (see module docs).
+
+    ``trusted``: the outcome came from the invoker (see :func:`envelope_to_proto`).
+    """
     env = outcome.error
     if env is None:
         raise ValueError("outcome has no error")
     status = status_for(env.code, env.retryable)
-    metadata = {
-        "code": env.code,
-        "request_id": outcome.request_id,
-        "retryable": "true" if env.retryable else "false",
-        "pack_version": outcome.version,
-    }
-    if env.reference_id:
-        metadata["reference_id"] = env.reference_id
-    details = [
-        _pack_any(
-            error_details_pb2.ErrorInfo(
-                reason=reason_for(env.code), domain=outcome.pack, metadata=metadata
-            )
-        )
-    ]
+    details = [any_pb2.Any(type_url=_ERROR_INFO_URL, value=_error_info_bytes(outcome, env))]
     if env.retry_after is not None:
-        details.append(
-            _pack_any(error_details_pb2.RetryInfo(retry_delay=_duration(env.retry_after)))
-        )
-    details.append(_pack_any(envelope_to_proto(outcome)))
+        retry = error_details_pb2.RetryInfo(retry_delay=_duration(env.retry_after))
+        details.append(any_pb2.Any(type_url=_RETRY_INFO_URL, value=retry.SerializeToString()))
+    pack_error = envelope_to_proto(outcome, trusted=trusted).SerializeToString()
+    details.append(any_pb2.Any(type_url=_PACK_ERROR_URL, value=pack_error))
     return status_pb2.Status(
         code=status.value[0], message=f"{env.code}: {env.message}", details=details
     )
@@ -395,6 +434,9 @@ def rejection_status(exc: RequestRejected, request_id: str = "") -> status_pb2.S
     )
     if isinstance(exc, InvalidInput):
         details.append(_pack_any(_bad_request(exc.violations)))
+    elif isinstance(exc, UnknownPack):
+        unknown = FieldViolation("pack", f"no pack named {exc.name!r} is loaded (ListPacks)")
+        details.append(_pack_any(_bad_request([unknown])))
     return status_pb2.Status(code=status.value[0], message=scrub(str(exc)), details=details)
 
 

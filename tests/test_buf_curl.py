@@ -6,13 +6,16 @@ import base64
 import json
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+import testpacks
 from google.rpc import error_details_pb2
 from server_support import ServerThread
 
 from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.vocabulary import BASELINE
 
 pytestmark = pytest.mark.skipif(shutil.which("buf") is None, reason="buf is not installed")
 
@@ -163,3 +166,81 @@ def test_health(server: ServerThread) -> None:
 def _raw(detail: dict[str, Any]) -> bytes:
     value = detail["value"]
     return base64.b64decode(value + "=" * (-len(value) % 4))
+
+
+def test_each_baseline_code(server: ServerThread) -> None:
+    def call(code: str) -> tuple[str, int, Any, str]:
+        data = {"pack": "test.fail", "input": b64({"code": code}), "requestId": f"buf-{code}"}
+        return (code, *buf_curl(server.target, f"{SERVICE}/InvokePack", data))
+
+    # buf takes about a second to start: run the calls side by side.
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(call, testpacks.BASELINE_CODES))
+    for code, rc, out, err in results:
+        assert rc != 0, out
+        error = buf_error(err)
+        # buf prints the Connect spelling of the status: PERMISSION_DENIED -> permission_denied.
+        assert error["code"] == BASELINE[code].grpc_status.lower(), code
+        by_type = {d["type"]: d for d in error["details"]}
+        info = error_details_pb2.ErrorInfo.FromString(_raw(by_type["google.rpc.ErrorInfo"]))
+        assert info.reason == code.upper()
+        assert info.metadata["code"] == code
+        assert info.metadata["request_id"] == f"buf-{code}"
+        envelope = pb.PackError.FromString(_raw(by_type["control_plane.v1.PackError"]))
+        assert envelope.code == code
+        assert testpacks.SECRET not in err
+        assert testpacks.SECRET not in str(envelope)
+
+
+def test_strict_artifact_failed(server: ServerThread) -> None:
+    checks = {
+        "checks": [
+            {"id": "ok", "severity": "pass", "message": "fine"},
+            {"id": "bad", "severity": "fail", "message": "broken"},
+        ]
+    }
+    rc, _, err = buf_curl(
+        server.target,
+        f"{SERVICE}/InvokePack",
+        {"pack": "test.findings", "input": b64(checks), "strict": True},
+    )
+    assert rc != 0
+    error = buf_error(err)
+    assert error["code"] == "failed_precondition"
+    by_type = {d["type"]: d for d in error["details"]}
+    envelope = pb.PackError.FromString(_raw(by_type["control_plane.v1.PackError"]))
+    assert envelope.code == "artifact_failed"
+    assert [(c.id, c.severity) for c in envelope.checks] == [("bad", pb.SEVERITY_FAIL)]
+
+
+def test_deadline_expiry_is_timeout(server: ServerThread) -> None:
+    rc, _, err = buf_curl(
+        server.target,
+        f"{SERVICE}/InvokePack",
+        {"pack": "test.hang_async", "input": b64({"seconds": 30})},
+        "--timeout",
+        "1s",
+    )
+    assert rc != 0
+    error = buf_error(err)
+    assert error["code"] == "deadline_exceeded"
+    by_type = {d["type"]: d for d in error.get("details", [])}
+    # The server answers with its own timeout envelope before buf's deadline fires.
+    envelope = pb.PackError.FromString(_raw(by_type["control_plane.v1.PackError"]))
+    assert envelope.code == "timeout"
+    assert envelope.retryable
+
+
+def test_a_secret_never_reaches_buf_curl(server: ServerThread) -> None:
+    def call(mode: str) -> tuple[int, Any, str]:
+        data = {"pack": "test.leak", "input": b64({"mode": mode})}
+        return buf_curl(server.target, f"{SERVICE}/InvokePack", data)
+
+    modes = ["internal", "network", "typed", "partial"]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(call, modes))
+    for mode, (rc, out, err) in zip(modes, results, strict=True):
+        assert rc != 0, mode
+        decoded = [_raw(d) for d in buf_error(err)["details"]]
+        for blob in (str(out).encode(), err.encode(), *decoded):
+            assert testpacks.SECRET.encode() not in blob, mode

@@ -319,3 +319,14 @@ async def test_async_client(aio_client: AsyncClient) -> None:
 def test_health(client: Client, server: ServerThread) -> None:
     assert client.health() == "SERVING"
     assert client.health("test.fail") == "SERVING"
+
+
+@pytest.mark.parametrize("mode", ["internal", "network", "typed", "partial"])
+def test_a_secret_in_a_handler_exception_never_reaches_the_client(
+    client: Client, mode: str
+) -> None:
+    with pytest.raises(PackCallError) as info:
+        client.invoke("test.leak", {"mode": mode})
+    error = info.value
+    seen = " ".join([str(error), repr(error), error.envelope.model_dump_json()])
+    assert testpacks.SECRET not in seen

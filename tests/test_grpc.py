@@ -309,7 +309,8 @@ def test_unknown_pack_is_not_found_without_a_pack_error(stub: Any) -> None:
     err = failure(stub, "no.such.pack", {})
     assert err.code() == grpc.StatusCode.NOT_FOUND
     details = rich(err)
-    assert details["types"] == ["error_info"]
+    assert details["types"] == ["error_info", "bad_request"]  # the field: `pack`
+    assert details["bad_request"].field_violations[0].field == "pack"
     assert details["error_info"].reason == "UNKNOWN_PACK"
     assert "test.echo" in err.details()
 
@@ -541,3 +542,55 @@ def test_docs_carry_the_generated_status_table() -> None:
         0
     ]
     assert embedded == wire.markdown_table(), "regenerate with: python3 -m control_plane.status"
+
+
+def test_a_rejected_pack_is_reported_and_not_serving() -> None:
+    from control_plane import Pack, hookimpl
+    from control_plane.plugins import load_registry
+
+    open_vocabulary = {
+        "type": "object",
+        "properties": {"error": {"type": "object", "properties": {"code": {"type": "string"}}}},
+    }
+
+    class OpenPlugin:
+        @hookimpl
+        def register_packs(self, register: Any) -> None:
+            register(
+                Pack("bad.open", "1.0.0", "Open codes.", {"type": "object"}, open_vocabulary, noop)
+            )
+
+    def noop(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        return {}
+
+    load = load_registry(
+        builtins=False, entry_points_=False, extra=[("acme.open", OpenPlugin()), testpacks]
+    )
+    srv = ServerThread(load, max_workers=2).start()
+    try:
+        with grpc.insecure_channel(srv.target) as channel:
+            stub = pb_grpc.ControlPlaneServiceStub(channel)
+            reply = stub.ListPacks(pb.ListPacksRequest(), timeout=10)
+            assert "bad.open" not in [p.name for p in reply.packs]
+            assert "test.echo" in [p.name for p in reply.packs], "the other plugin still loads"
+            [failure] = reply.load_failures
+            assert (failure.plugin, failure.pack) == ("acme.open", "bad.open")
+            assert "open vocabulary" in failure.reason
+            health = health_pb2_grpc.HealthStub(channel)
+            check = health_pb2.HealthCheckRequest
+            assert health.Check(check(service="bad.open"), timeout=5).status == (
+                health_pb2.HealthCheckResponse.NOT_SERVING
+            )
+            assert health.Check(check(service="test.echo"), timeout=5).status == (
+                health_pb2.HealthCheckResponse.SERVING
+            )
+            err = failure_of(stub, "bad.open")
+            assert err.code() == grpc.StatusCode.NOT_FOUND
+    finally:
+        srv.stop()
+
+
+def failure_of(stub: Any, pack: str) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        stub.InvokePack(pb.InvokePackRequest(pack=pack, input=b"{}"), timeout=10)
+    return info.value

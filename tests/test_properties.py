@@ -8,6 +8,11 @@ malformed output, every outcome:
 * survives ``Outcome.from_dict(outcome.to_dict())`` unchanged;
 * never carries a planted secret anywhere in its serialized form;
 * is deterministic: the same failure maps to the same code.
+
+The outcome model itself is frozen, forbids unknown keys, and ``to_dict``/``from_dict`` are
+strict inverses (for random outcomes, through real JSON bytes too). The classification
+table and the nearest-code mapping (declared -> absorbing pack code -> fallback ->
+``internal_error``) are also pinned down by example, row by row.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import pydantic
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from runtime_support import (
@@ -35,6 +42,13 @@ from runtime_support import (
 
 from control_plane import Check, CodeDoc, FieldViolation, Pack, PackError, Result, classify
 from control_plane.classify import parse_retry_after
+from control_plane.outcome import (
+    CheckRecord,
+    ErrorEnvelope,
+    Outcome,
+    ValidationRecord,
+    Violation,
+)
 from control_plane.redact import scrub, scrub_data
 from control_plane.vocabulary import BASELINE
 
@@ -69,7 +83,19 @@ def secrets_(draw: st.DrawFn) -> Secret:
     tok = draw(tokens)
     kind = draw(
         st.sampled_from(
-            ["bearer", "basic", "url", "pem", "aws", "jwt", "token", "password", "json", "aws2"]
+            [
+                "bearer",
+                "basic",
+                "url",
+                "pem",
+                "aws",
+                "jwt",
+                "token",
+                "password",
+                "json",
+                "aws2",
+                "quoted_json",
+            ]
         )
     )
     if kind == "bearer":
@@ -97,6 +123,8 @@ def secrets_(draw: st.DrawFn) -> Secret:
         return Secret(f"token={tok}", tok)
     if kind == "password":
         return Secret(f"DB_PASSWORD={tok}", tok)
+    if kind == "quoted_json":  # a JSON document quoted inside another message
+        return Secret(f'{{\\"api_key\\": \\"{tok}\\", \\"user\\": \\"bob\\"}}', tok)
     return Secret(f'{{"password": "{tok}", "user": "bob"}}', tok)
 
 
@@ -589,3 +617,310 @@ def test_retry_after_is_never_negative_nor_infinite(value: Any) -> None:
     if seconds is not None:
         assert seconds >= 0
         assert seconds < float("inf")
+
+
+# --------------------------------------------------------------------------- the outcome model
+
+json_scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | plain_text
+json_scalars |= st.floats(allow_nan=False, allow_infinity=False)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(plain_text, inner, max_size=3),
+    max_leaves=8,
+)
+json_objects = st.dictionaries(plain_text, json_values, max_size=4)
+check_records = st.builds(
+    CheckRecord,
+    id=st.sampled_from(["duration", "codec", "size"]),
+    severity=severities,
+    message=plain_text,
+    expected=json_values,
+    actual=json_values,
+    location=st.none() | plain_text,
+)
+validation_records = st.builds(
+    ValidationRecord, status=severities, checks=st.lists(check_records, max_size=3)
+)
+envelopes = st.builds(
+    ErrorEnvelope,
+    code=st.sampled_from([*BASELINE_CODES, *PACK_CODE_POOL]),
+    message=plain_text,
+    retryable=st.booleans(),
+    origin=st.sampled_from(["pack:prop.pack", "control_plane"]),
+    retry_after=st.none() | st.floats(0, 1e6, allow_nan=False),
+    partial=st.none() | st.just(True),
+    partial_result=st.none() | json_objects,
+    violations=st.none()
+    | st.lists(st.builds(Violation, field=st.just("/value"), description=plain_text), max_size=2),
+    detail=st.none() | plain_text,
+    reference_id=st.none() | st.text("0123456789abcdef", min_size=8, max_size=8),
+    checks=st.none() | st.lists(check_records, max_size=2),
+    recovery_hint=st.none() | plain_text,
+)
+outcomes = st.builds(
+    Outcome,
+    pack=st.just("prop.pack"),
+    version=st.just("1.0.0"),
+    request_id=st.text("0123456789abcdef", min_size=1, max_size=32),
+    result=st.none() | json_objects,
+    validation=st.none() | validation_records,
+    error=st.none() | envelopes,
+)
+
+
+@settings(SETTINGS, max_examples=80)
+@given(outcomes)
+def test_to_dict_and_from_dict_are_strict_inverses(outcome: Outcome) -> None:
+    data = outcome.to_dict()
+    assert Outcome.from_dict(data) == outcome
+    assert Outcome.from_dict(data).to_dict() == data
+    # Through real JSON bytes too, as the outcome travels.
+    wire = orjson.loads(orjson.dumps(data))
+    assert Outcome.from_dict(wire) == outcome
+    assert Outcome.from_dict(wire).to_dict() == data
+
+
+def _sample() -> dict[str, Any]:
+    return {
+        "pack": "prop.pack",
+        "version": "1.0.0",
+        "request_id": "r1",
+        "validation": {
+            "status": "fail",
+            "checks": [{"id": "size", "severity": "fail", "message": "too big"}],
+        },
+        "error": {
+            "code": "artifact_failed",
+            "message": "1 check failed",
+            "retryable": False,
+            "origin": "control_plane",
+            "checks": [{"id": "size", "severity": "fail", "message": "too big"}],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "path",
+    [(), ("error",), ("validation",), ("validation", "checks", 0), ("error", "checks", 0)],
+    ids=lambda p: "/".join(map(str, p)) or "root",
+)
+def test_from_dict_rejects_unknown_keys(path: tuple[Any, ...]) -> None:
+    data = _sample()
+    assert Outcome.from_dict(data).to_dict() == data
+    node: Any = data
+    for key in path:
+        node = node[key]
+    node["surprise"] = 1
+    with pytest.raises(pydantic.ValidationError, match=r"extra_forbidden|Extra inputs"):
+        Outcome.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("version",), 1),
+        (("request_id",), None),
+        (("result",), [1, 2]),
+        (("error", "retryable"), "false"),
+        (("error", "retry_after"), "5"),
+        (("error", "partial"), False),
+        (("validation", "status"), "error"),
+        (("validation", "checks", 0, "severity"), "FAIL"),
+    ],
+    ids=lambda v: "/".join(map(str, v)) if isinstance(v, tuple) else repr(v),
+)
+def test_from_dict_rejects_wrong_types(path: tuple[Any, ...], value: Any) -> None:
+    data = _sample()
+    node: Any = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(pydantic.ValidationError):
+        Outcome.from_dict(data)
+
+
+def test_the_outcome_is_frozen() -> None:
+    outcome = Outcome.from_dict(_sample())
+    assert outcome.error is not None
+    assert outcome.validation is not None
+    for model, name, value in [
+        (outcome, "pack", "other.pack"),
+        (outcome, "error", None),
+        (outcome.error, "code", "not_found"),
+        (outcome.validation, "status", "pass"),
+        (outcome.validation.checks[0], "severity", "pass"),
+    ]:
+        with pytest.raises(pydantic.ValidationError, match="frozen"):
+            setattr(model, name, value)
+    for model_cls in (Outcome, ErrorEnvelope, ValidationRecord, CheckRecord, Violation):
+        config = model_cls.model_config
+        assert config.get("frozen") is True, model_cls
+        assert config.get("extra") == "forbid", model_cls
+    assert hash(outcome.error.code)  # fields stay readable
+
+
+def test_scrub_catches_pairs_in_escaped_json() -> None:
+    """Regression: a validator quoting a JSON string escapes its quotes (found by hypothesis)."""
+    text = '" {\\"password\\": \\"Zq7000000000\\", \\"user\\": \\"bob\\"} " is not of type'
+    assert scrub(text) == (
+        '" {\\"password\\": \\"[REDACTED]\\", \\"user\\": \\"bob\\"} " is not of type'
+    )
+    assert scrub("password=\\Zq7abc") == "password=[REDACTED]"
+
+
+# --------------------------------------------------------------------------- the tables, by example
+
+NOW = 1_700_000_000.0
+
+
+def _wrapped(inner: BaseException, how: str) -> BaseException:
+    outer = WrapperError("while calling the downstream")
+    if how == "cause":
+        outer.__cause__ = inner
+    else:
+        outer.__context__ = inner
+    return outer
+
+
+def _cycle() -> BaseException:
+    inner = TimeoutError("read timed out")
+    outer = _wrapped(inner, "context")
+    inner.__context__ = outer  # a cycle: the walk must still end
+    return outer
+
+
+CLASSIFICATION_TABLE: list[tuple[str, BaseException, str, float | None]] = [
+    ("http 401", HTTPLikeError(401), "auth_failed", None),
+    ("http 403 on .response", HTTPLikeError(403, on_response=True), "auth_failed", None),
+    ("http 404", HTTPLikeError(404), "not_found", None),
+    ("http 410", HTTPLikeError(410), "not_found", None),
+    ("http 408", HTTPLikeError(408), "timeout", None),
+    ("http 504", HTTPLikeError(504), "timeout", None),
+    ("http 429 delta", HTTPLikeError(429, {"Retry-After": "30"}), "rate_limited", 30.0),
+    (
+        "http 429 date",
+        HTTPLikeError(429, {"Retry-After": http_date(120, NOW)}),
+        "rate_limited",
+        120.0,
+    ),
+    ("http 429 no header", HTTPLikeError(429), "rate_limited", 1.0),
+    ("http 503 retry-after", HTTPLikeError(503, {"Retry-After": "5"}), "rate_limited", 5.0),
+    ("http 503", HTTPLikeError(503), "network_error", None),
+    ("http 599", HTTPLikeError(599), "network_error", None),
+    ("TimeoutError", TimeoutError("slow"), "timeout", None),
+    ("TimeoutExpired", subprocess.TimeoutExpired(["git"], 5), "timeout", None),
+    ("asyncio timeout", TimeoutError(), "timeout", None),
+    ("ConnectionRefusedError", ConnectionRefusedError(111, "refused"), "network_error", None),
+    ("ConnectionResetError", ConnectionResetError(), "network_error", None),
+    ("gaierror", socket.gaierror(socket.EAI_NONAME, "unknown host"), "network_error", None),
+    ("ssl", ssl.SSLError("handshake"), "network_error", None),
+    ("FileNotFoundError", FileNotFoundError(2, "missing"), "not_found", None),
+    ("PermissionError", PermissionError(13, "denied"), "auth_failed", None),
+    ("errno ETIMEDOUT", OSError(errno.ETIMEDOUT, "timed out"), "timeout", None),
+    ("errno EHOSTUNREACH", OSError(errno.EHOSTUNREACH, "no route"), "network_error", None),
+    ("errno ENOENT", OSError(errno.ENOENT, "missing"), "not_found", None),
+    ("cause chain", _wrapped(ConnectionRefusedError(), "cause"), "network_error", None),
+    ("context chain", _wrapped(FileNotFoundError(), "context"), "not_found", None),
+    ("cycle", _cycle(), "timeout", None),
+    (
+        "typed error wins over the chain",
+        _wrapped(PackError("not_found", "gone"), "cause"),
+        "not_found",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "retry_after"),
+    [pytest.param(e, c, r, id=i) for i, e, c, r in CLASSIFICATION_TABLE],
+)
+def test_the_classification_table(
+    exc: BaseException, code: str, retry_after: float | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time as time_module
+
+    monkeypatch.setattr(time_module, "time", lambda: NOW)  # HTTP-dates are relative to now
+    found = classify(exc)
+    monkeypatch.undo()
+    assert found is not None
+    assert found.code == code
+    if retry_after is None:
+        assert found.retry_after is None
+    else:
+        assert found.retry_after == pytest.approx(retry_after, abs=1.0)
+
+
+@pytest.mark.parametrize(
+    "exc", [ValueError("x"), KeyError("k"), RuntimeError("r"), HTTPLikeError(302)], ids=repr
+)
+def test_unknown_failures_do_not_classify(exc: BaseException) -> None:
+    assert classify(exc) is None
+
+
+NEAREST: list[tuple[str, list[str], dict[str, CodeDoc], BaseException, str]] = [
+    ("declared", ["timeout"], {}, TimeoutError(), "timeout"),
+    (
+        "absorbed by a pack code",
+        ["download_failed"],
+        {"download_failed": CodeDoc("d", recovery_hint="r", absorbs=("network_error",))},
+        ConnectionRefusedError(),
+        "download_failed",
+    ),
+    ("fallback timeout -> network_error", ["network_error"], {}, TimeoutError(), "network_error"),
+    (
+        "fallback rate_limited -> network_error",
+        ["network_error"],
+        {},
+        HTTPLikeError(429),
+        "network_error",
+    ),
+    (
+        "nothing near -> internal_error",
+        ["not_found"],
+        {},
+        ConnectionRefusedError(),
+        "internal_error",
+    ),
+    ("unclassified -> internal_error", ["not_found"], {}, ValueError("x"), "internal_error"),
+    (
+        "undeclared pack code -> internal_error",
+        ["not_found"],
+        {},
+        PackError("made_up_code", "x"),
+        "internal_error",
+    ),
+    (
+        "declared beats absorbed",
+        ["network_error", "download_failed"],
+        {"download_failed": CodeDoc("d", recovery_hint="r", absorbs=("network_error",))},
+        ConnectionRefusedError(),
+        "network_error",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("codes", "docs", "exc", "expected"),
+    [pytest.param(c, d, e, x, id=i) for i, c, d, e, x in NEAREST],
+)
+def test_nearest_declared_code(
+    codes: list[str], docs: dict[str, CodeDoc], exc: BaseException, expected: str
+) -> None:
+    def handler(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        raise exc
+
+    pack = Pack(
+        name="near.pack",
+        version="1.0.0",
+        summary="Nearest code.",
+        input_schema={"type": "object"},
+        output_schema=output_schema(codes),
+        handler=handler,
+        codes=docs,
+    )
+    with invoker_for(pack, max_workers=1) as invoker:
+        outcome = invoker.invoke_sync("near.pack", b"{}")
+        assert outcome.code == expected
+        violations = invoker.contract_violations.get("near.pack", 0)
+    assert violations == (1 if isinstance(exc, PackError) else 0)

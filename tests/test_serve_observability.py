@@ -48,11 +48,14 @@ def served(tmp_path: Path):  # type: ignore[no-untyped-def]
     proc, target = start_serve(
         "--plugin", "testpacks", "--metrics-port", "0", "--events-file", str(events), env=env
     )
-    match = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", proc.banner)  # type: ignore[attr-defined]
-    assert match, proc.banner  # type: ignore[attr-defined]
-    yield proc, target, int(match.group(1)), events, env
-    if proc.poll() is None:
-        stop_serve(proc)
+    try:
+        banner = proc.banner  # type: ignore[attr-defined]
+        match = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", banner)
+        assert match, banner
+        yield proc, target, int(match.group(1)), events, env
+    finally:
+        if proc.poll() is None:
+            stop_serve(proc)
 
 
 def test_serve_exposes_metrics_events_and_incidents(served) -> None:  # type: ignore[no-untyped-def]

@@ -9,14 +9,21 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pytest
 from test_cli import start_serve
 
-from control_plane.client import Client, TransportError
+from control_plane.client import Client, Timeout, TransportError
 from control_plane.errors import CapabilityPackError
 from control_plane.outcome import Outcome
 
 
-def _call(target: str, pack: str, doc: dict[str, object]) -> Outcome:
+def _call(target: str, pack: str, doc: dict[str, object], timeout: float = 30) -> Outcome:
     with Client(target) as client:
-        return client.invoke(pack, doc, timeout=30)
+        return client.invoke(pack, doc, timeout=timeout)
+
+
+def _failing_call(target: str, pack: str, doc: dict[str, object], timeout: float) -> Timeout:
+    """A call whose real response is an error: the server's own ``timeout``."""
+    with pytest.raises(Timeout) as info:
+        _call(target, pack, doc, timeout)
+    return info.value
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -32,6 +39,11 @@ def test_in_flight_calls_finish_and_new_ones_are_refused(signum: int) -> None:
                 ]
                 # A sync handler too: it runs in the Invoker's thread pool.
                 in_flight += [pool.submit(_call, target, "test.hang", {"seconds": 2.0})]
+                # A call whose real response is an error, answered during the grace period:
+                # its 2.5 s deadline runs out on the server (budget ~2.25 s) after SIGTERM.
+                failing = pool.submit(
+                    _failing_call, target, "test.hang_async", {"seconds": 30}, 2.5
+                )
                 time.sleep(0.7)  # every call is in flight now
                 assert not any(f.done() for f in in_flight)
                 proc.send_signal(signum)
@@ -43,10 +55,16 @@ def test_in_flight_calls_finish_and_new_ones_are_refused(signum: int) -> None:
                 with pytest.raises(CapabilityPackError):
                     client.invoke("test.echo", {}, timeout=5)
                 assert not any(f.done() for f in in_flight)
+                assert not failing.done()
 
                 outcomes = [f.result(timeout=30) for f in in_flight]
+                timed_out = failing.result(timeout=30)
         assert [o.result for o in outcomes[:4]] == [{"done": f"a{i}"} for i in range(4)]
         assert outcomes[4].result == {"slept": True}
+        # The pack's own timeout envelope, sent by the server, not the client's deadline.
+        assert timed_out.code == "timeout"
+        assert timed_out.envelope.origin != "client", timed_out.envelope
+        assert timed_out.envelope.recovery_hint
         _, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:

@@ -38,7 +38,7 @@ _VOCAB_TABLE = """\
 | code | retryable | when |
 |---|---|---|
 | `auth_failed` | no | credentials missing or rejected (HTTP 401/403, ssh publickey, host key) |
-| `not_found` | no | no such repository, or no such branch/tag/ref |
+| `not_found` | no | no such repository or ref (clone: or the repository is empty) |
 | `rate_limited` | yes | the server answered HTTP 429 |
 | `timeout` | yes | git ran past `timeout` or the call's deadline; connect timed out |
 | `network_error` | yes | DNS failure, refused, reset, TLS failure, HTTP 5xx, not git |
@@ -103,7 +103,7 @@ def ls_remote(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     done = run_git(binary, args, rem=rem, timeout=budget)
     if patterns and done.returncode == 2 and not done.stderr.strip():
         raise not_found("no ref of the repository matches the given patterns")
-    raise_for(done)
+    raise_for(done, credential_sent=rem.header is not None)
     limit = int(doc.get("limit", DEFAULT_LIMIT))
     refs: list[dict[str, str]] = []
     symrefs: dict[str, str] = {}
@@ -178,24 +178,35 @@ def clone(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     args += ["--", rem.url, path]
     try:
         done = run_git(binary, args, rem=rem, timeout=budget)
-        raise_for(done, CLONE_RULES)
-        left = max(0.1, deadline - time.monotonic())
-        head = run_git(binary, ["rev-parse", "HEAD"], rem=None, timeout=left, cwd=path)
-        raise_for(head)
-        branch = run_git(
-            binary, ["symbolic-ref", "-q", "--short", "HEAD"], rem=None, timeout=left, cwd=path
-        )
+        raise_for(done, CLONE_RULES, credential_sent=rem.header is not None)
+        commit, branch = _checked_out(binary, path, max(0.1, deadline - time.monotonic()))
     except BaseException:
         _clean(path, created)
         raise
     return {
         "url": rem.display,
         "path": path,
-        "commit": head.stdout.decode("ascii", "replace").strip(),
-        "branch": branch.stdout.decode("utf-8", "replace").strip() if branch.ok else None,
+        "commit": commit,
+        "branch": branch,
         "ref": str(ref) if ref else None,
         "depth": depth,
     }
+
+
+def _checked_out(binary: str, path: str, budget: float) -> tuple[str, str | None]:
+    """The commit sha and branch (``None`` when detached) of the fresh clone at ``path``."""
+    head = run_git(
+        binary, ["rev-parse", "--verify", "-q", "HEAD"], rem=None, timeout=budget, cwd=path
+    )
+    if not head.ok and not head.stderr.strip():
+        # git clones an empty repository "successfully"; there is nothing to check out.
+        raise not_found("the repository is empty: there is no commit to check out")
+    raise_for(head)
+    branch = run_git(
+        binary, ["symbolic-ref", "-q", "--short", "HEAD"], rem=None, timeout=budget, cwd=path
+    )
+    name = branch.stdout.decode("utf-8", "replace").strip() if branch.ok else ""
+    return head.stdout.decode("ascii", "replace").strip(), name or None
 
 
 LS_REMOTE = Pack(

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from control_plane.errors import PackError
 from control_plane.redact import scrub
 from control_plane.stderr import (
     GIT,
@@ -168,11 +169,20 @@ def run_git(
     )
 
 
-def raise_for(done: ToolRun, classifier: StderrClassifier = GIT) -> None:
+#: git asks for a user name after a 401 even when a header was sent; with a credential
+#: given, that means the server rejected it.
+_REJECTED = "the server rejected the credentials"
+
+
+def raise_for(
+    done: ToolRun, classifier: StderrClassifier = GIT, *, credential_sent: bool = False
+) -> None:
     """Raise the classified :class:`PackError` for a failed run, or :class:`ToolFailed`."""
     if done.ok:
         return
-    error = classifier.error(done.stderr)
-    if error is not None:
-        raise error
-    raise ToolFailed("git", done.returncode, done.stderr)
+    found = classifier.match(done.stderr)
+    if found is None:
+        raise ToolFailed("git", done.returncode, done.stderr)
+    if credential_sent and found.name == "git_no_credentials":
+        raise PackError("auth_failed", _REJECTED)
+    raise found.error()

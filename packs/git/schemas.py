@@ -87,8 +87,10 @@ _URL: dict[str, Any] = {
     "minLength": 1,
     "maxLength": 4096,
     "pattern": "^[^\\-\\x00-\\x1f][^\\x00-\\x1f]*$",
+    "not": {"pattern": "^[A-Za-z0-9+.-]+::"},
     "description": "Remote: https://, http://, ssh://, git://, file://, user@host:path or a "
-    "local path. user:password@ in an http(s) URL is moved into a credential.",
+    "local path (not a transport helper such as ext::). user:password@ in an http(s) URL "
+    "is moved into a credential.",
 }
 
 _TIMEOUT: dict[str, Any] = {

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -275,14 +275,27 @@ def git_daemon(base: Path, *, informative_errors: bool = False) -> Iterator[int]
 
 
 class GitSmartHTTP:
-    """Smart-HTTP git over ``git http-backend``, requiring Basic ``user``/``password``."""
+    """Smart-HTTP git over ``git http-backend``, requiring Basic ``user``/``password``.
 
-    def __init__(self, root: Path, user: str, password: str) -> None:
+    ``on_request`` runs at the start of every request, while the client waits for the
+    answer (the tests use it to read the client processes' argv from ``/proc``).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        user: str,
+        password: str,
+        *,
+        on_request: Callable[[], None] | None = None,
+    ) -> None:
         expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
         project_root = str(root)
 
         class Handler(QuietHandler):
             def _serve(self) -> None:
+                if on_request is not None:
+                    on_request()  # the client is mid-request: its processes are alive
                 if self.headers.get("Authorization") != expected:
                     body = b"Authentication required\n"
                     self.send_response(401)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
 import shutil
 import struct
 import subprocess
+import sys
 import time
 import wave
 from collections.abc import Iterator
@@ -28,6 +30,29 @@ pytestmark = pytest.mark.skipif(
 )
 
 PACK = "av.validate"
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Every code in av.validate's effective vocabulary -> the tests here that provoke it.
+CODE_TESTS: dict[str, tuple[str, ...]] = {
+    "not_found": ("test_missing_file_is_not_found",),
+    "unreadable_media": (
+        "test_unreadable_media",
+        "test_truncated_mp4_names_the_missing_index",
+        "test_directory_is_unreadable_media",
+        "test_text_named_wav_is_unreadable_media",
+    ),
+    "dependency_missing": (
+        "test_ffprobe_missing_from_path_is_dependency_missing",
+        "test_ffmpeg_missing_when_loudness_is_asked",
+    ),
+    "timeout": ("test_probe_past_its_timeout_is_timeout", "test_call_deadline_caps_the_probe"),
+    "artifact_failed": (
+        "test_strict_turns_the_fail_finding_into_artifact_failed",
+        "test_warn_band_warns_and_strict_passes_warnings_unless_fail_on_warn",
+        "test_packctl_call_prints_findings_and_strict_exit_codes",
+    ),
+    "internal_error": ("test_nonsense_from_ffprobe_is_internal_error",),
+}
 
 
 def write_wav(path: Path, seconds: float, rate: int = 48000, amplitude: float = 0.25) -> None:
@@ -331,3 +356,85 @@ def test_input_is_checked_before_the_handler(call: Call, media: Media) -> None:
         call(PACK, {"path": str(media.mp4), "expect": {"durration": 2}})
     with pytest.raises(InvalidInput):
         call(PACK, {"path": ""})
+
+
+def test_text_named_wav_is_unreadable_media(call: Call, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.wav"
+    notes.write_text("these are meeting notes, not audio\n" * 50)
+    error = assert_error(call(PACK, {"path": str(notes)}), "unreadable_media")
+    assert "notes" not in error["message"]
+
+
+def test_nonsense_from_ffprobe_is_internal_error(
+    call: Call, media: Media, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An ffprobe whose JSON breaks the output schema: the contract guard, not a crash."""
+    fake = tmp_path / "ffprobe"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'echo \'{"streams": [{"codec_type": "audio", "codec_name": 42}], "format": {}}\'\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv(av.FFPROBE_ENV, str(fake))
+    error = assert_error(call(PACK, {"path": str(media.wav)}), "internal_error")
+    assert error["reference_id"] and "42" not in error["message"]
+
+
+def test_every_declared_code_has_a_provoking_test() -> None:
+    invoker, _ = make_call(av)
+    try:
+        declared = set(invoker.registry.get(PACK).vocabulary)
+    finally:
+        invoker.close()
+    assert set(CODE_TESTS) == declared
+    for names in CODE_TESTS.values():
+        for name in names:
+            assert callable(globals()[name]), name
+
+
+# -- packctl ------------------------------------------------------------------------------
+
+
+def packctl(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m control_plane.cli`` in a child process, only this pack loaded."""
+    env = {**os.environ, "CAPABILITY_PACKS_PLUGINS": "packs.av_validate"}
+    return subprocess.run(
+        [sys.executable, "-m", "control_plane.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_packctl_call_prints_findings_and_strict_exit_codes(media: Media, tmp_path: Path) -> None:
+    failing = tmp_path / "failing.json"
+    failing.write_text(
+        json.dumps({"path": str(media.wav), "expect": {"duration": 30, "sample_rate": 48000}})
+    )
+    warning = json.dumps(
+        {
+            "path": str(media.wav),
+            "expect": {"duration": {"value": 2.3, "tolerance": 0.5, "warn_tolerance": 0.1}},
+        }
+    )
+    # Not strict: the call succeeds and the findings are printed, readable.
+    done = packctl("call", PACK, "--local", "--input", f"@{failing}")
+    assert done.returncode == 0, done.stderr
+    assert "validation: FAIL (1 pass, 1 fail)" in done.stdout
+    assert "FAIL  duration: duration 2.1s differs from the expected 30s by 27.9s" in done.stdout
+    assert "PASS  sample_rate" in done.stdout
+    # Strict: a fail finding exits 1 with artifact_failed naming the check.
+    done = packctl("call", PACK, "--local", "--strict", "--input", f"@{failing}")
+    assert done.returncode == 1
+    assert "error: artifact_failed (permanent)" in done.stderr
+    assert "FAIL  duration" in done.stderr
+    # Strict with warnings only: exit 0, the warning still shown; fail-on warn: exit 1.
+    done = packctl("call", PACK, "--local", "--strict", "--input", warning)
+    assert done.returncode == 0, done.stderr
+    assert "validation: WARN (1 warn)" in done.stdout and "WARN  duration" in done.stdout
+    done = packctl("call", PACK, "--local", "--strict", "--fail-on", "warn", "--input", warning)
+    assert done.returncode == 1
+    assert "artifact_failed" in done.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import logging
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -25,6 +26,42 @@ from pack_servers import (
 import packs.http_fetch as http_fetch
 
 PACK = "http.fetch"
+
+#: Declared code -> the tests in this file that provoke it against a real server or socket.
+#: internal_error is left out: every failure path of the client is typed, so no server
+#: behaviour reaches it (the runtime's own tests cover the fallback).
+CODE_TESTS: dict[str, tuple[str, ...]] = {
+    "auth_failed": ("test_auth_failed", "test_wrong_bearer_is_auth_failed"),
+    "not_found": ("test_not_found",),
+    "rate_limited": (
+        "test_rate_limited_with_delta_seconds",
+        "test_rate_limited_with_http_date",
+        "test_503_with_retry_after_is_rate_limited",
+        "test_rate_limited_without_retry_after_gets_a_default",
+    ),
+    "timeout": (
+        "test_read_timeout",
+        "test_slow_body_hits_the_overall_deadline",
+        "test_connect_timeout",
+        "test_call_deadline_caps_the_fetch",
+        "test_408_504_are_timeout",
+    ),
+    "network_error": (
+        "test_connection_refused_is_network_error",
+        "test_connection_reset_is_network_error",
+        "test_dns_failure_is_network_error",
+        "test_garbage_and_truncated_responses_are_network_error",
+        "test_5xx_is_network_error",
+    ),
+    "schema_mismatch": (
+        "test_schema_mismatch_is_partial",
+        "test_schema_mismatch_on_non_object_and_non_json",
+    ),
+    "too_large": ("test_too_large",),
+    "too_many_redirects": ("test_too_many_redirects",),
+    "http_error": ("test_http_error_for_other_4xx_and_bad_redirects",),
+    "invalid_json_schema": ("test_invalid_json_schema_fetches_nothing",),
+}
 TOKEN = "tok-PLANTED-bearer-91c2e7"
 HEADER_SECRET = "hdr-PLANTED-apikey-5d8b01"
 URL_PASSWORD = "pw-PLANTED-url-a4f19e"
@@ -83,9 +120,10 @@ class Routes(QuietHandler):
             if "retry_after" in query:
                 headers["Retry-After"] = query["retry_after"][0]
             self.send(int(segments[1]), b"raw downstream body " + TOKEN.encode(), headers)
-        elif path == "/retry-date":
+        elif path == "/retry-date":  # ?status=503 for the 503 form
             when = email.utils.formatdate(time.time() + 120, usegmt=True)
-            self.send(429, b"slow down", {"Retry-After": when})
+            status = int(query.get("status", ["429"])[0])
+            self.send(status, b"slow down", {"Retry-After": when})
         elif segments[0] == "redirect":
             left = int(segments[1])
             target = "/json" if left <= 1 else f"/redirect/{left - 1}"  # N hops in all
@@ -218,6 +256,13 @@ def test_redirect_not_followed_when_asked(call: Call, server: HTTPServerThread) 
     assert result["headers"]["location"] == "/json"
 
 
+def test_caller_headers_are_sent(call: Call, server: HTTPServerThread) -> None:
+    outcome = fetch(call, server.url("/echo"), headers={"X-Request-Tag": "t-42", "Accept": "a/b"})
+    assert outcome.ok
+    seen = outcome.result["body"]["headers"]
+    assert seen["x-request-tag"] == "t-42" and seen["accept"] == "a/b"
+
+
 def test_schema_that_matches(call: Call, server: HTTPServerThread) -> None:
     schema = {"type": "object", "properties": {"count": {"type": "integer"}}}
     assert fetch(call, server.url("/json"), json_schema=schema).ok
@@ -302,9 +347,11 @@ def test_rate_limited_with_delta_seconds(call: Call, server: HTTPServerThread) -
     assert error["retryable"] is True
 
 
-def test_rate_limited_with_http_date(call: Call, server: HTTPServerThread) -> None:
-    error = assert_error(fetch(call, server.url("/retry-date")), "rate_limited")
+@pytest.mark.parametrize("status", [429, 503])
+def test_rate_limited_with_http_date(call: Call, server: HTTPServerThread, status: int) -> None:
+    error = assert_error(fetch(call, server.url(f"/retry-date?status={status}")), "rate_limited")
     assert 100 <= error["retry_after"] <= 121
+    assert error["retryable"] is True
 
 
 def test_rate_limited_without_retry_after_gets_a_default(
@@ -436,7 +483,10 @@ def test_invalid_json_schema_fetches_nothing(call: Call) -> None:
     assert_error(fetch(call, url, json_schema=remote_ref), "invalid_json_schema")
 
 
-def test_planted_secrets_never_appear_in_any_failure(call: Call, server: HTTPServerThread) -> None:
+def test_planted_secrets_never_appear_in_any_failure(
+    call: Call, server: HTTPServerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     url_with_password = f"http://bob:{URL_PASSWORD}@{LOOPBACK}:{free_port()}/x?token={TOKEN}"
     for outcome in (
         fetch(call, url_with_password, credential={"bearer": TOKEN}),
@@ -455,3 +505,15 @@ def test_planted_secrets_never_appear_in_any_failure(call: Call, server: HTTPSer
     ):
         assert outcome.error is not None
         assert_no_secrets(outcome, TOKEN, URL_PASSWORD, HEADER_SECRET)
+    for secret in (TOKEN, URL_PASSWORD, HEADER_SECRET):
+        assert secret not in caplog.text  # nor in any log line
+
+
+def test_every_declared_code_has_a_provoking_test() -> None:
+    declared = set(
+        http_fetch.PACK.output_schema["properties"]["error"]["properties"]["code"]["enum"]
+    )
+    assert set(CODE_TESTS) == declared
+    for names in CODE_TESTS.values():
+        for name in names:
+            assert callable(globals()[name]), name

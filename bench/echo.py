@@ -1,0 +1,74 @@
+"""The baseline: a bare ``grpc.aio`` server that answers with canned bytes.
+
+``python -m bench.echo --port N --spec FILE`` serves ``/bench.Echo/<scenario>`` for each
+scenario in the JSON spec file. A scenario either answers OK with fixed response bytes
+(``{"kind": "ok", "reply": HEX}``) or ends the call with the same status, message and
+trailing metadata the control plane sent (``{"kind": "abort", "code": NAME, "details":
+TEXT, "trailers": [[KEY, HEX | TEXT, is_binary]]}``): the echo carries the same bytes both
+ways and does no other work. Request bytes are received raw and ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+__all__ = ["SERVICE", "main", "method_for"]
+
+SERVICE = "bench.Echo"
+
+
+def method_for(scenario: str) -> str:
+    """The full method name the echo server answers for ``scenario``."""
+    return f"/{SERVICE}/{scenario}"
+
+
+def _handler(spec: dict[str, Any]) -> Callable[[bytes, Any], Awaitable[bytes]]:
+    if spec["kind"] == "ok":
+        reply = bytes.fromhex(spec["reply"])
+
+        async def ok(request: bytes, context: Any) -> bytes:
+            return reply
+
+        return ok
+    code = grpc.StatusCode[spec["code"]]
+    details = spec["details"]
+    trailers = tuple(
+        (key, bytes.fromhex(value) if binary else value) for key, value, binary in spec["trailers"]
+    )
+
+    async def abort(request: bytes, context: Any) -> bytes:
+        await context.abort(code, details, trailing_metadata=trailers)
+        raise AssertionError("unreachable")
+
+    return abort
+
+
+async def serve(port: int, specs: dict[str, dict[str, Any]]) -> None:
+    """Serve every scenario of ``specs`` on 127.0.0.1:``port`` until killed."""
+    handlers = {
+        name: grpc.unary_unary_rpc_method_handler(_handler(spec)) for name, spec in specs.items()
+    }
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    await server.wait_for_termination()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="bare grpc.aio echo server")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--spec", type=Path, required=True)
+    args = parser.parse_args()
+    asyncio.run(serve(args.port, json.loads(args.spec.read_text())))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""The server's own Python cost per call, without the transport: ``python -m bench.micro``.
+
+Builds the stack ``packctl serve`` builds (Invoker, metrics, error events on stderr, the
+incident store in a temporary directory, JSON call logs), then calls
+``ControlPlaneServicer.InvokePack`` directly with a minimal servicer context, one call at a
+time, for each scenario: request parsing, enforcement, wire status, logging and
+observability, but no HTTP/2. Much less noisy than the end-to-end figures, so it is the
+tool for before/after comparisons of hot-path changes; ``--profile`` adds a cProfile
+summary per scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import io
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from bench import packs
+from bench.scenarios import SCENARIOS, Scenario
+from control_plane.invoke import Invoker
+from control_plane.observability import add_serve_arguments, install_from_args
+from control_plane.plugins import load_registry
+from control_plane.server import ControlPlaneServicer, configure_logging
+from control_plane.v1 import control_plane_pb2 as pb
+
+__all__ = ["main"]
+
+
+class _Context:
+    """Just enough of ``grpc.aio.ServicerContext`` for ``InvokePack``."""
+
+    def invocation_metadata(self) -> tuple[Any, ...]:
+        return ()
+
+    def time_remaining(self) -> float | None:
+        return None
+
+    async def abort_with_status(self, status: grpc.Status) -> None:
+        raise grpc.aio.AbortError()
+
+    async def abort(self, code: Any, details: str = "", trailing_metadata: Any = ()) -> None:
+        raise grpc.aio.AbortError()
+
+
+async def _run(servicer: ControlPlaneServicer, sc: Scenario, calls: int) -> tuple[float, float]:
+    """(process CPU, wall) microseconds per call; CPU counts every thread of the process."""
+    raw = sc.request()
+    context: Any = _Context()
+    for _ in range(min(200, calls)):
+        with contextlib.suppress(grpc.aio.AbortError):
+            await servicer.InvokePack(pb.InvokePackRequest.FromString(raw), context)
+    await asyncio.sleep(0.05)  # let background writers drain the warm-up
+    c0, t0 = time.process_time(), time.perf_counter()
+    for _ in range(calls):
+        with contextlib.suppress(grpc.aio.AbortError):
+            await servicer.InvokePack(pb.InvokePackRequest.FromString(raw), context)
+    store = getattr(servicer.observability, "store", None)
+    if store is not None:
+        store.flush()  # the writer thread's CPU for these calls counts too
+    return (
+        (time.process_time() - c0) / calls * 1e6,
+        (time.perf_counter() - t0) / calls * 1e6,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.micro", description=__doc__)
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--repeat", type=int, default=3, help="best of N")
+    parser.add_argument("--scenarios", default=",".join(s.key for s in SCENARIOS))
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--serve-args", default="", help="as for `packctl serve`")
+    args = parser.parse_args(argv)
+    wanted = args.scenarios.split(",")
+    serve_parser = argparse.ArgumentParser()
+    add_serve_arguments(serve_parser)
+    with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "stderr", "w") as err:
+        serve_args = serve_parser.parse_args(
+            ["--incident-db", str(Path(tmp) / "incidents.db"), *args.serve_args.split()]
+        )
+        load = load_registry(builtins=False, entry_points_=False, extra=[packs])
+        invoker = Invoker(load.registry, classifiers=load.classifiers, default_timeout=300.0)
+        saved, sys.stderr = sys.stderr, err
+        try:
+            configure_logging("json", "info", stream=err)
+            obs = install_from_args(invoker, serve_args)
+            servicer = ControlPlaneServicer(invoker, max_send_bytes=4 << 20, observability=obs)
+            results: dict[str, tuple[float, float]] = {}
+            profiles: dict[str, str] = {}
+            for sc in SCENARIOS:
+                if sc.key not in wanted:
+                    continue
+                results[sc.key] = min(
+                    asyncio.run(_run(servicer, sc, args.calls)) for _ in range(args.repeat)
+                )
+                if args.profile:
+                    prof = cProfile.Profile()
+                    prof.enable()
+                    asyncio.run(_run(servicer, sc, args.calls))
+                    prof.disable()
+                    out = io.StringIO()
+                    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
+                    profiles[sc.key] = out.getvalue()
+            obs.close()
+        finally:
+            sys.stderr = saved
+            invoker.close()
+    print("Python pipeline per call, no transport (best of N): process CPU, wall")
+    for key, (cpu, wall) in results.items():
+        print(f"{key:<15} {cpu:8.1f} us CPU {wall:8.1f} us wall")
+        if key in profiles:
+            print(profiles[key])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,336 @@
+"""The gate file: ``packctl-gate.toml`` or ``[tool.packctl.gate]`` in ``pyproject.toml``.
+
+:func:`load_gate` reads the TOML with :mod:`tomllib`, validates it against
+``schemas/gate.schema.json`` and returns a :class:`GateConfig`. Every problem is one
+:class:`GateFileError` whose message names the file, the line and the key
+(``packctl-gate.toml:7: steps[0].fail_on: 'warns' is not one of ['fail', 'warn']``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import jsonschema
+
+from control_plane._resources import load_schema_file
+
+__all__ = [
+    "ARTIFACT_PLACEHOLDER",
+    "DEFAULT_FILE",
+    "GateConfig",
+    "GateFileError",
+    "Step",
+    "find_gate_file",
+    "load_gate",
+]
+
+DEFAULT_FILE = "packctl-gate.toml"
+PYPROJECT = "pyproject.toml"
+PYPROJECT_TABLE: tuple[str, ...] = ("tool", "packctl", "gate")
+#: In ``input``, every string value containing this gets the artifact's absolute path.
+ARTIFACT_PLACEHOLDER = "{artifact}"
+
+FailOn = Literal["fail", "warn"]
+
+
+class GateFileError(Exception):
+    """A gate file that cannot be used; the message is one line naming file, line, key."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: a pack called over the artifacts its globs match (or once)."""
+
+    index: int
+    name: str
+    pack: str
+    input: Mapping[str, Any]
+    artifacts: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    artifact_field: str | None = None
+    strict: bool = True
+    fail_on: FailOn = "fail"
+    deadline: float | None = None
+    allow_empty: bool = False
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """A validated gate file."""
+
+    path: Path
+    base_dir: Path
+    steps: tuple[Step, ...]
+    raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    schema = load_schema_file("gate.schema.json")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def find_gate_file(start: Path) -> Path:
+    """``packctl-gate.toml`` in ``start``, else its ``pyproject.toml`` with the table."""
+    candidate = start / DEFAULT_FILE
+    if candidate.is_file():
+        return candidate
+    pyproject = start / PYPROJECT
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            data = {}
+        if _dig(data, PYPROJECT_TABLE) is not None:
+            return pyproject
+    raise GateFileError(
+        f"no gate file: neither {DEFAULT_FILE} nor a [tool.packctl.gate] table in "
+        f"{PYPROJECT} in {start} (pass the file as an argument)"
+    )
+
+
+def load_gate(path: Path) -> GateConfig:
+    """Read and validate the gate file at ``path``; :class:`GateFileError` if unusable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GateFileError(f"{path}: no such gate file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GateFileError(f"{path}: cannot read the gate file: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GateFileError(f"{path}: not valid TOML: {_one_line(str(exc))}") from None
+    root: tuple[str, ...] = ()
+    if path.name == PYPROJECT:
+        root = PYPROJECT_TABLE
+        table = _dig(data, root)
+        if table is None:
+            raise GateFileError(f"{path}: no [tool.packctl.gate] table")
+        if not isinstance(table, dict):
+            raise GateFileError(f"{path}: tool.packctl.gate must be a table")
+        data = table
+    locator = _Locator(text, root)
+    _check_schema(path, data, locator)
+    steps = _steps(path, data, locator)
+    return GateConfig(path=path, base_dir=path.resolve().parent, steps=steps, raw=data)
+
+
+# -- validation ----------------------------------------------------------------------
+
+
+def _check_schema(path: Path, data: dict[str, Any], locator: _Locator) -> None:
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    error = jsonschema.exceptions.best_match(errors)
+    assert error is not None
+    keys: list[str | int] = list(error.absolute_path)
+    message = error.message
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(cast(Mapping[str, Any], error.schema.get("properties", {})))
+        extra = sorted(k for k in error.instance if k not in allowed)
+        if extra:
+            keys.append(extra[0])
+            message = f"unknown key (allowed: {', '.join(sorted(allowed))})"
+    elif error.validator == "anyOf" and error.context:
+        message = f"{_short(error.instance)} is neither a glob string nor a list of globs"
+    more = len(errors) - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    raise GateFileError(_where(path, locator, keys) + f"{_one_line(message)}{suffix}")
+
+
+def _steps(path: Path, data: Mapping[str, Any], locator: _Locator) -> tuple[Step, ...]:
+    defaults: Mapping[str, Any] = data.get("defaults", {})
+    raw_steps: Sequence[Mapping[str, Any]] = data["steps"]
+    packs = [str(s["pack"]) for s in raw_steps]
+    steps: list[Step] = []
+    seen: dict[str, int] = {}
+    for index, raw in enumerate(raw_steps):
+        name = raw.get("name") or _default_name(packs, index)
+        if name in seen:
+            raise GateFileError(
+                _where(path, locator, ["steps", index, "name"])
+                + f"step name {name!r} is already used by steps[{seen[name]}]"
+            )
+        seen[name] = index
+        artifacts = raw.get("artifacts", ())
+        globs = (artifacts,) if isinstance(artifacts, str) else tuple(artifacts)
+        doc: Mapping[str, Any] = raw.get("input", {})
+        artifact_field = raw.get("artifact_field")
+        has_placeholder = any(ARTIFACT_PLACEHOLDER in s for s in _strings(doc))
+        if globs and artifact_field is None and not has_placeholder:
+            raise GateFileError(
+                _where(path, locator, ["steps", index, "artifacts"])
+                + "artifacts given but the input never receives them: set artifact_field "
+                f'(e.g. artifact_field = "path") or put "{ARTIFACT_PLACEHOLDER}" in input'
+            )
+        if has_placeholder and not globs:
+            raise GateFileError(
+                _where(path, locator, ["steps", index, "input"])
+                + f'input uses "{ARTIFACT_PLACEHOLDER}" but the step has no artifacts'
+            )
+        if artifact_field is not None and artifact_field in doc:
+            raise GateFileError(
+                _where(path, locator, ["steps", index, "input", artifact_field])
+                + f"input.{artifact_field} is also set by artifact_field; keep one"
+            )
+        steps.append(
+            Step(
+                index=index,
+                name=name,
+                pack=str(raw["pack"]),
+                input=doc,
+                artifacts=globs,
+                exclude=tuple(raw.get("exclude", ())),
+                artifact_field=artifact_field,
+                strict=bool(raw.get("strict", defaults.get("strict", True))),
+                fail_on=raw.get("fail_on", defaults.get("fail_on", "fail")),
+                deadline=_float_or_none(raw.get("deadline", defaults.get("deadline"))),
+                allow_empty=bool(raw.get("allow_empty", False)),
+                line=locator.line(["steps", index]),
+            )
+        )
+    return tuple(steps)
+
+
+def _default_name(packs: Sequence[str], index: int) -> str:
+    pack = packs[index]
+    if packs.count(pack) == 1:
+        return pack
+    return f"{pack} #{packs[: index + 1].count(pack)}"
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _dig(data: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    node: Any = data
+    for key in keys:
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def key_path(keys: Sequence[str | int]) -> str:
+    """``["steps", 0, "fail_on"]`` -> ``steps[0].fail_on``."""
+    out = ""
+    for key in keys:
+        if isinstance(key, int):
+            out += f"[{key}]"
+        elif re.fullmatch(r"[A-Za-z0-9_\-]+", key):
+            out += f".{key}" if out else key
+        else:
+            out += f"[{key!r}]"
+    return out
+
+
+def _where(path: Path, locator: _Locator, keys: Sequence[str | int]) -> str:
+    line = locator.line(keys)
+    shown = key_path([*locator.root, *keys]) or "(top level)"
+    return f"{path}:{line}: {shown}: " if line else f"{path}: {shown}: "
+
+
+# -- line numbers --------------------------------------------------------------------
+
+_BARE = r"[A-Za-z0-9_\-]+"
+_BASIC = r'"(?:[^"\\]|\\.)*"'
+_LITERAL = r"'[^']*'"
+_KEY = rf"(?:{_BARE}|{_BASIC}|{_LITERAL})"
+_DOTTED = rf"{_KEY}(?:\s*\.\s*{_KEY})*"
+_AOT_HEADER = re.compile(rf"^\[\[\s*({_DOTTED})\s*\]\]")
+_TABLE_HEADER = re.compile(rf"^\[\s*({_DOTTED})\s*\]")
+_ASSIGNMENT = re.compile(rf"^({_DOTTED})\s*=")
+_KEY_PART = re.compile(_KEY)
+
+
+def _split_dotted(text: str) -> tuple[str, ...]:
+    parts: list[str] = []
+    for match in _KEY_PART.finditer(text):
+        token = match.group(0)
+        if token.startswith('"'):
+            parts.append(cast(str, tomllib.loads(f"k = {token}")["k"]))
+        elif token.startswith("'"):
+            parts.append(token[1:-1])
+        else:
+            parts.append(token)
+    return tuple(parts)
+
+
+class _Locator:
+    """Maps key paths of a TOML document to the line that defines them.
+
+    A line scanner over table headers, array-of-tables headers and ``key =`` lines:
+    enough for gate files. Keys inside inline tables or multi-line values map to the
+    line of the nearest enclosing key.
+    """
+
+    def __init__(self, text: str, root: tuple[str, ...] = ()) -> None:
+        self.root = root
+        self.lines: dict[tuple[str | int, ...], int] = {}
+        counts: dict[tuple[str | int, ...], int] = {}
+        current: tuple[str | int, ...] = ()
+
+        def resolve(parts: tuple[str, ...]) -> tuple[str | int, ...]:
+            out: tuple[str | int, ...] = ()
+            for part in parts:
+                out = (*out, part)
+                if out in counts:
+                    out = (*out, counts[out])
+            return out
+
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            if match := _AOT_HEADER.match(line):
+                parts = _split_dotted(match.group(1))
+                table = (*resolve(parts[:-1]), parts[-1])
+                counts[table] = counts.get(table, -1) + 1
+                current = (*table, counts[table])
+                self.lines.setdefault(table, lineno)
+                self.lines[current] = lineno
+            elif match := _TABLE_HEADER.match(line):
+                current = resolve(_split_dotted(match.group(1)))
+                self.lines.setdefault(current, lineno)
+            elif match := _ASSIGNMENT.match(line):
+                self.lines.setdefault((*current, *_split_dotted(match.group(1))), lineno)
+
+    def line(self, keys: Sequence[str | int]) -> int | None:
+        """The line of ``keys`` (relative to the root), or of its nearest known parent."""
+        full: tuple[str | int, ...] = (*self.root, *keys)
+        while full:
+            if full in self.lines:
+                return self.lines[full]
+            full = full[:-1]
+        return None

@@ -1,0 +1,150 @@
+"""The benchmark cannot rot: one short run of ``python -m bench`` yields every figure.
+
+Real processes (the control plane via ``packctl serve``, the echo server), a fraction of
+a second per window; figures are not checked against targets here (timing is for the
+benchmark, never for tests), only that each one is there and sane.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+from control_plane import redact
+from control_plane.outcome import CheckRecord, ErrorEnvelope, Outcome
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ("success", "error", "strict", "internal_error")
+SERVERS = ("echo", "control_plane")
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--duration",
+            "0.25",
+            "--warmup",
+            "0.05",
+            "--rss-calls",
+            "400",
+            "--out",
+            str(tmp_path),
+            "--silent",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    markdown = (tmp_path / "results.md").read_text()
+
+    machine = doc["machine"]
+    for key in ("cpu_model", "cores", "python", "date"):
+        assert machine[key]
+    assert machine["packages"]["grpcio"]
+
+    summary = doc["throughput"]["summary"]
+    assert set(summary) == set(SCENARIOS)
+    for scenario in SCENARIOS:
+        assert set(summary[scenario]) == {"1", "16", "64"}
+        for figures in summary[scenario].values():
+            for metric in ("rps", "p50_ms", "p99_ms", "cpu_us_per_call", "client_cpu_us_per_call"):
+                for server in SERVERS:
+                    spread = figures[metric][server]
+                    assert spread["min"] <= spread["median"] <= spread["max"]
+                    assert _finite(spread["median"]), (scenario, metric, server)
+            for ratio in ("ratio_rps", "ratio_p50", "ratio_p99", "ratio_cpu"):
+                assert _finite(figures[ratio]["median"])
+        assert f"| {scenario} | 16 |" in markdown
+
+    described = doc["scenarios"]
+    assert described["success"]["grpc_status"] == "OK"
+    assert described["error"]["expected_code"] == "network_error"
+    assert described["strict"]["expected_code"] == "artifact_failed"
+    assert described["internal_error"]["expected_code"] == "internal_error"
+    for scenario in SCENARIOS:  # "a ~330-byte request"
+        assert 300 <= described[scenario]["request_bytes"] <= 400
+
+    cold = doc["cold_start"]["summary"]
+    assert _finite(cold["with_100_packs_s"]["median"])
+    assert _finite(cold["no_packs_s"]["median"])
+    rss = doc["rss"]
+    assert rss["calls"] == 400
+    assert rss["idle_bytes"] > 0
+    assert rss["after_bytes"] > 0
+    assert len(doc["targets"]) == 8
+    assert all(isinstance(t["met"], bool) for t in doc["targets"])
+
+
+# -- the hot-path shortcuts agree with what they replace ---------------------------------
+
+
+def test_scrub_trigger_fast_path_agrees_with_the_regex() -> None:
+    rnd = random.Random(7)
+    words = [
+        *redact._TRIGGER_WORDS,
+        "PRIVATE KEY",
+        "Bearer",
+        "AKIA",
+        "\u017fecret",
+        "\u212aey",
+        "gh_",
+    ]
+    alphabet = string.printable + "\u017f\u212a\u0131\u0130\u00df"
+    for _ in range(20_000):
+        parts = [
+            rnd.choice(words)
+            if rnd.random() < 0.3
+            else "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 8)))
+            for _ in range(rnd.randint(0, 5))
+        ]
+        text = "".join(parts)
+        # The fast exit must agree with the case-insensitive regex over the same words.
+        assert redact._triggered(text) == bool(redact._TRIGGER.search(text)), text
+
+
+def test_construct_trusted_is_model_construct() -> None:
+    fields = {"code": "timeout", "message": "m", "retryable": True, "origin": "pack:x"}
+    fast, slow = ErrorEnvelope.construct_trusted(**fields), ErrorEnvelope.model_construct(**fields)
+    assert fast == slow
+    assert repr(fast) == repr(slow)
+    assert fast.model_fields_set == slow.model_fields_set
+    check = {"id": "c", "severity": "warn", "message": "m", "expected": [1], "actual": None}
+    assert CheckRecord.construct_trusted(**check) == CheckRecord.model_construct(**check)
+    outcome = Outcome.construct_trusted(pack="p", version="1", request_id="r", error=fast)
+    assert (
+        outcome.to_dict()
+        == Outcome.model_construct(pack="p", version="1", request_id="r", error=slow).to_dict()
+    )
+    assert Outcome.from_dict(outcome.to_dict()) == outcome
+
+
+def test_micro_benchmark_runs() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.micro", "--calls", "30", "--repeat", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for scenario in SCENARIOS:
+        assert re.search(rf"^{scenario} +[0-9.]+ us CPU +[0-9.]+ us wall$", proc.stdout, re.M)

@@ -1,0 +1,623 @@
+"""Load-time checks: every faulty pack is rejected with a message naming its plugin.
+
+One test per fault (SPEC "The pack"): schemas that are not valid JSON Schema, a missing
+``properties.error.properties.code``, an open vocabulary (``type: string`` with no enum, a
+``pattern``), an empty enum, duplicates, non-snake_case codes, undocumented codes, a
+duplicate pack name (naming both plugins), a plugin whose hook raises, a plugin that fails
+to import. Each fault is loaded next to good plugins, which must still load. Packs declared
+with pydantic models go through the same checks.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel
+from runtime_support import make_pack, noop, output_schema, plugin, raising_plugin
+
+from control_plane import (
+    Classification,
+    CodeDoc,
+    Invoker,
+    Pack,
+    PackError,
+    Registry,
+    hookimpl,
+)
+from control_plane import plugins as plugins_module
+from control_plane.errors import PluginLoadError
+from control_plane.plugins import load_registry
+from control_plane.registry import LoadFailure
+
+BAD_PLUGIN = "acme.broken_plugin"
+
+
+def _with_code(code_schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema whose ``properties.error.properties.code`` is ``code_schema``."""
+    return {
+        "type": "object",
+        "properties": {
+            "value": {"type": "integer"},
+            "error": {"type": "object", "properties": {"code": code_schema}},
+        },
+    }
+
+
+def _own_docs(*codes: str) -> dict[str, CodeDoc]:
+    return {c: CodeDoc(f"{c} happened", recovery_hint=f"handle {c}") for c in codes}
+
+
+# fault id -> (the faulty pack, a regex the reason must match)
+FAULTS: dict[str, tuple[Callable[[], Pack], str]] = {
+    "input schema not meta-valid": (
+        lambda: make_pack("bad.pack", input_schema={"type": "nope"}),
+        r"input schema: invalid JSON Schema at /type",
+    ),
+    "output schema not meta-valid": (
+        lambda: make_pack(
+            "bad.pack",
+            out=output_schema(["not_found"], extra={"value": {"minLength": -1}}),
+        ),
+        r"output schema: invalid JSON Schema at /properties/value/minLength",
+    ),
+    "output schema has no error property": (
+        lambda: make_pack("bad.pack", out={"type": "object", "properties": {"value": {}}}),
+        r"'error' is a required property|no properties\.error",
+    ),
+    "error has no code property": (
+        lambda: make_pack(
+            "bad.pack",
+            out={
+                "type": "object",
+                "properties": {"error": {"type": "object", "properties": {"message": {}}}},
+            },
+        ),
+        r"no properties\.error\.properties\.code",
+    ),
+    "code is a string with no enum": (
+        lambda: make_pack("bad.pack", out=_with_code({"type": "string"})),
+        r"open vocabulary: error code has no enum",
+    ),
+    "code is a pattern": (
+        lambda: make_pack("bad.pack", out=_with_code({"type": "string", "pattern": "^[a-z_]+$"})),
+        r"open vocabulary: error code is a pattern",
+    ),
+    "empty enum": (
+        lambda: make_pack("bad.pack", out=_with_code({"type": "string", "enum": []})),
+        r"empty vocabulary",
+    ),
+    "duplicated codes": (
+        lambda: make_pack(
+            "bad.pack",
+            out=_with_code({"enum": ["not_found", "timeout", "not_found"]}),
+        ),
+        r"duplicated error codes in the enum: not_found",
+    ),
+    "camelCase code": (
+        lambda: make_pack("bad.pack", codes=["notFound"]),
+        r"'notFound' is not snake_case",
+    ),
+    "kebab-case code": (
+        lambda: make_pack("bad.pack", codes=["not-found"]),
+        r"'not-found' is not snake_case",
+    ),
+    "upper-case code": (
+        lambda: make_pack("bad.pack", codes=["NOT_FOUND"]),
+        r"'NOT_FOUND' is not snake_case",
+    ),
+    "code with a leading underscore": (
+        lambda: make_pack("bad.pack", codes=["_private"]),
+        r"'_private' is not snake_case",
+    ),
+    "non-string code": (
+        lambda: make_pack("bad.pack", out=_with_code({"enum": ["not_found", 7]})),
+        r"7 is not snake_case",
+    ),
+    "undocumented pack code": (
+        lambda: make_pack("bad.pack", codes=["not_found", "dependency_missing"], docs={}),
+        r"code 'dependency_missing' is not documented",
+    ),
+    "pack code documented without a recovery hint": (
+        lambda: make_pack(
+            "bad.pack",
+            codes=["dependency_missing"],
+            docs={"dependency_missing": CodeDoc("the tool is missing")},
+        ),
+        r"/codes/dependency_missing/recovery_hint",
+    ),
+    "documented code the enum does not declare": (
+        lambda: make_pack("bad.pack", codes=["not_found"], docs=_own_docs("stray_code")),
+        r"codes= documents stray_code, which the output schema's enum does not declare",
+    ),
+    "baseline code re-documented": (
+        lambda: make_pack("bad.pack", codes=["not_found"], docs=_own_docs("not_found")),
+        r"baseline code 'not_found' is documented by the vocabulary",
+    ),
+    "absorbs a code that is not baseline": (
+        lambda: make_pack(
+            "bad.pack",
+            codes=["download_failed"],
+            docs={"download_failed": CodeDoc("d", recovery_hint="r", absorbs=("download_slow",))},
+        ),
+        r"absorbs 'download_slow', which is not a baseline code",
+    ),
+    "name is not dotted": (
+        lambda: make_pack("badpack"),
+        r"manifest invalid at /name",
+    ),
+    "version is not semver": (
+        lambda: make_pack("bad.pack", version="1.0"),
+        r"manifest invalid at /version",
+    ),
+    "summary is two lines": (
+        lambda: make_pack("bad.pack", summary="one\ntwo"),
+        r"manifest invalid at /summary",
+    ),
+    "handler is not callable": (
+        lambda: make_pack("bad.pack", handler="noop"),  # type: ignore[arg-type]
+        r"handler is not callable",
+    ),
+}
+
+
+def _good(name: str) -> Pack:
+    return make_pack(name, codes=["not_found"])
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_each_fault_is_rejected_naming_the_plugin(fault: str) -> None:
+    build, expected = FAULTS[fault]
+    result = load_registry(
+        builtins=False,
+        entry_points_=False,
+        extra=[
+            ("acme.first", plugin(_good("good.first"))),
+            # The bad pack sits between two good ones of the same plugin.
+            (BAD_PLUGIN, plugin(_good("good.before"), build(), _good("good.after"))),
+            ("acme.last", plugin(_good("good.last"))),
+        ],
+    )
+    registry = result.registry
+    assert registry.names() == ["good.after", "good.before", "good.first", "good.last"]
+    assert len(registry.failures) == 1, registry.failures
+    failure = registry.failures[0]
+    assert failure.plugin == BAD_PLUGIN
+    assert failure.pack == ("badpack" if fault == "name is not dotted" else "bad.pack")
+    assert f"plugin {BAD_PLUGIN!r}" in str(failure)
+    assert re.search(expected, failure.reason), failure.reason
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_register_raises_a_plugin_load_error_naming_the_plugin(fault: str) -> None:
+    build, expected = FAULTS[fault]
+    registry = Registry()
+    with pytest.raises(PluginLoadError, match=expected) as info:
+        registry.register(build(), BAD_PLUGIN)
+    assert info.value.plugin == BAD_PLUGIN
+    assert str(info.value).startswith(f"plugin {BAD_PLUGIN!r}")
+    assert len(registry) == 0
+
+
+def test_register_rejects_what_is_not_a_pack() -> None:
+    with pytest.raises(PluginLoadError, match=r"expects a Pack, got dict") as info:
+        Registry().register({"name": "x.y"}, BAD_PLUGIN)  # type: ignore[arg-type]
+    assert info.value.plugin == BAD_PLUGIN
+
+
+def test_a_duplicate_pack_name_names_both_plugins() -> None:
+    result = load_registry(
+        builtins=False,
+        entry_points_=False,
+        extra=[
+            ("acme.one", plugin(_good("dup.pack"))),
+            ("acme.two", plugin(_good("dup.pack"), _good("other.pack"))),
+        ],
+    )
+    registry = result.registry
+    assert registry.names() == ["dup.pack", "other.pack"]
+    assert registry.get("dup.pack").plugin == "acme.one", "the first registration wins"
+    [failure] = registry.failures
+    assert failure.plugin == "acme.two"
+    assert failure.pack == "dup.pack"
+    text = str(failure)
+    assert "'acme.one'" in text, text
+    assert "'acme.two'" in text, text
+    assert "duplicate pack name 'dup.pack'" in text
+
+
+def test_a_plugin_whose_hook_raises_is_reported_and_others_load() -> None:
+    result = load_registry(
+        builtins=False,
+        entry_points_=False,
+        extra=[
+            ("acme.first", plugin(_good("good.first"))),
+            (BAD_PLUGIN, raising_plugin(RuntimeError("boom at load"), _good("good.partial"))),
+            ("acme.last", plugin(_good("good.last"))),
+        ],
+    )
+    registry = result.registry
+    # Packs registered before the hook raised stay; later plugins still load.
+    assert registry.names() == ["good.first", "good.last", "good.partial"]
+    [failure] = registry.failures
+    assert failure == LoadFailure(BAD_PLUGIN, "register_packs raised RuntimeError: boom at load")
+    assert str(failure).startswith(f"plugin {BAD_PLUGIN!r}")
+
+
+def _dist(tmp_path: Path, entries: dict[str, str], modules: dict[str, str]) -> None:
+    """A real installed distribution on ``tmp_path`` declaring ``capability_packs`` entry points."""
+    info = tmp_path / "acme_packs-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-packs\nVersion: 0.1\n")
+    lines = "".join(f"{name} = {target}\n" for name, target in entries.items())
+    (info / "entry_points.txt").write_text(f"[capability_packs]\n{lines}")
+    for module, source in modules.items():
+        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+
+
+GOOD_MODULE = """
+    from control_plane import CodeDoc, Pack, hookimpl
+
+    def handler(doc, ctx):
+        return {}
+
+    @hookimpl
+    def register_packs(register):
+        register(Pack(
+            name="acme.hello",
+            version="0.1.0",
+            summary="Says hello.",
+            input_schema={"type": "object"},
+            output_schema={"type": "object", "properties": {
+                "error": {"type": "object", "properties": {"code": {"enum": ["not_found"]}}}}},
+            handler=handler,
+        ))
+"""
+
+
+def test_entry_point_plugins_load_and_an_import_failure_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _dist(
+        tmp_path,
+        {"acme_hello": "acme_hello_plugin", "acme_broken": "acme_broken_plugin"},
+        {
+            "acme_hello_plugin": GOOD_MODULE,
+            "acme_broken_plugin": "raise ImportError('needs libfoo')\n",
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = load_registry(builtins=False)
+    assert "acme.hello" in result.registry
+    assert result.registry.get("acme.hello").plugin == "acme_hello"
+    [failure] = [f for f in result.registry.failures if f.plugin == "acme_broken"]
+    assert failure.reason == "failed to load: ImportError: needs libfoo"
+    assert str(failure).startswith("plugin 'acme_broken'")
+
+
+def test_the_environment_variable_restricts_what_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _dist(
+        tmp_path,
+        {"acme_hello": "acme_hello_plugin", "acme_broken": "acme_broken_plugin"},
+        {
+            "acme_hello_plugin": GOOD_MODULE,
+            "acme_broken_plugin": "raise ImportError('needs libfoo')\n",
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(plugins_module.ENV_PLUGINS, "acme_hello, packs.git")
+    result = load_registry()
+    names = result.registry.names()
+    assert "acme.hello" in names
+    assert names[1:] and all(n.startswith("git.") for n in names[1:]), names
+    assert not any(f.plugin == "acme_broken" for f in result.registry.failures)
+
+    monkeypatch.setenv(plugins_module.ENV_PLUGINS, "")
+    empty = load_registry()
+    assert len(empty.registry) == 0
+    assert empty.registry.failures == []
+
+
+def test_a_builtin_that_fails_to_import_does_not_stop_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "acme_builtin_broken.py").write_text("1 / 0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(
+        plugins_module,
+        "DEFAULT_PLUGINS",
+        ("acme_builtin_broken", *plugins_module.DEFAULT_PLUGINS),
+    )
+    result = load_registry(entry_points_=False)
+    assert {"av.validate", "http.fetch"} <= set(result.registry.names())
+    [failure] = result.registry.failures
+    assert failure.plugin == "acme_builtin_broken"
+    assert "ZeroDivisionError" in failure.reason
+
+
+def test_builtin_packs_load_cleanly() -> None:
+    result = load_registry(entry_points_=False)
+    assert result.registry.failures == []
+    assert {"av.validate", "git.ls_remote", "http.fetch"} <= set(result.registry.names())
+
+
+# --------------------------------------------------------------------------- effective schema
+
+
+def _effective_enum(registry: Registry, name: str) -> list[str]:
+    schema = registry.get(name).output_schema
+    return list(schema["properties"]["error"]["properties"]["code"]["enum"])
+
+
+def test_the_effective_schema_adds_internal_error_and_artifact_failed() -> None:
+    registry = Registry()
+    plain = make_pack("plain.pack", codes=["not_found"])
+    checked = make_pack(
+        "checked.pack",
+        out=output_schema(["dependency_missing"], validation=True),
+        docs=_own_docs("dependency_missing"),
+    )
+    declared = make_pack("declared.pack", codes=["internal_error", "not_found"], validates=True)
+    for pack in (plain, checked, declared):
+        registry.register(pack, "tests")
+    assert _effective_enum(registry, "plain.pack") == ["not_found", "internal_error"]
+    assert _effective_enum(registry, "checked.pack") == [
+        "dependency_missing",
+        "internal_error",
+        "artifact_failed",
+    ]
+    assert _effective_enum(registry, "declared.pack") == [
+        "internal_error",
+        "not_found",
+        "artifact_failed",
+    ]
+    # validates=True without a validation property: the field's schema is added.
+    assert "validation" in registry.get("declared.pack").output_schema["properties"]
+    # The author's schema is never modified in place.
+    assert plain.output_schema["properties"]["error"]["properties"]["code"]["enum"] == [  # type: ignore[index]
+        "not_found"
+    ]
+    assert list(registry.get("checked.pack").vocabulary) == _effective_enum(
+        registry, "checked.pack"
+    )
+
+
+def test_a_const_code_is_a_one_code_vocabulary() -> None:
+    registry = Registry()
+    registry.register(make_pack("const.pack", out=_with_code({"const": "not_found"})), "tests")
+    assert _effective_enum(registry, "const.pack") == ["not_found", "internal_error"]
+
+
+# --------------------------------------------------------------------------- pydantic
+
+
+class FetchInput(BaseModel):
+    url: str
+    attempts: int = 1
+
+
+class FetchCode(StrEnum):
+    NOT_FOUND = "not_found"
+    RATE_LIMITED = "rate_limited"
+    DEPENDENCY_MISSING = "dependency_missing"
+
+
+class FetchError(BaseModel):
+    code: FetchCode
+    message: str = ""
+
+
+class FetchOutput(BaseModel):
+    length: int | None = None
+    error: FetchError | None = None
+
+
+class LiteralError(BaseModel):
+    code: Literal["not_found", "timeout"]
+
+
+class LiteralOutput(BaseModel):
+    error: LiteralError | None = None
+
+
+class LengthOutput(BaseModel):
+    length: int | None = None
+    error: LiteralError | None = None
+
+
+class OpenError(BaseModel):
+    code: str
+
+
+class OpenOutput(BaseModel):
+    error: OpenError | None = None
+
+
+def _fetch(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    if doc["url"] == "missing":
+        raise PackError("dependency_missing", "curl is not installed")
+    return {"length": len(doc["url"])}
+
+
+def test_a_pack_declared_with_pydantic_models() -> None:
+    registry = Registry()
+    loaded = registry.register(
+        Pack(
+            name="pyd.fetch",
+            version="1.0.0",
+            summary="Fetch, declared with pydantic models.",
+            input_schema=FetchInput,
+            output_schema=FetchOutput,
+            handler=_fetch,
+            codes={
+                "dependency_missing": CodeDoc(
+                    "a tool is missing", recovery_hint="install it", absorbs=("network_error",)
+                )
+            },
+        ),
+        "tests",
+    )
+    assert list(loaded.vocabulary) == [
+        "not_found",
+        "rate_limited",
+        "dependency_missing",
+        "internal_error",
+    ]
+    assert loaded.absorbed_by == {"network_error": "dependency_missing"}
+    assert FetchOutput.model_json_schema()["$defs"]["FetchCode"]["enum"] == [
+        "not_found",
+        "rate_limited",
+        "dependency_missing",
+    ], "the author's model is untouched"
+    invoker = Invoker(registry, max_workers=2)
+    try:
+        ok = invoker.invoke_sync("pyd.fetch", {"url": "abc"})
+        assert ok.result == {"length": 3}
+        assert invoker.invoke_sync("pyd.fetch", {"url": "missing"}).code == "dependency_missing"
+        from control_plane.errors import InvalidInput
+
+        with pytest.raises(InvalidInput) as info:
+            invoker.invoke_sync("pyd.fetch", {"attempts": "x"})
+        fields = {v.field for v in info.value.violations}
+        assert fields == {"", "/attempts"}
+        # Output that breaks the pydantic-derived output schema is enforced too.
+        bad = Pack(
+            name="pyd.bad",
+            version="1.0.0",
+            summary="Returns the wrong type.",
+            input_schema=FetchInput,
+            output_schema=LengthOutput,
+            handler=lambda doc, ctx: {"length": "three"},
+        )
+        registry.register(bad, "tests")
+        assert invoker.invoke_sync("pyd.bad", {"url": "abc"}).code == "internal_error"
+    finally:
+        invoker.close()
+
+
+def test_a_pydantic_literal_code_is_a_closed_vocabulary() -> None:
+    registry = Registry()
+    pack = Pack("pyd.literal", "1.0.0", "Literal codes.", FetchInput, LiteralOutput, noop)
+    assert list(registry.register(pack, "tests").vocabulary) == [
+        "not_found",
+        "timeout",
+        "internal_error",
+    ]
+
+
+def test_a_pydantic_str_code_is_an_open_vocabulary() -> None:
+    pack = Pack("pyd.open", "1.0.0", "Open codes.", FetchInput, OpenOutput, noop)
+    with pytest.raises(PluginLoadError, match="open vocabulary") as info:
+        Registry().register(pack, BAD_PLUGIN)
+    assert info.value.plugin == BAD_PLUGIN
+
+
+# --------------------------------------------------------------------------- classifier hook
+
+
+class _AcmeTimeout(Exception):
+    """A third-party exception only a plugin classifier knows."""
+
+
+class _ClassifierPlugin:
+    @hookimpl
+    def classify_exception(self, exc: BaseException) -> Classification | None:
+        if isinstance(exc, _AcmeTimeout):
+            return Classification("timeout", "acme client timed out", rule="acme")
+        return None
+
+
+class _BrokenClassifierPlugin:
+    @hookimpl
+    def classify_exception(self, exc: BaseException) -> Classification | None:
+        raise RuntimeError("classifier bug")
+
+
+def _raise_acme(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    raise _AcmeTimeout("slow upstream")
+
+
+def test_plugin_classifiers_are_loaded_and_a_broken_one_is_skipped() -> None:
+    pack = make_pack("acme.slow", codes=["timeout"], handler=_raise_acme)
+    result = load_registry(
+        builtins=False,
+        entry_points_=False,
+        extra=[
+            ("acme.broken_classifier", _BrokenClassifierPlugin()),
+            ("acme.classifier", _ClassifierPlugin()),
+            ("acme.packs", plugin(pack)),
+        ],
+    )
+    assert len(result.classifiers) == 2
+    invoker = Invoker(result.registry, classifiers=result.classifiers, max_workers=2)
+    try:
+        outcome = invoker.invoke_sync("acme.slow", {})
+    finally:
+        invoker.close()
+    assert outcome.code == "timeout"
+    assert outcome.error is not None
+    assert outcome.error.retryable is True
+
+
+# --------------------------------------------------------------------------- the author API
+
+
+def test_the_pack_author_api_end_to_end() -> None:
+    """The five things an author uses: Pack, CodeDoc, typed errors, Result/Check, async."""
+    from control_plane import Check, Result, errors
+
+    async def handler(doc: dict[str, Any], ctx: Any) -> Any:
+        what = doc.get("what")
+        if what == "missing":
+            raise errors.not_found("no such thing")
+        if what == "slow":
+            raise errors.rate_limited(retry_after=2.5)
+        if what == "partial":
+            raise errors.schema_mismatch(partial={"value": 1})
+        if what == "tool":
+            raise PackError("dependency_missing", "ffprobe is not installed")
+        return Result({"value": 1}, [Check("size", "warn", "a bit large"), Check("ok", "pass", "")])
+
+    pack = Pack(
+        name="author.demo",
+        version="0.1.0",
+        summary="Everything an author touches.",
+        input_schema={"type": "object", "properties": {"what": {"type": "string"}}},
+        output_schema=output_schema(
+            ["not_found", "rate_limited", "schema_mismatch", "dependency_missing"], validation=True
+        ),
+        handler=handler,
+        codes={"dependency_missing": CodeDoc("a tool is missing", recovery_hint="install it")},
+    )
+    registry = Registry()
+    registry.register(pack, "tests")
+    invoker = Invoker(registry, max_workers=2)
+    try:
+        ok = invoker.invoke_sync("author.demo", {})
+        assert ok.ok and ok.result == {"value": 1}
+        assert ok.validation is not None and ok.validation.status == "warn"
+        strict = invoker.invoke_sync("author.demo", {}, strict=True, fail_on="warn")
+        assert strict.code == "artifact_failed"
+        assert strict.error is not None and strict.error.checks is not None
+        assert [(c.id, c.severity) for c in strict.error.checks] == [("size", "warn")]
+        assert invoker.invoke_sync("author.demo", {"what": "missing"}).code == "not_found"
+        slow = invoker.invoke_sync("author.demo", {"what": "slow"})
+        assert slow.code == "rate_limited" and slow.error is not None
+        assert slow.error.retry_after == 2.5
+        part = invoker.invoke_sync("author.demo", {"what": "partial"})
+        assert part.error is not None and part.error.partial is True
+        assert part.error.partial_result == {"value": 1}
+        assert invoker.invoke_sync("author.demo", {"what": "tool"}).code == "dependency_missing"
+    finally:
+        invoker.close()
+    with pytest.raises(TypeError):
+        errors.schema_mismatch()
+    with pytest.raises(TypeError):
+        errors.schema_mismatch({"a": 1}, partial={"a": 1})

