@@ -238,6 +238,8 @@ class ErrorEvent:
     #: True when every string was scrubbed as the event was built (``from_outcome``,
     #: ``rejection``): stores need not scrub it again. Not part of the JSON form.
     scrubbed: bool = field(default=False, compare=False, repr=False)
+    #: ``to_json()``, once computed: the stream sink and the incident store both need it.
+    _json: bytes | None = field(default=None, init=False, compare=False, repr=False)
 
     @classmethod
     def from_outcome(
@@ -323,8 +325,12 @@ class ErrorEvent:
         }
 
     def to_json(self) -> bytes:
-        """One JSON line, without the newline."""
-        return orjson.dumps(self.to_dict())
+        """One JSON line, without the newline (encoded once per event: it is immutable)."""
+        encoded = self._json
+        if encoded is None:
+            encoded = orjson.dumps(self.to_dict())
+            object.__setattr__(self, "_json", encoded)
+        return encoded
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ErrorEvent:

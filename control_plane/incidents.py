@@ -30,13 +30,12 @@ code, pack or origin.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
-import queue
 import sqlite3
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -105,18 +104,7 @@ _INSERT_EVENT = (
     " retryable, reference_id, request_id, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
-_EVENT_COLUMNS = 11
-#: Most event rows per multi-row ``INSERT``: one statement (one ``sqlite3_step``, one GIL
-#: release) per chunk instead of one per row, as ``executemany`` does.
-_EVENT_CHUNK = 256
 _STOP = object()
-
-
-@functools.lru_cache(maxsize=64)
-def _insert_events_sql(rows: int) -> str:
-    """``_INSERT_EVENT`` with ``rows`` value tuples."""
-    values = "(" + ", ".join("?" * _EVENT_COLUMNS) + ")"
-    return _INSERT_EVENT.split(" VALUES ", 1)[0] + " VALUES " + ", ".join([values] * rows)
 _WRITE_ATTEMPTS = 5
 
 
@@ -146,7 +134,21 @@ def _event_row(event: ErrorEvent) -> tuple[Any, ...]:
     # Events the runtime built (``ErrorEvent.from_outcome`` / ``.rejection``) were scrubbed
     # string by string when they were made; only bodies handed in from elsewhere (e.g.
     # ``ErrorEvent.from_dict``) are scrubbed again here.
-    body = event.to_dict() if event.scrubbed else scrub_data(event.to_dict())
+    if event.scrubbed:  # its JSON line is usually encoded already (the stream sink)
+        return (
+            event.event_id,
+            event.epoch,
+            event.event,
+            event.code,
+            event.pack,
+            event.version,
+            event.origin,
+            1 if event.retryable else 0,
+            event.reference_id,
+            event.request_id,
+            event.to_json().decode(),
+        )
+    body = scrub_data(event.to_dict())
     return (
         event.event_id,
         event.epoch,
@@ -191,12 +193,17 @@ class IncidentStore:
         self._busy_timeout = busy_timeout
         self._batch_size = max(1, batch_size)
         self._linger = max(0.0, linger)
-        self._queue: queue.Queue[object] = queue.Queue(maxsize=max(1, queue_size))
+        # A deque, not a queue.Queue: append/popleft are atomic and take no lock, so the
+        # event loop thread hands a record over without a Condition (and without contending
+        # with the writer for one). The writer is woken only when it sleeps on an empty deque.
+        self._pending: deque[object] = deque()
+        self._queue_size = max(1, queue_size)
+        self._ready = threading.Event()
+        self._idle = False
         self._closed = False
         #: Set to cut the writer's linger short (flush, close).
         self._wake = threading.Event()
         self._last_prune = float("-inf")
-        self._max_variables = 999  # SQLite's historical floor; read from the connection
         #: Records handed to the store but never written (queue full, write failed, closed).
         self.dropped = 0
         #: Records written (incidents + events).
@@ -223,7 +230,6 @@ class IncidentStore:
         # WAL + NORMAL: no fsync per commit (one per checkpoint); still crash-safe, only a
         # power loss may drop the last commits. FULL cost ~270 us CPU and ~4 ms per write.
         conn.execute("PRAGMA synchronous = NORMAL")
-        self._max_variables = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
         return conn
 
     def _initialise(self) -> None:
@@ -261,13 +267,18 @@ class IncidentStore:
         """Queue ``event`` for writing (an event sink); never blocks or raises."""
         self._enqueue(event)
 
+    def _put(self, item: object) -> None:
+        self._pending.append(item)
+        if self._idle:  # set by the writer *before* it looks at the deque: no lost wake-up
+            self._ready.set()
+
     def _enqueue(self, item: Incident | ErrorEvent) -> None:
         if self._closed or self._thread is None:
             self.dropped += 1
             return
-        try:
-            self._queue.put_nowait(item)
-        except queue.Full:
+        if len(self._pending) < self._queue_size:
+            self._put(item)
+        else:
             self.dropped += 1
             if self.dropped == 1 or self.dropped % 1000 == 0:
                 logger.warning(
@@ -280,12 +291,9 @@ class IncidentStore:
         """Wait until everything queued before this call is written; False on timeout."""
         thread = self._thread
         if thread is None or not thread.is_alive():
-            return self._queue.empty()
+            return not self._pending
         marker = threading.Event()
-        try:
-            self._queue.put(marker, timeout=timeout)
-        except queue.Full:
-            return False
+        self._put(marker)
         self._wake.set()  # someone is waiting: the writer stops lingering
         return marker.wait(timeout)
 
@@ -297,8 +305,7 @@ class IncidentStore:
         if thread is not None and thread.is_alive():
             self.flush(timeout)
             self._closed = True
-            with contextlib.suppress(queue.Full):
-                self._queue.put(_STOP, timeout=timeout)
+            self._put(_STOP)
             self._wake.set()
             thread.join(timeout)
         self._closed = True
@@ -316,17 +323,15 @@ class IncidentStore:
             self._prune_if_due(conn)
             stop = False
             while not stop:
-                first = self._queue.get()
+                first = self._next()
                 if self._linger and isinstance(first, Incident | ErrorEvent):
                     # Let the records of concurrent calls join this one's transaction.
                     # flush() and close() end the wait early.
                     self._wait_for_batch(self._linger)
                 batch = [first]
-                while len(batch) < self._batch_size:
-                    try:
-                        batch.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
+                pending = self._pending
+                while pending and len(batch) < self._batch_size:
+                    batch.append(pending.popleft())
                 incidents: list[tuple[Any, ...]] = []
                 events: list[tuple[Any, ...]] = []
                 markers: list[threading.Event] = []
@@ -352,20 +357,28 @@ class IncidentStore:
                 conn.close()
             self._release_waiters()
 
+    def _next(self) -> object:
+        """The oldest pending record; sleeps while there is none."""
+        pending = self._pending
+        while True:
+            self._idle = True
+            if pending:
+                self._idle = False
+                return pending.popleft()
+            self._ready.wait()
+            self._ready.clear()
+
     def _wait_for_batch(self, linger: float) -> None:
         """Wait up to ``linger`` seconds for more records, less when someone flushes or
         closes. One timed wait, not a polling loop: every wake-up costs CPU."""
-        if self._queue.qsize() >= self._batch_size - 1:
+        if len(self._pending) >= self._batch_size - 1:
             return  # a full batch is waiting already
         self._wake.wait(linger)
         self._wake.clear()
 
     def _release_waiters(self) -> None:
-        while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return
+        while self._pending:
+            item = self._pending.popleft()
             if isinstance(item, threading.Event):
                 item.set()
             elif item is not _STOP:
@@ -384,7 +397,7 @@ class IncidentStore:
                     if incidents:
                         conn.executemany(_INSERT_INCIDENT, incidents)
                     if events:
-                        self._insert_events(conn, events)
+                        conn.executemany(_INSERT_EVENT, events)
             except sqlite3.OperationalError as exc:
                 logger.warning(
                     "incident store %s: write attempt %d failed: %s", self.path, attempt + 1, exc
@@ -395,16 +408,6 @@ class IncidentStore:
             return
         self.dropped += count
         logger.error("incident store %s: %d record(s) dropped after retries", self.path, count)
-
-    def _insert_events(self, conn: sqlite3.Connection, events: Sequence[tuple[Any, ...]]) -> None:
-        """Insert ``events`` with multi-row statements: ``executemany`` steps (and releases
-        the GIL) once per row, and under load every re-acquisition waits for the event loop
-        thread to reach its switch interval."""
-        chunk = max(1, min(_EVENT_CHUNK, self._max_variables // _EVENT_COLUMNS))
-        for start in range(0, len(events), chunk):
-            part = events[start : start + chunk]
-            params = [value for row in part for value in row]
-            conn.execute(_insert_events_sql(len(part)), params)
 
     @staticmethod
     @contextlib.contextmanager
