@@ -66,6 +66,7 @@ __all__ = [
     "load_plugins",
     "main",
     "observed_invoker",
+    "rejection_problem",
     "run_with_backend",
 ]
 
@@ -320,6 +321,16 @@ _UNREACHABLE = frozenset(
 )
 
 
+def rejection_problem(exc: RequestRejected) -> UsageProblem:
+    """A request refused before any pack ran, as the exit-2 problem it is for the user."""
+    if isinstance(exc, UnknownPack):
+        return UsageProblem(str(exc), "unknown_pack", pack=exc.name)
+    if isinstance(exc, InvalidInput):
+        violations = [v.to_dict() for v in exc.violations]
+        return UsageProblem(str(exc), "invalid_input", pack=exc.pack, violations=violations)
+    return UsageProblem(str(exc), "rejected")
+
+
 def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -> int:
     try:
         backend = _backend(args)
@@ -327,15 +338,8 @@ def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -
         return _problem(args, exc)
     try:
         return body(backend)
-    except UnknownPack as exc:
-        return _problem(args, UsageProblem(str(exc), "unknown_pack", pack=exc.name))
-    except InvalidInput as exc:
-        violations = [v.to_dict() for v in exc.violations]
-        return _problem(
-            args, UsageProblem(str(exc), "invalid_input", pack=exc.pack, violations=violations)
-        )
     except RequestRejected as exc:
-        return _problem(args, UsageProblem(str(exc), "rejected"))
+        return _problem(args, rejection_problem(exc))
     except TransportError as exc:
         if exc.status in _UNREACHABLE:
             hint = " (is `packctl serve` running? or use --local)"

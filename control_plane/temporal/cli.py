@@ -33,8 +33,9 @@ from control_plane.cli import (
     _read_input,
     load_plugins,
     observed_invoker,
+    rejection_problem,
 )
-from control_plane.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane.errors import RequestRejected
 from control_plane.observability import add_serve_arguments
 from control_plane.outcome import Outcome
 
@@ -230,15 +231,8 @@ def _temporal_call(args: argparse.Namespace) -> int:
 
     try:
         outcome = asyncio.run(call(_read_input(args.input)))
-    except UnknownPack as exc:
-        return _problem(args, UsageProblem(str(exc), "unknown_pack", pack=exc.name))
-    except InvalidInput as exc:
-        violations = [v.to_dict() for v in exc.violations]
-        return _problem(
-            args, UsageProblem(str(exc), "invalid_input", pack=exc.pack, violations=violations)
-        )
     except RequestRejected as exc:
-        return _problem(args, UsageProblem(str(exc), "rejected"))
+        return _problem(args, rejection_problem(exc))
     except UsageProblem as exc:
         return _problem(args, exc)
     except RuntimeError as exc:  # temporalio reports a failed connect as RuntimeError

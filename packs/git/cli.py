@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import base64
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -34,6 +33,7 @@ from control_plane.stderr import (
     resolve_binary,
     run_tool,
 )
+from packs.credentials import credential_header
 
 __all__ = ["GIT_ENV", "Remote", "git_binary", "git_env", "raise_for", "remote", "run_git"]
 
@@ -75,14 +75,8 @@ class Remote:
 
 
 def _header_for(credential: Mapping[str, Any]) -> str:
-    if "bearer" in credential:
-        return f"Authorization: Bearer {credential['bearer']}"
-    if "basic" in credential:
-        basic = credential["basic"]
-        pair = f"{basic['username']}:{basic['password']}".encode()
-        return "Authorization: Basic " + base64.b64encode(pair).decode("ascii")
-    header = credential["header"]
-    return f"{header['name']}: {header['value']}"
+    name, value = credential_header(credential)
+    return f"{name}: {value}"
 
 
 def remote(url: str, credential: Mapping[str, Any] | None) -> Remote:

@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from control_plane.pack import CodeDoc
+from packs.credentials import credential_schema
 
 __all__ = [
     "CLONE_CODES",
@@ -52,35 +53,10 @@ CLONE_CODES: dict[str, CodeDoc] = {
     ),
 }
 
-_CREDENTIAL: dict[str, Any] = {
-    "description": "For http(s) remotes: sent as an HTTP header through git's environment, "
-    "never in argv, never echoed back. Ignored for ssh, git:// and local remotes.",
-    "type": "object",
-    "minProperties": 1,
-    "maxProperties": 1,
-    "additionalProperties": False,
-    "properties": {
-        "bearer": {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"},
-        "basic": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["username", "password"],
-            "properties": {
-                "username": {"type": "string", "pattern": "^[^:\\r\\n]*$"},
-                "password": {"type": "string", "pattern": "^[^\\r\\n]*$"},
-            },
-        },
-        "header": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["name", "value"],
-            "properties": {
-                "name": {"type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
-                "value": {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"},
-            },
-        },
-    },
-}
+_CREDENTIAL = credential_schema(
+    "For http(s) remotes: sent as an HTTP header through git's environment, "
+    "never in argv, never echoed back. Ignored for ssh, git:// and local remotes."
+)
 
 _URL: dict[str, Any] = {
     "type": "string",

@@ -35,6 +35,7 @@ from control_plane.errors import (
 )
 from control_plane.redact import scrub
 from control_plane.schema import CompiledSchema, check_schema
+from packs.credentials import basic_header, credential_header
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "Fetch", "fetch"]
 
@@ -96,29 +97,23 @@ class _Auth:
         return value
 
 
-def _basic(username: str, password: str) -> _Auth:
-    token = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
-    secrets = [s for s in (password, token) if len(s) >= 3]
-    return _Auth("Authorization", f"Basic {token}", secrets)
+def _secrets_of(value: str, password: str | None) -> list[str]:
+    """What to scrub besides the patterns: the header value, its token, the password."""
+    token = value.split(" ", 1)[1] if value.startswith(("Basic ", "Bearer ")) else value
+    return [s for s in (token, password) if s and len(s) >= 3]
 
 
 def _auth(credential: Mapping[str, Any] | None, userinfo: tuple[str, str] | None) -> _Auth:
     if credential:
-        if "bearer" in credential:
-            token = str(credential["bearer"])
-            return _Auth("Authorization", f"Bearer {token}", [token])
-        if "basic" in credential:
-            basic = credential["basic"]
-            auth = _basic(str(basic["username"]), str(basic["password"]))
-        else:
-            header = credential["header"]
-            value = str(header["value"])
-            auth = _Auth(str(header["name"]), value, [value])
+        name, value = credential_header(credential)
+        password = credential["basic"]["password"] if "basic" in credential else None
+        auth = _Auth(name, value, _secrets_of(value, password))
         if userinfo is not None and userinfo[1]:
             auth.secrets.append(userinfo[1])
         return auth
     if userinfo is not None:
-        return _basic(*userinfo)
+        name, value = basic_header(*userinfo)
+        return _Auth(name, value, _secrets_of(value, userinfo[1]))
     return _Auth()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from control_plane.pack import CodeDoc
+from packs.credentials import credential_schema
 
 __all__ = ["CODES", "INPUT_SCHEMA", "OUTPUT_SCHEMA", "VOCABULARY"]
 
@@ -63,34 +64,9 @@ CODES: dict[str, CodeDoc] = {
     ),
 }
 
-_CREDENTIAL: dict[str, Any] = {
-    "description": "Exactly one credential form; never echoed back, scrubbed from messages.",
-    "type": "object",
-    "minProperties": 1,
-    "maxProperties": 1,
-    "additionalProperties": False,
-    "properties": {
-        "bearer": {"type": "string", "minLength": 1, "description": "Bearer token."},
-        "basic": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["username", "password"],
-            "properties": {
-                "username": {"type": "string", "pattern": "^[^:\\r\\n]*$"},
-                "password": {"type": "string", "pattern": "^[^\\r\\n]*$"},
-            },
-        },
-        "header": {
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["name", "value"],
-            "properties": {
-                "name": {"type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
-                "value": {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"},
-            },
-        },
-    },
-}
+_CREDENTIAL = credential_schema(
+    "Exactly one credential form; never echoed back, scrubbed from messages."
+)
 
 INPUT_SCHEMA: dict[str, Any] = {
     "$schema": DRAFT,
