@@ -27,11 +27,11 @@ import grpc
 
 from bench import packs
 from bench.scenarios import SCENARIOS, Scenario
-from control_plane.invoke import Invoker
-from control_plane.observability import add_serve_arguments, install_from_args
-from control_plane.plugins import load_registry
-from control_plane.server import ControlPlaneServicer, configure_logging
+from control_plane.core.invoke import Invoker
+from control_plane.runtime.observability import add_serve_arguments, install_from_args
+from control_plane.runtime.plugins import load_registry
 from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.wire.server import ControlPlaneServicer, configure_logging
 
 __all__ = ["main"]
 

@@ -106,7 +106,7 @@ def start_control_plane(
     argv = [
         sys.executable,
         "-m",
-        "control_plane.cli",
+        "control_plane.adapters.cli",
         "serve",
         "--address",
         f"127.0.0.1:{port}",

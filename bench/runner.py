@@ -37,7 +37,7 @@ from bench.procs import (
     wait_ready,
 )
 from bench.scenarios import SCENARIOS, Scenario
-from control_plane import status as wire
+from control_plane.wire import status as wire
 
 __all__ = ["main", "run"]
 

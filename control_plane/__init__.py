@@ -11,9 +11,9 @@ internal. A pack author needs::
                       output_schema={...}, handler=run, codes={"my_code": CodeDoc(...)}))
 """
 
-from control_plane.classify import Classification, classify, parse_retry_after
-from control_plane.enforce import nearest_code
-from control_plane.errors import (
+from control_plane.core.classify import Classification, classify, parse_retry_after
+from control_plane.core.enforce import nearest_code
+from control_plane.core.errors import (
     CapabilityPackError,
     FieldViolation,
     InvalidInput,
@@ -29,14 +29,14 @@ from control_plane.errors import (
     schema_mismatch,
     timeout,
 )
-from control_plane.hookspecs import hookimpl
-from control_plane.invoke import Invoker
-from control_plane.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
-from control_plane.pack import Check, CodeDoc, Context, Pack, Result
-from control_plane.plugins import DEFAULT_PLUGINS, load_registry
-from control_plane.redact import Incidents, scrub
-from control_plane.registry import LoadedPack, LoadFailure, Registry
-from control_plane.vocabulary import BASELINE, CodeInfo
+from control_plane.core.hookspecs import hookimpl
+from control_plane.core.invoke import Invoker
+from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.pack import Check, CodeDoc, Context, Pack, Result
+from control_plane.core.redact import Incidents, scrub
+from control_plane.core.registry import LoadedPack, LoadFailure, Registry
+from control_plane.core.vocabulary import BASELINE, CodeInfo
+from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
 
 __version__ = "0.1.0"
 

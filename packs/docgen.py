@@ -19,8 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from control_plane.plugins import DEFAULT_PLUGINS, load_registry
-from control_plane.registry import LoadedPack, Registry
+from control_plane.core.registry import LoadedPack, Registry
+from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
 
 __all__ = ["BEGIN", "DOCS_DIR", "END", "PACKS", "page_path", "render", "update", "vocabulary_table"]
 

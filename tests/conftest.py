@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from server_support import ServerThread, load_test_packs
 
-from control_plane.client import AsyncClient, Client
-from control_plane.invoke import Invoker
-from control_plane.plugins import LoadResult
-from control_plane.server import PackServer, create_server
+from control_plane.core.invoke import Invoker
+from control_plane.runtime.plugins import LoadResult
+from control_plane.wire.client import AsyncClient, Client
+from control_plane.wire.server import PackServer, create_server
 
 
 @pytest.fixture(autouse=True, scope="session")

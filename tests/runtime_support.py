@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 
 from control_plane import CodeDoc, Invoker, Outcome, Pack, Registry, hookimpl
-from control_plane.pack import Handler
-from control_plane.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE
-from control_plane.registry import LoadedPack
+from control_plane.core.pack import Handler
+from control_plane.core.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE
+from control_plane.core.registry import LoadedPack
 
 __all__ = [
     "HTTPLikeError",
@@ -79,7 +79,7 @@ def make_pack(
 ) -> Pack:
     """A pack declaring ``codes``; pack-specific codes get a generated CodeDoc."""
     if docs is None:
-        from control_plane.vocabulary import BASELINE
+        from control_plane.core.vocabulary import BASELINE
 
         docs = {
             c: CodeDoc(f"{c} happened", retryable=False, recovery_hint=f"handle {c}")
@@ -238,7 +238,7 @@ def assert_outcome_contract(
 
 
 def _effective_enum(loaded: LoadedPack) -> list[str]:
-    from control_plane.registry import _code_node
+    from control_plane.core.registry import _code_node
 
     node, problem = _code_node(loaded.output_schema)
     assert node is not None, problem

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import testpacks
 
-from control_plane.plugins import LoadResult, load_registry
-from control_plane.server import PackServer, create_server
+from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.wire.server import PackServer, create_server
 
 TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parent
@@ -98,4 +98,4 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
-PACKCTL = [sys.executable, "-m", "control_plane.cli"]
+PACKCTL = [sys.executable, "-m", "control_plane.adapters.cli"]

@@ -11,17 +11,17 @@ import pytest
 from reliability_support import Background
 from server_support import ServerThread, load_test_packs
 
-from control_plane import status as wire
-from control_plane.admission import (
+from control_plane.core.limits import ConfigError
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
+from control_plane.wire import status as wire
+from control_plane.wire.admission import (
     OVERLOADED_REASON,
     Admission,
     AdmissionLimits,
     parse_pack_limit,
 )
-from control_plane.client import Client, Overloaded, Timeout
-from control_plane.limits import ConfigError
-from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
+from control_plane.wire.client import Client, Overloaded, Timeout
 
 
 @pytest.fixture(scope="module")

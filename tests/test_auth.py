@@ -15,8 +15,8 @@ import trustme
 from reliability_support import Background
 from server_support import ServerThread, load_test_packs
 
-from control_plane import cli
-from control_plane.auth import (
+from control_plane.adapters import cli
+from control_plane.wire.auth import (
     AuthConfigError,
     ClientTls,
     ServerTls,
@@ -25,7 +25,7 @@ from control_plane.auth import (
     is_loopback,
     read_token_file,
 )
-from control_plane.client import AuthFailed, Client, TransportError
+from control_plane.wire.client import AuthFailed, Client, TransportError
 
 TOKEN = "t0ken-" + "a" * 32
 OTHER = "t0ken-" + "b" * 32

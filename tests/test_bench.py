@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from control_plane import redact
-from control_plane.outcome import CheckRecord, ErrorEnvelope, Outcome
+from control_plane.core import redact
+from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("success", "error", "strict", "internal_error")

@@ -14,8 +14,8 @@ import testpacks
 from google.rpc import error_details_pb2
 from server_support import ServerThread
 
+from control_plane.core.vocabulary import BASELINE
 from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.vocabulary import BASELINE
 
 pytestmark = pytest.mark.skipif(shutil.which("buf") is None, reason="buf is not installed")
 

@@ -16,8 +16,8 @@ import pytest
 import testpacks
 from server_support import PACKCTL, ROOT, ServerThread, subprocess_env
 
-from control_plane.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, build_parser, main
-from control_plane.client import Client
+from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, build_parser, main
+from control_plane.wire.client import Client
 
 LOCAL = ["--local", "--plugin", "testpacks"]
 

@@ -12,7 +12,10 @@ import pytest
 import testpacks
 from server_support import ServerThread
 
-from control_plane.client import (
+from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane.core.outcome import Outcome
+from control_plane.core.vocabulary import BASELINE
+from control_plane.wire.client import (
     ERROR_CLASSES,
     ArtifactFailed,
     AsyncClient,
@@ -31,9 +34,6 @@ from control_plane.client import (
     TransportError,
     call_with_retry,
 )
-from control_plane.errors import CapabilityPackError, InvalidInput, UnknownPack
-from control_plane.outcome import Outcome
-from control_plane.vocabulary import BASELINE
 
 
 def test_list_packs(client: Client) -> None:
@@ -268,7 +268,7 @@ def test_call_with_retry_sleeps_what_the_policy_says() -> None:
     slept: list[float] = []
     attempts = iter([RetryableError, RateLimited, None])
 
-    from control_plane.outcome import ErrorEnvelope
+    from control_plane.core.outcome import ErrorEnvelope
 
     def fn() -> str:
         cls = next(attempts)
@@ -288,7 +288,7 @@ def test_call_with_retry_sleeps_what_the_policy_says() -> None:
 
 
 def test_retry_policy_delay_is_capped() -> None:
-    from control_plane.outcome import ErrorEnvelope
+    from control_plane.core.outcome import ErrorEnvelope
 
     exc = NetworkError(ErrorEnvelope(code="network_error", message="m", retryable=True, origin="x"))
     policy = RetryPolicy(backoff=1.0, multiplier=10.0, max_backoff=5.0)

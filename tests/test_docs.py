@@ -2,7 +2,7 @@
 
 * every baseline code (``schemas/vocabulary.json``) and every code of every built-in pack
   is documented: description, retryable flag, recovery hint, a gRPC status;
-* every hook in ``control_plane/hookspecs.py`` is a typed spec with a docstring that
+* every hook in ``control_plane/core/hookspecs.py`` is a typed spec with a docstring that
   documents each parameter and the return value;
 * every baseline code appears with its gRPC status in the code -> status table of both
   ``README.md`` and ``docs/grpc.md``, and the exit codes of ``packctl`` are the documented
@@ -20,11 +20,12 @@ from typing import Any, get_type_hints
 import grpc
 import pytest
 
-from control_plane import cli, hookspecs
-from control_plane import status as wire
-from control_plane.plugins import DEFAULT_PLUGINS, load_registry
-from control_plane.registry import LoadedPack
-from control_plane.vocabulary import BASELINE, CodeInfo
+from control_plane.adapters import cli
+from control_plane.core import hookspecs
+from control_plane.core.registry import LoadedPack
+from control_plane.core.vocabulary import BASELINE, CodeInfo
+from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
+from control_plane.wire import status as wire
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCABULARY_FILE = ROOT / "schemas" / "vocabulary.json"
@@ -172,7 +173,7 @@ def test_each_hook_is_typed_and_documented(spec: Any) -> None:
 
 def _type_checking_names() -> dict[str, Any]:
     """Names hookspecs imports only under ``TYPE_CHECKING`` (annotations are strings)."""
-    from control_plane.events import ErrorEvent
+    from control_plane.runtime.events import ErrorEvent
 
     return {"ErrorEvent": ErrorEvent}
 
@@ -190,7 +191,7 @@ def _embedded_table(path: Path) -> str:
 def test_every_baseline_code_and_its_status_is_in_the_table(doc: str) -> None:
     table = _embedded_table(ROOT / doc)
     assert table == wire.markdown_table(), (
-        f"{doc}: regenerate the table with: python3 -m control_plane.status"
+        f"{doc}: regenerate the table with: python3 -m control_plane.wire.status"
     )
     for code, info in BASELINE.items():
         row = re.search(rf"^\| `{code}` \| `([A-Z_]+)` \| (yes|no) \|", table, re.MULTILINE)

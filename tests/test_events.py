@@ -23,8 +23,9 @@ from control_plane import (
     rate_limited,
     schema_mismatch,
 )
-from control_plane.errors import InvalidInput, UnknownPack
-from control_plane.events import (
+from control_plane.core.errors import InvalidInput, UnknownPack
+from control_plane.core.pack import Pack
+from control_plane.runtime.events import (
     ErrorEvent,
     ErrorEvents,
     FileSink,
@@ -33,7 +34,6 @@ from control_plane.events import (
     correlation_scope,
     emit_rejection,
 )
-from control_plane.pack import Pack
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENT_SCHEMA = json.loads((ROOT / "schemas" / "error-event.schema.json").read_text())

@@ -20,17 +20,17 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from server_support import ServerThread, load_test_packs
 
-from control_plane import status as wire
-from control_plane.server import (
+from control_plane.core.vocabulary import BASELINE
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
+from control_plane.wire import status as wire
+from control_plane.wire.server import (
     SERVICE_NAME,
     JsonFormatter,
     KeyValueFormatter,
     create_server,
     deadline_budget,
 )
-from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.vocabulary import BASELINE
 
 INVOKE = "/control_plane.v1.ControlPlaneService/InvokePack"
 
@@ -490,7 +490,7 @@ def test_failed_calls_are_logged_with_ids(stub: Any, caplog: pytest.LogCaptureFi
 
 
 def test_configured_json_logs(stub: Any) -> None:
-    from control_plane.server import configure_logging
+    from control_plane.wire.server import configure_logging
 
     stream = io.StringIO()
     configure_logging("json", "debug", stream)
@@ -541,12 +541,14 @@ def test_docs_carry_the_generated_status_table() -> None:
     embedded = doc.split("<!-- status-table:begin -->\n", 1)[1].split("<!-- status-table:end -->")[
         0
     ]
-    assert embedded == wire.markdown_table(), "regenerate with: python3 -m control_plane.status"
+    assert embedded == wire.markdown_table(), (
+        "regenerate with: python3 -m control_plane.wire.status"
+    )
 
 
 def test_a_rejected_pack_is_reported_and_not_serving() -> None:
     from control_plane import Pack, hookimpl
-    from control_plane.plugins import load_registry
+    from control_plane.runtime.plugins import load_registry
 
     open_vocabulary = {
         "type": "object",

@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from control_plane import Invoker, PackError, Registry
-from control_plane.events import ErrorEvent, ErrorEvents
-from control_plane.incidents import IncidentStore, default_incident_db
-from control_plane.observability import (
+from control_plane.core.pack import Pack
+from control_plane.core.redact import Incident
+from control_plane.runtime.events import ErrorEvent, ErrorEvents
+from control_plane.runtime.incidents import IncidentStore, default_incident_db
+from control_plane.runtime.observability import (
     IncidentNotFound,
     add_cli_commands,
     aggregate_errors,
@@ -25,8 +27,6 @@ from control_plane.observability import (
     parse_duration,
     show_incident,
 )
-from control_plane.pack import Pack
-from control_plane.redact import Incident
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "s3cr3t-planted-value"
@@ -370,9 +370,9 @@ def test_read_only_store_on_a_missing_file_creates_nothing(tmp_path: Path) -> No
 CHILD = r"""
 import sys, threading, time
 from pathlib import Path
-from control_plane.events import ErrorEvent
-from control_plane.incidents import IncidentStore
-from control_plane.redact import Incident
+from control_plane.runtime.events import ErrorEvent
+from control_plane.runtime.incidents import IncidentStore
+from control_plane.core.redact import Incident
 
 path, tag, threads, per = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 go = Path(sys.argv[5])

@@ -18,8 +18,8 @@ from reliability_support import Background, load_fault_packs
 from server_support import ServerThread
 
 from control_plane import Pack, PackError
-from control_plane.client import Client, InternalError, NetworkError, RateLimited, Timeout
-from control_plane.isolation import (
+from control_plane.core.redact import INTERNAL_MESSAGE
+from control_plane.runtime.isolation import (
     Isolation,
     IsolationError,
     Locator,
@@ -27,8 +27,8 @@ from control_plane.isolation import (
     locate,
     thaw_exception,
 )
-from control_plane.plugins import load_registry
-from control_plane.redact import INTERNAL_MESSAGE
+from control_plane.runtime.plugins import load_registry
+from control_plane.wire.client import Client, InternalError, NetworkError, RateLimited, Timeout
 
 MEMORY_LIMIT = 512 * 1024 * 1024
 BACKGROUND = [("test.echo", {"n": 1}), ("test.sync_echo", {"n": 2}), ("fault.ok", {"n": 3})]

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from control_plane import CodeDoc, Context, Pack, PackError, hookimpl
-from control_plane.cli import main
-from control_plane.client import Client, PackCallError
-from control_plane.kit import (
+from control_plane.adapters.cli import main
+from control_plane.adapters.kit import (
     ConformanceError,
     PackKit,
     PackTarget,
@@ -27,6 +26,7 @@ from control_plane.kit import (
     assert_rich_status,
     check_target,
 )
+from control_plane.wire.client import Client, PackCallError
 
 BROKEN = Path(__file__).resolve().parent / "data" / "broken_packs"
 PACK = "acme.word_count"
@@ -118,7 +118,8 @@ def test_generated_tests_pass_in_a_fresh_venv(scaffolded: tuple[Path, Path]) -> 
 def test_packctl_list_in_the_venv_shows_the_pack(scaffolded: tuple[Path, Path]) -> None:
     python, project = scaffolded
     done = _run(
-        [str(python), "-m", "control_plane.cli", "list", "--local", "--output", "json"], project
+        [str(python), "-m", "control_plane.adapters.cli", "list", "--local", "--output", "json"],
+        project,
     )
     assert done.returncode == 0, done.stderr
     listing = json.loads(done.stdout)
@@ -132,7 +133,7 @@ def test_scaffolded_pack_served_and_called_over_grpc(scaffolded: tuple[Path, Pat
         [
             str(python),
             "-m",
-            "control_plane.cli",
+            "control_plane.adapters.cli",
             "serve",
             "--address",
             "127.0.0.1:0",

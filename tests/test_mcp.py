@@ -1,6 +1,6 @@
 """``packctl mcp``: packs as MCP tools, driven by the official SDK's own clients.
 
-The server runs as a real subprocess (``python -m control_plane.cli mcp``) loading only
+The server runs as a real subprocess (``python -m control_plane.adapters.cli mcp``) loading only
 the test plugin; the stdio tests talk to it with ``mcp.Client(StdioServerParameters)``,
 one test over streamable HTTP on 127.0.0.1, one against a real gRPC control plane.
 """
@@ -22,10 +22,10 @@ import testpacks
 from server_support import PACKCTL, ROOT, ServerThread, load_test_packs, subprocess_env
 
 from control_plane import Check, Pack, Result
-from control_plane.client import PackDescription
-from control_plane.mcp_bridge.tools import REJECTION_REASONS, build_tools, tool_name
-from control_plane.registry import Registry
-from control_plane.vocabulary import BASELINE
+from control_plane.adapters.mcp_bridge.tools import REJECTION_REASONS, build_tools, tool_name
+from control_plane.core.registry import Registry
+from control_plane.core.vocabulary import BASELINE
+from control_plane.wire.client import PackDescription
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
@@ -181,8 +181,8 @@ async def test_every_answer_matches_the_tools_output_schema() -> None:
     import jsonschema
     from referencing import Registry as RefRegistry
 
-    from control_plane.mcp_bridge.backends import LocalBridgeBackend
-    from control_plane.mcp_bridge.server import Bridge
+    from control_plane.adapters.mcp_bridge.backends import LocalBridgeBackend
+    from control_plane.adapters.mcp_bridge.server import Bridge
 
     def refs(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
         return {"item": {"n": doc.get("n", 1)}}

@@ -16,15 +16,15 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane import Check, Invoker, PackError, Registry, Result, rate_limited
-from control_plane.client import AsyncClient, PackCallError
-from control_plane.errors import InvalidInput, UnknownPack
-from control_plane.events import ErrorEvents, FileSink
-from control_plane.incidents import IncidentStore
-from control_plane.metrics import Metrics, start_metrics_server
-from control_plane.observability import add_serve_arguments, install, install_from_args
-from control_plane.pack import Pack
-from control_plane.registry import LoadFailure
-from control_plane.server import create_server
+from control_plane.core.errors import InvalidInput, UnknownPack
+from control_plane.core.pack import Pack
+from control_plane.core.registry import LoadFailure
+from control_plane.runtime.events import ErrorEvents, FileSink
+from control_plane.runtime.incidents import IncidentStore
+from control_plane.runtime.metrics import Metrics, start_metrics_server
+from control_plane.runtime.observability import add_serve_arguments, install, install_from_args
+from control_plane.wire.client import AsyncClient, PackCallError
+from control_plane.wire.server import create_server
 
 SECRET = "pl4nted-m3trics-secret"
 CODES = ["auth_failed", "rate_limited", "not_found", "timeout", "network_error"]

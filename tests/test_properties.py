@@ -40,17 +40,18 @@ from runtime_support import (
     output_schema,
 )
 
-from control_plane import Check, CodeDoc, FieldViolation, Pack, PackError, Result, classify
-from control_plane.classify import parse_retry_after
-from control_plane.outcome import (
+from control_plane import Check, CodeDoc, FieldViolation, Pack, PackError, Result
+from control_plane.core import classify
+from control_plane.core.classify import parse_retry_after
+from control_plane.core.outcome import (
     CheckRecord,
     ErrorEnvelope,
     Outcome,
     ValidationRecord,
     Violation,
 )
-from control_plane.redact import scrub, scrub_data
-from control_plane.vocabulary import BASELINE
+from control_plane.core.redact import scrub, scrub_data
+from control_plane.core.vocabulary import BASELINE
 
 BASELINE_CODES = list(BASELINE)
 PACK_CODE_POOL = ["dependency_missing", "download_failed", "quota_exceeded", "repo_locked"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from control_plane.redact import REDACTED, scrub
+from control_plane.core.redact import REDACTED, scrub
 
 LEAKS = [
     ("Authorization: Bearer shorttok", "shorttok"),

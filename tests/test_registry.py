@@ -30,10 +30,10 @@ from control_plane import (
     Registry,
     hookimpl,
 )
-from control_plane import plugins as plugins_module
-from control_plane.errors import PluginLoadError
-from control_plane.plugins import load_registry
-from control_plane.registry import LoadFailure
+from control_plane.core.errors import PluginLoadError
+from control_plane.core.registry import LoadFailure
+from control_plane.runtime import plugins as plugins_module
+from control_plane.runtime.plugins import load_registry
 
 BAD_PLUGIN = "acme.broken_plugin"
 
@@ -481,7 +481,7 @@ def test_a_pack_declared_with_pydantic_models() -> None:
         ok = invoker.invoke_sync("pyd.fetch", {"url": "abc"})
         assert ok.result == {"length": 3}
         assert invoker.invoke_sync("pyd.fetch", {"url": "missing"}).code == "dependency_missing"
-        from control_plane.errors import InvalidInput
+        from control_plane.core.errors import InvalidInput
 
         with pytest.raises(InvalidInput) as info:
             invoker.invoke_sync("pyd.fetch", {"attempts": "x"})
@@ -571,7 +571,8 @@ def test_plugin_classifiers_are_loaded_and_a_broken_one_is_skipped() -> None:
 
 def test_the_pack_author_api_end_to_end() -> None:
     """The five things an author uses: Pack, CodeDoc, typed errors, Result/Check, async."""
-    from control_plane import Check, Result, errors
+    from control_plane import Check, Result
+    from control_plane.core import errors
 
     async def handler(doc: dict[str, Any], ctx: Any) -> Any:
         what = doc.get("what")

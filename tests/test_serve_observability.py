@@ -19,8 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from server_support import PACKCTL, subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.client import Client, PackCallError
-from control_plane.errors import UnknownPack
+from control_plane.core.errors import UnknownPack
+from control_plane.wire.client import Client, PackCallError
 
 
 def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

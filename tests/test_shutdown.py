@@ -9,9 +9,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pytest
 from test_cli import start_serve
 
-from control_plane.client import Client, Timeout, TransportError
-from control_plane.errors import CapabilityPackError
-from control_plane.outcome import Outcome
+from control_plane.core.errors import CapabilityPackError
+from control_plane.core.outcome import Outcome
+from control_plane.wire.client import Client, Timeout, TransportError
 
 
 def _call(target: str, pack: str, doc: dict[str, object], timeout: float = 30) -> Outcome:

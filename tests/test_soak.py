@@ -37,9 +37,9 @@ import pytest
 from server_support import PACKCTL, ROOT, subprocess_env
 from testpacks import FAIL_CODES, SECRET
 
-from control_plane import status as wire
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
+from control_plane.wire import status as wire
 
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "45"))
 CLIENTS = int(os.environ.get("SOAK_CLIENTS", "12"))

@@ -33,23 +33,23 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.worker import Worker
 
-from control_plane.client import (
+from control_plane.adapters.temporal import bridge
+from control_plane.adapters.temporal.client import TemporalPackClient, invoke, raise_for_failure
+from control_plane.adapters.temporal.messages import InvokePackRequest, PackCall, RetrySettings
+from control_plane.adapters.temporal.worker import create_worker, sandbox_runner
+from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane.core.invoke import Invoker
+from control_plane.core.outcome import ErrorEnvelope, Outcome
+from control_plane.core.vocabulary import BASELINE
+from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.wire.client import (
     ArtifactFailed,
     InternalError,
     PackCallError,
     PermanentError,
     RetryableError,
 )
-from control_plane.client import Client as GrpcClient
-from control_plane.errors import CapabilityPackError, InvalidInput, UnknownPack
-from control_plane.invoke import Invoker
-from control_plane.outcome import ErrorEnvelope, Outcome
-from control_plane.plugins import LoadResult, load_registry
-from control_plane.temporal import bridge
-from control_plane.temporal.client import TemporalPackClient, invoke, raise_for_failure
-from control_plane.temporal.messages import InvokePackRequest, PackCall, RetrySettings
-from control_plane.temporal.worker import create_worker, sandbox_runner
-from control_plane.vocabulary import BASELINE
+from control_plane.wire.client import Client as GrpcClient
 
 #: Async tests share the module's event loop (and so its worker).
 MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")

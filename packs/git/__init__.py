@@ -1,7 +1,7 @@
 """The git packs: ``git.ls_remote`` and a shallow ``git.clone``, on the git CLI.
 
 git's stderr -- OpenSSH banners, curl errors, remote messages -- never reaches a caller:
-:data:`control_plane.stderr.GIT` maps it to ``auth_failed``, ``not_found``,
+:data:`control_plane.core.stderr.GIT` maps it to ``auth_failed``, ``not_found``,
 ``rate_limited``, ``timeout`` or ``network_error`` with a fixed message per rule.
 """
 
@@ -15,10 +15,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from control_plane.errors import PackError, not_found
-from control_plane.hookspecs import hookimpl
-from control_plane.pack import Context, Pack
-from control_plane.stderr import GIT, rule
+from control_plane.core.errors import PackError, not_found
+from control_plane.core.hookspecs import hookimpl
+from control_plane.core.pack import Context, Pack
+from control_plane.core.stderr import GIT, rule
 from packs.git.cli import git_binary, raise_for, remote, run_git
 from packs.git.schemas import (
     CLONE_CODES,

@@ -10,8 +10,8 @@
 * Tracing variables (``GIT_TRACE*``, ``GIT_CURL_VERBOSE``) are removed so nothing logs
   the header; only ``file``, ``git``, ``http``, ``https`` and ``ssh`` transports are
   allowed (``GIT_ALLOW_PROTOCOL``), so ``ext::`` cannot run commands.
-* stderr is classified by :data:`control_plane.stderr.GIT`; an unrecognised failure is a
-  :class:`~control_plane.stderr.ToolFailed` (``internal_error``, stderr kept server-side).
+* stderr is classified by :data:`control_plane.core.stderr.GIT`; an unrecognised failure is a
+  :class:`~control_plane.core.stderr.ToolFailed` (``internal_error``, stderr kept server-side).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from control_plane.errors import PackError
-from control_plane.redact import scrub
-from control_plane.stderr import (
+from control_plane.core.errors import PackError
+from control_plane.core.redact import scrub
+from control_plane.core.stderr import (
     GIT,
     StderrClassifier,
     ToolFailed,

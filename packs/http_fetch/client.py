@@ -1,6 +1,6 @@
 """The HTTP client behind http.fetch: stdlib ``http.client``, one deadline, typed failures.
 
-Every failure leaves as a :class:`~control_plane.errors.PackError` with a fixed message
+Every failure leaves as a :class:`~control_plane.core.errors.PackError` with a fixed message
 naming at most the host and port: never the path, the query, a header or a body. The
 credential (input ``credential`` or ``user:password@`` in the URL) is sent as a header,
 dropped when a redirect leaves the origin, and every literal copy of it is replaced by
@@ -22,8 +22,8 @@ from urllib.parse import SplitResult, unquote, urljoin, urlsplit, urlunsplit
 
 import orjson
 
-from control_plane.classify import DEFAULT_RETRY_AFTER, parse_retry_after
-from control_plane.errors import (
+from control_plane.core.classify import DEFAULT_RETRY_AFTER, parse_retry_after
+from control_plane.core.errors import (
     FieldViolation,
     PackError,
     auth_failed,
@@ -33,8 +33,8 @@ from control_plane.errors import (
     schema_mismatch,
     timeout,
 )
-from control_plane.redact import scrub
-from control_plane.schema import CompiledSchema, check_schema
+from control_plane.core.redact import scrub
+from control_plane.core.schema import CompiledSchema, check_schema
 from packs.credentials import basic_header, credential_header
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "Fetch", "fetch"]

@@ -8,9 +8,9 @@ from typing import Any
 
 import orjson
 
-from control_plane.invoke import Invoker
-from control_plane.outcome import Outcome
-from control_plane.plugins import load_registry
+from control_plane.core.invoke import Invoker
+from control_plane.core.outcome import Outcome
+from control_plane.runtime.plugins import load_registry
 
 Call = Callable[..., Outcome]
 

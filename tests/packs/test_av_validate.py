@@ -21,8 +21,8 @@ import pytest
 from pack_helpers import Call, assert_error, make_call
 
 import packs.av_validate as av
-from control_plane.errors import InvalidInput
-from control_plane.outcome import Outcome
+from control_plane.core.errors import InvalidInput
+from control_plane.core.outcome import Outcome
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ffprobe") is None or shutil.which("ffmpeg") is None,
@@ -396,10 +396,10 @@ def test_every_declared_code_has_a_provoking_test() -> None:
 
 
 def packctl(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m control_plane.cli`` in a child process, only this pack loaded."""
+    """``python -m control_plane.adapters.cli`` in a child process, only this pack loaded."""
     env = {**os.environ, "CAPABILITY_PACKS_PLUGINS": "packs.av_validate"}
     return subprocess.run(
-        [sys.executable, "-m", "control_plane.cli", *args],
+        [sys.executable, "-m", "control_plane.adapters.cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

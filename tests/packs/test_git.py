@@ -44,9 +44,9 @@ from pack_servers import (
 )
 
 import packs.git as git_pack
-from control_plane.errors import InvalidInput
-from control_plane.invoke import Invoker
-from control_plane.outcome import Outcome
+from control_plane.core.errors import InvalidInput
+from control_plane.core.invoke import Invoker
+from control_plane.core.outcome import Outcome
 from packs.git.cli import GIT_ENV
 
 LS = "git.ls_remote"

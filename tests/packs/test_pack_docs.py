@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.plugins import DEFAULT_PLUGINS, load_registry
-from control_plane.registry import LoadedPack, Registry
+from control_plane.core.registry import LoadedPack, Registry
+from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
 from packs import docgen
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,1 @@
+"""Thin renderers of outcomes and rejections: packctl, gate, the kit, MCP, Temporal."""

@@ -1,0 +1,670 @@
+"""``packctl``: serve packs, list and describe them, call one.
+
+A thin layer over :mod:`control_plane.wire.server` and :mod:`control_plane.wire.client`::
+
+    packctl serve [--address HOST:PORT]            # built-in packs on 127.0.0.1:50051
+    packctl list      [--target HOST:PORT | --local]
+    packctl describe NAME [--target HOST:PORT | --local]
+    packctl call NAME --input JSON|@file|- [--strict] [--fail-on warn] [--deadline S]
+
+Human output by default, ``--output json`` for programs. Exit codes (stable):
+
+* ``0`` success;
+* ``1`` the pack returned an error code (the envelope is printed);
+* ``2`` usage or connection problems: bad arguments, unknown pack, invalid input, no
+  control plane at the target.
+
+Subcommands register through :func:`command`, so later ones plug in the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TextIO
+
+import grpc
+import orjson
+
+from control_plane.adapters.reliability_cli import (
+    add_client_options,
+    add_serve_options,
+    client_kwargs,
+    serve_kwargs,
+)
+from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.invoke import Invoker
+from control_plane.core.limits import ConfigError
+from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.registry import LoadFailure
+from control_plane.runtime.observability import (
+    Observability,
+    add_serve_arguments,
+    install_from_args,
+)
+from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.wire.client import (
+    DEFAULT_TARGET,
+    Client,
+    PackCallError,
+    PackDescription,
+    PackListing,
+    TransportError,
+)
+
+__all__ = [
+    "EXIT_OK",
+    "EXIT_PACK_ERROR",
+    "EXIT_USAGE",
+    "Backend",
+    "LocalBackend",
+    "RemoteBackend",
+    "UsageProblem",
+    "add_backend_options",
+    "build_parser",
+    "command",
+    "load_plugins",
+    "main",
+    "observed_invoker",
+    "rejection_problem",
+    "run_with_backend",
+]
+
+EXIT_OK = 0
+EXIT_PACK_ERROR = 1
+EXIT_USAGE = 2
+
+#: Deadline of ``list`` / ``describe`` against a server, in seconds.
+QUERY_DEADLINE = 10.0
+
+Handler = Callable[[argparse.Namespace], int]
+_COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = []
+
+
+#: Modules that add their own subcommands: each defines ``add_cli_commands(subparsers)``.
+#: A feature adds its module here (one line) rather than growing this file.
+COMMAND_MODULES: tuple[str, ...] = (
+    "control_plane.runtime.observability",
+    "control_plane.adapters.mcp_bridge",
+    "control_plane.adapters.temporal.cli",
+    "control_plane.adapters.kit.cli",
+    "control_plane.adapters.gate",
+)
+
+
+def command(
+    register: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None],
+) -> Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]:
+    """Register a subcommand: ``register(subparsers)`` adds a parser with ``func`` set."""
+    _COMMANDS.append(register)
+    return register
+
+
+class UsageProblem(Exception):
+    """A problem the user must fix (exit 2), with an optional machine-readable kind."""
+
+    def __init__(self, message: str, kind: str = "usage", **extra: Any) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.extra = extra
+
+
+# -- output ----------------------------------------------------------------------------
+
+
+def _json(data: Any, stream: TextIO | None = None) -> None:
+    out = stream if stream is not None else sys.stdout
+    out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+
+
+def _problem(args: argparse.Namespace, problem: UsageProblem) -> int:
+    if getattr(args, "output", "human") == "json":
+        _json({"problem": {"kind": problem.kind, "message": str(problem), **problem.extra}})
+    else:
+        print(f"packctl: {problem}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _check_line(check: CheckRecord) -> str:
+    line = f"  {check.severity.upper():<4}  {check.id}: {check.message}"
+    facts = []
+    if check.expected is not None:
+        facts.append(f"expected {orjson.dumps(check.expected).decode()}")
+    if check.actual is not None:
+        facts.append(f"actual {orjson.dumps(check.actual).decode()}")
+    if check.location:
+        facts.append(f"at {check.location}")
+    return line + (f" ({', '.join(facts)})" if facts else "")
+
+
+def _validation_lines(validation: ValidationRecord) -> list[str]:
+    counts = {s: sum(c.severity == s for c in validation.checks) for s in ("pass", "warn", "fail")}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    lines = [f"validation: {validation.status.upper()} ({summary or 'no checks'})"]
+    lines.extend(_check_line(c) for c in validation.checks)
+    return lines
+
+
+def _print_outcome(outcome: Outcome) -> None:
+    print(f"{outcome.pack} {outcome.version}: ok (request {outcome.request_id})")
+    if outcome.validation is not None:
+        print("\n".join(_validation_lines(outcome.validation)))
+    print("result:")
+    _json(outcome.result)
+
+
+def _print_error(outcome: Outcome, env: ErrorEnvelope) -> None:
+    kind = "retryable" if env.retryable else "permanent"
+    lines = [f"error: {env.code} ({kind}): {env.message}"]
+    lines.append(f"  pack:        {outcome.pack} {outcome.version} (request {outcome.request_id})")
+    lines.append(f"  origin:      {env.origin}")
+    if env.retry_after is not None:
+        lines.append(f"  retry after: {env.retry_after:g}s")
+    if env.reference_id:
+        lines.append(f"  reference:   {env.reference_id} (quote it to the operator)")
+    if env.detail:
+        lines.append(f"  detail:      {env.detail}")
+    if env.recovery_hint:
+        lines.append(f"  hint:        {env.recovery_hint}")
+    for v in env.violations or ():
+        lines.append(f"  violation:   {v.field or '/'}: {v.description}")
+    if env.partial_result is not None:
+        lines.append("  partial result: " + orjson.dumps(env.partial_result).decode())
+    if env.checks:
+        lines.append("  failing checks:")
+        lines.extend("  " + _check_line(c) for c in env.checks)
+    if outcome.validation is not None:
+        lines.extend("  " + line for line in _validation_lines(outcome.validation))
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _print_listing(listing: PackListing) -> None:
+    if not listing.packs:
+        print("no packs loaded")
+    rows = [(p.name, p.version, p.summary) for p in listing.packs]
+    width = max((len(r[0]) for r in rows), default=0)
+    vwidth = max((len(r[1]) for r in rows), default=0)
+    for name, version, summary in rows:
+        print(f"{name:<{width}}  {version:<{vwidth}}  {summary}")
+    for pack in listing.packs:
+        if pack is listing.packs[0]:
+            print()
+        print(f"{pack.name} codes: {', '.join(pack.codes)}")
+    _print_failures(listing.failures, sys.stdout)
+
+
+def _print_failures(failures: Sequence[LoadFailure], stream: TextIO) -> None:
+    if failures:
+        print(f"\n{len(failures)} load failure(s):", file=stream)
+        for failure in failures:
+            print(f"  {failure}", file=stream)
+
+
+def _print_description(desc: PackDescription) -> None:
+    print(f"{desc.name} {desc.version}: {desc.summary}")
+    print(f"plugin: {desc.plugin}   validates: {'yes' if desc.validates else 'no'}")
+    if desc.docs:
+        print()
+        print(desc.docs.rstrip())
+    print("\nerror codes:")
+    for info in desc.vocabulary.values():
+        kind = "retryable" if info.retryable else "permanent"
+        origin = "baseline" if info.baseline else "pack"
+        print(f"  {info.code}  [{kind}, {origin}, gRPC {info.grpc_status}]")
+        print(f"      {info.description}")
+        if info.recovery_hint:
+            print(f"      hint: {info.recovery_hint}")
+        if info.absorbs:
+            print(f"      absorbs: {', '.join(info.absorbs)}")
+    print("\ninput schema:")
+    _json(desc.input_schema)
+    print("output schema:")
+    _json(desc.output_schema)
+
+
+# -- backends: a server (Client) or the in-process Invoker ---------------------------
+
+
+class Backend(Protocol):
+    """What list/describe/call need; failures of ``invoke`` come back as outcomes."""
+
+    def list_packs(self) -> PackListing: ...
+
+    def describe(self, name: str) -> PackDescription: ...
+
+    def invoke(
+        self, name: str, payload: bytes, *, strict: bool, fail_on: Any, deadline: float | None
+    ) -> Outcome: ...
+
+    def close(self) -> None: ...
+
+
+class RemoteBackend:
+    """A control plane over gRPC."""
+
+    def __init__(self, target: str, **credentials: Any) -> None:
+        self.client = Client(target, **credentials)
+
+    def list_packs(self) -> PackListing:
+        return self.client.list_packs(timeout=QUERY_DEADLINE)
+
+    def describe(self, name: str) -> PackDescription:
+        return self.client.describe(name, timeout=QUERY_DEADLINE)
+
+    def invoke(
+        self, name: str, payload: bytes, *, strict: bool, fail_on: Any, deadline: float | None
+    ) -> Outcome:
+        try:
+            return self.client.invoke(
+                name, payload, strict=strict, fail_on=fail_on, timeout=deadline
+            )
+        except PackCallError as exc:
+            return exc.outcome
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class LocalBackend:
+    """Packs in this process, under the same enforcement as the server."""
+
+    def __init__(self, load: LoadResult) -> None:
+        from control_plane.core.invoke import Invoker
+
+        self.load = load
+        self.invoker = Invoker(load.registry, classifiers=load.classifiers)
+
+    def list_packs(self) -> PackListing:
+        return PackListing.from_registry(self.load.registry)
+
+    def describe(self, name: str) -> PackDescription:
+        return PackDescription.from_loaded(self.load.registry.get(name))
+
+    def invoke(
+        self, name: str, payload: bytes, *, strict: bool, fail_on: Any, deadline: float | None
+    ) -> Outcome:
+        return self.invoker.invoke_sync(
+            name, payload, strict=strict, fail_on=fail_on, timeout=deadline
+        )
+
+    def close(self) -> None:
+        self.invoker.close()
+
+
+def load_plugins(plugins: Sequence[str]) -> LoadResult:
+    """Built-in and entry-point plugins plus ``--plugin`` modules; failures recorded."""
+    extra: list[tuple[str, object]] = []
+    failed: list[LoadFailure] = []
+    for name in plugins:
+        try:
+            extra.append((name, importlib.import_module(name)))
+        # Plugin boundary: importing a plugin module may raise anything.
+        except Exception as exc:  # noqa: BLE001
+            failed.append(LoadFailure(name, f"failed to load: {type(exc).__name__}: {exc}"))
+    result = load_registry(extra=extra)
+    for failure in failed:
+        result.registry.record_failure(failure)
+    return result
+
+
+def _backend(args: argparse.Namespace) -> Backend:
+    if args.local:
+        return LocalBackend(load_plugins(args.plugin))
+    try:
+        return RemoteBackend(args.target, **client_kwargs(args))
+    except (ConfigError, UnicodeDecodeError) as exc:
+        raise UsageProblem(str(exc), "credentials") from None
+
+
+_UNREACHABLE = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.UNKNOWN}
+)
+
+
+def rejection_problem(exc: RequestRejected) -> UsageProblem:
+    """A request refused before any pack ran, as the exit-2 problem it is for the user."""
+    if isinstance(exc, UnknownPack):
+        return UsageProblem(str(exc), "unknown_pack", pack=exc.name)
+    if isinstance(exc, InvalidInput):
+        violations = [v.to_dict() for v in exc.violations]
+        return UsageProblem(str(exc), "invalid_input", pack=exc.pack, violations=violations)
+    return UsageProblem(str(exc), "rejected")
+
+
+def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -> int:
+    try:
+        backend = _backend(args)
+    except UsageProblem as exc:
+        return _problem(args, exc)
+    try:
+        return body(backend)
+    except RequestRejected as exc:
+        return _problem(args, rejection_problem(exc))
+    except TransportError as exc:
+        if exc.status in _UNREACHABLE:
+            hint = " (is `packctl serve` running? or use --local)"
+            message = f"cannot reach the control plane at {args.target}: {exc.details}{hint}"
+        else:
+            message = (
+                f"the control plane at {args.target} answered {exc.status.name}: {exc.details}"
+            )
+        return _problem(
+            args,
+            UsageProblem(message, "connection", target=args.target, status=exc.status.name),
+        )
+    except PackCallError as exc:  # list/describe: only a deadline the server did not meet
+        return _problem(
+            args,
+            UsageProblem(
+                f"the control plane at {args.target} did not answer: {exc.message}",
+                "connection",
+                target=args.target,
+            ),
+        )
+    except UsageProblem as exc:
+        return _problem(args, exc)
+    finally:
+        backend.close()
+
+
+# -- commands --------------------------------------------------------------------------
+
+
+def add_backend_options(parser: argparse.ArgumentParser) -> None:
+    """``--target HOST:PORT | --local``, ``--plugin`` and the client's credentials options.
+
+    Every command that calls packs takes these; :func:`run_with_backend` reads them.
+    """
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--target",
+        default=DEFAULT_TARGET,
+        metavar="HOST:PORT",
+        help=f"control plane to call (default {DEFAULT_TARGET})",
+    )
+    where.add_argument(
+        "--local",
+        action="store_true",
+        help="run packs in this process, same enforcement, no server",
+    )
+    parser.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="with --local: also load this plugin module (repeatable)",
+    )
+    add_client_options(parser)
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    add_backend_options(parser)
+    parser.add_argument(
+        "--output",
+        choices=("human", "json"),
+        default="human",
+        help="human-readable text (default) or JSON for programs",
+    )
+
+
+@command
+def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from control_plane.wire.server import DEFAULT_ADDRESS, DEFAULT_GRACE, DEFAULT_MAX_MESSAGE_BYTES
+
+    p = sub.add_parser(
+        "serve",
+        help="serve packs over gRPC (built-in packs, no configuration)",
+        description="Serve the built-in and installed packs over gRPC until SIGTERM/SIGINT.",
+    )
+    p.add_argument("--address", default=DEFAULT_ADDRESS, metavar="HOST:PORT")
+    p.add_argument(
+        "--plugin", action="append", default=[], metavar="MODULE", help="extra plugin module"
+    )
+    p.add_argument(
+        "--grace",
+        type=_positive_float,
+        default=DEFAULT_GRACE,
+        metavar="S",
+        help=f"seconds in-flight calls get to finish on shutdown (default {DEFAULT_GRACE:g})",
+    )
+    p.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        metavar="N",
+        help=f"largest request or response (default {DEFAULT_MAX_MESSAGE_BYTES})",
+    )
+    p.add_argument(
+        "--workers", type=int, default=None, metavar="N", help="threads for sync pack handlers"
+    )
+    p.add_argument(
+        "--default-timeout",
+        type=_positive_float,
+        default=300.0,
+        metavar="S",
+        help="deadline of calls that carry none (default 300)",
+    )
+    p.add_argument("--log-format", choices=("json", "kv"), default="json")
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+    add_serve_options(p)
+    add_serve_arguments(p)
+    p.set_defaults(func=_serve)
+
+
+def observed_invoker(args: argparse.Namespace, load: LoadResult) -> tuple[Invoker, Observability]:
+    """The invoker ``serve`` and ``worker`` run packs with, observability installed.
+
+    Reads ``--workers``, ``--default-timeout`` and the options of
+    :func:`~control_plane.runtime.observability.add_serve_arguments`.
+    """
+    invoker = Invoker(
+        load.registry,
+        classifiers=load.classifiers,
+        max_workers=args.workers,
+        default_timeout=args.default_timeout,
+    )
+    obs = install_from_args(
+        invoker, args, load_failures=load.registry.failures, event_sinks=load.event_sinks
+    )
+    return invoker, obs
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from control_plane.wire.server import PackServer, configure_logging, serve
+
+    try:
+        protection = serve_kwargs(args)
+    except (ConfigError, UnicodeDecodeError) as exc:
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    configure_logging(args.log_format, args.log_level)
+    load = load_plugins(args.plugin)
+    invoker, obs = observed_invoker(args, load)
+
+    def ready(server: PackServer) -> None:
+        host = args.address.rsplit(":", 1)[0]
+        names = ", ".join(server.registry.names()) or "none"
+        if obs.metrics.port is not None:
+            print(
+                f"packctl: metrics on http://{args.metrics_host}:{obs.metrics.port}/metrics",
+                file=sys.stderr,
+            )
+        print(
+            f"packctl: serving {len(server.registry)} pack(s) on {host}:{server.port} "
+            f"(health and reflection on): {names}",
+            file=sys.stderr,
+            flush=True,
+        )
+        _print_failures(server.registry.failures, sys.stderr)
+        sys.stderr.flush()
+
+    try:
+        asyncio.run(
+            serve(
+                args.address,
+                grace=args.grace,
+                ready=ready,
+                invoker=invoker,
+                observability=obs,
+                max_message_bytes=args.max_message_bytes,
+                **protection,
+            )
+        )
+    except ConfigError as exc:
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RuntimeError as exc:
+        if "bind" not in str(exc).lower():
+            raise
+        print(f"packctl: cannot listen on {args.address}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        invoker.close()
+        obs.close()
+    print("packctl: stopped", file=sys.stderr)
+    return EXIT_OK
+
+
+@command
+def _list_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("list", help="list the packs and the plugins that failed to load")
+    _add_target(p)
+    p.set_defaults(func=_list)
+
+
+def _list(args: argparse.Namespace) -> int:
+    def body(backend: Backend) -> int:
+        listing = backend.list_packs()
+        if args.output == "json":
+            _json(listing.to_dict())
+        else:
+            _print_listing(listing)
+        return EXIT_OK
+
+    return run_with_backend(args, body)
+
+
+@command
+def _describe_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("describe", help="a pack's schemas and error codes")
+    p.add_argument("name", help="the pack's dotted name")
+    _add_target(p)
+    p.set_defaults(func=_describe)
+
+
+def _describe(args: argparse.Namespace) -> int:
+    def body(backend: Backend) -> int:
+        desc = backend.describe(args.name)
+        if args.output == "json":
+            _json(desc.to_dict())
+        else:
+            _print_description(desc)
+        return EXIT_OK
+
+    return run_with_backend(args, body)
+
+
+@command
+def _call_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("call", help="invoke a pack")
+    p.add_argument("name", help="the pack's dotted name")
+    p.add_argument(
+        "--input",
+        default="{}",
+        metavar="JSON|@FILE|-",
+        help="the input document: JSON text, @path to a file, or - for stdin (default {})",
+    )
+    p.add_argument("--strict", action="store_true", help="turn fail findings into artifact_failed")
+    p.add_argument(
+        "--fail-on",
+        choices=("fail", "warn"),
+        default="fail",
+        help="with --strict: also fail on warnings (warn)",
+    )
+    p.add_argument(
+        "--deadline", type=_positive_float, default=None, metavar="S", help="deadline in seconds"
+    )
+    _add_target(p)
+    p.set_defaults(func=_call)
+
+
+def _read_input(spec: str) -> bytes:
+    if spec == "-":
+        return sys.stdin.buffer.read()
+    if spec.startswith("@"):
+        path = spec[1:]
+        try:
+            with open(path, "rb") as fh:
+                return fh.read()
+        except OSError as exc:
+            raise UsageProblem(f"cannot read input file {path}: {exc.strerror}") from None
+    return spec.encode()
+
+
+def _call(args: argparse.Namespace) -> int:
+    def body(backend: Backend) -> int:
+        payload = _read_input(args.input)
+        outcome = backend.invoke(
+            args.name, payload, strict=args.strict, fail_on=args.fail_on, deadline=args.deadline
+        )
+        if args.output == "json":
+            _json(outcome.to_dict())
+        elif outcome.error is None:
+            _print_outcome(outcome)
+        else:
+            _print_error(outcome, outcome.error)
+        return EXIT_OK if outcome.error is None else EXIT_PACK_ERROR
+
+    return run_with_backend(args, body)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return value
+
+
+# -- entry point -----------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``packctl`` argument parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="packctl",
+        description="Serve capability packs over gRPC, and list, describe or call them.",
+        epilog="exit codes: 0 success, 1 the pack returned an error code, "
+        "2 usage or connection problem",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for register in _COMMANDS:
+        register(sub)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_cli_commands(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``packctl``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler = args.func
+    try:
+        return handler(args)
+    except BrokenPipeError:
+        # Output piped into a closed reader (e.g. `| head`): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""``packctl gate [FILE] [--target HOST:PORT | --local] [--format F] [--output PATH] [--jobs N]``.
+
+Exit codes never change meaning with flags: 0 the gate passed (warnings shown), 1 it
+failed on findings (``artifact_failed``), 2 a step could not run (a pack error code, an
+unreachable server, a bad gate file). The report goes to ``--output`` or stdout; the text
+summary is always shown (stdout, or stderr when stdout carries a json/junit/sarif report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from control_plane.adapters.cli import (
+    EXIT_USAGE,
+    Backend,
+    UsageProblem,
+    add_backend_options,
+    run_with_backend,
+)
+from control_plane.adapters.gate.config import (
+    DEFAULT_FILE,
+    GateConfig,
+    GateFileError,
+    find_gate_file,
+    load_gate,
+)
+from control_plane.adapters.gate.formats import FORMATS, render, render_text
+from control_plane.adapters.gate.run import run_gate
+
+__all__ = ["add_cli_commands", "gate_command"]
+
+_MACHINE_FORMATS = frozenset({"json", "junit", "sarif"})
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``packctl gate``."""
+    p = sub.add_parser(
+        "gate",
+        help="run pack validations over artifacts in strict mode and gate CI on them",
+        description="Run the steps of a gate file (packctl-gate.toml, or [tool.packctl.gate] "
+        "in pyproject.toml) and report in a format CI understands.",
+        epilog="exit codes: 0 passed (warnings shown), 1 failed on findings "
+        "(artifact_failed), 2 a step could not run (pack error, unreachable server, bad "
+        "gate file)",
+    )
+    p.add_argument(
+        "file",
+        nargs="?",
+        metavar="FILE",
+        help=f"gate file (default: ./{DEFAULT_FILE}, else ./pyproject.toml)",
+    )
+    add_backend_options(p)
+    p.add_argument(
+        "--format",
+        choices=sorted(FORMATS),
+        default="text",
+        help="report format (default text)",
+    )
+    p.add_argument(
+        "--output",
+        dest="report_path",
+        metavar="PATH",
+        help="write the report to PATH (the text summary still goes to stdout)",
+    )
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="calls to run at once (default 1)",
+    )
+    p.set_defaults(func=gate_command)
+
+
+def _config(args: argparse.Namespace) -> GateConfig:
+    path = Path(args.file) if args.file else find_gate_file(Path.cwd())
+    return load_gate(path)
+
+
+def gate_command(args: argparse.Namespace) -> int:
+    """Run the gate; returns the exit code."""
+    try:
+        config = _config(args)
+    except GateFileError as exc:
+        print(f"packctl gate: bad gate file: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    target = "local" if args.local else args.target
+
+    def body(backend: Backend) -> int:
+        packs: dict[str, tuple[str, str]] = {}
+        for name in dict.fromkeys(step.pack for step in config.steps):
+            desc = backend.describe(name)  # unknown pack / unreachable: exit 2, one line
+            packs[name] = (desc.version, desc.summary)
+        report = run_gate(config, backend, target=target, jobs=args.jobs, packs=packs)
+        text = render_text(report)
+        if args.report_path:
+            try:
+                _write(Path(args.report_path), render(report, args.format))
+            except OSError as exc:
+                raise UsageProblem(
+                    f"cannot write the report to {args.report_path}: {exc}"
+                ) from None
+            sys.stdout.write(text)
+        elif args.format == "text":
+            sys.stdout.write(text)
+        else:
+            sys.stdout.write(render(report, args.format))
+            if args.format in _MACHINE_FORMATS:
+                sys.stderr.write(text)
+        sys.stdout.flush()
+        return report.exit_code
+
+    return run_with_backend(args, body)
+
+
+def _write(path: Path, content: str) -> None:
+    if path.parent and not path.parent.exists():
+        os.makedirs(path.parent, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(content, encoding="utf-8")
+    os.replace(tmp, path)

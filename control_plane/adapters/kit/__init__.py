@@ -1,0 +1,58 @@
+"""The pack author kit: scaffold, static conformance, fault injection, generated inputs,
+gRPC end-to-end helpers. See docs/authoring.md.
+
+In pytest (the plugin loads by itself once capability-packs is installed)::
+
+    @pytest.fixture
+    def capability_pack():
+        return PackTarget(name="acme.tool", seams={"acme_tool.client:fetch": fake_fetch})
+
+    def test_faults(pack_kit):
+        report = pack_kit.inject_faults()
+        assert report.mapped("http_404") == "not_found"
+
+In CI of a pack repository: ``packctl check .``.
+"""
+
+from control_plane.adapters.kit.faults import (
+    FAULTS,
+    KIT_UNDECLARED_CODE,
+    Fault,
+    InjectedHTTPError,
+    fault,
+)
+from control_plane.adapters.kit.harness import FaultReport, FaultResult, GeneratedReport, PackKit
+from control_plane.adapters.kit.served import ServedPack, assert_rich_status
+from control_plane.adapters.kit.static import (
+    Finding,
+    KitUsageError,
+    PackReport,
+    StaticReport,
+    check_installed,
+    check_path,
+    check_target,
+)
+from control_plane.adapters.kit.target import ConformanceError, PackTarget
+
+__all__ = [
+    "FAULTS",
+    "KIT_UNDECLARED_CODE",
+    "ConformanceError",
+    "Fault",
+    "FaultReport",
+    "FaultResult",
+    "Finding",
+    "GeneratedReport",
+    "InjectedHTTPError",
+    "KitUsageError",
+    "PackKit",
+    "PackReport",
+    "PackTarget",
+    "ServedPack",
+    "StaticReport",
+    "assert_rich_status",
+    "check_installed",
+    "check_path",
+    "check_target",
+    "fault",
+]

@@ -1,0 +1,96 @@
+"""``packctl new`` and ``packctl check``: the kit on the command line.
+
+``packctl check [PACK|PATH]`` exits ``0`` when every pack conforms, ``1`` when a pack
+breaks its contract (each fault named), ``2`` when what to check cannot be found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, _json
+
+from .scaffold import scaffold
+from .static import KitUsageError, StaticReport, check_installed, check_path, declares_packs
+
+__all__ = ["add_cli_commands"]
+
+
+def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``new`` and ``check`` to ``packctl``."""
+    new = sub.add_parser(
+        "new",
+        help="scaffold a pack distribution (entry point, schemas, tests on the kit)",
+        description="Scaffold a pack distribution for pack NAME (dotted, e.g. acme.word_count).",
+    )
+    new.add_argument("name", metavar="NAME", help="the pack's dotted name")
+    new.add_argument(
+        "--dir", default=None, metavar="PATH", help="directory to create (default ./<dist-name>)"
+    )
+    new.set_defaults(func=_new)
+
+    check = sub.add_parser(
+        "check",
+        help="static conformance of a pack or pack repository (for CI)",
+        description="Check packs statically: closed vocabulary, every code documented, "
+        "valid schemas, and the effective contract callers see. TARGET is a pack name, a "
+        "pack repository (its pyproject.toml entry points) or a plugin .py file; without "
+        "it, the repository in the current directory, else every installed third-party pack.",
+        epilog="exit codes: 0 conforms, 1 a pack breaks its contract, 2 nothing to check",
+    )
+    check.add_argument("target", nargs="?", default=None, metavar="PACK|PATH")
+    check.add_argument("--output", choices=("human", "json"), default="human")
+    check.set_defaults(func=_check)
+
+
+def _new(args: argparse.Namespace) -> int:
+    try:
+        made = scaffold(args.name, args.dir)
+    except KitUsageError as exc:
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"created {made.dist} in {made.directory} (pack {made.pack_name}):")
+    for path in made.files:
+        print(f"  {path.relative_to(made.directory)}")
+    print(
+        f"\nnext:\n  cd {made.directory}\n  pip install -e '.[test]'\n  pytest\n"
+        f"  packctl list --local"
+    )
+    return EXIT_OK
+
+
+def _looks_like_path(target: str) -> bool:
+    return os.sep in target or target.endswith(".py") or Path(target).exists()
+
+
+def _check(args: argparse.Namespace) -> int:
+    target: str | None = args.target
+    try:
+        if target is None:
+            report = check_path(".") if declares_packs(Path.cwd()) else check_installed()
+        elif _looks_like_path(target):
+            report = check_path(target)
+        else:
+            report = check_installed(target)
+    except KitUsageError as exc:
+        if args.output == "json":
+            _json({"problem": {"kind": "usage", "message": str(exc)}})
+        else:
+            print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return _verdict(args, report)
+
+
+def _verdict(args: argparse.Namespace, report: StaticReport) -> int:
+    if args.output == "json":
+        _json(report.to_dict())
+    else:
+        print(report.render())
+    if not report.packs and not report.findings:
+        if args.output != "json":
+            print("packctl: no packs to check", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK if not report.errors else EXIT_PACK_ERROR

@@ -1,0 +1,80 @@
+"""``packctl new``: scaffold a pack distribution from the templates in ``templates/pack``.
+
+Templates are :class:`string.Template` files (``$name`` placeholders, ``$$`` for a dollar)
+named ``*.tmpl``; a ``__module__`` path part becomes the pack's module name.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from .static import KitUsageError
+
+__all__ = ["PACK_NAME", "Scaffold", "scaffold"]
+
+#: The manifest's pack name pattern: dotted, lower snake case parts.
+PACK_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+MODULE_PART = "__module__"
+SUFFIX = ".tmpl"
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    """What ``packctl new`` wrote."""
+
+    pack_name: str
+    module: str
+    dist: str
+    directory: Path
+    files: tuple[Path, ...]
+
+
+def _walk(node: Traversable, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str]]:
+    out: list[tuple[tuple[str, ...], str]] = []
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        if child.is_dir():
+            if child.name != "__pycache__":
+                out.extend(_walk(child, (*prefix, child.name)))
+        elif child.name.endswith(SUFFIX):
+            out.append(((*prefix, child.name), child.read_text(encoding="utf-8")))
+    return out
+
+
+def scaffold(name: str, directory: str | Path | None = None) -> Scaffold:
+    """Write a new pack distribution for pack ``name`` (e.g. ``acme.word_count``).
+
+    ``directory`` defaults to ``./<dist>``; it must not exist or be empty.
+    """
+    if not PACK_NAME.match(name):
+        raise KitUsageError(
+            f"{name!r} is not a pack name: use a dotted lower-case name such as acme.word_count"
+        )
+    module = name.replace(".", "_")
+    dist = module.replace("_", "-")
+    target = Path(directory) if directory is not None else Path.cwd() / dist
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise KitUsageError(f"{target} exists and is not an empty directory")
+    values = {
+        "pack_name": name,
+        "module": module,
+        "dist": dist,
+    }
+    root = resources.files("control_plane.adapters.kit").joinpath("templates", "pack")
+    written: list[Path] = []
+    for parts, text in _walk(root):
+        rel = [module if part == MODULE_PART else part for part in parts]
+        rel[-1] = rel[-1][: -len(SUFFIX)]
+        path = target.joinpath(*rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            content = string.Template(text).substitute(values)
+        except (KeyError, ValueError) as exc:  # a broken template is our bug; say which
+            raise RuntimeError(f"template {'/'.join(parts)}: {exc!r}") from exc
+        path.write_text(content, encoding="utf-8")
+        written.append(path)
+    return Scaffold(name, module, dist, target, tuple(written))

@@ -1,0 +1,119 @@
+"""Where the bridge's calls go: packs in this process, or a control plane over gRPC.
+
+Both run every call under the full enforcement pipeline; both raise
+:class:`~control_plane.core.errors.UnknownPack` / :class:`~control_plane.core.errors.InvalidInput`
+for requests refused before a pack runs, and return every other failure as an
+:class:`~control_plane.core.outcome.Outcome` with ``error`` set. A control plane that cannot
+be reached raises :class:`~control_plane.wire.client.TransportError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+from control_plane.core.outcome import Outcome
+from control_plane.core.registry import LoadFailure
+from control_plane.runtime.plugins import LoadResult
+from control_plane.wire.client import AsyncClient, PackCallError, PackDescription
+
+__all__ = ["BridgeBackend", "LocalBridgeBackend", "RemoteBridgeBackend"]
+
+#: Deadline of ``list``/``describe`` against a control plane, in seconds.
+QUERY_DEADLINE = 10.0
+
+
+class BridgeBackend(Protocol):
+    """What the MCP bridge needs from a control plane."""
+
+    #: Shown in logs: ``local`` or the gRPC target.
+    where: str
+
+    async def catalogue(self) -> tuple[list[PackDescription], list[LoadFailure]]:
+        """Every loaded pack's description, and the plugins that failed to load."""
+        ...
+
+    async def invoke(
+        self,
+        name: str,
+        doc: Mapping[str, Any],
+        *,
+        strict: bool,
+        fail_on: Literal["fail", "warn"],
+        deadline: float | None,
+    ) -> Outcome: ...
+
+    async def close(self) -> None: ...
+
+
+class LocalBridgeBackend:
+    """Packs in this process (``--local``), through :class:`control_plane.core.invoke.Invoker`."""
+
+    where = "local"
+
+    def __init__(self, load: LoadResult, *, default_timeout: float | None = None) -> None:
+        from control_plane.core.invoke import Invoker
+
+        self.load = load
+        self.invoker = Invoker(
+            load.registry, classifiers=load.classifiers, default_timeout=default_timeout
+        )
+
+    async def catalogue(self) -> tuple[list[PackDescription], list[LoadFailure]]:
+        registry = self.load.registry
+        return [PackDescription.from_loaded(p) for p in registry], list(registry.failures)
+
+    async def invoke(
+        self,
+        name: str,
+        doc: Mapping[str, Any],
+        *,
+        strict: bool,
+        fail_on: Literal["fail", "warn"],
+        deadline: float | None,
+    ) -> Outcome:
+        return await self.invoker.invoke(
+            name, doc, strict=strict, fail_on=fail_on, timeout=deadline
+        )
+
+    async def close(self) -> None:
+        self.invoker.close()
+
+
+class RemoteBridgeBackend:
+    """A control plane at ``target`` (``--target HOST:PORT``), over ``grpc.aio``.
+
+    ``client_kwargs`` go to :class:`~control_plane.wire.client.AsyncClient` (``token``, ``tls``).
+    Create it inside the running event loop that will use it.
+    """
+
+    def __init__(self, target: str, **client_kwargs: Any) -> None:
+        self.where = target
+        self.client = AsyncClient(target, **client_kwargs)
+
+    async def catalogue(self) -> tuple[list[PackDescription], list[LoadFailure]]:
+        listing = await self.client.list_packs(timeout=QUERY_DEADLINE)
+        descriptions = await asyncio.gather(
+            *(self.client.describe(name, timeout=QUERY_DEADLINE) for name in listing.names())
+        )
+        return list(descriptions), list(listing.failures)
+
+    async def invoke(
+        self,
+        name: str,
+        doc: Mapping[str, Any],
+        *,
+        strict: bool,
+        fail_on: Literal["fail", "warn"],
+        deadline: float | None,
+    ) -> Outcome:
+        try:
+            return await self.client.invoke(
+                name, doc, strict=strict, fail_on=fail_on, timeout=deadline
+            )
+        except PackCallError as exc:
+            return exc.outcome
+
+    async def close(self) -> None:
+        await self.client.close()

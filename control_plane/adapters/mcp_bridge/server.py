@@ -1,0 +1,249 @@
+"""The MCP server: every loaded pack as a tool, over stdio or streamable HTTP.
+
+Built on the official SDK's low-level :class:`mcp.server.lowlevel.Server`, which leaves
+``outputSchema``, ``structuredContent`` and ``isError`` entirely to us. A call is never an
+MCP protocol error: a pack failure is ``isError: true`` with the typed envelope, and a call
+that never reached the pack (unknown tool, invalid input, control plane unreachable) is
+``isError: true`` with ``rejected`` -- an agent reads both the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from control_plane.adapters.mcp_bridge.backends import BridgeBackend
+from control_plane.adapters.mcp_bridge.cli import is_loopback
+from control_plane.adapters.mcp_bridge.tools import (
+    ToolNaming,
+    ToolSpec,
+    build_tools,
+    error_content,
+    rejected_content,
+    success_content,
+)
+from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane.core.outcome import Outcome
+from control_plane.wire.client import TransportError
+
+__all__ = ["SERVER_NAME", "Bridge", "ListenError", "serve_http", "serve_stdio"]
+
+logger = logging.getLogger("capability_packs.mcp")
+
+SERVER_NAME = "capability-packs"
+INSTRUCTIONS = (
+    "Each tool is a capability pack. On failure a tool result has isError true and "
+    "structuredContent.error.code is one of the codes listed in the tool's description "
+    "(a closed set): branch on it, honour error.retryable and error.retry_after. "
+    "structuredContent.rejected means the call never reached the pack (fix the arguments "
+    "for invalid_input)."
+)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("capability-packs")
+    except PackageNotFoundError:
+        return "0"
+
+
+class Bridge:
+    """Packs of a backend as MCP tools; :attr:`server` is the SDK server."""
+
+    def __init__(
+        self,
+        backend: BridgeBackend,
+        *,
+        naming: ToolNaming = "dotted",
+        deadline: float | None = None,
+    ) -> None:
+        self.backend = backend
+        self.naming: ToolNaming = naming
+        self.deadline = deadline
+        self.tools: dict[str, ToolSpec] = {}
+        self._loaded = False
+        self._lock = asyncio.Lock()
+        self.server: Server[Any] = Server(
+            SERVER_NAME,
+            version=_version(),
+            title="capability packs",
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            get_tool_input_schema=self._input_schema,
+        )
+
+    # -- the catalogue ------------------------------------------------------------
+
+    async def refresh(self) -> bool:
+        """(Re)load the tools from the backend; False when it cannot be reached."""
+        async with self._lock:
+            try:
+                descriptions, failures = await self.backend.catalogue()
+            except CapabilityPackError as exc:  # unreachable, deadline, a pack gone meanwhile
+                logger.warning("cannot list packs at %s: %s", self.backend.where, exc)
+                return False
+            self.tools = build_tools(descriptions, self.naming)
+            self._loaded = True
+            for failure in failures:
+                logger.warning("load failure: %s", failure)
+            return True
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the tool list has been read from the backend."""
+        return self._loaded
+
+    async def _ensure(self) -> None:
+        if not self._loaded:
+            await self.refresh()
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        spec = self.tools.get(name)
+        return spec.input_schema if spec is not None else None
+
+    def list_tools(self) -> list[types.Tool]:
+        """The SDK tool models of the catalogue as loaded."""
+        return [
+            types.Tool(
+                name=spec.name,
+                title=spec.title,
+                description=spec.description,
+                input_schema=spec.input_schema,
+                output_schema=spec.output_schema,
+            )
+            for spec in self.tools.values()
+        ]
+
+    async def _list_tools(
+        self, ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        await self._ensure()
+        return types.ListToolsResult(tools=self.list_tools())
+
+    # -- calls --------------------------------------------------------------------
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        structured, text, is_error = await self.call(params.name, params.arguments)
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)],
+            structured_content=structured,
+            is_error=is_error,
+        )
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None
+    ) -> tuple[dict[str, Any], str, bool]:
+        """``(structuredContent, text, isError)`` of one tool call; never raises."""
+        await self._ensure()
+        spec = self.tools.get(name)
+        if spec is None and not self._loaded:
+            message = f"cannot list the packs of the control plane at {self.backend.where}"
+            return (*rejected_content("unavailable", message, retryable=True), True)
+        if spec is None:
+            names = sorted(self.tools)
+            known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+            message = f"no tool {name!r} (tools: {known or 'none'})"
+            return (*rejected_content("unknown_tool", message), True)
+        doc, strict, fail_on, faults = spec.split_arguments(arguments)
+        if faults:
+            message = f"invalid arguments for {spec.name}"
+            return (*rejected_content("invalid_input", message, violations=faults), True)
+        try:
+            outcome = await self.backend.invoke(
+                spec.pack, doc, strict=strict, fail_on=fail_on, deadline=self.deadline
+            )
+        except InvalidInput as exc:
+            message = f"the input does not match the input schema of {spec.name}"
+            return (*rejected_content("invalid_input", message, violations=exc.violations), True)
+        except UnknownPack:
+            self._loaded = False  # the control plane changed under us: relist next time
+            message = f"the control plane no longer serves {spec.pack!r}"
+            return (*rejected_content("unknown_tool", message), True)
+        except TransportError as exc:
+            message = f"cannot reach the control plane at {self.backend.where} ({exc.status.name})"
+            return (*rejected_content("unavailable", message, retryable=True), True)
+        # The MCP boundary: a bug of the bridge must still answer in the documented shape.
+        except Exception:
+            logger.exception("bridge failure calling %s", spec.pack)
+            return (*rejected_content("bridge_error", "the bridge failed; see its log"), True)
+        return self._answer(spec, outcome)
+
+    def _answer(self, spec: ToolSpec, outcome: Outcome) -> tuple[dict[str, Any], str, bool]:
+        env = outcome.error
+        if env is None:
+            return (*success_content(outcome), False)
+        if env.code not in spec.vocabulary:
+            # Only a code the client library made up (a deadline the control plane did not
+            # answer within): the pack never answered, so this is not the pack's error.
+            message = f"no answer from the control plane: {env.message}"
+            return (*rejected_content("unavailable", message, retryable=True), True)
+        return (*error_content(outcome, spec), True)
+
+    async def close(self) -> None:
+        await self.backend.close()
+
+
+# -- transports ------------------------------------------------------------------------
+
+
+async def serve_stdio(bridge: Bridge, ready: Callable[[Bridge], None] | None = None) -> None:
+    """Serve over this process's stdin/stdout until the client closes stdin."""
+    await bridge.refresh()
+    if ready is not None:
+        ready(bridge)
+    server = bridge.server
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class ListenError(OSError):
+    """The HTTP address could not be bound (in use, not local...)."""
+
+
+async def serve_http(
+    bridge: Bridge,
+    host: str,
+    port: int,
+    *,
+    path: str = "/mcp",
+    ready: Callable[[Bridge, str], None] | None = None,
+) -> None:
+    """Serve streamable HTTP on ``host:port`` (loopback only) until cancelled or signalled."""
+    import uvicorn
+
+    if not is_loopback(host):
+        raise ValueError(f"{host} is not a loopback address: the MCP bridge has no auth")
+    await bridge.refresh()
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((bare, port))
+    except OSError as exc:
+        sock.close()
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    bound = sock.getsockname()[1]
+    app = bridge.server.streamable_http_app(streamable_http_path=path, host=bare)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    url_host = f"[{bare}]" if family == socket.AF_INET6 else bare
+    if ready is not None:
+        ready(bridge, f"http://{url_host}:{bound}{path}")
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        sock.close()

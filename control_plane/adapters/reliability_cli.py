@@ -1,0 +1,211 @@
+"""``packctl`` options for isolation, admission limits, input limits, auth and TLS.
+
+:func:`add_serve_options` / :func:`serve_kwargs` extend ``packctl serve``;
+:func:`add_client_options` / :func:`client_kwargs` extend the commands that call a
+server (``list``, ``describe``, ``call``). Defaults leave every feature off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from control_plane.runtime.isolation import DEFAULT_MEMORY_LIMIT, DEFAULT_WORKERS
+from control_plane.wire.admission import DEFAULT_RETRY_AFTER, AdmissionLimits, parse_pack_limit
+from control_plane.wire.auth import (
+    ENV_CLIENT_TOKEN,
+    ENV_SERVER_TOKENS,
+    AuthConfigError,
+    ClientTls,
+    ServerTls,
+    TokenAuth,
+    read_token_file,
+)
+
+__all__ = ["add_client_options", "add_serve_options", "client_kwargs", "serve_kwargs"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def _pack_limit(text: str) -> tuple[str, int]:
+    try:
+        return parse_pack_limit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _megabytes(text: str) -> int:
+    value = _positive_int(text)
+    return value * 1024 * 1024
+
+
+def add_serve_options(p: argparse.ArgumentParser) -> None:
+    """Reliability and security options of ``packctl serve``."""
+    iso = p.add_argument_group("isolation (docs/reliability.md)")
+    iso.add_argument(
+        "--isolate",
+        action="append",
+        default=[],
+        metavar="PACK|all",
+        help="run this pack's handler in worker processes (repeatable; 'all' for every pack)",
+    )
+    iso.add_argument(
+        "--isolation-workers",
+        type=_positive_int,
+        default=DEFAULT_WORKERS,
+        metavar="N",
+        help=f"worker processes per isolated pack (default {DEFAULT_WORKERS})",
+    )
+    iso.add_argument(
+        "--isolation-memory-mb",
+        type=_megabytes,
+        default=DEFAULT_MEMORY_LIMIT,
+        metavar="MB",
+        help=f"address-space limit of each worker (default {DEFAULT_MEMORY_LIMIT >> 20})",
+    )
+    lim = p.add_argument_group("admission and input limits")
+    lim.add_argument(
+        "--max-in-flight",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="calls in flight over all packs before RESOURCE_EXHAUSTED (default unlimited)",
+    )
+    lim.add_argument(
+        "--pack-limit",
+        action="append",
+        type=_pack_limit,
+        default=[],
+        metavar="NAME=N",
+        help="in-flight limit of one pack (repeatable)",
+    )
+    lim.add_argument(
+        "--default-pack-limit",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="in-flight limit of every pack without --pack-limit (default unlimited)",
+    )
+    lim.add_argument(
+        "--retry-after",
+        type=float,
+        default=DEFAULT_RETRY_AFTER,
+        metavar="S",
+        help=f"RetryInfo delay sent with RESOURCE_EXHAUSTED (default {DEFAULT_RETRY_AFTER:g})",
+    )
+    lim.add_argument(
+        "--max-input-bytes",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="largest input document; larger ones get INVALID_ARGUMENT (default: only the "
+        "message size limit applies)",
+    )
+    sec = p.add_argument_group("authentication and TLS")
+    sec.add_argument(
+        "--auth-token-file",
+        default=None,
+        metavar="PATH",
+        help="require 'authorization: Bearer <token>'; accepted tokens, one per line",
+    )
+    sec.add_argument(
+        "--auth-token-env",
+        default=None,
+        metavar="VAR",
+        help=f"also accept the comma-separated tokens in VAR (e.g. {ENV_SERVER_TOKENS})",
+    )
+    sec.add_argument(
+        "--open-health",
+        action="store_true",
+        help="with auth: let grpc.health.v1 calls through without a token",
+    )
+    sec.add_argument("--tls-cert", default=None, metavar="PEM", help="server certificate chain")
+    sec.add_argument("--tls-key", default=None, metavar="PEM", help="server private key")
+    sec.add_argument(
+        "--tls-client-ca",
+        default=None,
+        metavar="PEM",
+        help="require client certificates signed by this CA (mutual TLS)",
+    )
+
+
+def serve_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """:func:`control_plane.wire.server.create_server` keywords from ``serve`` options.
+
+    Raises :class:`AuthConfigError` for unusable auth/TLS settings.
+    """
+    kwargs: dict[str, Any] = {
+        "isolate": tuple(args.isolate),
+        "isolation_workers": args.isolation_workers,
+        "isolation_memory_limit": args.isolation_memory_mb,
+        "max_input_bytes": args.max_input_bytes,
+    }
+    limits = AdmissionLimits(
+        max_in_flight=args.max_in_flight,
+        per_pack=dict(args.pack_limit),
+        default_per_pack=args.default_pack_limit,
+        retry_after=args.retry_after,
+    )
+    if limits.enabled:
+        kwargs["limits"] = limits
+    if args.auth_token_file is not None or args.auth_token_env is not None:
+        kwargs["auth"] = TokenAuth.from_sources(
+            token_file=args.auth_token_file,
+            token_env=args.auth_token_env,
+            open_health=args.open_health,
+        )
+    elif args.open_health:
+        raise AuthConfigError("--open-health needs --auth-token-file or --auth-token-env")
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise AuthConfigError("TLS needs both --tls-cert and --tls-key")
+    if args.tls_cert is not None:
+        kwargs["tls"] = ServerTls(args.tls_cert, args.tls_key, args.tls_client_ca)
+    elif args.tls_client_ca is not None:
+        raise AuthConfigError("--tls-client-ca needs --tls-cert and --tls-key")
+    return kwargs
+
+
+def add_client_options(p: argparse.ArgumentParser) -> None:
+    """Credentials options of the commands that call a control plane."""
+    p.add_argument(
+        "--token-file",
+        default=None,
+        metavar="PATH",
+        help=f"send the bearer token in PATH (default: ${ENV_CLIENT_TOKEN} if set)",
+    )
+    p.add_argument("--tls-ca", default=None, metavar="PEM", help="connect over TLS; trust this CA")
+    p.add_argument("--tls-cert", default=None, metavar="PEM", help="client certificate (mTLS)")
+    p.add_argument("--tls-key", default=None, metavar="PEM", help="client private key (mTLS)")
+    p.add_argument(
+        "--tls-server-name",
+        default=None,
+        metavar="NAME",
+        help="name to verify in the server certificate (default: the target's host)",
+    )
+
+
+def client_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """:class:`control_plane.wire.client.Client` keywords (``token``, ``tls``) from the options."""
+    kwargs: dict[str, Any] = {}
+    token_file = getattr(args, "token_file", None)
+    if token_file is not None:
+        tokens = read_token_file(token_file)
+        if not tokens:
+            raise AuthConfigError(f"token file {token_file} holds no token")
+        kwargs["token"] = tokens[0]
+    elif os.environ.get(ENV_CLIENT_TOKEN):
+        kwargs["token"] = os.environ[ENV_CLIENT_TOKEN].strip()
+    ca, cert, key = (getattr(args, n, None) for n in ("tls_ca", "tls_cert", "tls_key"))
+    name = getattr(args, "tls_server_name", None)
+    if ca is not None or cert is not None or key is not None:
+        kwargs["tls"] = ClientTls(ca=ca, cert=cert, key=key, server_name=name)
+    return kwargs

@@ -1,0 +1,336 @@
+"""The error bridge: error envelopes across the Temporal boundary, both ways.
+
+Worker side, a failed outcome becomes an ``ApplicationError`` that Temporal's retry engine
+reads without knowing our vocabulary:
+
+* ``type`` = the code (``"rate_limited"``, ``"dependency_missing"``...);
+* ``non_retryable`` = not retryable per the pack's vocabulary (the envelope's flag);
+* ``next_retry_delay`` = ``max(retry_after, policy backoff)`` when the envelope carries
+  ``retry_after`` (``rate_limited``), so the next attempt waits at least ``retry_after``;
+* ``details[0]`` = ``{OUTCOME_KEY: outcome.to_dict()}``: the full envelope, with the pack,
+  version, request id and validation record.
+
+A request refused before any pack ran (unknown pack, invalid input) becomes a
+non-retryable ``ApplicationError`` of type ``UnknownPack`` / ``InvalidInput`` carrying
+``{REJECTION_KEY: ...}``, so the caller can raise the same exception as over gRPC.
+
+Caller side, :func:`recover_outcome` / :func:`recover_envelope` walk any failure chain
+(``WorkflowFailureError`` -> ``ActivityError`` -> ``ApplicationError``,
+``ChildWorkflowError``, wrappers of the caller's own) and always return an envelope whose
+code is declared: the packed one, or a synthesized ``internal_error`` carrying
+:data:`NO_ENVELOPE_MARKER` (worker crash, timeout, termination, a foreign error) or
+:data:`INVALID_ENVELOPE_MARKER` (an envelope that broke the schema: a contract bug between
+writer and reader, kept visible).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import timedelta
+from typing import Any
+
+import pydantic
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    TimeoutError,
+)
+
+from control_plane.adapters.temporal.messages import RetrySettings
+from control_plane.core.errors import (
+    CapabilityPackError,
+    FieldViolation,
+    InvalidInput,
+    PackError,
+    RequestRejected,
+    UnknownPack,
+)
+from control_plane.core.outcome import ErrorEnvelope, Outcome
+from control_plane.core.redact import INTERNAL_MESSAGE, scrub, scrub_data
+from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR, CodeInfo
+
+__all__ = [
+    "INLINE_MARKER",
+    "INVALID_ENVELOPE_MARKER",
+    "NO_ENVELOPE_MARKER",
+    "OUTCOME_KEY",
+    "REJECTION_KEY",
+    "REJECTION_TYPES",
+    "SYNTHESIZED_ORIGIN",
+    "backoff_delay",
+    "domain_error_to_application_error",
+    "envelope_for_domain_error",
+    "is_synthesized",
+    "non_retryable_error_types",
+    "outcome_to_application_error",
+    "recover_envelope",
+    "recover_outcome",
+    "recover_rejection",
+    "rejection_to_application_error",
+    "retry_policy",
+    "synthesized_envelope",
+]
+
+#: Key of the packed outcome in ``ApplicationError.details[0]``.
+OUTCOME_KEY = "capability_packs_outcome"
+#: Key of a packed request rejection in ``ApplicationError.details[0]``.
+REJECTION_KEY = "capability_packs_rejection"
+#: ``ApplicationError.type`` of rejections; never retried.
+REJECTION_TYPES: tuple[str, ...] = ("UnknownPack", "InvalidInput", "RequestRejected")
+#: ``origin`` of envelopes made by this module rather than by an invoker.
+SYNTHESIZED_ORIGIN = "temporal"
+NO_ENVELOPE_MARKER = "[temporal: no error envelope in the failure chain]"
+INVALID_ENVELOPE_MARKER = "[temporal: error envelope failed schema validation]"
+INLINE_MARKER = "[temporal: domain error raised inline in workflow code]"
+
+_MAX_CHAIN = 64
+
+
+# -- retry policy ----------------------------------------------------------------------
+
+
+def non_retryable_error_types(vocabulary: Mapping[str, CodeInfo] = BASELINE) -> list[str]:
+    """``ApplicationError`` types never to retry: permanent codes and rejections.
+
+    Pack-specific permanent codes need not be listed: their errors are raised with
+    ``non_retryable=True``. The list is the second line for baseline codes.
+    """
+    return [code for code, info in vocabulary.items() if not info.retryable] + list(REJECTION_TYPES)
+
+
+def retry_policy(
+    settings: RetrySettings | None = None, vocabulary: Mapping[str, CodeInfo] = BASELINE
+) -> RetryPolicy:
+    """The activity retry policy: retries only retryable codes (and lost attempts)."""
+    s = settings if settings is not None else RetrySettings()
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=s.initial_interval),
+        backoff_coefficient=s.backoff_coefficient,
+        maximum_interval=timedelta(seconds=s.maximum_interval),
+        maximum_attempts=s.maximum_attempts,
+        non_retryable_error_types=non_retryable_error_types(vocabulary),
+    )
+
+
+def backoff_delay(policy: RetryPolicy | None, attempt: int) -> float:
+    """Seconds Temporal would wait after failed ``attempt`` (1-based) under ``policy``."""
+    if policy is None:
+        policy = RetryPolicy()
+    delay = policy.initial_interval.total_seconds() * policy.backoff_coefficient ** max(
+        attempt - 1, 0
+    )
+    if policy.maximum_interval is not None:
+        delay = min(delay, policy.maximum_interval.total_seconds())
+    return delay
+
+
+# -- worker side -----------------------------------------------------------------------
+
+
+def outcome_to_application_error(
+    outcome: Outcome, *, backoff: float | None = None, final: bool = False
+) -> ApplicationError:
+    """The ``ApplicationError`` for a failed outcome (``outcome.error`` must be set).
+
+    ``backoff`` is what the retry policy would wait anyway; with ``retry_after`` set the
+    next attempt waits the larger of the two (as :class:`control_plane.wire.client.RetryPolicy`).
+    ``final`` marks it non-retryable whatever the code (a workflow's own failure).
+    """
+    env = outcome.error
+    if env is None:
+        raise ValueError("outcome has no error")
+    delay: timedelta | None = None
+    if env.retryable and env.retry_after is not None and not final:
+        delay = timedelta(seconds=max(env.retry_after, backoff or 0.0))
+    return ApplicationError(
+        env.message,  # already scrubbed; the code is the type
+        {OUTCOME_KEY: outcome.to_dict()},
+        type=env.code,
+        non_retryable=final or not env.retryable,
+        next_retry_delay=delay,
+    )
+
+
+def rejection_to_application_error(exc: RequestRejected) -> ApplicationError:
+    """A request refused before any pack ran; never retried."""
+    kind = "RequestRejected"
+    data: dict[str, Any] = {"message": str(exc)}
+    if isinstance(exc, UnknownPack):
+        kind = "UnknownPack"
+        data["pack"] = exc.name
+    elif isinstance(exc, InvalidInput):
+        kind = "InvalidInput"
+        data["pack"] = exc.pack
+        data["violations"] = [v.to_dict() for v in exc.violations]
+    data["kind"] = kind
+    return ApplicationError(str(exc), {REJECTION_KEY: data}, type=kind, non_retryable=True)
+
+
+def envelope_for_domain_error(exc: CapabilityPackError) -> ErrorEnvelope:
+    """The envelope of a domain error raised outside any invoker (inline workflow code).
+
+    No pack vocabulary is at hand there, so only baseline codes keep their code (scrubbed
+    message, payload kept); a pack-specific code, or any other error of ours, becomes a
+    synthesized ``internal_error`` with :data:`INLINE_MARKER`.
+    """
+    carried = getattr(exc, "envelope", None)  # a client's PackCallError: already typed
+    if isinstance(carried, ErrorEnvelope):
+        return carried
+    if isinstance(exc, PackError) and exc.code in BASELINE:
+        info = BASELINE[exc.code]
+        partial = exc.partial_result is not None and exc.code == "schema_mismatch"
+        return ErrorEnvelope.model_construct(
+            code=exc.code,
+            message=scrub(exc.message),
+            retryable=info.retryable,
+            origin="workflow",
+            retry_after=exc.retry_after if exc.code == "rate_limited" else None,
+            partial=True if partial else None,
+            partial_result=scrub_data(exc.partial_result) if partial else None,
+            recovery_hint=info.recovery_hint or None,
+        )
+    return synthesized_envelope(INLINE_MARKER, type(exc).__name__)
+
+
+def domain_error_to_application_error(
+    exc: CapabilityPackError, *, pack: str = "", request_id: str = ""
+) -> ApplicationError:
+    """The fail-safe floor: a domain error in workflow code fails the workflow, typed."""
+    if isinstance(exc, RequestRejected):
+        return rejection_to_application_error(exc)
+    outcome = Outcome.model_construct(
+        pack=pack,
+        version="",
+        request_id=request_id,
+        result=None,
+        validation=None,
+        error=envelope_for_domain_error(exc),
+    )
+    # A workflow failure is final whatever the code says (Temporal retries a workflow only
+    # under a workflow retry policy); a retryable code is for the caller to act on.
+    return outcome_to_application_error(outcome, final=True)
+
+
+# -- caller side -----------------------------------------------------------------------
+
+
+def synthesized_envelope(marker: str, chain: str = "") -> ErrorEnvelope:
+    """``internal_error`` made on this side of the boundary; ``marker`` says why.
+
+    ``detail`` names only the failure types in the chain (never their text).
+    """
+    info = BASELINE[INTERNAL_ERROR]
+    return ErrorEnvelope.model_construct(
+        code=INTERNAL_ERROR,
+        message=f"{INTERNAL_MESSAGE} {marker}",
+        retryable=info.retryable,
+        origin=SYNTHESIZED_ORIGIN,
+        detail=f"failure chain: {chain}" if chain else None,
+        recovery_hint=info.recovery_hint or None,
+    )
+
+
+def is_synthesized(envelope: ErrorEnvelope) -> bool:
+    """True for an envelope this module made up because none was found intact."""
+    return envelope.origin == SYNTHESIZED_ORIGIN and envelope.code == INTERNAL_ERROR
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and its causes (``__cause__`` before ``__context__``), cycle-safe."""
+    seen: set[int] = set()
+    pending: list[BaseException] = [exc]
+    while pending and len(seen) < _MAX_CHAIN:
+        current = pending.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        for nxt in (current.__cause__, current.__context__):
+            if nxt is not None and id(nxt) not in seen:
+                pending.append(nxt)
+
+
+def _describe(exc: BaseException) -> str:
+    name = type(exc).__name__
+    if isinstance(exc, TimeoutError):
+        return f"{name}({exc.type.name if exc.type is not None else '?'})"
+    if isinstance(exc, ActivityError | ChildWorkflowError) and exc.retry_state is not None:
+        return f"{name}({exc.retry_state.name})"
+    if isinstance(exc, ApplicationError) and exc.type:
+        return f"{name}({exc.type})"
+    return name
+
+
+def _packed(exc: BaseException, key: str) -> Any:
+    if isinstance(exc, ApplicationError):
+        for item in exc.details:
+            if isinstance(item, Mapping) and key in item:
+                return item[key]
+    return None
+
+
+def recover_outcome(exc: BaseException, *, pack: str = "", request_id: str = "") -> Outcome:
+    """The failed :class:`Outcome` packed somewhere in ``exc``'s chain; total.
+
+    Without one (or with one that breaks the schema) the outcome carries a synthesized
+    ``internal_error``; ``pack`` and ``request_id`` then fill its identity.
+    """
+    chain = list(_chain(exc))
+    for current in chain:
+        packed = _packed(current, OUTCOME_KEY)
+        if packed is None:
+            continue
+        try:
+            outcome = Outcome.from_dict(dict(packed)) if isinstance(packed, Mapping) else None
+        except pydantic.ValidationError:
+            outcome = None
+        if outcome is not None and outcome.error is not None:
+            return outcome
+        envelope = synthesized_envelope(INVALID_ENVELOPE_MARKER, _describe(current))
+        return _failed(pack, request_id, envelope)
+    description = " > ".join(_describe(e) for e in chain)
+    return _failed(pack, request_id, synthesized_envelope(NO_ENVELOPE_MARKER, description))
+
+
+def recover_envelope(exc: BaseException) -> ErrorEnvelope:
+    """The typed error envelope in ``exc``'s chain; total (see :func:`recover_outcome`)."""
+    envelope = recover_outcome(exc).error
+    assert envelope is not None
+    return envelope
+
+
+def recover_rejection(exc: BaseException) -> RequestRejected | None:
+    """The :class:`UnknownPack` / :class:`InvalidInput` packed in the chain, if any."""
+    for current in _chain(exc):
+        data = _packed(current, REJECTION_KEY)
+        if not isinstance(data, Mapping):
+            continue
+        message = str(data.get("message", "request rejected"))
+        rejected: RequestRejected
+        if data.get("kind") == "UnknownPack":
+            rejected = UnknownPack(str(data.get("pack", "")))
+        elif data.get("kind") == "InvalidInput":
+            violations = [
+                FieldViolation(str(v.get("field", "")), str(v.get("description", "")))
+                for v in data.get("violations", ())
+                if isinstance(v, Mapping)
+            ]
+            rejected = InvalidInput(str(data.get("pack", "")), violations)
+        else:
+            rejected = RequestRejected(message)
+        rejected.args = (message,)
+        return rejected
+    return None
+
+
+def _failed(pack: str, request_id: str, envelope: ErrorEnvelope) -> Outcome:
+    return Outcome.model_construct(
+        pack=pack,
+        version="",
+        request_id=request_id,
+        result=None,
+        validation=None,
+        error=envelope,
+    )

@@ -1,0 +1,110 @@
+"""A Temporal worker that runs pack invocations as activities, same enforcement as the server.
+
+::
+
+    client = await temporalio.client.Client.connect("127.0.0.1:7233")
+    invoker = Invoker(load.registry, classifiers=load.classifiers)
+    async with create_worker(client, "packs", invoker=invoker):
+        ...
+
+or ``packctl worker --temporal HOST:PORT --task-queue packs`` (:func:`run_worker`).
+Every worker on a task queue must load the same packs: a pack missing on the worker that
+picked the task is an ``UnknownPack`` rejection, which is never retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Interceptor, Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from control_plane.adapters.temporal.activities import PackActivities
+from control_plane.adapters.temporal.workflows import FailSafeInterceptor, InvokePackWorkflow
+from control_plane.core.errors import CapabilityPackError
+from control_plane.core.invoke import Invoker
+
+__all__ = ["DEFAULT_NAMESPACE", "connect", "create_worker", "run_worker", "sandbox_runner"]
+
+DEFAULT_NAMESPACE = "default"
+
+
+def sandbox_runner() -> SandboxedWorkflowRunner:
+    """The workflow sandbox with ``control_plane`` passed through.
+
+    The runtime is imported once, outside the sandbox (the package ``__init__`` loads
+    schemas from files, which the sandbox forbids); workflow code only uses its pure,
+    deterministic parts (the dataclasses, the bridge, the vocabulary).
+    """
+    restrictions = SandboxRestrictions.default.with_passthrough_modules("control_plane")
+    return SandboxedWorkflowRunner(restrictions=restrictions)
+
+
+async def connect(target: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
+    """A Temporal client for ``target`` (``HOST:PORT``)."""
+    return await Client.connect(target, namespace=namespace)
+
+
+def create_worker(
+    client: Client,
+    task_queue: str,
+    *,
+    invoker: Invoker,
+    workflows: Sequence[type] = (),
+    activities: Sequence[Callable[..., Any]] = (),
+    interceptors: Sequence[Interceptor] = (),
+    **options: Any,
+) -> Worker:
+    """A worker serving ``InvokePackWorkflow`` and the pack activity on ``task_queue``.
+
+    ``workflows`` / ``activities`` add your own; every workflow on the worker gets the
+    fail-safe floor (:class:`FailSafeInterceptor` and ``workflow_failure_exception_types``).
+    ``options`` go to :class:`temporalio.worker.Worker` (``max_concurrent_activities``...);
+    the workflow runner defaults to :func:`sandbox_runner`.
+    """
+    acts = PackActivities(invoker)
+    options.setdefault("workflow_runner", sandbox_runner())
+    return Worker(
+        client,
+        task_queue=task_queue,
+        activities=[acts.invoke, *activities],
+        workflows=[InvokePackWorkflow, *workflows],
+        interceptors=[FailSafeInterceptor(), *interceptors],
+        workflow_failure_exception_types=[CapabilityPackError],
+        **options,
+    )
+
+
+async def run_worker(
+    target: str,
+    task_queue: str,
+    *,
+    invoker: Invoker,
+    namespace: str = DEFAULT_NAMESPACE,
+    stop: asyncio.Event | None = None,
+    ready: Callable[[Worker], None] | None = None,
+    max_concurrent_activities: int | None = None,
+    grace: float = 10.0,
+) -> None:
+    """Serve ``invoker``'s packs on ``task_queue`` until ``stop`` is set.
+
+    ``grace`` is how long running activities get to finish on shutdown; those that do not
+    are cancelled and retried elsewhere per the retry policy. The caller owns ``invoker``.
+    """
+    client = await connect(target, namespace)
+    stop = stop if stop is not None else asyncio.Event()
+    worker = create_worker(
+        client,
+        task_queue,
+        invoker=invoker,
+        max_concurrent_activities=max_concurrent_activities,
+        graceful_shutdown_timeout=timedelta(seconds=grace),
+    )
+    async with worker:
+        if ready is not None:
+            ready(worker)
+        await stop.wait()

@@ -1,0 +1,120 @@
+"""``InvokePackWorkflow`` and the fail-safe floor for workflow code.
+
+``InvokePackWorkflow`` runs one pack call as an activity under the default retry policy
+(only retryable codes are retried) and returns ``Outcome.to_dict()``; it fails with the
+bridged ``ApplicationError`` (``type`` = the code, envelope in ``details``).
+
+The floor: Temporal retries a workflow *task* forever when workflow code raises an
+exception that is not a Temporal failure. A domain error of ours raised inline in workflow
+code must instead fail the workflow with its envelope. Three layers hold that:
+
+1. ``InvokePackWorkflow.run`` converts a :class:`CapabilityPackError` itself;
+2. :class:`FailSafeInterceptor` (installed by
+   :func:`~control_plane.adapters.temporal.worker.create_worker`)
+   does the same for every workflow on the worker, your own included;
+3. the worker lists :class:`CapabilityPackError` in ``workflow_failure_exception_types``,
+   so even without the interceptor such an error fails the workflow (the caller then
+   recovers a synthesized ``internal_error``) rather than hanging.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.worker import (
+    ExecuteWorkflowInput,
+    Interceptor,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+)
+
+with workflow.unsafe.imports_passed_through():
+    from control_plane.adapters.temporal.activities import check_call
+    from control_plane.adapters.temporal.bridge import (
+        OUTCOME_KEY,
+        REJECTION_KEY,
+        domain_error_to_application_error,
+        retry_policy,
+    )
+    from control_plane.adapters.temporal.messages import (
+        ACTIVITY_NAME,
+        DEFAULT_START_TO_CLOSE,
+        WORKFLOW_NAME,
+        InvokePackRequest,
+    )
+    from control_plane.core.errors import CapabilityPackError
+
+__all__ = ["FailSafeInterceptor", "InvokePackWorkflow", "start_to_close"]
+
+#: Seconds an attempt gets beyond the call's own deadline to report its outcome.
+DEADLINE_MARGIN = 10.0
+
+
+def start_to_close(request: InvokePackRequest) -> float:
+    """Seconds one attempt may run (see :class:`InvokePackRequest`)."""
+    if request.start_to_close_timeout is not None:
+        return request.start_to_close_timeout
+    if request.call.timeout is not None:
+        return request.call.timeout + DEADLINE_MARGIN
+    return DEFAULT_START_TO_CLOSE
+
+
+@workflow.defn(name=WORKFLOW_NAME, failure_exception_types=[CapabilityPackError])
+class InvokePackWorkflow:
+    """Run one pack call durably; the result is ``Outcome.to_dict()``."""
+
+    @workflow.run
+    async def run(self, request: InvokePackRequest) -> dict[str, Any]:
+        call = request.call
+        try:
+            check_call(call)
+            heartbeat = request.heartbeat_timeout
+            result: dict[str, Any] = await workflow.execute_activity(
+                ACTIVITY_NAME,
+                call,
+                result_type=dict,
+                task_queue=request.activity_task_queue,
+                start_to_close_timeout=timedelta(seconds=start_to_close(request)),
+                heartbeat_timeout=timedelta(seconds=heartbeat) if heartbeat else None,
+                retry_policy=retry_policy(request.retry),
+            )
+            return result
+        except CapabilityPackError as exc:
+            raise domain_error_to_application_error(
+                exc, pack=call.name, request_id=call.request_id or ""
+            ) from None
+        except ActivityError as err:
+            final = _workflow_failure(err)
+            if final is None:
+                raise  # a lost attempt (timeout...): the caller synthesizes internal_error
+            raise final from err
+
+
+def _workflow_failure(err: ActivityError) -> ApplicationError | None:
+    """The workflow's failure with the code as its type (visible in the UI), if typed."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError) and any(
+        isinstance(d, dict) and (OUTCOME_KEY in d or REJECTION_KEY in d) for d in cause.details
+    ):
+        return ApplicationError(cause.message, *cause.details, type=cause.type, non_retryable=True)
+    return None
+
+
+class FailSafeInterceptor(Interceptor):
+    """Fail a workflow whose code raised a domain error, with that error's envelope."""
+
+    def workflow_interceptor_class(
+        self, input: WorkflowInterceptorClassInput
+    ) -> type[WorkflowInboundInterceptor] | None:
+        return _FailSafeInbound
+
+
+class _FailSafeInbound(WorkflowInboundInterceptor):
+    async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
+        try:
+            return await super().execute_workflow(input)
+        except CapabilityPackError as exc:
+            raise domain_error_to_application_error(exc) from None

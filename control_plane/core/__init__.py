@@ -1,0 +1,4 @@
+"""The contract and the one data path.
+
+Packs, vocabulary, schemas, classification, enforcement, redaction, the outcome.
+"""

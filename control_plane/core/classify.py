@@ -1,0 +1,305 @@
+"""Classification: turn any exception into a baseline or pack code, once, at the source.
+
+Rules, tried on each exception of the chain from the outermost wrapper inwards (``__cause__``
+first, then ``__context__`` unless suppressed, plus ``reason``/``original`` attributes used
+by urllib and friends), stopping at the first that classifies:
+
+1. :class:`~control_plane.core.errors.PackError` -> its own code and payload.
+2. plugin classifiers (the ``classify_exception`` hook) -> whatever they return.
+3. an HTTP status carried by the exception (``status_code``, ``status``, ``code``, or the
+   same on ``.response``) -> :data:`HTTP_STATUS_CODES` (any other 5xx ->
+   :data:`HTTP_5XX_CODE`), with ``Retry-After`` parsed.
+4. the exception's type -> :data:`TYPE_CODES` (most specific class first).
+5. its ``errno`` -> :data:`ERRNO_CODES`.
+
+The chain walk is guarded against cycles and bounded in depth. Exceptions are hostile
+input: attributes or ``str()`` that raise are treated as absent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime
+import email.utils
+import errno
+import math
+import socket
+import ssl
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from control_plane.core.errors import FieldViolation, PackError
+from control_plane.core.redact import scrub
+
+__all__ = [
+    "ERRNO_CODES",
+    "HTTP_5XX_CODE",
+    "HTTP_STATUS_CODES",
+    "TYPE_CODES",
+    "Classification",
+    "Classifier",
+    "classify",
+    "http_status_code",
+    "iter_chain",
+    "parse_retry_after",
+]
+
+MAX_CHAIN = 32
+DEFAULT_RETRY_AFTER = 1.0
+MAX_MESSAGE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """The code an exception stands for, with the payload its code needs."""
+
+    code: str
+    message: str
+    retry_after: float | None = None
+    partial_result: Mapping[str, Any] | None = None
+    violations: tuple[FieldViolation, ...] = ()
+    #: Which rule matched (``pack_error``, ``plugin``, ``http_status``, ``type``, ``errno``).
+    rule: str = "pack_error"
+    #: True when the pack's own handler raised the typed error (origin ``pack:<name>``).
+    typed: bool = False
+
+
+Classifier = Callable[[BaseException], Classification | None]
+
+#: HTTP status -> baseline code. 429 and 503-with-Retry-After become ``rate_limited``.
+HTTP_STATUS_CODES: Mapping[int, str] = {
+    401: "auth_failed",
+    403: "auth_failed",
+    407: "auth_failed",
+    404: "not_found",
+    410: "not_found",
+    408: "timeout",
+    504: "timeout",
+    429: "rate_limited",
+    500: "network_error",
+    502: "network_error",
+    503: "network_error",
+}
+
+#: The code of a 5xx status :data:`HTTP_STATUS_CODES` does not list.
+HTTP_5XX_CODE = "network_error"
+
+#: Exception type -> baseline code; subclasses match, the first matching entry wins.
+TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
+    (subprocess.TimeoutExpired, "timeout"),
+    (TimeoutError, "timeout"),  # also socket.timeout and asyncio.TimeoutError
+    (concurrent.futures.TimeoutError, "timeout"),
+    (asyncio.TimeoutError, "timeout"),
+    (socket.gaierror, "network_error"),
+    (socket.herror, "network_error"),
+    (ConnectionError, "network_error"),  # refused, reset, aborted, broken pipe
+    (ssl.SSLError, "network_error"),
+    (FileNotFoundError, "not_found"),
+    (NotADirectoryError, "not_found"),
+    (PermissionError, "auth_failed"),
+)
+
+#: errno -> baseline code, for ``OSError`` subclasses the type table does not know.
+ERRNO_CODES: Mapping[int, str] = {
+    errno.ETIMEDOUT: "timeout",
+    errno.ECONNREFUSED: "network_error",
+    errno.ECONNRESET: "network_error",
+    errno.ECONNABORTED: "network_error",
+    errno.EHOSTUNREACH: "network_error",
+    errno.ENETUNREACH: "network_error",
+    errno.ENETDOWN: "network_error",
+    errno.EHOSTDOWN: "network_error",
+    errno.EPIPE: "network_error",
+    errno.ENOENT: "not_found",
+    errno.EACCES: "auth_failed",
+    errno.EPERM: "auth_failed",
+}
+
+
+def iter_chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and everything it wraps, outermost first; each at most once."""
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack and len(seen) < MAX_CHAIN:
+        current = stack.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        nested: list[BaseException] = []
+        if current.__cause__ is not None:
+            nested.append(current.__cause__)
+        if current.__context__ is not None and not current.__suppress_context__:
+            nested.append(current.__context__)
+        for attr in ("reason", "original", "inner"):
+            value = _attr(current, attr)
+            if isinstance(value, BaseException):
+                nested.append(value)
+        if isinstance(current, BaseExceptionGroup):
+            nested.extend(current.exceptions)
+        stack[0:0] = nested
+
+
+def _attr(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)`` that also survives properties raising anything."""
+    try:
+        return getattr(obj, name, None)
+    # Hostile input: a property of a third-party exception may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, or ``""`` when the exception cannot even render itself."""
+    try:
+        return str(exc)
+    # Hostile input: a broken ``__str__`` must not break classification.
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def parse_retry_after(value: Any, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` value: delta-seconds or an HTTP-date; None if neither.
+
+    Negative values and dates in the past give ``0.0``; non-finite numbers give None.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            seconds = float(value)
+        except OverflowError:
+            return None
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:  # "-0000": HTTP-dates are always GMT
+        when = when.replace(tzinfo=datetime.UTC)
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def _header(headers: Any, name: str) -> Any:
+    if headers is None:
+        return None
+    getter = _attr(headers, "get")
+    if not callable(getter):
+        return None
+    try:
+        value = getter(name)
+        if value is None:
+            value = getter(name.lower())
+    # Hostile input: a third-party headers object may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
+    return value
+
+
+def http_status_code(exc: BaseException) -> tuple[int, Any] | None:
+    """``(status, headers)`` carried by an HTTP-like exception, if any."""
+    if isinstance(exc, SystemExit):  # its ``code`` is an exit status
+        return None
+    holders: list[Any] = [exc, _attr(exc, "response")]
+    for holder in holders:
+        if holder is None:
+            continue
+        for attr in ("status_code", "status", "code", "http_status"):
+            value = _attr(holder, attr)
+            if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+                headers = _attr(holder, "headers")
+                if headers is None:
+                    headers = _attr(exc, "headers")
+                return value, headers
+    return None
+
+
+def _short(exc: BaseException) -> str:
+    """Type and first line of the message, scrubbed *before* it is cut short (a secret cut
+    in half would no longer match the scrubber)."""
+    full = _text(exc).strip()
+    text = scrub(full.splitlines()[0]) if full else ""
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "..."
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Classification | None:
+    if isinstance(exc, PackError):
+        retry_after = exc.retry_after
+        if retry_after is None and exc.code == "rate_limited":
+            retry_after = DEFAULT_RETRY_AFTER  # as for HTTP 429 without Retry-After
+        return Classification(
+            code=exc.code,
+            message=exc.message,
+            retry_after=retry_after,
+            partial_result=exc.partial_result,
+            violations=exc.violations,
+            rule="pack_error",
+            typed=True,
+        )
+    for classifier in classifiers:
+        result = classifier(exc)
+        if result is not None:
+            return result
+    http = http_status_code(exc)
+    if http is not None:
+        status, headers = http
+        retry_after = parse_retry_after(_header(headers, "Retry-After"))
+        code = HTTP_STATUS_CODES.get(status)
+        if code is None and 500 <= status <= 599:
+            code = HTTP_5XX_CODE
+        if status == 503 and retry_after is not None:
+            code = "rate_limited"
+        if code is not None:
+            if code == "rate_limited" and retry_after is None:
+                retry_after = DEFAULT_RETRY_AFTER
+            return Classification(
+                code=code,
+                message=f"downstream answered HTTP {status}",
+                retry_after=retry_after if code == "rate_limited" else None,
+                rule="http_status",
+            )
+    for exc_type, code in TYPE_CODES:
+        if isinstance(exc, exc_type):
+            return Classification(code=code, message=_short(exc), rule="type")
+    err = _attr(exc, "errno")
+    if isinstance(err, int) and err in ERRNO_CODES:
+        return Classification(code=ERRNO_CODES[err], message=_short(exc), rule="errno")
+    return None
+
+
+def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Classification | None:
+    """The classification of ``exc`` or of the first exception it wraps that has one.
+
+    A typed :class:`PackError` anywhere in the chain wins over every other rule: it was
+    raised where the most was known.
+    """
+    chain = list(iter_chain(exc))
+    for current in chain:
+        if isinstance(current, PackError):
+            return _classify_one(current, ())
+    for current in chain:
+        result = _classify_one(current, classifiers)
+        if result is not None:
+            return result
+    return None

@@ -1,0 +1,398 @@
+"""The invoke pipeline, one direction:
+
+request -> input check -> handler under a deadline -> classification -> output check ->
+enforcement -> redaction -> :class:`~control_plane.core.outcome.Outcome`.
+
+Requests the control plane refuses before a handler runs (unknown pack, invalid input)
+raise :class:`~control_plane.core.errors.RequestRejected`; every other failure becomes an
+outcome whose code is inside the pack's effective vocabulary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import time
+import types
+import uuid
+from collections.abc import Callable, Generator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import orjson
+
+from control_plane.core.classify import Classification, Classifier, classify
+from control_plane.core.enforce import Enforcer, scrubbed_record
+from control_plane.core.errors import FieldViolation, InvalidInput, UnknownPack
+from control_plane.core.limits import (
+    MAX_INPUT_DEPTH,
+    MAX_REQUEST_ID,
+    check_depth,
+    check_request_id,
+    describe_json_error,
+    refine_unknown_pack,
+)
+from control_plane.core.outcome import ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.pack import Check, Context, Result
+from control_plane.core.redact import Incidents, scrub
+from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
+from control_plane.core.schema import CompiledSchema
+from control_plane.core.validation import (
+    SEVERITY_RANK,
+    FailOn,
+)
+from control_plane.runtime.isolation import Isolation
+
+__all__ = ["Invoker"]
+
+_VALIDATION = CompiledSchema(validation_field_schema())
+OutcomeListener = Callable[[LoadedPack, Outcome, float], None]
+#: Called once a call is admitted (input valid, handler about to run). It may return a
+#: callable that is run exactly once when the call ends, however it ends (even when the
+#: awaiting task is cancelled): in-flight tracking. Neither may raise.
+StartListener = Callable[[LoadedPack], Callable[[], None] | None]
+
+
+def parse_input(pack: str, payload: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
+    """The input document as a dict, or :class:`InvalidInput` saying why not."""
+    if isinstance(payload, Mapping):
+        return dict(payload)
+    try:
+        doc = orjson.loads(payload)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidInput(pack, [FieldViolation("", describe_json_error(exc))]) from None
+    if not isinstance(doc, dict):
+        kind = type(doc).__name__.replace("NoneType", "null")
+        raise InvalidInput(pack, [FieldViolation("", f"input must be a JSON object, got {kind}")])
+    if len(payload) > MAX_INPUT_DEPTH:
+        check_depth(pack, payload, doc)
+    return doc
+
+
+class Invoker:
+    """Runs packs from a :class:`Registry` under full enforcement."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        classifiers: Sequence[Classifier] = (),
+        incidents: Incidents | None = None,
+        max_workers: int | None = None,
+        default_timeout: float | None = None,
+    ) -> None:
+        self.registry = registry
+        self.classifiers = tuple(classifiers)
+        self.incidents = incidents if incidents is not None else Incidents()
+        self.enforcer = Enforcer(self.incidents)
+        self.default_timeout = default_timeout
+        self._executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="pack")
+        self.listeners: list[OutcomeListener] = []
+        self.start_listeners: list[StartListener] = []
+        #: Packs whose handlers run in worker processes (``None``: none do).
+        self.isolation: Isolation | None = None
+
+    @property
+    def contract_violations(self) -> Mapping[str, int]:
+        return self.enforcer.contract_violations
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        if self.isolation is not None:
+            self.isolation.close()
+
+    # -- the pipeline ------------------------------------------------------------
+
+    async def invoke(
+        self,
+        name: str,
+        payload: bytes | str | Mapping[str, Any],
+        *,
+        strict: bool = False,
+        fail_on: FailOn = "fail",
+        request_id: str | None = None,
+        timeout: float | None = None,
+    ) -> Outcome:
+        """Invoke pack ``name`` with ``payload`` (JSON bytes/str or a dict)."""
+        started = time.perf_counter()
+        try:
+            loaded = self.registry.get(name)
+        except UnknownPack as exc:
+            raise refine_unknown_pack(exc) from None
+        doc = parse_input(name, payload)
+        try:
+            valid = loaded.input_validator.is_valid(doc)
+        except (ValueError, TypeError, OverflowError) as exc:  # a dict payload of non-JSON data
+            raise InvalidInput(
+                name, [FieldViolation("", f"input is not JSON data: {exc}")]
+            ) from None
+        if not valid:
+            raise InvalidInput(name, loaded.input_validator.violations(doc))
+        if request_id is not None and len(request_id) > MAX_REQUEST_ID:
+            check_request_id(name, request_id)
+        rid = request_id or uuid.uuid4().hex
+        budget = timeout if timeout is not None else self.default_timeout
+        ctx = Context(name, rid, None if budget is None else time.monotonic() + budget)
+        if self.start_listeners:
+            ends = [end for start in self.start_listeners if (end := start(loaded)) is not None]
+            try:
+                outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
+            finally:
+                for end in ends:
+                    end()
+        else:
+            outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
+        elapsed = time.perf_counter() - started
+        for listener in self.listeners:
+            listener(loaded, outcome, elapsed)
+        return outcome
+
+    def invoke_sync(
+        self, name: str, payload: bytes | str | Mapping[str, Any], **kwargs: Any
+    ) -> Outcome:
+        """:meth:`invoke` from synchronous code (CLI ``--local``, tests)."""
+        return asyncio.run(self.invoke(name, payload, **kwargs))
+
+    async def _call_handler(self, loaded: LoadedPack, doc: dict[str, Any], ctx: Context) -> Any:
+        if self.isolation is not None and loaded.name in self.isolation:
+            return await self.isolation.call(loaded.name, doc, ctx)
+        handler = loaded.pack.handler
+        if loaded.pack.is_async:
+            returned = await handler(doc, ctx)  # type: ignore[misc]
+        else:
+            loop = asyncio.get_running_loop()
+            returned = await loop.run_in_executor(self._executor, handler, doc, ctx)
+        if inspect.isawaitable(returned):  # a sync callable returning a coroutine
+            returned = await returned
+        return returned
+
+    async def _run(
+        self,
+        loaded: LoadedPack,
+        doc: dict[str, Any],
+        ctx: Context,
+        budget: float | None,
+        strict: bool,
+        fail_on: FailOn,
+    ) -> Outcome:
+        try:
+            return await self._guarded_run(loaded, doc, ctx, budget, strict, fail_on)
+        # The closed-set guarantee's last line: a bug of the runtime itself (or an object the
+        # pack returned that broke it) still ends as internal_error, never as a stray raise.
+        except Exception as exc:  # noqa: BLE001
+            envelope = self.enforcer.internal(
+                loaded, exc, ctx.request_id, "runtime", f"enforcement failed: {exc!r}"
+            )
+            return self._outcome(loaded, ctx, error=envelope)
+
+    async def _guarded_run(
+        self,
+        loaded: LoadedPack,
+        doc: dict[str, Any],
+        ctx: Context,
+        budget: float | None,
+        strict: bool,
+        fail_on: FailOn,
+    ) -> Outcome:
+        origin = f"pack:{loaded.name}"
+        scope: asyncio.Timeout | None = None
+        try:
+            if loaded.pack.is_async and (
+                self.isolation is None or loaded.name not in self.isolation
+            ):
+                # Run the coroutine's first step before arming the deadline timer: most
+                # handlers finish (or raise) without ever suspending, and a timer cannot fire
+                # while code runs synchronously anyway, so the outcome is the same without
+                # the timer's cost (~6 us). One that suspends finishes under the deadline,
+                # counted from before its first step.
+                loop = asyncio.get_running_loop()
+                when = None if budget is None else loop.time() + budget
+                coro = loaded.pack.handler(doc, ctx)
+                try:
+                    pending = coro.send(None)  # type: ignore[union-attr]
+                except StopIteration as done:
+                    returned = done.value
+                else:
+                    async with asyncio.timeout_at(when) as scope:
+                        returned = await _resume(coro, pending)
+                if inspect.isawaitable(returned):  # as _call_handler: an awaitable returned
+                    async with asyncio.timeout_at(when) as scope:
+                        returned = await returned
+            else:
+                async with asyncio.timeout(budget) as scope:
+                    returned = await self._call_handler(loaded, doc, ctx)
+        except TimeoutError as exc:
+            if scope is not None and scope.expired():
+                ctx.cancel()
+                cls = Classification(
+                    code="timeout",
+                    message=f"the call's deadline of {budget:g}s passed before the pack finished",
+                    rule="deadline",
+                )
+                return self._failed(loaded, ctx, cls, exc, "control_plane")
+            return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
+        except (KeyboardInterrupt, asyncio.CancelledError, GeneratorExit):
+            raise  # the process or the caller is going away: not the pack's failure
+        # The pack boundary: a handler may raise anything (SystemExit and other
+        # BaseExceptions included), and every failure is classified.
+        except BaseException as exc:  # noqa: BLE001
+            return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
+        return self._finish(loaded, ctx, returned, strict, fail_on)
+
+    def _failed(
+        self,
+        loaded: LoadedPack,
+        ctx: Context,
+        classification: Classification | None,
+        exc: BaseException | None,
+        origin: str,
+        validation: ValidationRecord | None = None,
+    ) -> Outcome:
+        envelope = self.enforcer.error(
+            loaded, classification, exc, request_id=ctx.request_id, origin=origin
+        )
+        return self._outcome(loaded, ctx, error=envelope, validation=validation)
+
+    def _mismatch(
+        self,
+        loaded: LoadedPack,
+        ctx: Context,
+        message: str,
+        partial: Mapping[str, Any] | None = None,
+        violations: Sequence[FieldViolation] = (),
+        exc: BaseException | None = None,
+    ) -> Outcome:
+        """The pack's output broke its schema: ``schema_mismatch`` (or its nearest code)."""
+        cls = Classification(
+            code="schema_mismatch",
+            message=message,
+            partial_result=partial if partial is not None else {},
+            violations=tuple(violations),
+            rule="output",
+        )
+        return self._failed(loaded, ctx, cls, exc, f"pack:{loaded.name}")
+
+    def _finish(
+        self, loaded: LoadedPack, ctx: Context, returned: Any, strict: bool, fail_on: FailOn
+    ) -> Outcome:
+        """Check what the handler returned; findings travel as data unless ``strict``."""
+        output: Any = returned
+        if isinstance(returned, Result):
+            if not isinstance(returned.output, Mapping):
+                kind = type(returned.output).__name__
+                return self._mismatch(loaded, ctx, f"pack returned a Result whose output is {kind}")
+            output = dict(returned.output)
+            if returned.checks and not loaded.validates:
+                summary = "pack returned validation checks but does not declare validation"
+                envelope = self.enforcer.contract_violation(loaded, None, ctx.request_id, summary)
+                return self._outcome(loaded, ctx, error=envelope)
+            if loaded.validates:
+                if not all(isinstance(c, Check) for c in returned.checks):
+                    return self._mismatch(loaded, ctx, "pack returned checks that are not Check")
+                items = [c.to_dict() for c in returned.checks]
+                output["validation"] = {"status": _worst_of(items), "checks": items}
+        if isinstance(output, Mapping) and isinstance(output.get("error"), Mapping):
+            error = output["error"]
+            code = error.get("code")
+            partial = error.get("partial_result")
+            cls = Classification(
+                code=code if isinstance(code, str) else f"<non-string code {code!r}>",
+                message=str(error.get("message", code)),
+                retry_after=_number(error.get("retry_after")),
+                partial_result=partial if isinstance(partial, Mapping) else None,
+                rule="returned_error",
+                typed=True,
+            )
+            return self._failed(loaded, ctx, cls, None, f"pack:{loaded.name}")
+        if not isinstance(output, Mapping):
+            kind = type(output).__name__
+            return self._mismatch(loaded, ctx, f"pack returned {kind}, not a JSON object")
+        try:
+            # One copy as plain JSON data: tuples become lists, and what JSON cannot carry
+            # (sets, bytes, non-string keys, integers beyond 64 bits, cycles) is refused here
+            # rather than by the transport after the outcome was built.
+            output = orjson.loads(orjson.dumps(dict(output)))
+        except (TypeError, ValueError, OverflowError) as exc:
+            reason = scrub(str(exc))
+            return self._mismatch(loaded, ctx, f"pack output is not JSON data: {reason}", exc=exc)
+        if not loaded.output_validator.is_valid(output):
+            partial, violations = loaded.output_validator.partial(output)
+            message = "pack output did not match its output schema"
+            return self._mismatch(loaded, ctx, message, partial, violations)
+
+        validation: ValidationRecord | None = None
+        raw_validation = output.pop("validation", None) if loaded.validates else None
+        if raw_validation is not None:
+            if not _VALIDATION.is_valid(raw_validation):
+                message = "pack returned a malformed validation field"
+                violations = _VALIDATION.violations(raw_validation)
+                return self._mismatch(loaded, ctx, message, output, violations)
+            # Straight from the checked data to scrubbed records (no intermediate Check).
+            records = [scrubbed_record(item) for item in raw_validation.get("checks", ())]
+            validation = ValidationRecord.construct_trusted(
+                status=_worst_of(raw_validation.get("checks", ())), checks=records
+            )
+            if strict:
+                threshold = SEVERITY_RANK[fail_on]
+                failing = [r for r in records if SEVERITY_RANK[r.severity] >= threshold]
+                if failing:
+                    # The envelope lists the validation's own (scrubbed) records.
+                    envelope = self.enforcer.artifact_failed(loaded, failing, fail_on)
+                    return self._outcome(loaded, ctx, error=envelope, validation=validation)
+        return self._outcome(loaded, ctx, result=output, validation=validation)
+
+    @staticmethod
+    def _outcome(
+        loaded: LoadedPack,
+        ctx: Context,
+        *,
+        result: dict[str, Any] | None = None,
+        validation: ValidationRecord | None = None,
+        error: ErrorEnvelope | None = None,
+    ) -> Outcome:
+        return Outcome.construct_trusted(
+            pack=loaded.name,
+            version=loaded.version,
+            request_id=ctx.request_id,
+            result=result,
+            validation=validation,
+            error=error,
+        )
+
+
+@types.coroutine
+def _resume(coro: Any, pending: Any) -> Generator[Any, Any, Any]:
+    """Await ``coro`` whose first step already ran and yielded ``pending``: what
+    ``yield from`` would do from there (values and exceptions, cancellation included, are
+    passed through to it)."""
+    while True:
+        try:
+            value = yield pending
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 - handed to the coroutine, as yield from does
+            try:
+                pending = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                pending = coro.send(value)
+            except StopIteration as done:
+                return done.value
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
+    return None
+
+
+def _worst_of(items: Sequence[Mapping[str, Any]]) -> str:
+    """Aggregate status of raw checks; an unknown severity is left for the schema to refuse."""
+    ranks = [SEVERITY_RANK.get(str(item.get("severity")), 2) for item in items]
+    return ("pass", "warn", "fail")[max(ranks, default=0)]

@@ -1,0 +1,163 @@
+"""What a pack author writes: a :class:`Pack` declaration, a handler, typed results.
+
+A handler takes the validated input (a ``dict``) and a :class:`Context`, and returns the
+output document (a ``dict``), a :class:`Result` (output plus validation checks), or raises
+:class:`~control_plane.core.errors.PackError`. It may be sync or ``async``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel
+
+__all__ = [
+    "Check",
+    "CodeDoc",
+    "Context",
+    "Handler",
+    "Pack",
+    "Result",
+    "Severity",
+    "schema_of",
+]
+
+Severity: TypeAlias = Literal["pass", "warn", "fail"]
+SchemaLike: TypeAlias = Mapping[str, Any] | type[BaseModel]
+
+
+@dataclass(frozen=True, slots=True)
+class CodeDoc:
+    """Documentation for one pack-specific code.
+
+    ``absorbs`` names baseline codes this code stands in for when the pack does not
+    declare them itself (e.g. ``download_failed`` absorbing ``network_error``).
+    """
+
+    description: str
+    retryable: bool = False
+    recovery_hint: str = ""
+    absorbs: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "description": self.description,
+            "retryable": self.retryable,
+            "recovery_hint": self.recovery_hint,
+            "absorbs": list(self.absorbs),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One validation finding. ``severity`` is ``pass``, ``warn`` or ``fail``."""
+
+    id: str
+    severity: Severity
+    message: str
+    expected: Any = None
+    actual: Any = None
+    location: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "severity": self.severity, "message": self.message}
+        if self.expected is not None:
+            out["expected"] = self.expected
+        if self.actual is not None:
+            out["actual"] = self.actual
+        if self.location is not None:
+            out["location"] = self.location
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A handler's successful output plus optional validation findings."""
+
+    output: Mapping[str, Any]
+    checks: Sequence[Check] = ()
+
+
+class Context:
+    """Per-call facts a handler may use: deadline, request id, cancellation."""
+
+    __slots__ = ("_cancelled", "deadline", "pack", "request_id")
+
+    def __init__(self, pack: str, request_id: str, deadline: float | None) -> None:
+        self.pack = pack
+        self.request_id = request_id
+        #: ``time.monotonic()`` value after which the call is late, or ``None``.
+        self.deadline = deadline
+        # A plain flag, not a threading.Event (3 us per call): nothing waits on it, and a
+        # bool assignment is seen at once by the handler's thread.
+        self._cancelled = False
+
+    def remaining(self, default: float = 60.0) -> float:
+        """Seconds left before the deadline (``default`` when the call has none)."""
+        if self.deadline is None:
+            return default
+        return max(0.0, self.deadline - time.monotonic())
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the control plane gave up on this call (deadline passed)."""
+        return self._cancelled
+
+    def cancel(self) -> None:
+        self._cancelled = True
+
+
+Handler: TypeAlias = Callable[
+    [dict[str, Any], Context],
+    Mapping[str, Any] | Result | Awaitable[Mapping[str, Any] | Result],
+]
+
+
+def schema_of(schema: SchemaLike) -> dict[str, Any]:
+    """A JSON Schema dict from a dict or a pydantic model class."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    return dict(schema)
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A capability pack declaration.
+
+    ``output_schema`` must close the vocabulary with an ``enum`` at
+    ``properties.error.properties.code``. Pack-specific codes are documented in ``codes``;
+    baseline codes are documented by the vocabulary. ``validates`` (default: whether the
+    output schema has a ``validation`` property) adds ``artifact_failed`` to the effective
+    vocabulary.
+    """
+
+    name: str
+    version: str
+    summary: str
+    input_schema: SchemaLike
+    output_schema: SchemaLike
+    handler: Handler
+    codes: Mapping[str, CodeDoc | str] = field(default_factory=dict)
+    validates: bool | None = None
+    #: Free-form documentation shown by ``describe`` (Markdown).
+    docs: str = ""
+    #: Run the handler in worker processes (:mod:`control_plane.runtime.isolation`), as
+    #: ``packctl serve --isolate NAME`` does; the handler must be importable there.
+    isolated: bool = False
+
+    @functools.cached_property
+    def is_async(self) -> bool:
+        """Whether the handler is a coroutine function (looked up once, then cached)."""
+        return inspect.iscoroutinefunction(self.handler)
+
+    def code_docs(self) -> dict[str, CodeDoc]:
+        """``codes`` with bare strings promoted to :class:`CodeDoc`."""
+        return {
+            code: doc if isinstance(doc, CodeDoc) else CodeDoc(description=str(doc))
+            for code, doc in self.codes.items()
+        }

@@ -1,0 +1,126 @@
+"""Precompiled JSON Schema validators for the hot path (``jsonschema-rs``).
+
+``jsonschema`` (pure Python) serves load-time meta-validation; every per-call check goes
+through a :class:`CompiledSchema`, compiled once when the pack is registered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+
+from control_plane.core.errors import FieldViolation
+from control_plane.core.redact import scrub
+
+__all__ = ["CompiledSchema", "check_schema", "json_pointer"]
+
+_MAX_VIOLATIONS = 20
+#: Validator messages quote the offending value; a raw body must not travel in them.
+_MAX_DESCRIPTION = 200
+
+
+def _describe(error: Any) -> str:
+    """The validator's message, scrubbed, then cut to :data:`_MAX_DESCRIPTION` characters."""
+    text = scrub(str(error.message))
+    return text if len(text) <= _MAX_DESCRIPTION else text[:_MAX_DESCRIPTION] + "..."
+
+
+def json_pointer(path: Iterable[str | int]) -> str:
+    """RFC 6901 pointer for a path of keys and indexes (``""`` is the root)."""
+    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in path]
+    return "/" + "/".join(parts) if parts else ""
+
+
+def _patterns(node: Any) -> Iterator[str]:
+    """Every regular expression in a schema: ``pattern`` values, ``patternProperties`` keys."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield value
+            elif key == "patternProperties" and isinstance(value, Mapping):
+                yield from (k for k in value if isinstance(k, str))
+            yield from _patterns(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _patterns(item)
+
+
+def _quick_check(schema: dict[str, Any]) -> bool:
+    """True when ``schema`` surely passes :func:`check_schema` (microseconds, not ms).
+
+    ``jsonschema-rs`` meta-validates and compiles it, and every regex compiles under
+    Python's ``re`` too (what the ``regex`` format check of the pure-Python meta-validation
+    adds). ``False`` sends the schema down the full path, which words the fault.
+    """
+    try:
+        if not jsonschema_rs.meta.is_valid(schema):
+            return False
+        jsonschema_rs.validator_for(schema)
+        for pattern in _patterns(schema):
+            re.compile(pattern)
+    except (ValueError, re.error, jsonschema_rs.ReferencingError):
+        return False
+    return True
+
+
+def check_schema(schema: Mapping[str, Any]) -> str | None:
+    """Meta-validate a schema against its draft (2020-12 by default); the fault or None."""
+    if _quick_check(dict(schema)):
+        return None
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(dict(schema))
+    except jsonschema.SchemaError as exc:
+        where = json_pointer(exc.absolute_path) or "/"
+        return f"invalid JSON Schema at {where}: {exc.message}"
+    try:
+        jsonschema_rs.validator_for(dict(schema))
+    except (ValueError, jsonschema_rs.ReferencingError) as exc:
+        return f"JSON Schema does not compile: {exc}"
+    return None
+
+
+class CompiledSchema:
+    """A schema compiled once; ``is_valid`` costs microseconds."""
+
+    __slots__ = ("_validator", "schema")
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.schema = dict(schema)
+        self._validator = jsonschema_rs.validator_for(self.schema)
+
+    def is_valid(self, instance: Any) -> bool:
+        return bool(self._validator.is_valid(instance))
+
+    def violations(self, instance: Any) -> list[FieldViolation]:
+        """Field-level violations, JSON pointers into ``instance``; at most 20."""
+        out: list[FieldViolation] = []
+        for error in self._validator.iter_errors(instance):
+            out.append(FieldViolation(json_pointer(error.instance_path), _describe(error)))
+            if len(out) >= _MAX_VIOLATIONS:
+                break
+        return out
+
+    def partial(self, instance: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldViolation]]:
+        """The top-level fields of ``instance`` that broke no rule, and the violations.
+
+        Fields a root-level ``additionalProperties``/``unevaluatedProperties: false`` rejects
+        count as broken too.
+        """
+        bad: set[str] = set()
+        violations: list[FieldViolation] = []
+        for error in self._validator.iter_errors(instance):
+            path = list(error.instance_path)
+            if path:
+                bad.add(str(path[0]))
+            else:
+                unexpected = getattr(error.kind, "unexpected", None)
+                if isinstance(unexpected, list):
+                    bad.update(str(key) for key in unexpected)
+            if len(violations) < _MAX_VIOLATIONS:
+                violations.append(FieldViolation(json_pointer(path), _describe(error)))
+        return {k: v for k, v in instance.items() if k not in bad}, violations

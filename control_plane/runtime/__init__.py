@@ -1,0 +1,1 @@
+"""Assembly and operations: plugin loading, isolation, incidents, events, metrics, the Runtime."""

@@ -1,0 +1,523 @@
+"""Errors as events: one structured record per failed invocation or refused request.
+
+An :class:`ErrorEvent` answers, for operators and log pipelines, what failed (``code``),
+where (``pack``, ``version``, ``origin``), whether a retry may help (``retryable``), and how to
+find the rest of the story (``reference_id`` into the incident store, ``request_id``, the
+caller's ``correlation`` ids). Its JSON form is documented by
+``schemas/error-event.schema.json``.
+
+:class:`ErrorEvents` fans each event out to sinks: any callable taking the event. Built in are
+:class:`StreamSink` (JSON lines, stderr by default), :class:`FileSink` (append-only JSON
+lines) and :class:`~control_plane.runtime.incidents.IncidentStore` (``store.add_event``).
+Plugins add their own through the ``register_event_sinks`` hook. A sink that raises is logged and
+skipped; an event never breaks the call it describes.
+
+Where events come from:
+
+* :meth:`ErrorEvents.on_outcome` -- an :class:`~control_plane.core.invoke.Invoker` listener; it
+  emits one event for every outcome that carries an error (origin ``pack:<name>`` or
+  ``control_plane``) and nothing for successes;
+* :func:`emit_rejection` / :meth:`ErrorEvents.emit_rejection` -- called by the wire layer for
+  requests refused before any handler ran (unknown pack, invalid input, admission refusal),
+  origin ``transport``.
+
+Caller-supplied correlation ids travel in a context variable (:func:`correlation_scope`),
+so the wire layer sets them once per request and every event of that request carries them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import IO, Any, Literal, TypeAlias
+
+import orjson
+
+from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.outcome import Outcome
+from control_plane.core.redact import scrub
+from control_plane.core.registry import LoadedPack
+from control_plane.core.vocabulary import SNAKE_CASE
+
+__all__ = [
+    "CORRELATION_METADATA_PREFIX",
+    "ErrorEvent",
+    "ErrorEvents",
+    "EventKind",
+    "EventSink",
+    "FileSink",
+    "StreamSink",
+    "correlation_from_metadata",
+    "correlation_scope",
+    "current_correlation",
+    "emit_rejection",
+    "rfc3339",
+    "set_correlation",
+]
+
+logger = logging.getLogger("capability_packs.events")
+
+EventKind: TypeAlias = Literal["invocation_failed", "request_rejected"]
+
+#: Transport-level refusals and whether a retry may help.
+REJECTION_RETRYABLE: Mapping[str, bool] = MappingProxyType(
+    {"unknown_pack": False, "invalid_input": False, "admission_refused": True}
+)
+
+#: gRPC metadata keys ``x-correlation-<name>`` become correlation id ``<name>``.
+CORRELATION_METADATA_PREFIX = "x-correlation-"
+#: Metadata keys taken as correlation ids under their own name.
+CORRELATION_METADATA_KEYS = ("traceparent", "x-request-id")
+
+_MAX_CORRELATION_IDS = 16
+_MAX_KEY = 64
+_MAX_VALUE = 256
+_MAX_MESSAGE = 2048
+_KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+_CORRELATION: ContextVar[Mapping[str, str]] = ContextVar(
+    "capability_packs_correlation", default=_EMPTY
+)
+
+
+#: The last whole second formatted, ``(second, "YYYY-MM-DDTHH:MM:SS")``: events come in
+#: bursts, and formatting the date part once per second halves the cost of a timestamp.
+_LAST_SECOND: tuple[int, str] = (-1, "")
+
+
+def rfc3339(epoch: float) -> str:
+    """``epoch`` as an RFC 3339 UTC timestamp with milliseconds, e.g. ``...T08:22:01.123Z``.
+
+    The same text as ``datetime.fromtimestamp(epoch, UTC).isoformat(timespec=
+    "milliseconds")`` (microseconds rounded half-even, then cut to milliseconds).
+    """
+    global _LAST_SECOND  # noqa: PLW0603 - a one-entry cache
+    if not 0 <= epoch < 253402300799:  # before 1970 or past 9999: the general path
+        stamp = datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
+        return stamp.replace("+00:00", "Z")
+    whole = int(epoch)
+    micros = round((epoch - whole) * 1e6)
+    if micros >= 1_000_000:
+        whole += 1
+        micros -= 1_000_000
+    second, prefix = _LAST_SECOND
+    if second != whole:
+        prefix = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        _LAST_SECOND = (whole, prefix)
+    return f"{prefix}.{micros // 1000:03d}Z"
+
+
+def parse_rfc3339(stamp: str) -> float:
+    """The epoch seconds of an RFC 3339 timestamp (as written by :func:`rfc3339`)."""
+    return datetime.fromisoformat(stamp).timestamp()
+
+
+def _new_event_id() -> str:
+    # 64 random bits, as before, but from the (fork-safe, urandom-seeded) Mersenne Twister:
+    # an event id names a row, it guards nothing, and a syscall per failed call is not free.
+    return f"evt_{random.getrandbits(64):016x}"
+
+
+# -- correlation ids -------------------------------------------------------------------
+
+
+def clean_correlation(ids: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> dict[str, str]:
+    """Correlation ids made safe to log: bounded, string-valued, secrets scrubbed.
+
+    Keys must match ``[A-Za-z0-9_.-]{1,64}`` (others are dropped); values are cut to 256
+    characters; at most 16 ids are kept.
+    """
+    pairs = ids.items() if isinstance(ids, Mapping) else ids
+    out: dict[str, str] = {}
+    for key, value in pairs:
+        if len(out) >= _MAX_CORRELATION_IDS:
+            break
+        if not isinstance(key, str) or not _KEY.match(key) or value is None:
+            continue
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        out[key] = scrub(text[:_MAX_VALUE])
+    return out
+
+
+def current_correlation() -> Mapping[str, str]:
+    """The correlation ids set for the running request (empty when none)."""
+    return _CORRELATION.get()
+
+
+def set_correlation(ids: Mapping[str, Any]) -> Token[Mapping[str, str]]:
+    """Set the running request's correlation ids; pass the token to ``reset_correlation``."""
+    return _CORRELATION.set(MappingProxyType(clean_correlation(ids)))
+
+
+def reset_correlation(token: Token[Mapping[str, str]]) -> None:
+    """Undo :func:`set_correlation`."""
+    _CORRELATION.reset(token)
+
+
+@contextlib.contextmanager
+def correlation_scope(ids: Mapping[str, Any]) -> Iterator[Mapping[str, str]]:
+    """Within the block, every event emitted by this task carries ``ids``."""
+    token = set_correlation(ids)
+    try:
+        yield _CORRELATION.get()
+    finally:
+        _CORRELATION.reset(token)
+
+
+def correlation_from_metadata(
+    metadata: Iterable[tuple[str, str | bytes]] | None,
+) -> dict[str, str]:
+    """Correlation ids from gRPC invocation metadata.
+
+    ``x-correlation-<name>: value`` becomes ``<name>: value``; ``traceparent`` and
+    ``x-request-id`` are kept under their own names. Binary (``-bin``) keys are ignored.
+    """
+    if not metadata:
+        return {}
+    pairs: list[tuple[str, str | bytes]] = []
+    for raw_key, value in metadata:
+        key = raw_key.lower()
+        if key.endswith("-bin"):
+            continue
+        if key.startswith(CORRELATION_METADATA_PREFIX):
+            name = key[len(CORRELATION_METADATA_PREFIX) :]
+            if name:
+                pairs.append((name, value))
+        elif key in CORRELATION_METADATA_KEYS:
+            pairs.append((key, value))
+    return clean_correlation(pairs)
+
+
+# -- the event ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    """One failed invocation or refused request, as operators see it.
+
+    Every string is scrubbed of secrets. ``to_dict`` matches
+    ``schemas/error-event.schema.json``.
+    """
+
+    #: ``invocation_failed`` (a pack ran and its outcome is an error) or
+    #: ``request_rejected`` (refused before any handler ran).
+    event: EventKind
+    #: The caller's code: inside the pack's vocabulary for ``invocation_failed``; the
+    #: rejection reason (``unknown_pack``, ``invalid_input``, ``admission_refused``) else.
+    code: str
+    #: The pack called (for ``unknown_pack``: the name the caller asked for).
+    pack: str
+    #: The pack's version, or ``None`` when no such pack is loaded.
+    version: str | None
+    #: ``pack:<name>``, ``control_plane`` or ``transport``.
+    origin: str
+    retryable: bool
+    #: Incident reference id (``internal_error``), else ``None``.
+    reference_id: str | None
+    request_id: str | None
+    message: str
+    #: RFC 3339 UTC, millisecond precision.
+    timestamp: str
+    correlation: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    #: Wall time of the call in milliseconds, when known.
+    duration_ms: float | None = None
+    event_id: str = field(default_factory=_new_event_id)
+    #: True when every string was scrubbed as the event was built (``from_outcome``,
+    #: ``rejection``): stores need not scrub it again. Not part of the JSON form.
+    scrubbed: bool = field(default=False, compare=False, repr=False)
+    #: ``to_json()``, once computed: the stream sink and the incident store both need it.
+    _json: bytes | None = field(default=None, init=False, compare=False, repr=False)
+
+    @classmethod
+    def from_outcome(
+        cls,
+        outcome: Outcome,
+        *,
+        elapsed_s: float | None = None,
+        correlation: Mapping[str, str] | None = None,
+        at: float | None = None,
+    ) -> ErrorEvent:
+        """The event for a failed ``outcome``; raises ``ValueError`` for a success."""
+        error = outcome.error
+        if error is None:
+            raise ValueError("a successful outcome has no error event")
+        return cls(
+            event="invocation_failed",
+            code=error.code,
+            pack=scrub(outcome.pack),
+            version=outcome.version,
+            origin=error.origin,
+            retryable=error.retryable,
+            reference_id=error.reference_id,
+            request_id=scrub(outcome.request_id),
+            message=scrub(error.message[:_MAX_MESSAGE]),
+            timestamp=rfc3339(at if at is not None else _now()),
+            correlation=_frozen(correlation if correlation is not None else current_correlation()),
+            duration_ms=None if elapsed_s is None else round(elapsed_s * 1000.0, 3),
+            scrubbed=True,
+        )
+
+    @classmethod
+    def rejection(
+        cls,
+        reason: str,
+        *,
+        pack: str,
+        message: str,
+        version: str | None = None,
+        request_id: str | None = None,
+        retryable: bool | None = None,
+        correlation: Mapping[str, str] | None = None,
+        at: float | None = None,
+    ) -> ErrorEvent:
+        """The event for a request refused at the transport (origin ``transport``)."""
+        if not SNAKE_CASE.match(reason):
+            raise ValueError(f"rejection reason {reason!r} is not snake_case")
+        return cls(
+            event="request_rejected",
+            code=reason,
+            pack=scrub(pack[:_MAX_VALUE]),
+            version=version,
+            origin="transport",
+            retryable=REJECTION_RETRYABLE.get(reason, False) if retryable is None else retryable,
+            reference_id=None,
+            request_id=None if request_id is None else scrub(request_id[:_MAX_VALUE]),
+            message=scrub(message[:_MAX_MESSAGE]),
+            timestamp=rfc3339(at if at is not None else _now()),
+            correlation=_frozen(correlation if correlation is not None else current_correlation()),
+            scrubbed=True,
+        )
+
+    @property
+    def epoch(self) -> float:
+        """``timestamp`` as epoch seconds."""
+        return parse_rfc3339(self.timestamp)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (every key present; absent values are ``null``)."""
+        return {
+            "event": self.event,
+            "timestamp": self.timestamp,
+            "event_id": self.event_id,
+            "code": self.code,
+            "pack": self.pack,
+            "version": self.version,
+            "origin": self.origin,
+            "retryable": self.retryable,
+            "reference_id": self.reference_id,
+            "request_id": self.request_id,
+            "correlation": dict(self.correlation),
+            "message": self.message,
+            "duration_ms": self.duration_ms,
+        }
+
+    def to_json(self) -> bytes:
+        """One JSON line, without the newline (encoded once per event: it is immutable)."""
+        encoded = self._json
+        if encoded is None:
+            encoded = orjson.dumps(self.to_dict())
+            object.__setattr__(self, "_json", encoded)
+        return encoded
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ErrorEvent:
+        """The inverse of :meth:`to_dict`."""
+        return cls(
+            event=data["event"],
+            code=data["code"],
+            pack=data["pack"],
+            version=data.get("version"),
+            origin=data["origin"],
+            retryable=bool(data["retryable"]),
+            reference_id=data.get("reference_id"),
+            request_id=data.get("request_id"),
+            message=data["message"],
+            timestamp=data["timestamp"],
+            correlation=_frozen(data.get("correlation") or {}),
+            duration_ms=data.get("duration_ms"),
+            event_id=data["event_id"],
+        )
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _frozen(ids: Mapping[str, str]) -> Mapping[str, str]:
+    if not ids:
+        return _EMPTY
+    if isinstance(ids, MappingProxyType):
+        return ids
+    return MappingProxyType(clean_correlation(ids))
+
+
+# -- sinks -------------------------------------------------------------------------------
+
+#: A sink: any callable taking one event. It runs on the thread that finished the call
+#: (often the event loop), so it must return quickly; hand slow work to a thread.
+EventSink: TypeAlias = Callable[[ErrorEvent], None]
+
+
+class StreamSink:
+    """JSON lines to a text stream; ``sys.stderr`` (looked up per event) by default."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, event: ErrorEvent) -> None:
+        line = event.to_json().decode() + "\n"
+        stream = self._stream if self._stream is not None else sys.stderr
+        with self._lock:
+            stream.write(line)
+            stream.flush()
+
+    def __repr__(self) -> str:
+        name = getattr(self._stream, "name", "stderr") if self._stream is not None else "stderr"
+        return f"StreamSink({name})"
+
+
+class FileSink:
+    """JSON lines appended to a file: line-buffered, thread-safe, one line per event.
+
+    Each event is one ``write`` of one line to a file opened in append mode, so several
+    processes may share the file without interleaving lines. The directory is created.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._file: IO[bytes] | None = open(self.path, "ab", buffering=0)  # noqa: SIM115
+
+    def __call__(self, event: ErrorEvent) -> None:
+        line = event.to_json() + b"\n"
+        with self._lock:
+            if self._file is None:
+                raise ValueError(f"event file {self.path} is closed")
+            self._file.write(line)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def __repr__(self) -> str:
+        return f"FileSink({str(self.path)!r})"
+
+
+# -- the emitter -------------------------------------------------------------------------
+
+
+class ErrorEvents:
+    """Builds error events and hands each to every sink.
+
+    Attach :meth:`on_outcome` to ``invoker.listeners``; call :meth:`emit_rejection` for
+    requests refused at the transport.
+    """
+
+    def __init__(self, sinks: Iterable[EventSink] = ()) -> None:
+        self._sinks: tuple[EventSink, ...] = tuple(sinks)
+        self._lock = threading.Lock()
+        #: Events emitted since creation (sink failures do not count against it).
+        self.emitted = 0
+        #: Sink calls that raised (each logged).
+        self.sink_errors = 0
+
+    @property
+    def sinks(self) -> tuple[EventSink, ...]:
+        return self._sinks
+
+    def add_sink(self, sink: EventSink) -> None:
+        if not callable(sink):
+            raise TypeError(f"an event sink must be callable, got {type(sink).__name__}")
+        with self._lock:
+            self._sinks = (*self._sinks, sink)
+
+    def remove_sink(self, sink: EventSink) -> None:
+        with self._lock:
+            self._sinks = tuple(s for s in self._sinks if s != sink)
+
+    def emit(self, event: ErrorEvent) -> None:
+        """Hand ``event`` to every sink; a sink that raises is logged and skipped."""
+        self.emitted += 1
+        for sink in self._sinks:
+            try:
+                sink(event)
+            # Sink boundary: plugin sinks may raise anything; the call must not fail.
+            except Exception:
+                self.sink_errors += 1
+                logger.exception("event sink %r raised; event %s skipped", sink, event.event_id)
+
+    def on_outcome(self, loaded: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
+        """Invoker listener: one event per failed outcome, none for successes."""
+        if outcome.error is None:
+            return
+        if not self._sinks:  # nobody listens: count it, build nothing
+            self.emitted += 1
+            return
+        self.emit(ErrorEvent.from_outcome(outcome, elapsed_s=elapsed_s))
+
+    def emit_rejection(
+        self,
+        rejection: RequestRejected | str,
+        *,
+        pack: str | None = None,
+        message: str | None = None,
+        version: str | None = None,
+        request_id: str | None = None,
+        retryable: bool | None = None,
+        correlation: Mapping[str, str] | None = None,
+    ) -> ErrorEvent:
+        """Emit (and return) the event for a request refused before any handler ran.
+
+        ``rejection`` is the :class:`~control_plane.core.errors.RequestRejected` raised by the
+        invoker (``UnknownPack`` -> ``unknown_pack``, ``InvalidInput`` -> ``invalid_input``)
+        or a snake_case reason such as ``admission_refused``.
+        """
+        reason, default_pack, default_message = describe_rejection(rejection)
+        event = ErrorEvent.rejection(
+            reason,
+            pack=pack if pack is not None else default_pack,
+            message=message if message is not None else default_message,
+            version=version,
+            request_id=request_id,
+            retryable=retryable,
+            correlation=correlation,
+        )
+        self.emit(event)
+        return event
+
+
+def describe_rejection(rejection: RequestRejected | str) -> tuple[str, str, str]:
+    """``(reason, pack, message)`` for a rejection exception or reason string."""
+    if isinstance(rejection, str):
+        return rejection, "", rejection.replace("_", " ")
+    if isinstance(rejection, UnknownPack):
+        return "unknown_pack", rejection.name, f"unknown pack {rejection.name!r}"
+    if isinstance(rejection, InvalidInput):
+        return "invalid_input", rejection.pack, str(rejection)
+    return "rejected", "", str(rejection)
+
+
+def emit_rejection(
+    events: ErrorEvents,
+    rejection: RequestRejected | str,
+    **kwargs: Any,
+) -> ErrorEvent:
+    """Module-level form of :meth:`ErrorEvents.emit_rejection`."""
+    return events.emit_rejection(rejection, **kwargs)

@@ -1,0 +1,251 @@
+"""Prometheus metrics for the control plane, on a dedicated ``CollectorRegistry``.
+
+=================================================  =========  =========================
+metric                                             type       labels
+=================================================  =========  =========================
+``capability_packs_invocations_total``             counter    pack, code, origin
+``capability_packs_invocation_duration_seconds``   histogram  pack
+``capability_packs_contract_violations_total``     counter    pack
+``capability_packs_validation_findings_total``     counter    pack, severity
+``capability_packs_in_flight``                     gauge      pack
+``capability_packs_plugin_load_failures``          gauge      plugin
+``capability_packs_rejected_requests_total``       counter    reason
+``capability_packs_event_store_dropped_total``     counter    (none)
+=================================================  =========  =========================
+
+``code`` is ``ok`` for a success, else the code the caller received; ``origin`` is
+``none`` for a success, else the error's origin (``pack:<name>`` or ``control_plane``).
+Label values are bounded: packs come from the registry, codes from each pack's closed
+vocabulary; names a caller made up (unknown packs) only ever reach ``rejected_requests``
+as the reason ``unknown_pack``.
+
+The success path costs a dict lookup per metric: labelled children are cached.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import start_http_server
+from prometheus_client.metrics_core import CounterMetricFamily, Metric
+
+from control_plane.core.outcome import Outcome
+from control_plane.core.registry import LoadedPack, LoadFailure
+
+__all__ = ["LATENCY_BUCKETS", "NAMESPACE", "Metrics", "start_metrics_server"]
+
+NAMESPACE = "capability_packs"
+
+#: Seconds; fine at the low end, where a no-op pack lives (~100 us), up to a minute.
+LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+)
+
+_OK = "ok"
+_NO_ORIGIN = "none"
+
+
+class _LiveCollector:
+    """Metrics read at scrape time from counters the runtime keeps anyway."""
+
+    def __init__(self) -> None:
+        self.contract_sources: list[Callable[[], Mapping[str, int]]] = []
+        self.dropped_sources: list[Callable[[], int]] = []
+
+    def collect(self) -> Iterable[Metric]:
+        violations = CounterMetricFamily(
+            f"{NAMESPACE}_contract_violations",
+            "Undeclared pack-specific codes raised by a pack (each became internal_error).",
+            labels=["pack"],
+        )
+        totals: dict[str, int] = {}
+        for source in list(self.contract_sources):
+            for pack, count in dict(source()).items():
+                totals[pack] = totals.get(pack, 0) + count
+        for pack in sorted(totals):
+            violations.add_metric([pack], totals[pack])
+        yield violations
+        dropped = CounterMetricFamily(
+            f"{NAMESPACE}_event_store_dropped",
+            "Incidents and error events the incident store could not write (queue full or "
+            "write failed).",
+        )
+        dropped.add_metric([], sum(source() for source in list(self.dropped_sources)))
+        yield dropped
+
+    def describe(self) -> Iterable[Metric]:
+        return self.collect()
+
+
+class Metrics:
+    """Every control-plane metric, and the listeners that keep them."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.invocations = Counter(
+            "invocations",
+            "Invocations that reached a pack, by pack, the caller's code (ok on success) "
+            "and origin (none on success).",
+            ["pack", "code", "origin"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.latency = Histogram(
+            "invocation_duration_seconds",
+            "Wall time of invocations that reached a pack, input check to outcome.",
+            ["pack"],
+            namespace=NAMESPACE,
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.validation_findings = Counter(
+            "validation_findings",
+            "Validation checks returned by packs, by severity (pass, warn, fail).",
+            ["pack", "severity"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.in_flight = Gauge(
+            "in_flight",
+            "Invocations whose handler is running now.",
+            ["pack"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.plugin_load_failures = Gauge(
+            "plugin_load_failures",
+            "Load failures per plugin (plugin not importable, or a pack rejected at load).",
+            ["plugin"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self.rejected = Counter(
+            "rejected_requests",
+            "Requests refused before any pack ran, by reason (unknown_pack, invalid_input, "
+            "admission_refused, ...).",
+            ["reason"],
+            namespace=NAMESPACE,
+            registry=r,
+        )
+        self._live = _LiveCollector()
+        r.register(self._live)
+        self._children: dict[tuple[str, ...], Any] = {}
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._server_thread: threading.Thread | None = None
+
+    # -- cached children ------------------------------------------------------------------
+
+    def _child(self, metric: Any, key: tuple[str, ...]) -> Any:
+        child = self._children.get(key)
+        if child is None:
+            with self._lock:
+                child = self._children.get(key)
+                if child is None:
+                    child = metric.labels(*key[1:])
+                    self._children[key] = child
+        return child
+
+    # -- listeners --------------------------------------------------------------------------
+
+    def on_outcome(self, loaded: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
+        """Invoker listener: count the outcome, its latency and its findings."""
+        pack = loaded.name
+        error = outcome.error
+        if error is None:
+            self._child(self.invocations, ("i", pack, _OK, _NO_ORIGIN)).inc()
+        else:
+            self._child(self.invocations, ("i", pack, error.code, error.origin)).inc()
+        self._child(self.latency, ("l", pack)).observe(elapsed_s)
+        validation = outcome.validation
+        if validation is not None and validation.checks:
+            counts: dict[str, int] = {}
+            for check in validation.checks:
+                counts[check.severity] = counts.get(check.severity, 0) + 1
+            for severity, count in counts.items():
+                self._child(self.validation_findings, ("v", pack, severity)).inc(count)
+
+    def on_start(self, loaded: LoadedPack) -> Callable[[], None]:
+        """Invoker start listener: in-flight up now, down when the call ends."""
+        gauge = self._child(self.in_flight, ("f", loaded.name))
+        gauge.inc()
+        return gauge.dec  # type: ignore[no-any-return]
+
+    def reject(self, reason: str) -> None:
+        """Count a request refused before any pack ran."""
+        self._child(self.rejected, ("r", reason)).inc()
+
+    def set_load_failures(self, failures: Iterable[LoadFailure]) -> None:
+        """Set the plugin-load-failure gauge from the registry's failures."""
+        counts: dict[str, int] = {}
+        for failure in failures:
+            counts[failure.plugin] = counts.get(failure.plugin, 0) + 1
+        self.plugin_load_failures.clear()
+        for plugin, count in counts.items():
+            self.plugin_load_failures.labels(plugin).set(count)
+
+    def watch_contract_violations(self, source: Callable[[], Mapping[str, int]]) -> None:
+        """Report ``source()`` (pack -> count, e.g. an invoker's) as contract violations."""
+        self._live.contract_sources.append(source)
+
+    def unwatch_contract_violations(self, source: Callable[[], Mapping[str, int]]) -> None:
+        self._live.contract_sources[:] = [s for s in self._live.contract_sources if s != source]
+
+    def watch_dropped(self, source: Callable[[], int]) -> None:
+        """Report ``source()`` (e.g. an incident store's ``dropped``) as dropped records."""
+        self._live.dropped_sources.append(source)
+
+    def unwatch_dropped(self, source: Callable[[], int]) -> None:
+        self._live.dropped_sources[:] = [s for s in self._live.dropped_sources if s != source]
+
+    # -- exposition -------------------------------------------------------------------------
+
+    def serve(self, port: int = 0, host: str = "127.0.0.1") -> int:
+        """Serve ``/metrics`` over HTTP on ``host:port`` (0 picks a port); the bound port."""
+        if self._server is not None:
+            raise RuntimeError("the metrics endpoint is already being served")
+        server, thread = start_http_server(port, addr=host, registry=self.registry)
+        self._server, self._server_thread = server, thread
+        return int(server.server_port)
+
+    @property
+    def port(self) -> int | None:
+        """The port the endpoint listens on, or ``None`` when not serving."""
+        return int(self._server.server_port) if self._server is not None else None
+
+    def close(self) -> None:
+        """Stop the HTTP endpoint, if serving."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._server_thread is not None:
+            self._server_thread.join(5.0)
+            self._server_thread = None
+
+
+def start_metrics_server(port: int, host: str = "127.0.0.1", *, metrics: Metrics) -> int:
+    """Serve ``metrics`` on ``host:port``; the bound port (``port=0`` picks a free one).
+
+    Stop it with ``metrics.close()``.
+    """
+    return metrics.serve(port, host)

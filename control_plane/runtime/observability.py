@@ -1,0 +1,480 @@
+"""Observability in one call: metrics, error events and the incident store on an Invoker.
+
+``install(invoker, load_failures=registry.failures, store=IncidentStore())`` attaches
+
+* :class:`~control_plane.runtime.metrics.Metrics` (an outcome listener, an in-flight start
+  listener, contract violations read from the invoker, plugin load failures);
+* :class:`~control_plane.runtime.events.ErrorEvents` (one JSON event per failed invocation, to
+  stderr by default, plus plugin and custom sinks);
+* an optional :class:`~control_plane.runtime.incidents.IncidentStore` (every incident and every
+  event, at rest in SQLite);
+
+and returns an :class:`Observability` whose ``close()`` detaches and stops all of it.
+
+The CLI side (``packctl incident REF``, ``packctl errors``) is :func:`show_incident`,
+:func:`aggregate_errors` and :func:`add_cli_commands`; ``packctl serve`` options are
+:func:`add_serve_arguments` and :func:`install_from_args`. See ``docs/observability.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from control_plane.core.errors import RequestRejected
+from control_plane.core.invoke import Invoker
+from control_plane.core.outcome import Outcome
+from control_plane.core.redact import Incident
+from control_plane.core.registry import LoadFailure
+from control_plane.runtime.events import (
+    ErrorEvent,
+    ErrorEvents,
+    EventSink,
+    FileSink,
+    StreamSink,
+    describe_rejection,
+    rfc3339,
+)
+from control_plane.runtime.incidents import GroupBy, IncidentStore, default_incident_db
+from control_plane.runtime.metrics import Metrics
+
+__all__ = [
+    "IncidentNotFound",
+    "Observability",
+    "add_cli_commands",
+    "add_serve_arguments",
+    "aggregate_errors",
+    "format_duration",
+    "install",
+    "install_from_args",
+    "parse_duration",
+    "show_incident",
+]
+
+
+class IncidentNotFound(LookupError):
+    """No incident under that reference id (unknown, or aged out of retention)."""
+
+
+class Observability:
+    """What :func:`install` attached to one invoker; ``close()`` undoes it."""
+
+    def __init__(
+        self,
+        invoker: Invoker,
+        *,
+        events: ErrorEvents,
+        metrics: Metrics,
+        store: IncidentStore | None,
+        owned_sinks: Sequence[FileSink] = (),
+    ) -> None:
+        self.invoker = invoker
+        self.events = events
+        self.metrics = metrics
+        self.store = store
+        self._owned_sinks = tuple(owned_sinks)
+        self._contract_source: Callable[[], Mapping[str, int]] = lambda: dict(
+            invoker.contract_violations
+        )
+        self._closed = False
+
+    # -- what the wire layer calls ----------------------------------------------------------
+
+    def emit_rejection(
+        self,
+        rejection: RequestRejected | str,
+        *,
+        pack: str | None = None,
+        message: str | None = None,
+        request_id: str | None = None,
+        retryable: bool | None = None,
+        correlation: Mapping[str, str] | None = None,
+    ) -> ErrorEvent:
+        """Count and emit a request refused before any pack ran (origin ``transport``).
+
+        ``rejection`` is the ``RequestRejected`` the invoker raised, or a snake_case reason
+        such as ``admission_refused``. The metric is labelled by reason only (caller-made
+        pack names never become label values).
+        """
+        reason, default_pack, _ = describe_rejection(rejection)
+        self.metrics.reject(reason)
+        name = pack if pack is not None else default_pack
+        version = self.invoker.registry.get(name).version if name in self.invoker.registry else None
+        return self.events.emit_rejection(
+            rejection,
+            pack=name,
+            message=message,
+            version=version,
+            request_id=request_id or None,
+            retryable=retryable,
+            correlation=correlation,
+        )
+
+    def record_outcome(self, outcome: Outcome, elapsed_s: float | None = None) -> None:
+        """Emit the event for a failed outcome built outside the invoker (a server bug)."""
+        if outcome.error is not None:
+            self.events.emit(ErrorEvent.from_outcome(outcome, elapsed_s=elapsed_s))
+            if outcome.pack in self.invoker.registry:
+                self.metrics.invocations.labels(
+                    outcome.pack, outcome.error.code, outcome.error.origin
+                ).inc()
+
+    def serve_metrics(self, port: int = 0, host: str = "127.0.0.1") -> int:
+        """Serve ``/metrics`` on ``host:port`` (0 picks one); the bound port."""
+        return self.metrics.serve(port, host)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Detach from the invoker, stop the metrics endpoint, flush and close the store."""
+        if self._closed:
+            return
+        self._closed = True
+        invoker = self.invoker
+        invoker.listeners[:] = [
+            listener
+            for listener in invoker.listeners
+            if listener not in (self.metrics.on_outcome, self.events.on_outcome)
+        ]
+        invoker.start_listeners[:] = [
+            s for s in invoker.start_listeners if s != self.metrics.on_start
+        ]
+        self.metrics.unwatch_contract_violations(self._contract_source)
+        self.metrics.close()
+        if self.store is not None:
+            invoker.incidents.remove_sink(self.store.add_incident)
+            self.events.remove_sink(self.store.add_event)
+            self.metrics.unwatch_dropped(self._dropped)
+            self.store.close()
+        for sink in self._owned_sinks:
+            self.events.remove_sink(sink)
+            sink.close()
+
+    def _dropped(self) -> int:
+        return self.store.dropped if self.store is not None else 0
+
+    def __enter__(self) -> Observability:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def install(
+    invoker: Invoker,
+    *,
+    load_failures: Iterable[LoadFailure] = (),
+    events: ErrorEvents | None = None,
+    store: IncidentStore | None = None,
+    metrics: Metrics | None = None,
+    event_sinks: Iterable[EventSink] = (),
+) -> Observability:
+    """Attach metrics, error events and (optionally) the incident store to ``invoker``.
+
+    :param load_failures: the registry's load failures, for the plugin-failure gauge.
+    :param events: the emitter; by default one writing JSON lines to stderr. Pass
+        ``ErrorEvents()`` for no stream.
+    :param store: persist incidents and events here (``None``: in memory only). The
+        returned object owns it: ``close()`` closes it.
+    :param metrics: by default a fresh :class:`Metrics` on its own registry (not served
+        until :meth:`Observability.serve_metrics`).
+    :param event_sinks: more sinks, e.g. ``load_registry().event_sinks`` from plugins.
+    """
+    events = events if events is not None else ErrorEvents([StreamSink()])
+    metrics = metrics if metrics is not None else Metrics()
+    for sink in event_sinks:
+        events.add_sink(sink)
+    obs = Observability(invoker, events=events, metrics=metrics, store=store)
+    metrics.set_load_failures(load_failures)
+    metrics.watch_contract_violations(obs._contract_source)
+    invoker.start_listeners.append(metrics.on_start)
+    invoker.listeners.append(metrics.on_outcome)
+    invoker.listeners.append(events.on_outcome)
+    if store is not None:
+        invoker.incidents.add_sink(store.add_incident)
+        events.add_sink(store.add_event)
+        metrics.watch_dropped(obs._dropped)
+    return obs
+
+
+# -- durations ------------------------------------------------------------------------------
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw])")
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in ``30s``, ``15m``, ``1h``, ``1h30m``, ``7d``, ``2w`` or a plain number.
+
+    ``all`` (or an empty string) means no limit: ``None``. Raises ``ValueError`` otherwise.
+    """
+    value = text.strip().lower()
+    if value in ("", "all"):
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        pos, seconds = 0, 0.0
+        for match in _DURATION.finditer(value):
+            if match.start() != pos:
+                break
+            seconds += float(match.group(1)) * _UNITS[match.group(2)]
+            pos = match.end()
+        if pos != len(value) or pos == 0:
+            raise ValueError(
+                f"invalid duration {text!r}: use e.g. 30s, 15m, 1h, 1h30m, 7d or all"
+            ) from None
+    if seconds < 0:
+        raise ValueError(f"invalid duration {text!r}: negative")
+    return seconds
+
+
+def format_duration(seconds: float | None) -> str:
+    """The inverse of :func:`parse_duration` for display: ``3600`` -> ``1h``."""
+    if seconds is None:
+        return "all time"
+    for unit in ("w", "d", "h", "m"):
+        size = _UNITS[unit]
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+# -- CLI-ready views ----------------------------------------------------------------------------
+
+
+def _incident_dict(incident: Incident) -> dict[str, Any]:
+    return {
+        "reference_id": incident.reference_id,
+        "created_at": rfc3339(incident.created_at),
+        "pack": incident.pack,
+        "request_id": incident.request_id,
+        "kind": incident.kind,
+        "summary": incident.summary,
+        "traceback": incident.traceback,
+    }
+
+
+def show_incident(store: IncidentStore, ref: str, *, as_json: bool = False) -> str:
+    """One incident as text (or JSON); :class:`IncidentNotFound` when unknown."""
+    incident = store.get(ref)
+    if incident is None:
+        raise IncidentNotFound(
+            f"no incident {ref.strip()!r} in {store.path} (unknown, or older than the "
+            "store's retention)"
+        )
+    data = _incident_dict(incident)
+    if as_json:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    head = [
+        f"{key + ':':<14}{data[key]}"
+        for key in ("reference_id", "created_at", "pack", "request_id", "kind", "summary")
+    ]
+    body = incident.traceback.rstrip() or "(no exception was recorded)"
+    return "\n".join([*head, "", body])
+
+
+def aggregate_errors(
+    store: IncidentStore,
+    since: float | None = 3600.0,
+    by: GroupBy = "code",
+    *,
+    as_json: bool = False,
+) -> str:
+    """Error counts of the last ``since`` seconds grouped ``by`` code, pack or origin."""
+    counts = store.errors(since=since, by=by)
+    total = sum(count for _, count in counts)
+    if as_json:
+        return orjson.dumps(
+            {
+                "since_seconds": since,
+                "by": by,
+                "total": total,
+                "counts": [{by: value, "count": count} for value, count in counts],
+            },
+            option=orjson.OPT_INDENT_2,
+        ).decode()
+    window = "all time" if since is None else f"the last {format_duration(since)}"
+    if not counts:
+        return f"no errors in {window}"
+    width = max(len(by), len("total"), *(len(value) for value, _ in counts))
+    digits = max(len("count"), len(str(total)))
+    lines = [f"{by:<{width}}  {'count':>{digits}}"]
+    lines += [f"{value:<{width}}  {count:>{digits}}" for value, count in counts]
+    lines.append(f"{'-' * width}  {'-' * digits}")
+    lines.append(f"{'total':<{width}}  {total:>{digits}}")
+    lines.append(f"({window})")
+    return "\n".join(lines)
+
+
+# -- argparse wiring ----------------------------------------------------------------------------
+
+
+def _db_help() -> str:
+    return f"incident database (default: $CAPABILITY_PACKS_INCIDENT_DB or {default_incident_db()})"
+
+
+def _db_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        type=Path,
+        default=None,
+        help=_db_help(),
+    )
+
+
+def run_incident(args: argparse.Namespace) -> int:
+    """``packctl incident REF``: print one incident; exit 1 when unknown."""
+    store = IncidentStore(args.db, read_only=True)
+    try:
+        print(show_incident(store, args.ref, as_json=args.json))
+    except IncidentNotFound as exc:
+        print(f"packctl incident: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_errors(args: argparse.Namespace) -> int:
+    """``packctl errors``: print error counts grouped by code, pack or origin."""
+    store = IncidentStore(args.db, read_only=True)
+    print(aggregate_errors(store, args.since, args.by, as_json=args.json))
+    return 0
+
+
+def _duration_arg(text: str) -> float | None:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_cli_commands(subparsers: Any) -> None:
+    """Add ``incident`` and ``errors`` to an argparse ``add_subparsers()`` object.
+
+    Each sets ``func`` to a handler ``(args) -> exit status``.
+    """
+    incident = subparsers.add_parser(
+        "incident",
+        help="show the full story behind an internal_error reference id",
+        description="Show one incident: pack, request id, kind, summary and the scrubbed "
+        "exception chain with its traceback.",
+    )
+    incident.add_argument("ref", metavar="REF", help="reference id, e.g. ref_3f9c0a61d2b84e07")
+    incident.add_argument("--json", action="store_true", help="print JSON")
+    _db_argument(incident)
+    incident.set_defaults(func=run_incident)
+
+    errors = subparsers.add_parser(
+        "errors",
+        help="count recent errors by code, pack or origin",
+        description="Count the error events kept in the incident store.",
+    )
+    errors.add_argument(
+        "--since",
+        type=_duration_arg,
+        default=3600.0,
+        metavar="DURATION",
+        help="window: 30s, 15m, 1h, 7d or all (default: 1h)",
+    )
+    errors.add_argument(
+        "--by", choices=("code", "pack", "origin"), default="code", help="group by (default: code)"
+    )
+    errors.add_argument("--json", action="store_true", help="print JSON")
+    _db_argument(errors)
+    errors.set_defaults(func=run_errors)
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """``packctl serve`` options for metrics, events and the incident store."""
+    group = parser.add_argument_group("observability")
+    group.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="serve Prometheus metrics on this port (0 picks one; default: off)",
+    )
+    group.add_argument(
+        "--metrics-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="address of the metrics endpoint (default: 127.0.0.1)",
+    )
+    group.add_argument(
+        "--events-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="append error events (JSON lines) to PATH instead of stderr",
+    )
+    group.add_argument(
+        "--no-event-stream", action="store_true", help="write error events to no stream"
+    )
+    group.add_argument(
+        "--incident-db",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help=_db_help(),
+    )
+    group.add_argument(
+        "--no-incident-db", action="store_true", help="keep incidents in memory only"
+    )
+    group.add_argument(
+        "--incident-retention",
+        type=_duration_arg,
+        default=30 * 86400.0,
+        metavar="DURATION",
+        help="delete incidents and events older than this (default: 30d)",
+    )
+    group.add_argument(
+        "--incident-max-rows",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="keep at most N incidents and N events (default: 100000)",
+    )
+
+
+def install_from_args(
+    invoker: Invoker,
+    args: argparse.Namespace,
+    *,
+    load_failures: Iterable[LoadFailure] = (),
+    event_sinks: Iterable[EventSink] = (),
+) -> Observability:
+    """:func:`install` configured by :func:`add_serve_arguments` options; serves metrics
+    when ``--metrics-port`` was given (``obs.metrics.port`` is the bound port)."""
+    owned: list[FileSink] = []
+    if args.no_event_stream:
+        events = ErrorEvents()
+    elif args.events_file is not None:
+        owned.append(FileSink(args.events_file))
+        events = ErrorEvents(owned)
+    else:
+        events = ErrorEvents([StreamSink()])
+    store = None
+    if not args.no_incident_db:
+        store = IncidentStore(
+            args.incident_db,
+            max_age=args.incident_retention,
+            max_rows=args.incident_max_rows,
+        )
+    obs = install(
+        invoker,
+        load_failures=load_failures,
+        events=events,
+        store=store,
+        event_sinks=event_sinks,
+    )
+    obs._owned_sinks = tuple(owned)
+    if args.metrics_port is not None:
+        obs.serve_metrics(args.metrics_port, args.metrics_host)
+    return obs

@@ -1,0 +1,189 @@
+"""Plugin loading: one factory for built-in and third-party packs.
+
+Built-in packs load from :data:`DEFAULT_PLUGINS`, third-party ones from the
+``capability_packs`` entry-point group. ``CAPABILITY_PACKS_PLUGINS`` restricts what loads:
+a comma-separated list of plugin names (built-in module paths or entry-point names);
+set to an empty string, nothing loads. A plugin that fails to import, or whose hook
+raises, is recorded in ``registry.failures`` with its name and reason; the rest load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from control_plane.core import hookspecs
+from control_plane.core.classify import Classification, Classifier
+from control_plane.core.errors import PluginLoadError
+from control_plane.core.pack import Pack
+from control_plane.core.registry import LoadFailure, Registry
+from control_plane.runtime.events import ErrorEvent
+
+__all__ = [
+    "DEFAULT_PLUGINS",
+    "ENTRY_POINT_GROUP",
+    "ENV_PLUGINS",
+    "LoadResult",
+    "get_plugin_manager",
+    "load_registry",
+]
+
+logger = logging.getLogger("capability_packs.plugins")
+
+ENTRY_POINT_GROUP = "capability_packs"
+ENV_PLUGINS = "CAPABILITY_PACKS_PLUGINS"
+
+#: Built-in packs, each a plugin like any third-party one.
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "packs.av_validate",
+    "packs.http_fetch",
+    "packs.git",
+)
+
+
+def _allowed() -> set[str] | None:
+    value = os.environ.get(ENV_PLUGINS)
+    if value is None:
+        return None
+    return {part.strip() for part in value.split(",") if part.strip()}
+
+
+def get_plugin_manager(
+    *,
+    builtins: bool = True,
+    entry_points_: bool = True,
+    extra: Sequence[tuple[str, object]] = (),
+    failures: list[LoadFailure] | None = None,
+) -> pluggy.PluginManager:
+    """A plugin manager with built-in, entry-point and ``extra`` plugins registered."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    allowed = _allowed()
+    sink = failures if failures is not None else []
+
+    def add(name: str, load: Any) -> None:
+        if allowed is not None and name not in allowed:
+            return
+        try:
+            plugin = load()
+            pm.register(plugin, name=name)
+        # Plugin boundary: importing third-party code may raise anything.
+        except Exception as exc:  # noqa: BLE001
+            reason = f"failed to load: {type(exc).__name__}: {exc}"
+            failure = LoadFailure(plugin=name, reason=reason)
+            logger.error("load failure: %s", failure)  # noqa: TRY400 - reported, not a crash
+            sink.append(failure)
+
+    if builtins:
+        for module in DEFAULT_PLUGINS:
+            add(module, lambda module=module: importlib.import_module(module))
+    if entry_points_:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            add(ep.name, ep.load)
+    for name, plugin in extra:
+        add(name, lambda plugin=plugin: plugin)
+    return pm
+
+
+class LoadResult:
+    """A registry, the plugin classifiers and event sinks, from one plugin manager."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        classifiers: Sequence[Classifier],
+        pm: pluggy.PluginManager,
+        event_sinks: Sequence[Callable[[ErrorEvent], None]] = (),
+    ) -> None:
+        self.registry = registry
+        self.classifiers = tuple(classifiers)
+        self.plugin_manager = pm
+        #: Sinks registered through the ``register_event_sinks`` hook.
+        self.event_sinks = tuple(event_sinks)
+
+
+def _guarded_classifier(name: str, fn: Any) -> Classifier:
+    def classifier(exc: BaseException) -> Classification | None:
+        try:
+            result = fn(exc=exc)
+        # Plugin boundary: a broken classifier must not break classification.
+        except Exception:
+            logger.exception("classifier of plugin %s raised; skipped", name)
+            return None
+        return result if isinstance(result, Classification) else None
+
+    return classifier
+
+
+def load_registry(
+    *,
+    builtins: bool = True,
+    entry_points_: bool = True,
+    extra: Iterable[tuple[str, object] | ModuleType] = (),
+) -> LoadResult:
+    """Load every plugin's packs into a fresh :class:`Registry`.
+
+    ``extra`` adds plugins directly (a module, or ``(name, object)``), as tests do.
+    """
+    named: list[tuple[str, object]] = [
+        (p.__name__, p) if isinstance(p, ModuleType) else p for p in extra
+    ]
+    registry = Registry()
+    pm = get_plugin_manager(
+        builtins=builtins, entry_points_=entry_points_, extra=named, failures=registry.failures
+    )
+    for impl in pm.hook.register_packs.get_hookimpls():
+        plugin = impl.plugin_name
+
+        def register(pack: Pack, plugin: str = plugin) -> None:
+            try:
+                registry.register(pack, plugin)
+            except PluginLoadError as exc:
+                registry.record_failure(LoadFailure(exc.plugin, exc.reason, exc.pack))
+
+        try:
+            impl.function(register=register)
+        # Plugin boundary: a plugin's hook may raise anything.
+        except Exception as exc:  # noqa: BLE001
+            registry.record_failure(
+                LoadFailure(plugin, f"register_packs raised {type(exc).__name__}: {exc}")
+            )
+    classifiers = [
+        _guarded_classifier(impl.plugin_name, impl.function)
+        for impl in reversed(pm.hook.classify_exception.get_hookimpls())
+    ]
+    return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry))
+
+
+def _event_sinks(
+    pm: pluggy.PluginManager, registry: Registry
+) -> list[Callable[[ErrorEvent], None]]:
+    sinks: list[Callable[[ErrorEvent], None]] = []
+    for impl in pm.hook.register_event_sinks.get_hookimpls():
+        plugin = impl.plugin_name
+
+        def register(sink: Callable[[ErrorEvent], None], plugin: str = plugin) -> None:
+            if not callable(sink):
+                registry.record_failure(
+                    LoadFailure(
+                        plugin, f"register_event_sinks: {type(sink).__name__} is not callable"
+                    )
+                )
+                return
+            sinks.append(sink)
+
+        try:
+            impl.function(register=register)
+        # Plugin boundary: a plugin's hook may raise anything.
+        except Exception as exc:  # noqa: BLE001
+            registry.record_failure(
+                LoadFailure(plugin, f"register_event_sinks raised {type(exc).__name__}: {exc}")
+            )
+    return sinks

@@ -1,0 +1,1 @@
+"""gRPC: the rich status, the server, the client, auth and admission."""

@@ -1,0 +1,821 @@
+"""The Python client: call a control plane and branch on typed exceptions.
+
+::
+
+    from control_plane.wire.client import Client, RetryableError, RateLimited
+
+    with Client("127.0.0.1:50051") as client:
+        outcome = client.invoke("http.fetch", {"url": "https://example.org"}, timeout=10)
+        print(outcome.result)
+
+A failed call raises one class per baseline code, under two families:
+
+* :class:`RetryableError`: :class:`RateLimited`, :class:`Timeout`, :class:`NetworkError`;
+* :class:`PermanentError`: :class:`AuthFailed`, :class:`NotFound`,
+  :class:`SchemaMismatch`, :class:`InternalError`, :class:`ArtifactFailed`.
+
+Both derive from :class:`PackCallError` (a :class:`~control_plane.core.errors.CapabilityPackError`)
+with ``.code``, ``.envelope``, ``.reference_id`` and ``.retry_after``. A pack-specific
+code raises the family class matching its retryable flag, with ``.code`` set. Requests
+the control plane refused raise :class:`~control_plane.core.errors.UnknownPack` and
+:class:`~control_plane.core.errors.InvalidInput`; a call that never got a control plane answer
+raises :class:`TransportError`. :class:`RetryPolicy` opts into retries: it waits
+``max(backoff, retry_after)`` and retries only :class:`RetryableError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeVar
+
+import grpc
+import orjson
+
+from control_plane.core.errors import (
+    CapabilityPackError,
+    FieldViolation,
+    InvalidInput,
+    RequestRejected,
+    UnknownPack,
+)
+from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.registry import LoadedPack, LoadFailure, Registry
+from control_plane.core.validation import FailOn
+from control_plane.core.vocabulary import BASELINE, CodeInfo
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
+from control_plane.wire import status as wire
+from control_plane.wire.admission import OVERLOADED_REASON
+from control_plane.wire.auth import ClientTls, channel_credentials
+
+__all__ = [
+    "DEFAULT_TARGET",
+    "ERROR_CLASSES",
+    "ArtifactFailed",
+    "AsyncClient",
+    "AuthFailed",
+    "Client",
+    "InternalError",
+    "NetworkError",
+    "NotFound",
+    "Overloaded",
+    "PackCallError",
+    "PackDescription",
+    "PackInfo",
+    "PackListing",
+    "PermanentError",
+    "RateLimited",
+    "RetryPolicy",
+    "RetryableError",
+    "SchemaMismatch",
+    "Timeout",
+    "TransportError",
+    "call_with_retry",
+    "call_with_retry_async",
+    "error_from_outcome",
+    "error_from_rpc",
+]
+
+DEFAULT_TARGET = "127.0.0.1:50051"
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+T = TypeVar("T")
+
+# -- exceptions ------------------------------------------------------------------------
+
+
+class PackCallError(CapabilityPackError):
+    """A pack call that ended with an error code from the pack's vocabulary."""
+
+    #: The baseline code a subclass stands for ("" for the two family classes).
+    CODE: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        envelope: ErrorEnvelope,
+        *,
+        pack: str = "",
+        version: str = "",
+        request_id: str = "",
+        status: grpc.StatusCode | None = None,
+        validation: ValidationRecord | None = None,
+    ) -> None:
+        super().__init__(f"{envelope.code}: {envelope.message}")
+        self.envelope = envelope
+        self.pack = pack
+        self.version = version
+        self.request_id = request_id
+        self.status = status
+        self.validation = validation
+
+    @property
+    def code(self) -> str:
+        """The error code, inside the pack's declared vocabulary."""
+        return self.envelope.code
+
+    @property
+    def retryable(self) -> bool:
+        return self.envelope.retryable
+
+    @property
+    def message(self) -> str:
+        return self.envelope.message
+
+    @property
+    def reference_id(self) -> str | None:
+        """Quote this to the operator (``internal_error``)."""
+        return self.envelope.reference_id
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before retrying (``rate_limited``)."""
+        return self.envelope.retry_after
+
+    @property
+    def recovery_hint(self) -> str | None:
+        return self.envelope.recovery_hint
+
+    @property
+    def outcome(self) -> Outcome:
+        """The failed call as an :class:`Outcome` (``error`` set)."""
+        return Outcome.model_construct(
+            pack=self.pack,
+            version=self.version,
+            request_id=self.request_id,
+            result=None,
+            validation=self.validation,
+            error=self.envelope,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
+
+
+class RetryableError(PackCallError):
+    """A failure that may succeed when the same call is retried."""
+
+
+class PermanentError(PackCallError):
+    """A failure that retrying the same call will not fix."""
+
+
+class AuthFailed(PermanentError):
+    """The pack's downstream rejected or lacked credentials."""
+
+    CODE = "auth_failed"
+
+
+class RateLimited(RetryableError):
+    """The downstream throttled the call; wait ``retry_after`` seconds."""
+
+    CODE = "rate_limited"
+
+
+class NotFound(PermanentError):
+    """The target resource does not exist."""
+
+    CODE = "not_found"
+
+
+class Timeout(RetryableError):
+    """The operation ran past its deadline."""
+
+    CODE = "timeout"
+
+
+class SchemaMismatch(PermanentError):
+    """Data did not match its schema; ``partial_result`` holds what validated."""
+
+    CODE = "schema_mismatch"
+
+    @property
+    def partial_result(self) -> dict[str, Any]:
+        return dict(self.envelope.partial_result or {})
+
+
+class NetworkError(RetryableError):
+    """Connectivity to the downstream failed."""
+
+    CODE = "network_error"
+
+
+class InternalError(PermanentError):
+    """An unclassified failure; report ``reference_id`` to the operator."""
+
+    CODE = "internal_error"
+
+
+class ArtifactFailed(PermanentError):
+    """A strict call's validation found failures; ``checks`` lists them."""
+
+    CODE = "artifact_failed"
+
+    @property
+    def checks(self) -> list[CheckRecord]:
+        return list(self.envelope.checks or [])
+
+
+#: Baseline code -> exception class.
+ERROR_CLASSES: Mapping[str, type[PackCallError]] = MappingProxyType(
+    {
+        cls.CODE: cls
+        for cls in (
+            AuthFailed,
+            RateLimited,
+            NotFound,
+            Timeout,
+            SchemaMismatch,
+            NetworkError,
+            InternalError,
+            ArtifactFailed,
+        )
+    }
+)
+assert set(ERROR_CLASSES) == set(BASELINE), "one exception class per baseline code"
+assert all(
+    issubclass(cls, RetryableError) == BASELINE[code].retryable
+    for code, cls in ERROR_CLASSES.items()
+), "exception families follow the vocabulary's retryable flags"
+
+
+class TransportError(CapabilityPackError):
+    """The call got no answer from a control plane (unreachable, refused, too large...)."""
+
+    def __init__(self, status: grpc.StatusCode, details: str, target: str = "") -> None:
+        where = f" ({target})" if target else ""
+        super().__init__(f"{status.name}{where}: {details}")
+        self.status = status
+        self.details = details
+        self.target = target
+
+
+class Overloaded(TransportError):
+    """The control plane refused the call at an in-flight limit (``RESOURCE_EXHAUSTED``);
+    nothing ran. Retry after ``retry_after`` seconds."""
+
+    def __init__(
+        self,
+        status: grpc.StatusCode,
+        details: str,
+        target: str = "",
+        *,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(status, details, target)
+        self.retry_after = retry_after
+
+
+def _error_class(code: str, retryable: bool) -> type[PackCallError]:
+    cls = ERROR_CLASSES.get(code)
+    if cls is not None:
+        return cls
+    return RetryableError if retryable else PermanentError
+
+
+def error_from_outcome(outcome: Outcome) -> PackCallError:
+    """The typed exception for a failed in-process outcome (``outcome.error`` set)."""
+    if outcome.error is None:
+        raise ValueError("outcome has no error")
+    env = outcome.error
+    return _error_class(env.code, env.retryable)(
+        env,
+        pack=outcome.pack,
+        version=outcome.version,
+        request_id=outcome.request_id,
+        status=wire.status_for(env.code, env.retryable),
+        validation=outcome.validation,
+    )
+
+
+def error_from_rpc(
+    exc: grpc.RpcError, *, pack: str = "", timeout: float | None = None, target: str = ""
+) -> CapabilityPackError:
+    """The typed exception for a failed call (``exc`` is a ``grpc.RpcError``/``grpc.Call``)."""
+    status: grpc.StatusCode = exc.code()
+    parsed = wire.parse_status(status, exc.details(), exc.trailing_metadata())
+    if parsed.pack_error is not None:
+        msg = parsed.pack_error
+        envelope = wire.envelope_from_proto(msg)
+        return _error_class(envelope.code, envelope.retryable)(
+            envelope,
+            pack=msg.pack or pack,
+            version=msg.pack_version,
+            request_id=msg.request_id,
+            status=status,
+            validation=wire.validation_from_proto(msg.validation)
+            if msg.HasField("validation")
+            else None,
+        )
+    info = parsed.error_info
+    if info is not None and info.reason == OVERLOADED_REASON:
+        return Overloaded(status, parsed.message, target, retry_after=parsed.retry_delay)
+    if info is not None and info.domain == wire.REJECTION_DOMAIN:
+        rejected: RequestRejected
+        if info.reason == wire.UNKNOWN_PACK_REASON:
+            rejected = UnknownPack(info.metadata.get("pack", pack))
+        elif info.reason == wire.INVALID_INPUT_REASON:
+            violations = parsed.field_violations or (FieldViolation("", parsed.message),)
+            rejected = InvalidInput(info.metadata.get("pack", pack), violations)
+        else:
+            rejected = RequestRejected(parsed.message)
+        rejected.args = (parsed.message,)
+        return rejected
+    if info is not None and info.metadata.get("code"):
+        # A rich status without our PackError (another implementation of the API).
+        code = info.metadata["code"]
+        retryable = info.metadata.get("retryable") == "true"
+        base = BASELINE.get(code)
+        envelope = ErrorEnvelope.model_construct(
+            code=code,
+            message=parsed.message,
+            retryable=base.retryable if base is not None else retryable,
+            origin=info.domain,
+            retry_after=parsed.retry_delay,
+            reference_id=info.metadata.get("reference_id"),
+        )
+        return _error_class(code, envelope.retryable)(
+            envelope,
+            pack=info.domain or pack,
+            request_id=info.metadata.get("request_id", ""),
+            status=status,
+        )
+    if status == grpc.StatusCode.DEADLINE_EXCEEDED:
+        waited = f" of {timeout:g}s" if timeout is not None else ""
+        info_t = BASELINE["timeout"]
+        envelope = ErrorEnvelope.model_construct(
+            code="timeout",
+            message=f"the call's deadline{waited} passed before the control plane answered",
+            retryable=info_t.retryable,
+            origin="client",
+            recovery_hint=info_t.recovery_hint,
+        )
+        return Timeout(envelope, pack=pack, status=status)
+    return TransportError(status, parsed.message or str(status), target)
+
+
+# -- results ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PackInfo:
+    """One loaded pack, as ``list_packs`` returns it."""
+
+    name: str
+    version: str
+    summary: str
+    codes: tuple[str, ...]
+    validates: bool
+    plugin: str
+
+
+@dataclass(frozen=True, slots=True)
+class PackListing:
+    """The loaded packs and the load failures; iterating yields the packs."""
+
+    packs: tuple[PackInfo, ...]
+    failures: tuple[LoadFailure, ...] = ()
+
+    def __iter__(self) -> Iterator[PackInfo]:
+        return iter(self.packs)
+
+    def __len__(self) -> int:
+        return len(self.packs)
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.packs]
+
+    @classmethod
+    def from_registry(cls, registry: Registry) -> PackListing:
+        """The listing of an in-process registry (``packctl --local``)."""
+        return cls(
+            packs=tuple(
+                PackInfo(
+                    p.name,
+                    p.version,
+                    p.pack.summary,
+                    tuple(p.vocabulary),
+                    p.validates,
+                    p.plugin,
+                )
+                for p in registry
+            ),
+            failures=tuple(registry.failures),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data."""
+        return {
+            "packs": [
+                {
+                    "name": p.name,
+                    "version": p.version,
+                    "summary": p.summary,
+                    "codes": list(p.codes),
+                    "validates": p.validates,
+                    "plugin": p.plugin,
+                }
+                for p in self.packs
+            ],
+            "load_failures": [
+                {"plugin": f.plugin, "pack": f.pack, "reason": f.reason} for f in self.failures
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PackDescription:
+    """One pack's effective schemas and vocabulary, as ``describe`` returns it."""
+
+    name: str
+    version: str
+    summary: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    vocabulary: Mapping[str, CodeInfo]
+    validates: bool
+    docs: str = ""
+    plugin: str = ""
+
+    @classmethod
+    def from_loaded(cls, loaded: LoadedPack) -> PackDescription:
+        """The description of an in-process pack (``packctl --local``)."""
+        vocabulary = {
+            code: dataclasses.replace(info, grpc_status=wire.status_for(code, info.retryable).name)
+            for code, info in loaded.vocabulary.items()
+        }
+        return cls(
+            name=loaded.name,
+            version=loaded.version,
+            summary=loaded.pack.summary,
+            input_schema=loaded.input_schema,
+            output_schema=loaded.output_schema,
+            vocabulary=MappingProxyType(vocabulary),
+            validates=loaded.validates,
+            docs=loaded.pack.docs,
+            plugin=loaded.plugin,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON data."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "summary": self.summary,
+            "plugin": self.plugin,
+            "validates": self.validates,
+            "input_schema": self.input_schema,
+            "output_schema": self.output_schema,
+            "vocabulary": [
+                {
+                    "code": info.code,
+                    "title": info.title,
+                    "description": info.description,
+                    "retryable": info.retryable,
+                    "recovery_hint": info.recovery_hint,
+                    "grpc_status": info.grpc_status,
+                    "absorbs": list(info.absorbs),
+                    "baseline": info.baseline,
+                }
+                for info in self.vocabulary.values()
+            ],
+            "docs": self.docs,
+        }
+
+
+def _listing(msg: pb.ListPacksResponse) -> PackListing:
+    return PackListing(
+        packs=tuple(
+            PackInfo(p.name, p.version, p.summary, tuple(p.codes), p.validates, p.plugin)
+            for p in msg.packs
+        ),
+        failures=tuple(LoadFailure(f.plugin, f.reason, f.pack or None) for f in msg.load_failures),
+    )
+
+
+def _description(msg: pb.DescribePackResponse) -> PackDescription:
+    vocabulary = {
+        e.code: CodeInfo(
+            code=e.code,
+            title=e.title,
+            description=e.description,
+            retryable=e.retryable,
+            recovery_hint=e.recovery_hint,
+            grpc_status=e.grpc_status,
+            baseline=e.baseline,
+            absorbs=tuple(e.absorbs),
+        )
+        for e in msg.vocabulary
+    }
+    return PackDescription(
+        name=msg.name,
+        version=msg.version,
+        summary=msg.summary,
+        input_schema=orjson.loads(msg.input_schema) if msg.input_schema else {},
+        output_schema=orjson.loads(msg.output_schema) if msg.output_schema else {},
+        vocabulary=MappingProxyType(vocabulary),
+        validates=msg.validates,
+        docs=msg.docs,
+        plugin=msg.plugin,
+    )
+
+
+def _request(
+    pack: str,
+    payload: Mapping[str, Any] | bytes | str | None,
+    strict: bool,
+    fail_on: FailOn,
+    request_id: str | None,
+) -> pb.InvokePackRequest:
+    if payload is None:
+        raw = b"{}"
+    elif isinstance(payload, bytes):
+        raw = payload
+    elif isinstance(payload, str):
+        raw = payload.encode()
+    else:
+        raw = orjson.dumps(payload)
+    return pb.InvokePackRequest(
+        pack=pack,
+        input=raw,
+        strict=strict,
+        fail_on=pb.FAIL_ON_WARN if fail_on == "warn" else pb.FAIL_ON_FAIL,
+        request_id=request_id or "",
+    )
+
+
+def _outcome(msg: pb.InvokePackResponse) -> Outcome:
+    return Outcome.model_construct(
+        pack=msg.pack,
+        version=msg.pack_version,
+        request_id=msg.request_id,
+        result=orjson.loads(msg.result) if msg.result else {},
+        validation=wire.validation_from_proto(msg.validation)
+        if msg.HasField("validation")
+        else None,
+        error=None,
+    )
+
+
+# -- retries ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Opt-in retries of :class:`RetryableError` only.
+
+    Attempt ``n`` (from 0) waits ``max(min(backoff * multiplier**n, max_backoff),
+    retry_after)`` before the next try; ``attempts`` counts every try, the first included.
+    """
+
+    attempts: int = 3
+    backoff: float = 0.2
+    multiplier: float = 2.0
+    max_backoff: float = 30.0
+    on_retry: Callable[[int, RetryableError, float], None] | None = field(
+        default=None, compare=False
+    )
+
+    def delay(self, attempt: int, error: RetryableError) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (0-based)."""
+        backoff = min(self.backoff * self.multiplier**attempt, self.max_backoff)
+        return max(backoff, error.retry_after or 0.0)
+
+
+def call_with_retry(
+    fn: Callable[[], T], policy: RetryPolicy, *, sleep: Callable[[float], None] = time.sleep
+) -> T:
+    """Call ``fn`` until it succeeds, raises a non-retryable error, or attempts run out."""
+    attempt = 0
+    while True:
+        try:
+            return fn()
+        except RetryableError as exc:
+            if attempt + 1 >= policy.attempts:
+                raise
+            wait = policy.delay(attempt, exc)
+            if policy.on_retry is not None:
+                policy.on_retry(attempt + 1, exc, wait)
+            sleep(wait)
+            attempt += 1
+
+
+async def call_with_retry_async(
+    fn: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """:func:`call_with_retry` for coroutines."""
+    attempt = 0
+    while True:
+        try:
+            return await fn()
+        except RetryableError as exc:
+            if attempt + 1 >= policy.attempts:
+                raise
+            wait = policy.delay(attempt, exc)
+            if policy.on_retry is not None:
+                policy.on_retry(attempt + 1, exc, wait)
+            await sleep(wait)
+            attempt += 1
+
+
+# -- clients ---------------------------------------------------------------------------
+
+
+def _channel_options(max_message_bytes: int, options: Sequence[tuple[str, Any]]) -> list[Any]:
+    return [
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", max_message_bytes),
+        *options,
+    ]
+
+
+class Client:
+    """A blocking client of one control plane at ``target`` (``host:port``).
+
+    ``token`` is sent as ``authorization: Bearer <token>`` (only over TLS or to a
+    loopback target); ``tls`` (:class:`control_plane.wire.auth.ClientTls`) gives the CA and,
+    for mutual TLS, the client certificate and key.
+    """
+
+    def __init__(
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        timeout: float | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        options: Sequence[tuple[str, Any]] = (),
+        channel: grpc.Channel | None = None,
+        token: str | None = None,
+        tls: ClientTls | None = None,
+    ) -> None:
+        self.target = target
+        self.timeout = timeout
+        creds = channel_credentials(target, token=token, tls=tls)
+        opts = _channel_options(max_message_bytes, [*options, *(tls.options() if tls else ())])
+        self._channel = channel or (
+            grpc.insecure_channel(target, options=opts)
+            if creds is None
+            else grpc.secure_channel(target, creds, options=opts)
+        )
+        self._stub = pb_grpc.ControlPlaneServiceStub(self._channel)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _deadline(self, timeout: float | None) -> float | None:
+        return timeout if timeout is not None else self.timeout
+
+    def list_packs(self, *, timeout: float | None = None) -> PackListing:
+        """The loaded packs and the plugins that failed to load."""
+        deadline = self._deadline(timeout)
+        try:
+            msg = self._stub.ListPacks(pb.ListPacksRequest(), timeout=deadline)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc, timeout=deadline, target=self.target) from None
+        return _listing(msg)
+
+    def describe(self, name: str, *, timeout: float | None = None) -> PackDescription:
+        """One pack's effective schemas and vocabulary; :class:`UnknownPack` if none."""
+        deadline = self._deadline(timeout)
+        try:
+            msg = self._stub.DescribePack(pb.DescribePackRequest(name=name), timeout=deadline)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc, pack=name, timeout=deadline, target=self.target) from None
+        return _description(msg)
+
+    def invoke(
+        self,
+        pack: str,
+        input: Mapping[str, Any] | bytes | str | None = None,
+        *,
+        strict: bool = False,
+        fail_on: FailOn = "fail",
+        request_id: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        metadata: Sequence[tuple[str, str]] | None = None,
+    ) -> Outcome:
+        """Invoke ``pack``; the outcome on success, a typed exception on failure.
+
+        ``input`` is a dict or JSON text/bytes. ``timeout`` is the call's deadline in
+        seconds, which the pack inherits. With ``retry`` the call is retried on
+        :class:`RetryableError` under one request id. ``metadata`` goes with the call, e.g.
+        correlation ids ``("x-correlation-task_id", "t-17")`` for the server's error events.
+        """
+        deadline = self._deadline(timeout)
+        rid = request_id or (uuid.uuid4().hex if retry is not None else None)
+        request = _request(pack, input, strict, fail_on, rid)
+
+        def once() -> Outcome:
+            try:
+                return _outcome(self._stub.InvokePack(request, timeout=deadline, metadata=metadata))
+            except grpc.RpcError as exc:
+                raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
+
+        return once() if retry is None else call_with_retry(once, retry)
+
+    def health(self, service: str = "", *, timeout: float | None = 5.0) -> str:
+        """The ``grpc.health.v1`` status name of ``service`` (``""`` = overall)."""
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        stub = health_pb2_grpc.HealthStub(self._channel)
+        try:
+            reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc, timeout=timeout, target=self.target) from None
+        return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
+
+
+class AsyncClient:
+    """The asyncio twin of :class:`Client` (``grpc.aio``); use it inside a running loop."""
+
+    def __init__(
+        self,
+        target: str = DEFAULT_TARGET,
+        *,
+        timeout: float | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        options: Sequence[tuple[str, Any]] = (),
+        token: str | None = None,
+        tls: ClientTls | None = None,
+    ) -> None:
+        self.target = target
+        self.timeout = timeout
+        creds = channel_credentials(target, token=token, tls=tls)
+        opts = _channel_options(max_message_bytes, [*options, *(tls.options() if tls else ())])
+        self._channel = (
+            grpc.aio.insecure_channel(target, options=opts)
+            if creds is None
+            else grpc.aio.secure_channel(target, creds, options=opts)
+        )
+        self._stub = pb_grpc.ControlPlaneServiceStub(self._channel)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _deadline(self, timeout: float | None) -> float | None:
+        return timeout if timeout is not None else self.timeout
+
+    async def list_packs(self, *, timeout: float | None = None) -> PackListing:
+        """See :meth:`Client.list_packs`."""
+        deadline = self._deadline(timeout)
+        try:
+            msg = await self._stub.ListPacks(pb.ListPacksRequest(), timeout=deadline)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc, timeout=deadline, target=self.target) from None
+        return _listing(msg)
+
+    async def describe(self, name: str, *, timeout: float | None = None) -> PackDescription:
+        """See :meth:`Client.describe`."""
+        deadline = self._deadline(timeout)
+        try:
+            msg = await self._stub.DescribePack(pb.DescribePackRequest(name=name), timeout=deadline)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc, pack=name, timeout=deadline, target=self.target) from None
+        return _description(msg)
+
+    async def invoke(
+        self,
+        pack: str,
+        input: Mapping[str, Any] | bytes | str | None = None,
+        *,
+        strict: bool = False,
+        fail_on: FailOn = "fail",
+        request_id: str | None = None,
+        timeout: float | None = None,
+        retry: RetryPolicy | None = None,
+        metadata: Sequence[tuple[str, str]] | None = None,
+    ) -> Outcome:
+        """See :meth:`Client.invoke`."""
+        deadline = self._deadline(timeout)
+        rid = request_id or (uuid.uuid4().hex if retry is not None else None)
+        request = _request(pack, input, strict, fail_on, rid)
+
+        async def once() -> Outcome:
+            try:
+                return _outcome(
+                    await self._stub.InvokePack(request, timeout=deadline, metadata=metadata)
+                )
+            except grpc.RpcError as exc:
+                raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
+
+        return await (once() if retry is None else call_with_retry_async(once, retry))

@@ -1,0 +1,589 @@
+"""The gRPC server (``grpc.aio``): ``control_plane.v1.ControlPlaneService`` over an Invoker.
+
+* async handlers run on the server's event loop, sync ones in the Invoker's bounded
+  thread pool;
+* the caller's gRPC deadline becomes the pack's deadline (a little earlier, so the
+  ``timeout`` error reaches the caller before its own deadline fires);
+* failures end with the status from :mod:`control_plane.wire.status` and the rich details;
+* health (``grpc.health.v1``: ``""`` overall, the service name, one name per pack) and
+  server reflection are on, so stock tools such as ``buf curl`` work;
+* :func:`serve` stops gracefully on SIGTERM/SIGINT: health turns ``NOT_SERVING``, new
+  calls are refused, in-flight calls finish within the grace period;
+* the maximum message size is enforced both ways;
+* calls are logged as structured lines (request id, pack, code, reference id):
+  ``internal_error`` at WARNING, refused calls at INFO, other failures (which also emit
+  an error event) and successes at DEBUG.
+
+The success path does no per-call schema or descriptor work: responses to ``ListPacks``
+and ``DescribePack`` are built once, results travel as ``orjson`` bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+import grpc
+import orjson
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from control_plane.core.errors import RequestRejected
+from control_plane.core.invoke import Invoker
+from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
+from control_plane.core.outcome import Outcome
+from control_plane.core.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE
+from control_plane.core.registry import LoadedPack, LoadFailure, Registry
+from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
+from control_plane.runtime import isolation
+from control_plane.runtime.events import correlation_from_metadata, correlation_scope
+from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
+from control_plane.wire import status as wire
+from control_plane.wire.admission import AdmissionLimits, guard
+from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
+
+if TYPE_CHECKING:
+    from control_plane.runtime.observability import Observability
+
+__all__ = [
+    "DEFAULT_ADDRESS",
+    "DEFAULT_GRACE",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "SERVICE_NAME",
+    "ControlPlaneServicer",
+    "JsonFormatter",
+    "KeyValueFormatter",
+    "PackServer",
+    "configure_logging",
+    "create_server",
+    "deadline_budget",
+    "serve",
+]
+
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEFAULT_GRACE = 10.0
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ControlPlaneService"].full_name
+
+logger = logging.getLogger("capability_packs.server")
+call_logger = logging.getLogger("capability_packs.calls")
+
+_FAIL_ON: Mapping[int, Any] = {pb.FAIL_ON_WARN: "warn"}
+
+
+def deadline_budget(remaining: float | None) -> float | None:
+    """The pack's timeout for a call with ``remaining`` seconds left on its gRPC deadline.
+
+    The pack stops a little before the caller's deadline (10 %, between 10 ms and 250 ms)
+    so the ``timeout`` error still reaches the caller. ``None`` means no deadline.
+    """
+    if remaining is None:
+        return None
+    margin = min(0.25, max(0.01, remaining * 0.1))
+    return max(0.0, remaining - margin)
+
+
+# -- structured logs -------------------------------------------------------------------
+
+_LOG_FIELDS = (
+    "event",
+    "request_id",
+    "pack",
+    "version",
+    "code",
+    "status",
+    "reference_id",
+    "elapsed_ms",
+    "peer",
+    "plugin",
+    "address",
+    "port",
+    "reason",
+)
+
+
+def _record_fields(record: logging.LogRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "ts": round(record.created, 6),
+        "level": record.levelname.lower(),
+        "logger": record.name,
+        "msg": record.getMessage(),
+    }
+    for key in _LOG_FIELDS:
+        value = record.__dict__.get(key)
+        if value is not None:
+            out[key] = value
+    if record.exc_info and record.exc_info[0] is not None:
+        out["exc_type"] = record.exc_info[0].__name__
+    return out
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line (exceptions reduced to their type: texts may hold secrets)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return orjson.dumps(_record_fields(record), default=str).decode()
+
+
+class KeyValueFormatter(logging.Formatter):
+    """``key=value`` pairs, one record per line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        parts = []
+        for key, value in _record_fields(record).items():
+            text = str(value)
+            if not text or any(c in text for c in ' "='):
+                text = orjson.dumps(text).decode()
+            parts.append(f"{key}={text}")
+        return " ".join(parts)
+
+
+def configure_logging(
+    fmt: str = "json", level: str | int = "INFO", stream: TextIO | None = None
+) -> None:
+    """Send ``capability_packs.*`` logs to ``stream`` (stderr) as JSON lines or key=value."""
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
+    root = logging.getLogger("capability_packs")
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level if isinstance(level, int) else level.upper())
+    root.propagate = False
+
+
+# -- the service -----------------------------------------------------------------------
+
+
+def _summary(loaded: LoadedPack) -> pb.PackSummary:
+    return pb.PackSummary(
+        name=loaded.name,
+        version=loaded.version,
+        summary=loaded.pack.summary,
+        codes=list(loaded.vocabulary),
+        validates=loaded.validates,
+        plugin=loaded.plugin,
+    )
+
+
+def _description(loaded: LoadedPack) -> pb.DescribePackResponse:
+    return pb.DescribePackResponse(
+        name=loaded.name,
+        version=loaded.version,
+        summary=loaded.pack.summary,
+        input_schema=orjson.dumps(loaded.input_schema),
+        output_schema=orjson.dumps(loaded.output_schema),
+        vocabulary=[
+            pb.CodeEntry(
+                code=code,
+                title=info.title,
+                description=info.description,
+                retryable=info.retryable,
+                recovery_hint=info.recovery_hint,
+                grpc_status=wire.status_for(code, info.retryable).name,
+                absorbs=list(info.absorbs),
+                baseline=info.baseline,
+            )
+            for code, info in loaded.vocabulary.items()
+        ],
+        validates=loaded.validates,
+        docs=loaded.pack.docs,
+        plugin=loaded.plugin,
+    )
+
+
+def _failure(failure: LoadFailure) -> pb.LoadFailure:
+    return pb.LoadFailure(plugin=failure.plugin, pack=failure.pack or "", reason=failure.reason)
+
+
+class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
+    """``ControlPlaneService`` over one :class:`Invoker`."""
+
+    def __init__(
+        self,
+        invoker: Invoker,
+        *,
+        max_send_bytes: int,
+        observability: Observability | None = None,
+    ) -> None:
+        self.invoker = invoker
+        self.max_send_bytes = max_send_bytes
+        #: Metrics, error events and incidents (``None``: only what the invoker does).
+        self.observability = observability
+        registry = invoker.registry
+        self._list = pb.ListPacksResponse(
+            packs=[_summary(p) for p in registry],
+            load_failures=[_failure(f) for f in registry.failures],
+        )
+        self._describe = {p.name: _description(p) for p in registry}
+
+    async def ListPacks(
+        self, request: pb.ListPacksRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListPacksResponse:
+        """Every loaded pack and every load failure (built once)."""
+        return self._list
+
+    async def DescribePack(
+        self, request: pb.DescribePackRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DescribePackResponse:
+        """One pack's effective schemas and vocabulary (built once)."""
+        found = self._describe.get(request.name)
+        if found is None:
+            try:
+                self.invoker.registry.get(request.name)
+            except RequestRejected as exc:
+                await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(exc)))
+            raise AssertionError("unreachable")  # pragma: no cover
+        return found
+
+    async def InvokePack(
+        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext
+    ) -> pb.InvokePackResponse:
+        """Run one pack; failures end with the mapped status and the rich details."""
+        started = time.perf_counter()
+        name = request.pack
+        obs = self.observability
+        correlation = (
+            correlation_from_metadata(context.invocation_metadata()) if obs is not None else None
+        )
+        try:
+            if correlation:
+                with correlation_scope(correlation):
+                    outcome = await self._invoke(request, context)
+            else:
+                outcome = await self._invoke(request, context)
+            if outcome.error is None:
+                result = orjson.dumps(outcome.result)
+                if len(result) > self.max_send_bytes:
+                    await self._too_large(outcome, len(result), context)
+                response = pb.InvokePackResponse(
+                    result=result,
+                    pack=outcome.pack,
+                    pack_version=outcome.version,
+                    request_id=outcome.request_id,
+                )
+                if outcome.validation is not None:
+                    response.validation.CopyFrom(
+                        wire.validation_to_proto(outcome.validation, trusted=True)
+                    )
+                if call_logger.isEnabledFor(logging.DEBUG):
+                    self._log(logging.DEBUG, "ok", outcome, None, started)
+                return response
+        except RequestRejected as exc:
+            rid = clip(request.request_id, MAX_REQUEST_ID)  # echoed: keep it bounded
+            rich = wire.rejection_status(exc, rid)
+            call_logger.info(
+                "rejected",
+                extra={
+                    "event": "rejected",
+                    "request_id": rid or None,
+                    "pack": clip(name, MAX_PACK_NAME),
+                    "status": _status_name(rich.code),
+                    "reason": type(exc).__name__,
+                    "elapsed_ms": _ms(started),
+                },
+            )
+            if obs is not None:
+                obs.emit_rejection(exc, request_id=rid or None, correlation=correlation)
+            await context.abort_with_status(wire.to_grpc_status(rich))
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        # The wire boundary: anything else is a bug; never let its text reach the caller.
+        except Exception as exc:  # noqa: BLE001
+            outcome = self._internal(name, request.request_id, exc)
+            if obs is not None:
+                obs.record_outcome(outcome, time.perf_counter() - started)
+        rich = wire.error_status(outcome, trusted=True)
+        # internal_error at WARNING; a classified, declared failure at DEBUG only: its error
+        # event (same facts, plus the message) is already one line on the event stream.
+        level = logging.WARNING if outcome.code == INTERNAL_ERROR else logging.DEBUG
+        if call_logger.isEnabledFor(level):
+            self._log(level, "failed", outcome, rich.code, started)
+        await context.abort_with_status(wire.to_grpc_status(rich))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _invoke(
+        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext
+    ) -> Awaitable[Outcome]:
+        return self.invoker.invoke(
+            request.pack,
+            request.input or b"{}",
+            strict=request.strict,
+            fail_on=_FAIL_ON.get(request.fail_on, "fail"),
+            request_id=request.request_id or None,
+            timeout=deadline_budget(context.time_remaining()),
+        )
+
+    async def _too_large(
+        self, outcome: Outcome, size: int, context: grpc.aio.ServicerContext
+    ) -> None:
+        message = (
+            f"the result of {outcome.pack} is {size} bytes, over the server's maximum message "
+            f"size of {self.max_send_bytes} bytes (packctl serve --max-message-bytes)"
+        )
+        call_logger.warning(
+            message,
+            extra={
+                "event": "too_large",
+                "request_id": outcome.request_id,
+                "pack": outcome.pack,
+                "status": "RESOURCE_EXHAUSTED",
+            },
+        )
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+
+    def _internal(self, name: str, request_id: str, exc: BaseException) -> Outcome:
+        rid = request_id or "-"
+        ref = self.invoker.incidents.record(
+            exc, pack=name, request_id=rid, kind="server", summary="control plane failure"
+        )
+        info = BASELINE[INTERNAL_ERROR]
+        try:
+            version = self.invoker.registry.get(name).version
+        except RequestRejected:
+            version = ""
+        return Outcome.model_validate(
+            {
+                "pack": name,
+                "version": version,
+                "request_id": rid,
+                "error": {
+                    "code": INTERNAL_ERROR,
+                    "message": INTERNAL_MESSAGE,
+                    "retryable": info.retryable,
+                    "origin": "control_plane",
+                    "detail": INTERNAL_DETAIL,
+                    "reference_id": ref,
+                    "recovery_hint": info.recovery_hint,
+                },
+            }
+        )
+
+    @staticmethod
+    def _log(level: int, event: str, outcome: Outcome, status: int | None, started: float) -> None:
+        error = outcome.error
+        call_logger.log(
+            level,
+            "%s %s %s",
+            outcome.pack,
+            event,
+            error.code if error is not None else "ok",
+            extra={
+                "event": event,
+                "request_id": outcome.request_id,
+                "pack": outcome.pack,
+                "version": outcome.version,
+                "code": error.code if error is not None else None,
+                "status": _status_name(status) if status is not None else "OK",
+                "reference_id": error.reference_id if error is not None else None,
+                "elapsed_ms": _ms(started),
+            },
+        )
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+_STATUS_NAMES: Mapping[int, str] = {code.value[0]: code.name for code in grpc.StatusCode}
+
+
+def _status_name(value: int) -> str:
+    return _STATUS_NAMES.get(value, str(value))
+
+
+# -- server lifecycle ------------------------------------------------------------------
+
+
+class PackServer:
+    """A started-or-not control plane server: the ``grpc.aio`` server plus its parts."""
+
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        servicer: ControlPlaneServicer,
+        health_servicer: health.aio.HealthServicer,
+        *,
+        address: str,
+        port: int,
+        owns_invoker: bool,
+    ) -> None:
+        self.grpc_server = server
+        self.servicer = servicer
+        self.health = health_servicer
+        self.address = address
+        self.port = port
+        self._owns_invoker = owns_invoker
+        self._stopped = False
+
+    @property
+    def invoker(self) -> Invoker:
+        return self.servicer.invoker
+
+    @property
+    def registry(self) -> Registry:
+        return self.servicer.invoker.registry
+
+    async def start(self) -> None:
+        """Start serving; health turns ``SERVING`` (failed packs ``NOT_SERVING``)."""
+        serving = health_pb2.HealthCheckResponse.SERVING
+        not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
+        await self.health.set("", serving)
+        await self.health.set(SERVICE_NAME, serving)
+        for name in self.registry.names():
+            await self.health.set(name, serving)
+        for failure in self.registry.failures:
+            if failure.pack and failure.pack not in self.registry:
+                await self.health.set(failure.pack, not_serving)
+        await self.grpc_server.start()
+        logger.info(
+            "serving %d pack(s) on port %d",
+            len(self.registry),
+            self.port,
+            extra={"event": "serving", "address": self.address, "port": self.port},
+        )
+
+    async def stop(self, grace: float | None = DEFAULT_GRACE) -> None:
+        """Refuse new calls, let in-flight ones finish within ``grace`` seconds, stop."""
+        if not self._stopped:
+            self._stopped = True
+            await self.health.enter_graceful_shutdown()
+            logger.info("stopping (grace %ss)", grace, extra={"event": "stopping"})
+        await self.grpc_server.stop(grace)
+        if self._owns_invoker:
+            self.invoker.close()
+
+    async def wait_for_termination(self, timeout: float | None = None) -> bool:
+        """Block until the server stops; ``True`` if it did within ``timeout``."""
+        return bool(await self.grpc_server.wait_for_termination(timeout))
+
+
+def create_server(
+    address: str = DEFAULT_ADDRESS,
+    *,
+    invoker: Invoker | None = None,
+    load: LoadResult | None = None,
+    registry: Registry | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_workers: int | None = None,
+    default_timeout: float | None = None,
+    max_concurrent_rpcs: int | None = None,
+    options: Sequence[tuple[str, Any]] = (),
+    observability: Observability | None = None,
+    isolate: Collection[str] = (),
+    isolation_workers: int = isolation.DEFAULT_WORKERS,
+    isolation_memory_limit: int | None = isolation.DEFAULT_MEMORY_LIMIT,
+    limits: AdmissionLimits | None = None,
+    max_input_bytes: int | None = None,
+    auth: TokenAuth | None = None,
+    tls: ServerTls | None = None,
+) -> tuple[PackServer, int]:
+    """Build a control plane bound to ``address``; returns the server and its port.
+
+    Call it from the event loop that will run the server, then ``await server.start()``.
+    Packs come from ``invoker``, else ``load`` (a :func:`load_registry` result, with its
+    classifiers), else ``registry``, else the built-in and entry-point plugins.
+    ``max_message_bytes`` caps requests and responses; ``max_workers`` bounds the thread
+    pool of sync handlers; ``default_timeout`` applies to calls without a deadline.
+    ``observability`` (from :func:`control_plane.runtime.observability.install` on the same
+    invoker) also counts and emits requests refused before any pack ran.
+
+    Reliability and security (docs/reliability.md): ``isolate`` names packs (or
+    ``"all"``) whose handlers run in worker processes (``isolation_workers`` per pack,
+    ``isolation_memory_limit`` bytes of address space each); ``limits`` sets in-flight
+    limits; ``max_input_bytes`` caps the input document; ``auth`` requires bearer tokens;
+    ``tls`` serves TLS (mutual TLS with a client CA).
+    """
+    owns_invoker = invoker is None
+    if invoker is None:
+        if load is None and registry is None:
+            load = load_registry()
+        invoker = Invoker(
+            load.registry if load is not None else registry,  # type: ignore[arg-type]
+            classifiers=load.classifiers if load is not None else (),
+            max_workers=max_workers,
+            default_timeout=default_timeout,
+        )
+    if invoker.isolation is None:
+        invoker.isolation = isolation.Isolation.for_registry(
+            invoker.registry,
+            isolate,
+            workers=isolation_workers,
+            memory_limit=isolation_memory_limit,
+        )
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+            ("grpc.so_reuseport", 0),
+            *options,
+        ],
+        maximum_concurrent_rpcs=max_concurrent_rpcs,
+        interceptors=[BearerAuthInterceptor(auth)] if auth is not None else None,
+    )
+    servicer = ControlPlaneServicer(
+        invoker, max_send_bytes=max_message_bytes, observability=observability
+    )
+    pb_grpc.add_ControlPlaneServiceServicer_to_server(
+        guard(servicer, invoker.registry.names(), limits, max_input_bytes), server
+    )
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    if tls is not None:
+        port = server.add_secure_port(address, tls.credentials())
+    else:
+        port = server.add_insecure_port(address)
+    return (
+        PackServer(
+            server,
+            servicer,
+            health_servicer,
+            address=address,
+            port=port,
+            owns_invoker=owns_invoker,
+        ),
+        port,
+    )
+
+
+async def serve(
+    address: str = DEFAULT_ADDRESS,
+    *,
+    grace: float = DEFAULT_GRACE,
+    ready: Callable[[PackServer], None] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Run a control plane until SIGTERM or SIGINT, then stop gracefully.
+
+    ``ready`` is called once the server is listening. ``kwargs`` go to
+    :func:`create_server`.
+    """
+    server, _ = create_server(address, **kwargs)
+    await server.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    if ready is not None:
+        ready(server)
+    try:
+        waiter = asyncio.ensure_future(server.wait_for_termination())
+        stopper = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not waiter.done():
+            await server.stop(grace)
+        await waiter
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)

@@ -1,0 +1,548 @@
+"""Failures on the wire: the one table from error code to gRPC status, and the rich status.
+
+The table is read from the vocabulary (``schemas/vocabulary.json``): each baseline code
+names its gRPC status, and pack-specific codes take the documented default for their
+retryable flag (:func:`control_plane.core.vocabulary.pack_code_status`). Requests refused
+before a pack runs map to ``NOT_FOUND`` (unknown pack) and ``INVALID_ARGUMENT`` (invalid
+input). No code ever maps to ``UNAUTHENTICATED``: that status is reserved for the caller's
+own credentials to the control plane, and a downstream ``auth_failed`` is
+``PERMISSION_DENIED``.
+
+A failed call ends with that status, the scrubbed message, and a ``google.rpc.Status`` in
+the ``grpc-status-details-bin`` trailer whose details are, in order:
+
+* ``google.rpc.ErrorInfo``: ``reason`` the code in UPPER_SNAKE, ``domain`` the pack name,
+  ``metadata`` with ``code``, ``request_id``, ``retryable`` and ``reference_id`` (if any);
+* ``google.rpc.RetryInfo`` for ``rate_limited`` (``retry_delay`` = ``retry_after``);
+* ``google.rpc.BadRequest`` with one field violation per JSON pointer for invalid input;
+* ``control_plane.v1.PackError``: the full error envelope.
+
+This module also holds the reverse direction, used by the client: :func:`parse_status`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import grpc
+import orjson
+from google.protobuf import any_pb2, duration_pb2
+from google.rpc import error_details_pb2, status_pb2
+
+from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.outcome import (
+    CheckRecord,
+    ErrorEnvelope,
+    Outcome,
+    ValidationRecord,
+    Violation,
+)
+from control_plane.core.redact import scrub, scrub_data
+from control_plane.core.vocabulary import BASELINE, pack_code_status
+from control_plane.v1 import control_plane_pb2 as pb
+
+__all__ = [
+    "DETAILS_KEY",
+    "INVALID_INPUT_REASON",
+    "INVALID_INPUT_STATUS",
+    "REJECTION_DOMAIN",
+    "STATUS_BY_CODE",
+    "UNKNOWN_PACK_REASON",
+    "UNKNOWN_PACK_STATUS",
+    "ParsedStatus",
+    "StatusRow",
+    "check_from_proto",
+    "check_to_proto",
+    "envelope_from_proto",
+    "envelope_to_proto",
+    "error_status",
+    "grpc_status",
+    "markdown_table",
+    "parse_status",
+    "reason_for",
+    "rejection_status",
+    "status_for",
+    "status_table",
+    "to_grpc_status",
+    "validation_from_proto",
+    "validation_to_proto",
+]
+
+DETAILS_KEY = "grpc-status-details-bin"
+#: ``ErrorInfo.domain`` of requests refused before any pack ran.
+REJECTION_DOMAIN = "control_plane"
+UNKNOWN_PACK_REASON = "UNKNOWN_PACK"
+INVALID_INPUT_REASON = "INVALID_INPUT"
+UNKNOWN_PACK_STATUS = grpc.StatusCode.NOT_FOUND
+INVALID_INPUT_STATUS = grpc.StatusCode.INVALID_ARGUMENT
+
+# Statuses that belong to the transport or to the caller's own credentials; no pack code
+# may use them, or a caller could not tell a pack failure from a call that never arrived.
+_RESERVED = frozenset({grpc.StatusCode.OK, grpc.StatusCode.UNAUTHENTICATED})
+
+
+def grpc_status(name: str) -> grpc.StatusCode:
+    """The ``grpc.StatusCode`` named ``name`` (e.g. ``"PERMISSION_DENIED"``)."""
+    try:
+        status: grpc.StatusCode = grpc.StatusCode[name]
+    except KeyError:
+        raise ValueError(f"{name!r} is not a gRPC status code name") from None
+    if status in _RESERVED:
+        raise ValueError(f"gRPC status {name} is reserved and cannot carry a pack error")
+    return status
+
+
+def _baseline_table() -> Mapping[str, grpc.StatusCode]:
+    return MappingProxyType(
+        {code: grpc_status(info.grpc_status) for code, info in BASELINE.items()}
+    )
+
+
+#: Baseline code -> gRPC status, read from the vocabulary.
+STATUS_BY_CODE: Mapping[str, grpc.StatusCode] = _baseline_table()
+_PACK_CODE_STATUS: Mapping[bool, grpc.StatusCode] = MappingProxyType(
+    {flag: grpc_status(pack_code_status(flag)) for flag in (True, False)}
+)
+
+
+def status_for(code: str, retryable: bool) -> grpc.StatusCode:
+    """The gRPC status of a failure with ``code`` (``retryable`` matters for pack codes)."""
+    status = STATUS_BY_CODE.get(code)
+    return status if status is not None else _PACK_CODE_STATUS[retryable]
+
+
+def reason_for(code: str) -> str:
+    """``ErrorInfo.reason`` for a code: the code in UPPER_SNAKE."""
+    return code.upper()
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRow:
+    """One row of the documented code -> gRPC status table."""
+
+    code: str
+    grpc_status: str
+    retryable: str
+    reason: str
+    note: str
+
+
+def status_table() -> list[StatusRow]:
+    """The whole table: baseline codes, pack codes, and refused requests (for docs)."""
+    rows = [
+        StatusRow(
+            code=f"`{code}`",
+            grpc_status=STATUS_BY_CODE[code].name,
+            retryable="yes" if info.retryable else "no",
+            reason=reason_for(code),
+            note=info.title,
+        )
+        for code, info in BASELINE.items()
+    ]
+    rows.append(
+        StatusRow(
+            "pack code, retryable",
+            _PACK_CODE_STATUS[True].name,
+            "yes",
+            "the code in UPPER_SNAKE",
+            "a pack-specific code declared retryable",
+        )
+    )
+    rows.append(
+        StatusRow(
+            "pack code, permanent",
+            _PACK_CODE_STATUS[False].name,
+            "no",
+            "the code in UPPER_SNAKE",
+            "a pack-specific code declared not retryable",
+        )
+    )
+    rows.append(
+        StatusRow(
+            "(unknown pack)",
+            UNKNOWN_PACK_STATUS.name,
+            "no",
+            UNKNOWN_PACK_REASON,
+            "no pack of that name is loaded; not a pack code",
+        )
+    )
+    rows.append(
+        StatusRow(
+            "(invalid input)",
+            INVALID_INPUT_STATUS.name,
+            "no",
+            INVALID_INPUT_REASON,
+            "input is not JSON or breaks the input schema; `BadRequest` lists the fields",
+        )
+    )
+    return rows
+
+
+def markdown_table() -> str:
+    """The table as Markdown (docs/grpc.md embeds it; a test keeps the two equal)."""
+    lines = [
+        "| code | gRPC status | retryable | `ErrorInfo.reason` | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    lines.extend(
+        f"| {r.code} | `{r.grpc_status}` | {r.retryable} | `{r.reason}` | {r.note} |"
+        if r.reason.isupper()
+        else f"| {r.code} | `{r.grpc_status}` | {r.retryable} | {r.reason} | {r.note} |"
+        for r in status_table()
+    )
+    return "\n".join(lines) + "\n"
+
+
+# -- envelope <-> proto ----------------------------------------------------------------
+
+_SEVERITY_TO_PB: Mapping[str, int] = MappingProxyType(
+    {"pass": pb.SEVERITY_PASS, "warn": pb.SEVERITY_WARN, "fail": pb.SEVERITY_FAIL}
+)
+_SEVERITY_FROM_PB: Mapping[int, str] = MappingProxyType({v: k for k, v in _SEVERITY_TO_PB.items()})
+
+
+def _json_default(value: Any) -> str:
+    return scrub(str(value))
+
+
+def _dump(value: Any) -> bytes:
+    return orjson.dumps(value, default=_json_default)
+
+
+def _load(raw: bytes) -> Any:
+    return orjson.loads(raw) if raw else None
+
+
+def check_to_proto(check: CheckRecord, *, trusted: bool = False) -> pb.Check:
+    """One finding as a ``control_plane.v1.Check`` (expected/actual scrubbed JSON).
+
+    ``trusted``: the record was built by the runtime (``enforce.scrubbed_check``), so its
+    values are already scrubbed JSON data and are not scrubbed a second time.
+    """
+    msg = pb.Check(
+        id=check.id,
+        severity=_SEVERITY_TO_PB[check.severity],  # type: ignore[arg-type]
+        message=check.message,
+        location=check.location or "",
+    )
+    expected, actual = check.expected, check.actual
+    if expected is not None:
+        msg.expected = _dump(expected if trusted else scrub_data(expected))
+    if actual is not None:
+        msg.actual = _dump(actual if trusted else scrub_data(actual))
+    return msg
+
+
+def check_from_proto(msg: pb.Check) -> CheckRecord:
+    """The reverse of :func:`check_to_proto`."""
+    return CheckRecord.model_construct(
+        id=msg.id,
+        severity=_SEVERITY_FROM_PB.get(msg.severity, "fail"),
+        message=msg.message,
+        expected=_load(msg.expected),
+        actual=_load(msg.actual),
+        location=msg.location or None,
+    )
+
+
+def validation_to_proto(validation: ValidationRecord, *, trusted: bool = False) -> pb.Validation:
+    """A ``validation`` record as ``control_plane.v1.Validation`` (``trusted``: see
+    :func:`check_to_proto`)."""
+    return pb.Validation(
+        status=_SEVERITY_TO_PB[validation.status],  # type: ignore[arg-type]
+        checks=[check_to_proto(c, trusted=trusted) for c in validation.checks],
+    )
+
+
+def validation_from_proto(msg: pb.Validation) -> ValidationRecord:
+    """The reverse of :func:`validation_to_proto`."""
+    return ValidationRecord.model_construct(
+        status=_SEVERITY_FROM_PB.get(msg.status, "pass"),
+        checks=[check_from_proto(c) for c in msg.checks],
+    )
+
+
+def envelope_to_proto(outcome: Outcome, *, trusted: bool = False) -> pb.PackError:
+    """The failed ``outcome``'s envelope as ``control_plane.v1.PackError``.
+
+    ``trusted``: the outcome came from the invoker, whose check records are scrubbed
+    already (see :func:`check_to_proto`).
+    """
+    env = outcome.error
+    if env is None:
+        raise ValueError("outcome has no error")
+    msg = pb.PackError(
+        code=env.code,
+        message=env.message,
+        retryable=env.retryable,
+        origin=env.origin,
+        partial=bool(env.partial),
+        detail=env.detail or "",
+        reference_id=env.reference_id or "",
+        recovery_hint=env.recovery_hint or "",
+        pack=outcome.pack,
+        pack_version=outcome.version,
+        request_id=outcome.request_id,
+    )
+    if env.retry_after is not None:
+        msg.retry_after = env.retry_after
+    if env.partial_result is not None:
+        msg.partial_result = _dump(env.partial_result)
+    if env.violations:
+        msg.violations.extend(
+            pb.FieldViolation(field=v.field, description=v.description) for v in env.violations
+        )
+    validation = outcome.validation
+    # The failing checks of a strict call are the validation's own records: convert each
+    # record once even when it appears in both lists.
+    done: dict[int, pb.Check] = {}
+    if validation is not None:
+        target = msg.validation
+        target.status = _SEVERITY_TO_PB[validation.status]  # type: ignore[assignment]
+        for check in validation.checks:
+            converted = done[id(check)] = check_to_proto(check, trusted=trusted)
+            target.checks.append(converted)
+    if env.checks is not None:
+        for check in env.checks:
+            converted = done.get(id(check)) or check_to_proto(check, trusted=trusted)
+            msg.checks.append(converted)
+    return msg
+
+
+def envelope_from_proto(msg: pb.PackError) -> ErrorEnvelope:
+    """The error envelope carried by a ``PackError``."""
+    fields: dict[str, Any] = {
+        "code": msg.code,
+        "message": msg.message,
+        "retryable": msg.retryable,
+        "origin": msg.origin,
+    }
+    if msg.HasField("retry_after"):
+        fields["retry_after"] = msg.retry_after
+    if msg.partial:
+        fields["partial"] = True
+    if msg.partial_result:
+        fields["partial_result"] = orjson.loads(msg.partial_result)
+    elif msg.partial:
+        fields["partial_result"] = {}
+    if msg.violations:
+        fields["violations"] = [
+            Violation.model_construct(field=v.field, description=v.description)
+            for v in msg.violations
+        ]
+    if msg.detail:
+        fields["detail"] = msg.detail
+    if msg.reference_id:
+        fields["reference_id"] = msg.reference_id
+    if msg.checks or msg.code == "artifact_failed":
+        fields["checks"] = [check_from_proto(c) for c in msg.checks]
+    if msg.recovery_hint:
+        fields["recovery_hint"] = msg.recovery_hint
+    return ErrorEnvelope.construct_trusted(**fields)
+
+
+# -- the rich status ---------------------------------------------------------------------
+
+
+def _pack_any(message: Any) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
+
+
+def _type_url(descriptor: Any) -> str:
+    return "type.googleapis.com/" + str(descriptor.full_name)
+
+
+_ERROR_INFO_URL = _type_url(error_details_pb2.ErrorInfo.DESCRIPTOR)
+_RETRY_INFO_URL = _type_url(error_details_pb2.RetryInfo.DESCRIPTOR)
+_PACK_ERROR_URL = _type_url(pb.PackError.DESCRIPTOR)
+
+
+def _error_info_bytes(outcome: Outcome, env: ErrorEnvelope) -> bytes:
+    """The serialized ``ErrorInfo`` of a failed outcome.
+
+    (Caching its static part per (pack, code) and appending the per-call metadata was
+    measured: no faster than building the small message whole, so it is built whole.)
+    """
+    metadata = {
+        "code": env.code,
+        "request_id": outcome.request_id,
+        "retryable": "true" if env.retryable else "false",
+        "pack_version": outcome.version,
+    }
+    if env.reference_id:
+        metadata["reference_id"] = env.reference_id
+    info = error_details_pb2.ErrorInfo(
+        reason=reason_for(env.code), domain=outcome.pack, metadata=metadata
+    )
+    serialized: bytes = info.SerializeToString()
+    return serialized
+
+
+def _duration(seconds: float) -> duration_pb2.Duration:
+    seconds = max(0.0, seconds) if math.isfinite(seconds) else 0.0
+    whole = int(seconds)
+    return duration_pb2.Duration(seconds=whole, nanos=round((seconds - whole) * 1e9))
+
+
+def _bad_request(violations: Iterable[FieldViolation | Violation]) -> error_details_pb2.BadRequest:
+    return error_details_pb2.BadRequest(
+        field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(
+                field=v.field, description=scrub(v.description)
+            )
+            for v in violations
+        ]
+    )
+
+
+def error_status(outcome: Outcome, *, trusted: bool = False) -> status_pb2.Status:
+    """The ``google.rpc.Status`` for a failed outcome (see module docs).
+
+    ``trusted``: the outcome came from the invoker (see :func:`envelope_to_proto`).
+    """
+    env = outcome.error
+    if env is None:
+        raise ValueError("outcome has no error")
+    status = status_for(env.code, env.retryable)
+    details = [any_pb2.Any(type_url=_ERROR_INFO_URL, value=_error_info_bytes(outcome, env))]
+    if env.retry_after is not None:
+        retry = error_details_pb2.RetryInfo(retry_delay=_duration(env.retry_after))
+        details.append(any_pb2.Any(type_url=_RETRY_INFO_URL, value=retry.SerializeToString()))
+    pack_error = envelope_to_proto(outcome, trusted=trusted).SerializeToString()
+    details.append(any_pb2.Any(type_url=_PACK_ERROR_URL, value=pack_error))
+    return status_pb2.Status(
+        code=status.value[0], message=f"{env.code}: {env.message}", details=details
+    )
+
+
+def rejection_status(exc: RequestRejected, request_id: str = "") -> status_pb2.Status:
+    """The ``google.rpc.Status`` for a request refused before any pack ran."""
+    metadata = {"request_id": request_id} if request_id else {}
+    details: list[any_pb2.Any] = []
+    if isinstance(exc, UnknownPack):
+        status, reason = UNKNOWN_PACK_STATUS, UNKNOWN_PACK_REASON
+        metadata["pack"] = exc.name
+    elif isinstance(exc, InvalidInput):
+        status, reason = INVALID_INPUT_STATUS, INVALID_INPUT_REASON
+        metadata["pack"] = exc.pack
+    else:
+        status, reason = grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_REJECTED"
+    details.append(
+        _pack_any(
+            error_details_pb2.ErrorInfo(reason=reason, domain=REJECTION_DOMAIN, metadata=metadata)
+        )
+    )
+    if isinstance(exc, InvalidInput):
+        details.append(_pack_any(_bad_request(exc.violations)))
+    elif isinstance(exc, UnknownPack):
+        unknown = FieldViolation("pack", f"no pack named {exc.name!r} is loaded (ListPacks)")
+        details.append(_pack_any(_bad_request([unknown])))
+    return status_pb2.Status(code=status.value[0], message=scrub(str(exc)), details=details)
+
+
+class _Status(grpc.Status):  # type: ignore[misc]
+    """A ``grpc.Status`` for ``context.abort_with_status``."""
+
+    __slots__ = ("code", "details", "trailing_metadata")
+
+    def __init__(
+        self, code: grpc.StatusCode, details: str, trailing: tuple[tuple[str, bytes], ...]
+    ) -> None:
+        self.code = code
+        self.details = details
+        self.trailing_metadata = trailing
+
+
+_CODE_BY_VALUE: Mapping[int, grpc.StatusCode] = MappingProxyType(
+    {s.value[0]: s for s in grpc.StatusCode}
+)
+
+
+def to_grpc_status(rich: status_pb2.Status) -> grpc.Status:
+    """``rich`` as the ``grpc.Status`` to end a call with (details in the trailer)."""
+    return _Status(
+        _CODE_BY_VALUE.get(rich.code, grpc.StatusCode.UNKNOWN),
+        rich.message,
+        ((DETAILS_KEY, rich.SerializeToString()),),
+    )
+
+
+# -- the parsing direction (client) ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedStatus:
+    """What a non-OK call carried, decoded."""
+
+    status: grpc.StatusCode
+    message: str
+    error_info: error_details_pb2.ErrorInfo | None = None
+    retry_delay: float | None = None
+    field_violations: tuple[FieldViolation, ...] = ()
+    pack_error: pb.PackError | None = None
+
+    @property
+    def code(self) -> str | None:
+        """The pack error code, when the status carries one."""
+        if self.pack_error is not None:
+            return self.pack_error.code
+        if self.error_info is not None and self.error_info.domain != REJECTION_DOMAIN:
+            return self.error_info.metadata.get("code") or None
+        return None
+
+    @property
+    def reason(self) -> str | None:
+        return self.error_info.reason if self.error_info is not None else None
+
+
+def parse_status(
+    status: grpc.StatusCode,
+    message: str | None,
+    trailing_metadata: Sequence[tuple[str, str | bytes]] | None,
+) -> ParsedStatus:
+    """Decode the rich status of a failed call (tolerates its absence)."""
+    raw: bytes | None = None
+    for key, value in trailing_metadata or ():
+        if key == DETAILS_KEY and isinstance(value, bytes):
+            raw = value
+            break
+    if raw is None:
+        return ParsedStatus(status=status, message=message or "")
+    rich = status_pb2.Status.FromString(raw)
+    error_info: error_details_pb2.ErrorInfo | None = None
+    retry_delay: float | None = None
+    violations: list[FieldViolation] = []
+    pack_error: pb.PackError | None = None
+    for detail in rich.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            error_info = error_details_pb2.ErrorInfo()
+            detail.Unpack(error_info)
+        elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
+            detail.Unpack(info)
+            retry_delay = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+        elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            violations.extend(FieldViolation(v.field, v.description) for v in bad.field_violations)
+        elif detail.Is(pb.PackError.DESCRIPTOR):
+            pack_error = pb.PackError()
+            detail.Unpack(pack_error)
+    return ParsedStatus(
+        status=status,
+        message=rich.message or message or "",
+        error_info=error_info,
+        retry_delay=retry_delay,
+        field_violations=tuple(violations),
+        pack_error=pack_error,
+    )
+
+
+if __name__ == "__main__":
+    print(markdown_table(), end="")
