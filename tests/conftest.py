@@ -6,7 +6,7 @@ import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from server_support import ServerThread, load_test_packs
+from server_support import ServerThread, load_test_packs, runtime_and_options
 
 from control_plane.core.invoke import Invoker
 from control_plane.runtime.plugins import LoadResult
@@ -61,10 +61,11 @@ def client(server: ServerThread) -> Iterator[Client]:
 @pytest.fixture
 async def aio_server() -> AsyncIterator[PackServer]:
     """A server on the test's own event loop (for async tests)."""
-    srv, _ = create_server("127.0.0.1:0", load=load_test_packs(), max_workers=8)
+    srv, _ = create_server("127.0.0.1:0", *runtime_and_options(load_test_packs(), max_workers=8))
     await srv.start()
     yield srv
     await srv.stop(0.5)
+    srv.runtime.close()
 
 
 @pytest.fixture

@@ -11,11 +11,13 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import testpacks
 
 from control_plane.runtime.plugins import LoadResult, load_registry
-from control_plane.wire.server import PackServer, create_server
+from control_plane.runtime.runtime import Runtime, RuntimeConfig, build_runtime
+from control_plane.wire.server import PackServer, ServerOptions, create_server
 
 TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parent
@@ -33,6 +35,26 @@ def load_test_packs() -> LoadResult:
     finally:
         if saved is not None:
             os.environ["CAPABILITY_PACKS_PLUGINS"] = saved
+
+
+_RUNTIME_KEYS = {
+    "max_workers": "handler_threads",
+    "default_timeout": "default_timeout",
+    "isolate": "isolate",
+    "isolation_workers": "isolation_workers",
+    "isolation_memory_limit": "isolation_memory_limit",
+}
+
+
+def runtime_and_options(load: LoadResult, **kwargs: Any) -> tuple[Runtime, ServerOptions]:
+    """A runtime over ``load`` and server options, from one set of keyword arguments
+    (runtime keys: max_workers, default_timeout, isolate...; the rest are ServerOptions).
+    The caller closes the runtime after stopping the server (ServerThread.stop does)."""
+    config = {_RUNTIME_KEYS[k]: kwargs.pop(k) for k in list(kwargs) if k in _RUNTIME_KEYS}
+    if "isolate" in config:
+        config["isolate"] = tuple(config["isolate"])
+    runtime = build_runtime(RuntimeConfig(**config), load=load)
+    return runtime, ServerOptions(**kwargs)
 
 
 class ServerThread:
@@ -61,9 +83,7 @@ class ServerThread:
 
     async def _start(self) -> None:
         self.server, self.port = create_server(
-            "127.0.0.1:0",
-            load=self._load,
-            **self._kwargs,  # type: ignore[arg-type]
+            "127.0.0.1:0", *runtime_and_options(self._load, **self._kwargs)
         )
         await self.server.start()
 
@@ -82,6 +102,7 @@ class ServerThread:
         if self.server is not None:
             fut = asyncio.run_coroutine_threadsafe(self.server.stop(grace), self._loop)
             fut.result(15)
+            self.server.runtime.close()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 

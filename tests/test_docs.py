@@ -23,6 +23,7 @@ import pytest
 from control_plane.adapters import cli
 from control_plane.core import hookspecs
 from control_plane.core.registry import LoadedPack
+from control_plane.core.rejection import REASONS
 from control_plane.core.vocabulary import BASELINE, CodeInfo
 from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
 from control_plane.wire import status as wire
@@ -199,7 +200,25 @@ def test_every_baseline_code_and_its_status_is_in_the_table(doc: str) -> None:
         assert row.group(1) == info.grpc_status, f"{doc}: {code}"
         assert (row.group(2) == "yes") is info.retryable, f"{doc}: {code}"
         assert grpc.StatusCode[row.group(1)] == wire.status_for(code, info.retryable)
-    assert "UNAUTHENTICATED" not in table
+    # UNAUTHENTICATED belongs to the caller's own credentials: only that rejection uses it.
+    rows = [line for line in table.splitlines() if "UNAUTHENTICATED" in line]
+    assert len(rows) == 1 and "rejection `unauthenticated`" in rows[0]
+    for reason, rinfo in REASONS.items():
+        row = re.search(
+            rf"^\| \([^)]*\) \| `([A-Z_]+)` \| (yes|no) \| `{reason.upper()}` \|",
+            table,
+            re.MULTILINE,
+        )
+        assert row, f"{doc}: no row for rejection {reason}"
+        assert row.group(1) == rinfo.grpc_status and (row.group(2) == "yes") is rinfo.retryable
+
+
+def test_every_rejection_reason_is_documented() -> None:
+    """Each reason of schemas/rejections.json has a retryable flag, a hint and a docs entry."""
+    reference = (ROOT / "docs" / "grpc.md").read_text()
+    for reason, info in REASONS.items():
+        assert info.recovery_hint and info.description, reason
+        assert f"`{reason}`" in reference, f"docs/grpc.md does not document rejection {reason}"
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/cli.md"])

@@ -21,6 +21,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from server_support import ServerThread, load_test_packs
 
 from control_plane.core.vocabulary import BASELINE
+from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
@@ -528,10 +529,11 @@ def test_status_table_is_read_from_the_vocabulary() -> None:
 
 
 async def test_create_server_binds_an_ephemeral_port(load: Any) -> None:
-    srv, port = create_server("127.0.0.1:0", load=load)
+    srv, port = create_server("127.0.0.1:0", build_runtime(RuntimeConfig(), load=load))
     assert port > 0 and srv.port == port
     await srv.start()
     await srv.stop(None)
+    srv.runtime.close()
 
 
 def test_docs_carry_the_generated_status_table() -> None:

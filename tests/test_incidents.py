@@ -169,19 +169,16 @@ def test_errors_aggregate_by_code_pack_and_origin_within_a_window(tmp_path: Path
         ("t.beta", "ok"),
     ]:
         invoker.invoke_sync(pack, {"what": what})
-    obs.emit_rejection("admission_refused", pack="t.alpha")
+    obs.emit_rejection("overloaded", pack="t.alpha")
     store = obs.store
     assert store is not None
     old = ErrorEvent.rejection("unknown_pack", pack="z.z", message="old", at=time.time() - 2 * 3600)
     store.add_event(old)
     assert store.flush()
 
-    assert store.errors(since=3600, by="code") == [
-        ("not_found", 3),
-        ("admission_refused", 1),
-        ("auth_failed", 1),
-        ("internal_error", 1),
-    ]
+    by_code = store.errors(since=3600, by="code")
+    assert by_code[0] == ("not_found", 3)
+    assert sorted(by_code[1:]) == [("auth_failed", 1), ("internal_error", 1), ("overloaded", 1)]
     assert store.errors(since=3600, by="pack") == [("t.alpha", 4), ("t.beta", 2)]
     assert store.errors(since=3600, by="origin") == [
         ("pack:t.alpha", 3),

@@ -25,6 +25,7 @@ from control_plane import Check, Pack, Result
 from control_plane.adapters.mcp_bridge.tools import REJECTION_REASONS, build_tools, tool_name
 from control_plane.core.registry import Registry
 from control_plane.core.vocabulary import BASELINE
+from control_plane.runtime.runtime import build_runtime
 from control_plane.wire.client import PackDescription
 
 mcp = pytest.importorskip("mcp")
@@ -197,7 +198,7 @@ async def test_every_answer_matches_the_tools_output_schema() -> None:
         Pack("test.refs", "1.0.0", "Output with $ref.", {"type": "object"}, ref_schema, refs),
         "test",
     )
-    bridge = Bridge(LocalBridgeBackend(load))
+    bridge = Bridge(LocalBridgeBackend(build_runtime(load=load)))
     try:
         assert await bridge.refresh()
         calls = [
@@ -242,7 +243,7 @@ def check_rejections(local: SyncClient) -> None:
     stray_strict = local.call_tool("test.strict_input", {"name": "a", "count": 1, "strict": True})
 
     assert unknown.is_error is True
-    assert unknown.structured_content["rejected"]["reason"] == "unknown_tool"
+    assert unknown.structured_content["rejected"]["reason"] == "unknown_pack"
     assert texts(unknown)[0].startswith("unknown tool: no tool 'no.such_pack'")
 
     rejected = invalid.structured_content["rejected"]

@@ -23,6 +23,8 @@ from control_plane.runtime.events import ErrorEvents, FileSink
 from control_plane.runtime.incidents import IncidentStore
 from control_plane.runtime.metrics import Metrics, start_metrics_server
 from control_plane.runtime.observability import add_serve_arguments, install, install_from_args
+from control_plane.runtime.plugins import LoadResult, get_plugin_manager
+from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.wire.client import AsyncClient, PackCallError
 from control_plane.wire.server import create_server
 
@@ -157,7 +159,7 @@ def test_counts_by_pack_code_and_origin_over_http(tmp_path: Path) -> None:
     with pytest.raises(UnknownPack) as unknown:
         invoker.invoke_sync("made.up", {})
     obs.emit_rejection(unknown.value)
-    obs.emit_rejection("admission_refused", pack="t.fail")
+    obs.emit_rejection("overloaded", pack="t.fail")
 
     s = scrape(port)
     assert invocations(s, "t.fail", "ok", "none") == 3
@@ -194,7 +196,7 @@ def test_counts_by_pack_code_and_origin_over_http(tmp_path: Path) -> None:
     rejected = "capability_packs_rejected_requests_total"
     assert value(s, rejected, reason="invalid_input") == 2
     assert value(s, rejected, reason="unknown_pack") == 1
-    assert value(s, rejected, reason="admission_refused") == 1
+    assert value(s, rejected, reason="overloaded") == 1
     assert not any(("pack", "made.up") in labels for _, labels in s)
     assert value(s, "capability_packs_plugin_load_failures", plugin="broken_plugin") == 1
     assert value(s, "capability_packs_plugin_load_failures", plugin="half_plugin") == 2
@@ -275,15 +277,17 @@ def _text(port: int) -> str:
 
 async def test_through_a_real_grpc_server(tmp_path: Path) -> None:
     """Calls over gRPC; then the endpoint, the event stream and the store agree."""
-    invoker = make_invoker()
+    registry = make_invoker().registry
+    runtime = build_runtime(
+        RuntimeConfig(handler_threads=8), load=LoadResult(registry, (), get_plugin_manager())
+    )
     events_file = tmp_path / "events.jsonl"
-    obs = install(
-        invoker,
+    obs = runtime.observe(
         events=ErrorEvents([FileSink(events_file)]),
         store=IncidentStore(tmp_path / "incidents.db"),
     )
     metrics_port = obs.serve_metrics(0)
-    server, port = create_server("127.0.0.1:0", invoker=invoker)
+    server, port = create_server("127.0.0.1:0", runtime)
     await server.start()
     caught: dict[str, PackCallError] = {}
     try:
@@ -321,8 +325,7 @@ async def test_through_a_real_grpc_server(tmp_path: Path) -> None:
         ("rq-secret", "internal_error"),
     ]
     assert lines[2]["reference_id"] == ref
-    obs.close()
-    invoker.close()
+    runtime.close()
 
 
 def test_serve_options_configure_everything(tmp_path: Path) -> None:

@@ -38,10 +38,10 @@ from control_plane.adapters.temporal.client import TemporalPackClient, invoke, r
 from control_plane.adapters.temporal.messages import InvokePackRequest, PackCall, RetrySettings
 from control_plane.adapters.temporal.worker import create_worker, sandbox_runner
 from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
-from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.vocabulary import BASELINE
 from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.wire.client import (
     ArtifactFailed,
     InternalError,
@@ -143,16 +143,16 @@ async def env(temporal_target: str) -> AsyncIterator[Env]:
     """A worker for the module on :data:`TASK_QUEUE`, and a client with fast retries."""
     client = await Client.connect(temporal_target)
     load = _load()
-    invoker = Invoker(load.registry, classifiers=load.classifiers, max_workers=4)
+    runtime = build_runtime(RuntimeConfig(handler_threads=4), load=load)
     worker = create_worker(
         client,
         TASK_QUEUE,
-        invoker=invoker,
+        runtime=runtime,
         workflows=[temporal_packs.InlineFailureWorkflow, temporal_packs.ParentWorkflow],
     )
     async with worker:
         yield Env(client, TemporalPackClient(client, TASK_QUEUE, retry=FAST), temporal_target)
-    invoker.close()
+    runtime.close()
 
 
 @pytest.fixture(scope="module")
@@ -497,9 +497,9 @@ async def test_worker_killed_mid_activity_is_retried_on_another(env: Env, tmp_pa
         proc.wait(10)
 
         load = load_registry(builtins=False, entry_points_=False, extra=[temporal_packs])
-        second = Invoker(load.registry, classifiers=load.classifiers)
+        second = build_runtime(load=load)
         killed_at = time.monotonic()
-        async with create_worker(env.client, queue, invoker=second):
+        async with create_worker(env.client, queue, runtime=second):
             outcome = await asyncio.wait_for(packs.outcome(handle), 20)
         second.close()
         assert outcome.result == {"pids": [proc.pid, os.getpid()]}

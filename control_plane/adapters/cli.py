@@ -34,19 +34,16 @@ from control_plane.adapters.reliability_cli import (
     add_client_options,
     add_serve_options,
     client_kwargs,
-    serve_kwargs,
+    runtime_config,
+    server_options,
 )
-from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
-from control_plane.core.invoke import Invoker
+from control_plane.core.errors import RequestRejected
 from control_plane.core.limits import ConfigError
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.registry import LoadFailure
-from control_plane.runtime.observability import (
-    Observability,
-    add_serve_arguments,
-    install_from_args,
-)
-from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.runtime.isolation import IsolationError
+from control_plane.runtime.observability import add_serve_arguments
+from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.wire.client import (
     DEFAULT_TARGET,
     Client,
@@ -67,9 +64,8 @@ __all__ = [
     "add_backend_options",
     "build_parser",
     "command",
-    "load_plugins",
+    "local_runtime",
     "main",
-    "observed_invoker",
     "rejection_problem",
     "run_with_backend",
 ]
@@ -270,50 +266,40 @@ class RemoteBackend:
 
 
 class LocalBackend:
-    """Packs in this process, under the same enforcement as the server."""
+    """Packs in this process, under the same runtime as the server."""
 
-    def __init__(self, load: LoadResult) -> None:
-        from control_plane.core.invoke import Invoker
-
-        self.load = load
-        self.invoker = Invoker(load.registry, classifiers=load.classifiers)
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     def list_packs(self) -> PackListing:
-        return PackListing.from_registry(self.load.registry)
+        return PackListing.from_registry(self.runtime.registry)
 
     def describe(self, name: str) -> PackDescription:
-        return PackDescription.from_loaded(self.load.registry.get(name))
+        return PackDescription.from_loaded(self.runtime.registry.get(name))
 
     def invoke(
         self, name: str, payload: bytes, *, strict: bool, fail_on: Any, deadline: float | None
     ) -> Outcome:
-        return self.invoker.invoke_sync(
+        return self.runtime.invoke_sync(
             name, payload, strict=strict, fail_on=fail_on, timeout=deadline
         )
 
     def close(self) -> None:
-        self.invoker.close()
+        self.runtime.close()
 
 
-def load_plugins(plugins: Sequence[str]) -> LoadResult:
-    """Built-in and entry-point plugins plus ``--plugin`` modules; failures recorded."""
-    extra: list[tuple[str, object]] = []
-    failed: list[LoadFailure] = []
-    for name in plugins:
-        try:
-            extra.append((name, importlib.import_module(name)))
-        # Plugin boundary: importing a plugin module may raise anything.
-        except Exception as exc:  # noqa: BLE001
-            failed.append(LoadFailure(name, f"failed to load: {type(exc).__name__}: {exc}"))
-    result = load_registry(extra=extra)
-    for failure in failed:
-        result.registry.record_failure(failure)
-    return result
+def local_runtime(args: argparse.Namespace) -> Runtime:
+    """The runtime of a ``--local`` command (see :func:`runtime_config`); a bad
+    ``--isolate`` is a usage problem."""
+    try:
+        return build_runtime(runtime_config(args))
+    except IsolationError as exc:
+        raise UsageProblem(str(exc), "isolation") from None
 
 
 def _backend(args: argparse.Namespace) -> Backend:
     if args.local:
-        return LocalBackend(load_plugins(args.plugin))
+        return LocalBackend(local_runtime(args))
     try:
         return RemoteBackend(args.target, **client_kwargs(args))
     except (ConfigError, UnicodeDecodeError) as exc:
@@ -326,13 +312,19 @@ _UNREACHABLE = frozenset(
 
 
 def rejection_problem(exc: RequestRejected) -> UsageProblem:
-    """A request refused before any pack ran, as the exit-2 problem it is for the user."""
-    if isinstance(exc, UnknownPack):
-        return UsageProblem(str(exc), "unknown_pack", pack=exc.name)
-    if isinstance(exc, InvalidInput):
-        violations = [v.to_dict() for v in exc.violations]
-        return UsageProblem(str(exc), "invalid_input", pack=exc.pack, violations=violations)
-    return UsageProblem(str(exc), "rejected")
+    """A request refused before any pack ran, as the exit-2 problem it is for the user
+    (rendered from its :class:`~control_plane.core.rejection.Rejection`)."""
+    rejection = exc.rejection
+    fields: dict[str, Any] = {}
+    if rejection.pack:
+        fields["pack"] = rejection.pack
+    if rejection.violations:
+        fields["violations"] = [
+            {"field": v.field, "description": v.description} for v in rejection.violations
+        ]
+    if rejection.retry_after is not None:
+        fields["retry_after"] = rejection.retry_after
+    return UsageProblem(rejection.message, rejection.reason, **fields)
 
 
 def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -> int:
@@ -455,35 +447,21 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.set_defaults(func=_serve)
 
 
-def observed_invoker(args: argparse.Namespace, load: LoadResult) -> tuple[Invoker, Observability]:
-    """The invoker ``serve`` and ``worker`` run packs with, observability installed.
-
-    Reads ``--workers``, ``--default-timeout`` and the options of
-    :func:`~control_plane.runtime.observability.add_serve_arguments`.
-    """
-    invoker = Invoker(
-        load.registry,
-        classifiers=load.classifiers,
-        max_workers=args.workers,
-        default_timeout=args.default_timeout,
-    )
-    obs = install_from_args(
-        invoker, args, load_failures=load.registry.failures, event_sinks=load.event_sinks
-    )
-    return invoker, obs
-
-
 def _serve(args: argparse.Namespace) -> int:
     from control_plane.wire.server import PackServer, configure_logging, serve
 
     try:
-        protection = serve_kwargs(args)
+        options = server_options(args)
     except (ConfigError, UnicodeDecodeError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
     configure_logging(args.log_format, args.log_level)
-    load = load_plugins(args.plugin)
-    invoker, obs = observed_invoker(args, load)
+    try:
+        runtime = build_runtime(runtime_config(args))
+    except IsolationError as exc:
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    obs = runtime.observe(args)
 
     def ready(server: PackServer) -> None:
         host = args.address.rsplit(":", 1)[0]
@@ -508,10 +486,8 @@ def _serve(args: argparse.Namespace) -> int:
                 args.address,
                 grace=args.grace,
                 ready=ready,
-                invoker=invoker,
-                observability=obs,
-                max_message_bytes=args.max_message_bytes,
-                **protection,
+                runtime=runtime,
+                options=options,
             )
         )
     except ConfigError as exc:
@@ -523,8 +499,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"packctl: cannot listen on {args.address}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        invoker.close()
-        obs.close()
+        runtime.close()
     print("packctl: stopped", file=sys.stderr)
     return EXIT_OK
 

@@ -1,6 +1,7 @@
 """``packctl`` options for isolation, admission limits, input limits, auth and TLS.
 
-:func:`add_serve_options` / :func:`serve_kwargs` extend ``packctl serve``;
+:func:`add_serve_options` / :func:`server_options` extend ``packctl serve``,
+:func:`runtime_config` builds the runtime of every command that runs packs;
 :func:`add_client_options` / :func:`client_kwargs` extend the commands that call a
 server (``list``, ``describe``, ``call``). Defaults leave every feature off.
 """
@@ -12,6 +13,7 @@ import os
 from typing import Any
 
 from control_plane.runtime.isolation import DEFAULT_MEMORY_LIMIT, DEFAULT_WORKERS
+from control_plane.runtime.runtime import DEFAULT_TIMEOUT, RuntimeConfig
 from control_plane.wire.admission import DEFAULT_RETRY_AFTER, AdmissionLimits, parse_pack_limit
 from control_plane.wire.auth import (
     ENV_CLIENT_TOKEN,
@@ -22,8 +24,15 @@ from control_plane.wire.auth import (
     TokenAuth,
     read_token_file,
 )
+from control_plane.wire.server import DEFAULT_MAX_MESSAGE_BYTES, ServerOptions
 
-__all__ = ["add_client_options", "add_serve_options", "client_kwargs", "serve_kwargs"]
+__all__ = [
+    "add_client_options",
+    "add_serve_options",
+    "client_kwargs",
+    "runtime_config",
+    "server_options",
+]
 
 
 def _positive_int(text: str) -> int:
@@ -138,27 +147,39 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def serve_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """:func:`control_plane.wire.server.create_server` keywords from ``serve`` options.
+def runtime_config(args: argparse.Namespace) -> RuntimeConfig:
+    """The :class:`~control_plane.runtime.runtime.RuntimeConfig` of any command's options.
+
+    Every command that runs packs in this process (``serve``, ``worker``, ``--local``,
+    ``gate --local``, ``mcp --local``) builds its runtime from here, so isolation and
+    deadlines are the same whichever command runs a pack. Options a command lacks take
+    the runtime's defaults (packs declaring ``isolated=True`` are isolated regardless).
+    """
+    memory = getattr(args, "isolation_memory_mb", DEFAULT_MEMORY_LIMIT)
+    return RuntimeConfig(
+        plugins=tuple(getattr(args, "plugin", ()) or ()),
+        isolate=tuple(getattr(args, "isolate", ()) or ()),
+        isolation_workers=getattr(args, "isolation_workers", DEFAULT_WORKERS),
+        isolation_memory_limit=memory,
+        handler_threads=getattr(args, "workers", None),
+        default_timeout=getattr(args, "default_timeout", DEFAULT_TIMEOUT),
+    )
+
+
+def server_options(args: argparse.Namespace) -> ServerOptions:
+    """:class:`~control_plane.wire.server.ServerOptions` from ``serve`` options.
 
     Raises :class:`AuthConfigError` for unusable auth/TLS settings.
     """
-    kwargs: dict[str, Any] = {
-        "isolate": tuple(args.isolate),
-        "isolation_workers": args.isolation_workers,
-        "isolation_memory_limit": args.isolation_memory_mb,
-        "max_input_bytes": args.max_input_bytes,
-    }
     limits = AdmissionLimits(
         max_in_flight=args.max_in_flight,
         per_pack=dict(args.pack_limit),
         default_per_pack=args.default_pack_limit,
         retry_after=args.retry_after,
     )
-    if limits.enabled:
-        kwargs["limits"] = limits
+    auth: TokenAuth | None = None
     if args.auth_token_file is not None or args.auth_token_env is not None:
-        kwargs["auth"] = TokenAuth.from_sources(
+        auth = TokenAuth.from_sources(
             token_file=args.auth_token_file,
             token_env=args.auth_token_env,
             open_health=args.open_health,
@@ -167,11 +188,18 @@ def serve_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         raise AuthConfigError("--open-health needs --auth-token-file or --auth-token-env")
     if (args.tls_cert is None) != (args.tls_key is None):
         raise AuthConfigError("TLS needs both --tls-cert and --tls-key")
+    tls: ServerTls | None = None
     if args.tls_cert is not None:
-        kwargs["tls"] = ServerTls(args.tls_cert, args.tls_key, args.tls_client_ca)
+        tls = ServerTls(args.tls_cert, args.tls_key, args.tls_client_ca)
     elif args.tls_client_ca is not None:
         raise AuthConfigError("--tls-client-ca needs --tls-cert and --tls-key")
-    return kwargs
+    return ServerOptions(
+        max_message_bytes=getattr(args, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES),
+        limits=limits if limits.enabled else None,
+        max_input_bytes=args.max_input_bytes,
+        auth=auth,
+        tls=tls,
+    )
 
 
 def add_client_options(p: argparse.ArgumentParser) -> None:

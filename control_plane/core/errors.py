@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from control_plane.core.rejection import Rejection
+
 __all__ = [
     "CapabilityPackError",
     "FieldViolation",
@@ -90,7 +92,30 @@ class FieldViolation:
 
 
 class RequestRejected(CapabilityPackError):
-    """The control plane refused the request before any pack handler ran."""
+    """The control plane refused the request before any pack handler ran.
+
+    ``rejection`` is the :class:`~control_plane.core.rejection.Rejection` a caller
+    receives (reason from the closed vocabulary, scrubbed message, violations); every
+    adapter renders that value. :meth:`of` rebuilds the right subclass from a rejection
+    received as data (a client decoding a status, a bridge decoding a payload).
+    """
+
+    def __init__(self, rejection: Rejection) -> None:
+        super().__init__(rejection.message)
+        self.rejection = rejection
+
+    @property
+    def reason(self) -> str:
+        return self.rejection.reason
+
+    @staticmethod
+    def of(rejection: Rejection) -> RequestRejected:
+        """The exception for ``rejection``: ``UnknownPack``, ``InvalidInput`` or this class."""
+        if rejection.reason == "unknown_pack":
+            return UnknownPack._from(rejection)
+        if rejection.reason == "invalid_input":
+            return InvalidInput._from(rejection)
+        return RequestRejected(rejection)
 
 
 class UnknownPack(RequestRejected):
@@ -99,8 +124,20 @@ class UnknownPack(RequestRejected):
     def __init__(self, name: str, known: Sequence[str] = ()) -> None:
         hint = f"; loaded packs: {', '.join(sorted(known))}" if known else ""
         label = repr(name) if name else "(empty name)"
-        super().__init__(f"unknown pack {label}{hint}")
+        where = FieldViolation("pack", f"no pack named {name!r} is loaded (ListPacks)")
+        super().__init__(
+            Rejection.of(
+                "unknown_pack", f"unknown pack {label}{hint}", pack=name, violations=[where]
+            )
+        )
         self.name = name
+
+    @classmethod
+    def _from(cls, rejection: Rejection) -> UnknownPack:
+        exc = cls.__new__(cls)
+        RequestRejected.__init__(exc, rejection)
+        exc.name = rejection.pack
+        return exc
 
 
 class InvalidInput(RequestRejected):
@@ -110,9 +147,20 @@ class InvalidInput(RequestRejected):
         first = violations[0] if violations else FieldViolation("", "invalid input")
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
         where = first.field or "/"
-        super().__init__(f"invalid input for {pack}: {where}: {first.description}{more}")
-        self.pack = pack
-        self.violations = tuple(violations)
+        message = f"invalid input for {pack}: {where}: {first.description}{more}"
+        super().__init__(Rejection.of("invalid_input", message, pack=pack, violations=violations))
+        self.pack = self.rejection.pack
+        self.violations = tuple(
+            FieldViolation(v.field, v.description) for v in self.rejection.violations
+        )
+
+    @classmethod
+    def _from(cls, rejection: Rejection) -> InvalidInput:
+        exc = cls.__new__(cls)
+        RequestRejected.__init__(exc, rejection)
+        exc.pack = rejection.pack
+        exc.violations = tuple(FieldViolation(v.field, v.description) for v in rejection.violations)
+        return exc
 
 
 class PluginLoadError(CapabilityPackError):

@@ -18,7 +18,7 @@ import types
 import uuid
 from collections.abc import Callable, Generator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -42,9 +42,19 @@ from control_plane.core.validation import (
     SEVERITY_RANK,
     FailOn,
 )
-from control_plane.runtime.isolation import Isolation
 
-__all__ = ["Invoker"]
+__all__ = ["Invoker", "IsolatedHandlers"]
+
+
+class IsolatedHandlers(Protocol):
+    """Handlers that run outside this process (``runtime.isolation.Isolation``)."""
+
+    def __contains__(self, pack: object) -> bool: ...
+
+    async def call(self, pack: str, doc: Any, ctx: Context) -> Any: ...
+
+    def close(self) -> None: ...
+
 
 _VALIDATION = CompiledSchema(validation_field_schema())
 OutcomeListener = Callable[[LoadedPack, Outcome, float], None]
@@ -91,7 +101,7 @@ class Invoker:
         self.listeners: list[OutcomeListener] = []
         self.start_listeners: list[StartListener] = []
         #: Packs whose handlers run in worker processes (``None``: none do).
-        self.isolation: Isolation | None = None
+        self.isolation: IsolatedHandlers | None = None
 
     @property
     def contract_violations(self) -> Mapping[str, int]:

@@ -45,11 +45,11 @@ from typing import IO, Any, Literal, TypeAlias
 
 import orjson
 
-from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.errors import RequestRejected
 from control_plane.core.outcome import Outcome
 from control_plane.core.redact import scrub
 from control_plane.core.registry import LoadedPack
-from control_plane.core.vocabulary import SNAKE_CASE
+from control_plane.core.rejection import Rejection
 
 __all__ = [
     "CORRELATION_METADATA_PREFIX",
@@ -70,11 +70,6 @@ __all__ = [
 logger = logging.getLogger("capability_packs.events")
 
 EventKind: TypeAlias = Literal["invocation_failed", "request_rejected"]
-
-#: Transport-level refusals and whether a retry may help.
-REJECTION_RETRYABLE: Mapping[str, bool] = MappingProxyType(
-    {"unknown_pack": False, "invalid_input": False, "admission_refused": True}
-)
 
 #: gRPC metadata keys ``x-correlation-<name>`` become correlation id ``<name>``.
 CORRELATION_METADATA_PREFIX = "x-correlation-"
@@ -273,29 +268,36 @@ class ErrorEvent:
     @classmethod
     def rejection(
         cls,
-        reason: str,
+        rejection: Rejection | RequestRejected | str,
         *,
-        pack: str,
-        message: str,
+        pack: str = "",
+        message: str = "",
         version: str | None = None,
         request_id: str | None = None,
-        retryable: bool | None = None,
         correlation: Mapping[str, str] | None = None,
         at: float | None = None,
     ) -> ErrorEvent:
-        """The event for a request refused at the transport (origin ``transport``)."""
-        if not SNAKE_CASE.match(reason):
-            raise ValueError(f"rejection reason {reason!r} is not snake_case")
+        """The event for a request refused before any pack ran (origin ``transport``).
+
+        Rendered from the :class:`~control_plane.core.rejection.Rejection` (a reason string
+        builds one through :meth:`Rejection.of`, with ``pack`` and ``message``; a reason
+        outside the rejection vocabulary is a ``ValueError``).
+        """
+        if isinstance(rejection, RequestRejected):
+            rejection = rejection.rejection
+        elif isinstance(rejection, str):
+            rejection = Rejection.of(rejection, message or rejection.replace("_", " "), pack=pack)
+        rid = request_id if request_id is not None else rejection.request_id or None
         return cls(
             event="request_rejected",
-            code=reason,
-            pack=scrub(pack[:_MAX_VALUE]),
+            code=rejection.reason,
+            pack=rejection.pack[:_MAX_VALUE],
             version=version,
             origin="transport",
-            retryable=REJECTION_RETRYABLE.get(reason, False) if retryable is None else retryable,
+            retryable=rejection.retryable,
             reference_id=None,
-            request_id=None if request_id is None else scrub(request_id[:_MAX_VALUE]),
-            message=scrub(message[:_MAX_MESSAGE]),
+            request_id=None if rid is None else scrub(rid[:_MAX_VALUE]),
+            message=rejection.message[:_MAX_MESSAGE],
             timestamp=rfc3339(at if at is not None else _now()),
             correlation=_frozen(correlation if correlation is not None else current_correlation()),
             scrubbed=True,
@@ -474,49 +476,31 @@ class ErrorEvents:
 
     def emit_rejection(
         self,
-        rejection: RequestRejected | str,
+        rejection: Rejection | RequestRejected | str,
         *,
-        pack: str | None = None,
-        message: str | None = None,
+        pack: str = "",
+        message: str = "",
         version: str | None = None,
         request_id: str | None = None,
-        retryable: bool | None = None,
         correlation: Mapping[str, str] | None = None,
     ) -> ErrorEvent:
-        """Emit (and return) the event for a request refused before any handler ran.
-
-        ``rejection`` is the :class:`~control_plane.core.errors.RequestRejected` raised by the
-        invoker (``UnknownPack`` -> ``unknown_pack``, ``InvalidInput`` -> ``invalid_input``)
-        or a snake_case reason such as ``admission_refused``.
-        """
-        reason, default_pack, default_message = describe_rejection(rejection)
+        """Emit (and return) the event for a request refused before any handler ran
+        (see :meth:`ErrorEvent.rejection`)."""
         event = ErrorEvent.rejection(
-            reason,
-            pack=pack if pack is not None else default_pack,
-            message=message if message is not None else default_message,
+            rejection,
+            pack=pack,
+            message=message,
             version=version,
             request_id=request_id,
-            retryable=retryable,
             correlation=correlation,
         )
         self.emit(event)
         return event
 
 
-def describe_rejection(rejection: RequestRejected | str) -> tuple[str, str, str]:
-    """``(reason, pack, message)`` for a rejection exception or reason string."""
-    if isinstance(rejection, str):
-        return rejection, "", rejection.replace("_", " ")
-    if isinstance(rejection, UnknownPack):
-        return "unknown_pack", rejection.name, f"unknown pack {rejection.name!r}"
-    if isinstance(rejection, InvalidInput):
-        return "invalid_input", rejection.pack, str(rejection)
-    return "rejected", "", str(rejection)
-
-
 def emit_rejection(
     events: ErrorEvents,
-    rejection: RequestRejected | str,
+    rejection: Rejection | RequestRejected | str,
     **kwargs: Any,
 ) -> ErrorEvent:
     """Module-level form of :meth:`ErrorEvents.emit_rejection`."""

@@ -141,7 +141,7 @@ class Metrics:
         self.rejected = Counter(
             "rejected_requests",
             "Requests refused before any pack ran, by reason (unknown_pack, invalid_input, "
-            "admission_refused, ...).",
+            "overloaded, ...).",
             ["reason"],
             namespace=NAMESPACE,
             registry=r,

@@ -19,6 +19,7 @@ The CLI side (``packctl incident REF``, ``packctl errors``) is :func:`show_incid
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,13 +33,13 @@ from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
 from control_plane.core.redact import Incident
 from control_plane.core.registry import LoadFailure
+from control_plane.core.rejection import Rejection
 from control_plane.runtime.events import (
     ErrorEvent,
     ErrorEvents,
     EventSink,
     FileSink,
     StreamSink,
-    describe_rejection,
     rfc3339,
 )
 from control_plane.runtime.incidents import GroupBy, IncidentStore, default_incident_db
@@ -88,33 +89,27 @@ class Observability:
 
     def emit_rejection(
         self,
-        rejection: RequestRejected | str,
+        rejection: Rejection | RequestRejected | str,
         *,
-        pack: str | None = None,
-        message: str | None = None,
+        pack: str = "",
+        message: str = "",
         request_id: str | None = None,
-        retryable: bool | None = None,
         correlation: Mapping[str, str] | None = None,
     ) -> ErrorEvent:
         """Count and emit a request refused before any pack ran (origin ``transport``).
 
-        ``rejection`` is the ``RequestRejected`` the invoker raised, or a snake_case reason
-        such as ``admission_refused``. The metric is labelled by reason only (caller-made
-        pack names never become label values).
+        The metric is labelled by the rejection's reason only (caller-made pack names never
+        become label values); see :meth:`ErrorEvent.rejection` for the arguments.
         """
-        reason, default_pack, _ = describe_rejection(rejection)
-        self.metrics.reject(reason)
-        name = pack if pack is not None else default_pack
-        version = self.invoker.registry.get(name).version if name in self.invoker.registry else None
-        return self.events.emit_rejection(
-            rejection,
-            pack=name,
-            message=message,
-            version=version,
-            request_id=request_id or None,
-            retryable=retryable,
-            correlation=correlation,
+        event = ErrorEvent.rejection(
+            rejection, pack=pack, message=message, request_id=request_id, correlation=correlation
         )
+        self.metrics.reject(event.code)
+        registry = self.invoker.registry
+        if event.pack in registry:
+            event = dataclasses.replace(event, version=registry.get(event.pack).version)
+        self.events.emit(event)
+        return event
 
     def record_outcome(self, outcome: Outcome, elapsed_s: float | None = None) -> None:
         """Emit the event for a failed outcome built outside the invoker (a server bug)."""

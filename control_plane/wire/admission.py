@@ -14,16 +14,15 @@ without them the service is registered as is and this module costs nothing per c
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.protobuf import any_pb2, duration_pb2
-from google.rpc import error_details_pb2, status_pb2
+from google.rpc import status_pb2
 
 from control_plane.core.limits import MAX_REQUEST_ID, ConfigError, clip, input_too_large
+from control_plane.core.rejection import Rejection
 from control_plane.wire import status as wire
 
 __all__ = [
@@ -123,41 +122,21 @@ class Admission:
         return scope, limit
 
 
-def _any(message: Any) -> any_pb2.Any:
-    packed = any_pb2.Any()
-    packed.Pack(message)
-    return packed
-
-
-def _duration(seconds: float) -> duration_pb2.Duration:
-    seconds = max(0.0, seconds) if math.isfinite(seconds) else 0.0
-    whole = int(seconds)
-    return duration_pb2.Duration(seconds=whole, nanos=round((seconds - whole) * 1e9))
-
-
 def overloaded_status(
     pack: str, scope: str, limit: int, retry_after: float, request_id: str = ""
 ) -> status_pb2.Status:
-    """The rich ``RESOURCE_EXHAUSTED`` status of a call refused by a limit."""
+    """The rich ``RESOURCE_EXHAUSTED`` status of a call refused by a limit (the
+    ``overloaded`` rejection, rendered by :func:`control_plane.wire.status.rejection_status`)."""
     where = "all packs" if scope == "global" else f"pack {scope}"
-    metadata = {"pack": pack, "scope": scope, "limit": str(limit)}
-    if request_id:
-        metadata["request_id"] = request_id
-    return status_pb2.Status(
-        code=grpc.StatusCode.RESOURCE_EXHAUSTED.value[0],
-        message=(
-            f"overloaded: {limit} call(s) already in flight for {where}; "
-            f"retry after {retry_after:g}s"
-        ),
-        details=[
-            _any(
-                error_details_pb2.ErrorInfo(
-                    reason=OVERLOADED_REASON, domain=wire.REJECTION_DOMAIN, metadata=metadata
-                )
-            ),
-            _any(error_details_pb2.RetryInfo(retry_delay=_duration(retry_after))),
-        ],
+    rejection = Rejection.of(
+        "overloaded",
+        f"overloaded: {limit} call(s) already in flight for {where}; retry after {retry_after:g}s",
+        pack=pack,
+        request_id=request_id,
+        retry_after=retry_after,
+        metadata={"scope": scope, "limit": str(limit)},
     )
+    return wire.rejection_status(rejection)
 
 
 class GuardedServicer:

@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 
 from control_plane.core.limits import ConfigError
+from control_plane.core.rejection import Rejection
 
 __all__ = [
     "AUTH_HEADER",
@@ -57,7 +58,10 @@ ENV_SERVER_TOKENS = "CAPABILITY_PACKS_TOKENS"
 ENV_CLIENT_TOKEN = "CAPABILITY_PACKS_TOKEN"
 HEALTH_METHODS = frozenset({"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"})
 _MIN_TOKEN = 16
-_DENIED = "missing or invalid credentials: send 'authorization: Bearer <token>'"
+_DENIED = (
+    "the call carries no accepted bearer credential; send the metadata 'authorization' "
+    "with the value 'Bearer <token>'"
+)
 
 
 class AuthConfigError(ConfigError):
@@ -134,7 +138,10 @@ class TokenAuth:
 
 
 async def _deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
-    await context.abort(grpc.StatusCode.UNAUTHENTICATED, _DENIED)
+    from control_plane.wire import status as wire  # status imports nothing of auth
+
+    rejection = Rejection.of("unauthenticated", _DENIED)
+    await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(rejection)))
 
 
 def _denying(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:

@@ -39,19 +39,16 @@ import orjson
 
 from control_plane.core.errors import (
     CapabilityPackError,
-    FieldViolation,
-    InvalidInput,
     RequestRejected,
-    UnknownPack,
 )
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
+from control_plane.core.rejection import Rejection
 from control_plane.core.validation import FailOn
 from control_plane.core.vocabulary import BASELINE, CodeInfo
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
-from control_plane.wire.admission import OVERLOADED_REASON
 from control_plane.wire.auth import ClientTls, channel_credentials
 
 __all__ = [
@@ -65,6 +62,7 @@ __all__ = [
     "NetworkError",
     "NotFound",
     "Overloaded",
+    "Unauthenticated",
     "PackCallError",
     "PackDescription",
     "PackInfo",
@@ -244,14 +242,31 @@ assert all(
 
 
 class TransportError(CapabilityPackError):
-    """The call got no answer from a control plane (unreachable, refused, too large...)."""
+    """The call got no answer from a pack: the control plane was unreachable, or refused
+    the call at the transport (``Overloaded``, ``Unauthenticated``).
 
-    def __init__(self, status: grpc.StatusCode, details: str, target: str = "") -> None:
+    ``rejection`` is what adapters render: the refusal the server sent, or ``unavailable``
+    when no control plane answered.
+    """
+
+    def __init__(
+        self,
+        status: grpc.StatusCode,
+        details: str,
+        target: str = "",
+        *,
+        rejection: Rejection | None = None,
+    ) -> None:
         where = f" ({target})" if target else ""
         super().__init__(f"{status.name}{where}: {details}")
         self.status = status
         self.details = details
         self.target = target
+        self.rejection = (
+            rejection
+            if rejection is not None
+            else Rejection.of("unavailable", f"{status.name}{where}: {details}")
+        )
 
 
 class Overloaded(TransportError):
@@ -265,9 +280,19 @@ class Overloaded(TransportError):
         target: str = "",
         *,
         retry_after: float | None = None,
+        rejection: Rejection | None = None,
     ) -> None:
-        super().__init__(status, details, target)
+        super().__init__(
+            status,
+            details,
+            target,
+            rejection=rejection or Rejection.of("overloaded", details, retry_after=retry_after),
+        )
         self.retry_after = retry_after
+
+
+class Unauthenticated(TransportError):
+    """The control plane refused the caller's own credentials (``UNAUTHENTICATED``)."""
 
 
 def _error_class(code: str, retryable: bool) -> type[PackCallError]:
@@ -311,20 +336,22 @@ def error_from_rpc(
             if msg.HasField("validation")
             else None,
         )
+    rejection = wire.rejection_from_status(parsed)
+    if rejection is not None:
+        if rejection.reason == "overloaded":
+            return Overloaded(
+                status,
+                parsed.message,
+                target,
+                retry_after=rejection.retry_after,
+                rejection=rejection,
+            )
+        if rejection.reason == "unauthenticated":
+            return Unauthenticated(status, parsed.message, target, rejection=rejection)
+        if rejection.reason in ("unknown_pack", "invalid_input"):
+            return RequestRejected.of(rejection)
+        return TransportError(status, parsed.message, target, rejection=rejection)
     info = parsed.error_info
-    if info is not None and info.reason == OVERLOADED_REASON:
-        return Overloaded(status, parsed.message, target, retry_after=parsed.retry_delay)
-    if info is not None and info.domain == wire.REJECTION_DOMAIN:
-        rejected: RequestRejected
-        if info.reason == wire.UNKNOWN_PACK_REASON:
-            rejected = UnknownPack(info.metadata.get("pack", pack))
-        elif info.reason == wire.INVALID_INPUT_REASON:
-            violations = parsed.field_violations or (FieldViolation("", parsed.message),)
-            rejected = InvalidInput(info.metadata.get("pack", pack), violations)
-        else:
-            rejected = RequestRejected(parsed.message)
-        rejected.args = (parsed.message,)
-        return rejected
     if info is not None and info.metadata.get("code"):
         # A rich status without our PackError (another implementation of the API).
         code = info.metadata["code"]

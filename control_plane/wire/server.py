@@ -25,7 +25,8 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 import grpc
@@ -39,10 +40,10 @@ from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
 from control_plane.core.outcome import Outcome
 from control_plane.core.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
+from control_plane.core.rejection import Rejection
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
-from control_plane.runtime import isolation
 from control_plane.runtime.events import correlation_from_metadata, correlation_scope
-from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
@@ -61,6 +62,7 @@ __all__ = [
     "JsonFormatter",
     "KeyValueFormatter",
     "PackServer",
+    "ServerOptions",
     "configure_logging",
     "create_server",
     "deadline_budget",
@@ -286,7 +288,7 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
                     "request_id": rid or None,
                     "pack": clip(name, MAX_PACK_NAME),
                     "status": _status_name(rich.code),
-                    "reason": type(exc).__name__,
+                    "reason": exc.reason,
                     "elapsed_ms": _ms(started),
                 },
             )
@@ -328,16 +330,21 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
             f"the result of {outcome.pack} is {size} bytes, over the server's maximum message "
             f"size of {self.max_send_bytes} bytes (packctl serve --max-message-bytes)"
         )
+        rejection = Rejection.of(
+            "result_too_large", message, pack=outcome.pack, request_id=outcome.request_id
+        )
         call_logger.warning(
-            message,
+            rejection.message,
             extra={
                 "event": "too_large",
-                "request_id": outcome.request_id,
-                "pack": outcome.pack,
-                "status": "RESOURCE_EXHAUSTED",
+                "request_id": rejection.request_id,
+                "pack": rejection.pack,
+                "status": rejection.grpc_status,
             },
         )
-        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+        if self.observability is not None:
+            self.observability.emit_rejection(rejection)
+        await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(rejection)))
 
     def _internal(self, name: str, request_id: str, exc: BaseException) -> Outcome:
         rid = request_id or "-"
@@ -411,16 +418,18 @@ class PackServer:
         servicer: ControlPlaneServicer,
         health_servicer: health.aio.HealthServicer,
         *,
+        runtime: Runtime,
         address: str,
         port: int,
-        owns_invoker: bool,
+        owns_runtime: bool,
     ) -> None:
         self.grpc_server = server
         self.servicer = servicer
         self.health = health_servicer
+        self.runtime = runtime
         self.address = address
         self.port = port
-        self._owns_invoker = owns_invoker
+        self._owns_runtime = owns_runtime
         self._stopped = False
 
     @property
@@ -457,90 +466,74 @@ class PackServer:
             await self.health.enter_graceful_shutdown()
             logger.info("stopping (grace %ss)", grace, extra={"event": "stopping"})
         await self.grpc_server.stop(grace)
-        if self._owns_invoker:
-            self.invoker.close()
+        if self._owns_runtime:
+            self.runtime.close()
 
     async def wait_for_termination(self, timeout: float | None = None) -> bool:
         """Block until the server stops; ``True`` if it did within ``timeout``."""
         return bool(await self.grpc_server.wait_for_termination(timeout))
 
 
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """How the gRPC server listens and what it admits; how packs run is the Runtime's.
+
+    ``max_message_bytes`` caps requests and responses; ``max_concurrent_rpcs`` is grpc's
+    own cap; ``grpc_options`` are extra channel arguments; ``limits`` sets in-flight limits
+    (``OVERLOADED`` rejections); ``max_input_bytes`` caps the input document; ``auth``
+    requires bearer tokens; ``tls`` serves TLS (mutual TLS with a client CA). See
+    docs/reliability.md.
+    """
+
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_concurrent_rpcs: int | None = None
+    grpc_options: tuple[tuple[str, Any], ...] = ()
+    limits: AdmissionLimits | None = None
+    max_input_bytes: int | None = None
+    auth: TokenAuth | None = None
+    tls: ServerTls | None = None
+
+
 def create_server(
     address: str = DEFAULT_ADDRESS,
-    *,
-    invoker: Invoker | None = None,
-    load: LoadResult | None = None,
-    registry: Registry | None = None,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    max_workers: int | None = None,
-    default_timeout: float | None = None,
-    max_concurrent_rpcs: int | None = None,
-    options: Sequence[tuple[str, Any]] = (),
-    observability: Observability | None = None,
-    isolate: Collection[str] = (),
-    isolation_workers: int = isolation.DEFAULT_WORKERS,
-    isolation_memory_limit: int | None = isolation.DEFAULT_MEMORY_LIMIT,
-    limits: AdmissionLimits | None = None,
-    max_input_bytes: int | None = None,
-    auth: TokenAuth | None = None,
-    tls: ServerTls | None = None,
+    runtime: Runtime | None = None,
+    options: ServerOptions | None = None,
 ) -> tuple[PackServer, int]:
     """Build a control plane bound to ``address``; returns the server and its port.
 
     Call it from the event loop that will run the server, then ``await server.start()``.
-    Packs come from ``invoker``, else ``load`` (a :func:`load_registry` result, with its
-    classifiers), else ``registry``, else the built-in and entry-point plugins.
-    ``max_message_bytes`` caps requests and responses; ``max_workers`` bounds the thread
-    pool of sync handlers; ``default_timeout`` applies to calls without a deadline.
-    ``observability`` (from :func:`control_plane.runtime.observability.install` on the same
-    invoker) also counts and emits requests refused before any pack ran.
-
-    Reliability and security (docs/reliability.md): ``isolate`` names packs (or
-    ``"all"``) whose handlers run in worker processes (``isolation_workers`` per pack,
-    ``isolation_memory_limit`` bytes of address space each); ``limits`` sets in-flight
-    limits; ``max_input_bytes`` caps the input document; ``auth`` requires bearer tokens;
-    ``tls`` serves TLS (mutual TLS with a client CA).
+    Packs, isolation, deadlines and observability come from ``runtime`` (by default
+    :func:`~control_plane.runtime.runtime.build_runtime` with the built-in and
+    entry-point plugins, owned and closed by the server); ``options`` say how to listen.
     """
-    owns_invoker = invoker is None
-    if invoker is None:
-        if load is None and registry is None:
-            load = load_registry()
-        invoker = Invoker(
-            load.registry if load is not None else registry,  # type: ignore[arg-type]
-            classifiers=load.classifiers if load is not None else (),
-            max_workers=max_workers,
-            default_timeout=default_timeout,
-        )
-    if invoker.isolation is None:
-        invoker.isolation = isolation.Isolation.for_registry(
-            invoker.registry,
-            isolate,
-            workers=isolation_workers,
-            memory_limit=isolation_memory_limit,
-        )
+    options = options if options is not None else ServerOptions()
+    owns_runtime = runtime is None
+    if runtime is None:
+        runtime = build_runtime()
+    max_message_bytes = options.max_message_bytes
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
             ("grpc.so_reuseport", 0),
-            *options,
+            *options.grpc_options,
         ],
-        maximum_concurrent_rpcs=max_concurrent_rpcs,
-        interceptors=[BearerAuthInterceptor(auth)] if auth is not None else None,
+        maximum_concurrent_rpcs=options.max_concurrent_rpcs,
+        interceptors=[BearerAuthInterceptor(options.auth)] if options.auth is not None else None,
     )
     servicer = ControlPlaneServicer(
-        invoker, max_send_bytes=max_message_bytes, observability=observability
+        runtime.invoker, max_send_bytes=max_message_bytes, observability=runtime.observability
     )
     pb_grpc.add_ControlPlaneServiceServicer_to_server(
-        guard(servicer, invoker.registry.names(), limits, max_input_bytes), server
+        guard(servicer, runtime.registry.names(), options.limits, options.max_input_bytes), server
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    if tls is not None:
-        port = server.add_secure_port(address, tls.credentials())
+    if options.tls is not None:
+        port = server.add_secure_port(address, options.tls.credentials())
     else:
         port = server.add_insecure_port(address)
     return (
@@ -548,9 +541,10 @@ def create_server(
             server,
             servicer,
             health_servicer,
+            runtime=runtime,
             address=address,
             port=port,
-            owns_invoker=owns_invoker,
+            owns_runtime=owns_runtime,
         ),
         port,
     )
@@ -561,14 +555,15 @@ async def serve(
     *,
     grace: float = DEFAULT_GRACE,
     ready: Callable[[PackServer], None] | None = None,
-    **kwargs: Any,
+    runtime: Runtime | None = None,
+    options: ServerOptions | None = None,
 ) -> None:
     """Run a control plane until SIGTERM or SIGINT, then stop gracefully.
 
-    ``ready`` is called once the server is listening. ``kwargs`` go to
+    ``ready`` is called once the server is listening. ``runtime`` and ``options`` go to
     :func:`create_server`.
     """
-    server, _ = create_server(address, **kwargs)
+    server, _ = create_server(address, runtime, options)
     await server.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

@@ -33,7 +33,7 @@ import orjson
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.errors import FieldViolation, RequestRejected
 from control_plane.core.outcome import (
     CheckRecord,
     ErrorEnvelope,
@@ -42,6 +42,7 @@ from control_plane.core.outcome import (
     Violation,
 )
 from control_plane.core.redact import scrub, scrub_data
+from control_plane.core.rejection import REASONS, Rejection, RejectionViolation
 from control_plane.core.vocabulary import BASELINE, pack_code_status
 from control_plane.v1 import control_plane_pb2 as pb
 
@@ -64,6 +65,7 @@ __all__ = [
     "markdown_table",
     "parse_status",
     "reason_for",
+    "rejection_from_status",
     "rejection_status",
     "status_for",
     "status_table",
@@ -77,8 +79,10 @@ DETAILS_KEY = "grpc-status-details-bin"
 REJECTION_DOMAIN = "control_plane"
 UNKNOWN_PACK_REASON = "UNKNOWN_PACK"
 INVALID_INPUT_REASON = "INVALID_INPUT"
-UNKNOWN_PACK_STATUS = grpc.StatusCode.NOT_FOUND
-INVALID_INPUT_STATUS = grpc.StatusCode.INVALID_ARGUMENT
+UNKNOWN_PACK_STATUS = grpc.StatusCode[REASONS["unknown_pack"].grpc_status]
+INVALID_INPUT_STATUS = grpc.StatusCode[REASONS["invalid_input"].grpc_status]
+#: Longest request id echoed in a rejection's metadata.
+MAX_REJECTION_ECHO = 128
 
 # Statuses that belong to the transport or to the caller's own credentials; no pack code
 # may use them, or a caller could not tell a pack failure from a call that never arrived.
@@ -161,23 +165,15 @@ def status_table() -> list[StatusRow]:
             "a pack-specific code declared not retryable",
         )
     )
-    rows.append(
+    rows.extend(
         StatusRow(
-            "(unknown pack)",
-            UNKNOWN_PACK_STATUS.name,
-            "no",
-            UNKNOWN_PACK_REASON,
-            "no pack of that name is loaded; not a pack code",
+            f"({info.title.lower()})",
+            info.grpc_status,
+            "yes" if info.retryable else "no",
+            reason_for(reason),
+            f"rejection `{reason}`: {info.title}",
         )
-    )
-    rows.append(
-        StatusRow(
-            "(invalid input)",
-            INVALID_INPUT_STATUS.name,
-            "no",
-            INVALID_INPUT_REASON,
-            "input is not JSON or breaks the input schema; `BadRequest` lists the fields",
-        )
+        for reason, info in REASONS.items()
     )
     return rows
 
@@ -390,7 +386,9 @@ def _duration(seconds: float) -> duration_pb2.Duration:
     return duration_pb2.Duration(seconds=whole, nanos=round((seconds - whole) * 1e9))
 
 
-def _bad_request(violations: Iterable[FieldViolation | Violation]) -> error_details_pb2.BadRequest:
+def _bad_request(
+    violations: Iterable[FieldViolation | Violation | RejectionViolation],
+) -> error_details_pb2.BadRequest:
     return error_details_pb2.BadRequest(
         field_violations=[
             error_details_pb2.BadRequest.FieldViolation(
@@ -421,29 +419,59 @@ def error_status(outcome: Outcome, *, trusted: bool = False) -> status_pb2.Statu
     )
 
 
-def rejection_status(exc: RequestRejected, request_id: str = "") -> status_pb2.Status:
-    """The ``google.rpc.Status`` for a request refused before any pack ran."""
-    metadata = {"request_id": request_id} if request_id else {}
-    details: list[any_pb2.Any] = []
-    if isinstance(exc, UnknownPack):
-        status, reason = UNKNOWN_PACK_STATUS, UNKNOWN_PACK_REASON
-        metadata["pack"] = exc.name
-    elif isinstance(exc, InvalidInput):
-        status, reason = INVALID_INPUT_STATUS, INVALID_INPUT_REASON
-        metadata["pack"] = exc.pack
-    else:
-        status, reason = grpc.StatusCode.INVALID_ARGUMENT, "REQUEST_REJECTED"
-    details.append(
+def rejection_status(
+    rejected: Rejection | RequestRejected, request_id: str = ""
+) -> status_pb2.Status:
+    """The ``google.rpc.Status`` for a request refused before any pack ran.
+
+    Rendered from the :class:`~control_plane.core.rejection.Rejection` alone: the status
+    from the rejection vocabulary, ``ErrorInfo{reason: REASON, domain: "control_plane",
+    metadata: {code, retryable, pack, request_id}}``, ``RetryInfo`` when the caller may
+    retry after a delay, ``BadRequest`` with the field violations.
+    """
+    rejection = rejected.rejection if isinstance(rejected, RequestRejected) else rejected
+    rid = rejection.request_id or request_id
+    metadata = dict(rejection.metadata)
+    metadata["code"] = rejection.reason
+    metadata["retryable"] = "true" if rejection.retryable else "false"
+    if rejection.pack:
+        metadata["pack"] = rejection.pack
+    if rid:
+        metadata["request_id"] = rid[:MAX_REJECTION_ECHO]
+    details = [
         _pack_any(
-            error_details_pb2.ErrorInfo(reason=reason, domain=REJECTION_DOMAIN, metadata=metadata)
+            error_details_pb2.ErrorInfo(
+                reason=reason_for(rejection.reason), domain=REJECTION_DOMAIN, metadata=metadata
+            )
         )
+    ]
+    if rejection.retry_after is not None:
+        retry = error_details_pb2.RetryInfo(retry_delay=_duration(rejection.retry_after))
+        details.append(_pack_any(retry))
+    if rejection.violations:
+        details.append(_pack_any(_bad_request(rejection.violations)))
+    status = grpc.StatusCode[rejection.grpc_status]
+    return status_pb2.Status(code=status.value[0], message=rejection.message, details=details)
+
+
+def rejection_from_status(parsed: ParsedStatus) -> Rejection | None:
+    """The rejection a refused call carried (``None`` when it is not one of ours)."""
+    info = parsed.error_info
+    if info is None or info.domain != REJECTION_DOMAIN:
+        return None
+    reason = info.metadata.get("code") or info.reason.lower()
+    if reason not in REASONS:
+        return None
+    known = {"code", "retryable", "pack", "request_id"}
+    return Rejection.of(
+        reason,
+        parsed.message,
+        pack=info.metadata.get("pack", ""),
+        request_id=info.metadata.get("request_id", ""),
+        violations=parsed.field_violations,
+        retry_after=parsed.retry_delay,
+        metadata={k: v for k, v in info.metadata.items() if k not in known},
     )
-    if isinstance(exc, InvalidInput):
-        details.append(_pack_any(_bad_request(exc.violations)))
-    elif isinstance(exc, UnknownPack):
-        unknown = FieldViolation("pack", f"no pack named {exc.name!r} is loaded (ListPacks)")
-        details.append(_pack_any(_bad_request([unknown])))
-    return status_pb2.Status(code=status.value[0], message=scrub(str(exc)), details=details)
 
 
 class _Status(grpc.Status):  # type: ignore[misc]

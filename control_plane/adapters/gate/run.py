@@ -31,7 +31,7 @@ from control_plane.adapters.gate.report import (
     JobResult,
     status_of,
 )
-from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.errors import RequestRejected
 from control_plane.wire.client import PackCallError, TransportError
 
 __all__ = ["Progress", "expand", "run_gate"]
@@ -158,15 +158,13 @@ def run_one(backend: Backend, invocation: Invocation) -> JobResult:
             fail_on=step.fail_on,
             deadline=step.deadline,
         )
-    except UnknownPack as exc:
-        return JobResult.could_not_run(invocation, "unknown_pack", str(exc), started)
-    except InvalidInput as exc:
-        details = "; ".join(f"{v.field or '/'}: {v.description}" for v in exc.violations)
-        return JobResult.could_not_run(
-            invocation, "invalid_input", f"{step.pack} rejected the input: {details}", started
-        )
     except RequestRejected as exc:
-        return JobResult.could_not_run(invocation, "rejected", str(exc), started)
+        rejection = exc.rejection
+        message = rejection.message
+        if rejection.violations:
+            details = "; ".join(f"{v.field or '/'}: {v.description}" for v in rejection.violations)
+            message = f"{step.pack} rejected the input: {details}"
+        return JobResult.could_not_run(invocation, rejection.reason, message, started)
     except TransportError as exc:
         kind = "unreachable" if exc.status in _UNREACHABLE else "transport"
         return JobResult.could_not_run(

@@ -38,12 +38,13 @@ import orjson
 from control_plane.core.classify import classify
 from control_plane.core.enforce import nearest_code
 from control_plane.core.errors import InvalidInput
-from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
 from control_plane.core.pack import Context, Result
 from control_plane.core.registry import LoadedPack, Registry
 from control_plane.core.schema import json_pointer
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
+from control_plane.runtime.plugins import LoadResult
+from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 
 from .faults import FAULTS, KIT_UNDECLARED_CODE, Fault, Secrets, fault
 from .seams import Seam, constant, patch_seams, resolve_seam
@@ -214,12 +215,19 @@ class PackKit:
         handler = self.original.pack.handler
         wrapped = self._wrap_async(handler) if self.original.pack.is_async else self._wrap(handler)
         registry = Registry()
+        # Faults are injected inside the handler, so the harness runs it in this process
+        # (isolated=False); `pack_grpc` serves the pack on the real runtime, isolation and all.
         self.loaded = registry.register(
-            dataclasses.replace(self.original.pack, handler=wrapped), self.original.plugin
+            dataclasses.replace(self.original.pack, handler=wrapped, isolated=False),
+            self.original.plugin,
         )
-        self.invoker = Invoker(
-            registry, classifiers=self.loaded_target.load.classifiers, max_workers=4
+        load = LoadResult(
+            registry, self.loaded_target.load.classifiers, self.loaded_target.load.plugin_manager
         )
+        self.runtime = build_runtime(
+            RuntimeConfig(builtins=False, entry_points=False, handler_threads=4), load=load
+        )
+        self.invoker = self.runtime.invoker
         self._loop = _Loop()
         #: Fault reports of this kit, for the pytest terminal summary.
         self.reports: list[FaultReport] = []
@@ -235,7 +243,7 @@ class PackKit:
         return "boundary mode: no seams declared, faults raised at the handler call"
 
     def close(self) -> None:
-        self.invoker.close()
+        self.runtime.close()
         self._loop.close()
 
     def __enter__(self) -> PackKit:

@@ -19,6 +19,7 @@ import orjson
 
 from control_plane.core.outcome import Outcome
 from control_plane.core.vocabulary import BASELINE
+from control_plane.runtime.runtime import Runtime, RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
@@ -47,6 +48,7 @@ class ServedPack:
         self.server: PackServer | None = None
         self.port = 0
         self._client: Client | None = None
+        self._runtime: Runtime | None = None
 
     @property
     def name(self) -> str:
@@ -70,9 +72,11 @@ class ServedPack:
         self._loop.run_forever()
 
     async def _start(self) -> None:
-        self.server, self.port = create_server(
-            "127.0.0.1:0", load=self.loaded_target.load, max_workers=self._max_workers
+        runtime = build_runtime(
+            RuntimeConfig(handler_threads=self._max_workers), load=self.loaded_target.load
         )
+        self.server, self.port = create_server("127.0.0.1:0", runtime)
+        self._runtime = runtime
         await self.server.start()
 
     def start(self) -> ServedPack:
@@ -91,6 +95,9 @@ class ServedPack:
             future = asyncio.run_coroutine_threadsafe(self.server.stop(0.5), self._loop)
             future.result(15)
             self.server = None
+        if self._runtime is not None:
+            self._runtime.close()
+            self._runtime = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 

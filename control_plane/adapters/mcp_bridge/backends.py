@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadFailure
-from control_plane.runtime.plugins import LoadResult
+from control_plane.runtime.runtime import Runtime
 from control_plane.wire.client import AsyncClient, PackCallError, PackDescription
 
 __all__ = ["BridgeBackend", "LocalBridgeBackend", "RemoteBridgeBackend"]
@@ -48,20 +48,15 @@ class BridgeBackend(Protocol):
 
 
 class LocalBridgeBackend:
-    """Packs in this process (``--local``), through :class:`control_plane.core.invoke.Invoker`."""
+    """Packs in this process (``--local``), on the same runtime as ``packctl serve``."""
 
     where = "local"
 
-    def __init__(self, load: LoadResult, *, default_timeout: float | None = None) -> None:
-        from control_plane.core.invoke import Invoker
-
-        self.load = load
-        self.invoker = Invoker(
-            load.registry, classifiers=load.classifiers, default_timeout=default_timeout
-        )
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     async def catalogue(self) -> tuple[list[PackDescription], list[LoadFailure]]:
-        registry = self.load.registry
+        registry = self.runtime.registry
         return [PackDescription.from_loaded(p) for p in registry], list(registry.failures)
 
     async def invoke(
@@ -73,12 +68,12 @@ class LocalBridgeBackend:
         fail_on: Literal["fail", "warn"],
         deadline: float | None,
     ) -> Outcome:
-        return await self.invoker.invoke(
+        return await self.runtime.invoke(
             name, doc, strict=strict, fail_on=fail_on, timeout=deadline
         )
 
     async def close(self) -> None:
-        self.invoker.close()
+        self.runtime.close()
 
 
 class RemoteBridgeBackend:

@@ -94,7 +94,7 @@ def _configure_logging(level: str) -> None:
 
 def run_mcp(args: argparse.Namespace) -> int:
     """The ``packctl mcp`` handler: serve until the client goes away or a signal."""
-    from control_plane.adapters.cli import EXIT_OK, EXIT_USAGE, load_plugins
+    from control_plane.adapters.cli import EXIT_OK, EXIT_USAGE, UsageProblem, local_runtime
 
     try:
         from control_plane.adapters.mcp_bridge.server import (
@@ -118,8 +118,13 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     _configure_logging(args.log_level)
     # Stdout is the MCP stream: a plugin that prints while loading must not corrupt it.
+    runtime = None
     with contextlib.redirect_stdout(sys.stderr):
-        load = load_plugins(args.plugin) if args.local else None
+        try:
+            runtime = local_runtime(args) if args.local else None
+        except UsageProblem as exc:
+            print(f"packctl mcp: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         remote_kwargs = {} if args.local else client_kwargs(args)
     except (OSError, ValueError) as exc:  # AuthConfigError is a ValueError; unreadable files
@@ -139,9 +144,8 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     async def main() -> None:
         backend: BridgeBackend
-        if load is not None:
-            deadline = args.deadline if args.deadline is not None else 300.0
-            backend = LocalBridgeBackend(load, default_timeout=deadline)
+        if runtime is not None:
+            backend = LocalBridgeBackend(runtime)
         else:
             backend = RemoteBridgeBackend(args.target, **remote_kwargs)
         bridge = Bridge(backend, naming=args.tool_names, deadline=args.deadline)

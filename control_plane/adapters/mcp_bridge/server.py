@@ -29,8 +29,9 @@ from control_plane.adapters.mcp_bridge.tools import (
     rejected_content,
     success_content,
 )
-from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane.core.errors import CapabilityPackError, RequestRejected, UnknownPack
 from control_plane.core.outcome import Outcome
+from control_plane.core.rejection import Rejection
 from control_plane.wire.client import TransportError
 
 __all__ = ["SERVER_NAME", "Bridge", "ListenError", "serve_http", "serve_stdio"]
@@ -150,34 +151,35 @@ class Bridge:
         spec = self.tools.get(name)
         if spec is None and not self._loaded:
             message = f"cannot list the packs of the control plane at {self.backend.where}"
-            return (*rejected_content("unavailable", message, retryable=True), True)
+            return (*rejected_content(Rejection.of("unavailable", message)), True)
         if spec is None:
             names = sorted(self.tools)
             known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
             message = f"no tool {name!r} (tools: {known or 'none'})"
-            return (*rejected_content("unknown_tool", message), True)
+            return (*rejected_content(Rejection.of("unknown_pack", message, pack=name)), True)
         doc, strict, fail_on, faults = spec.split_arguments(arguments)
         if faults:
             message = f"invalid arguments for {spec.name}"
-            return (*rejected_content("invalid_input", message, violations=faults), True)
+            rejection = Rejection.of("invalid_input", message, pack=spec.pack, violations=faults)
+            return (*rejected_content(rejection), True)
         try:
             outcome = await self.backend.invoke(
                 spec.pack, doc, strict=strict, fail_on=fail_on, deadline=self.deadline
             )
-        except InvalidInput as exc:
-            message = f"the input does not match the input schema of {spec.name}"
-            return (*rejected_content("invalid_input", message, violations=exc.violations), True)
         except UnknownPack:
             self._loaded = False  # the control plane changed under us: relist next time
             message = f"the control plane no longer serves {spec.pack!r}"
-            return (*rejected_content("unknown_tool", message), True)
+            return (*rejected_content(Rejection.of("unknown_pack", message, pack=spec.pack)), True)
+        except RequestRejected as exc:
+            return (*rejected_content(exc), True)
         except TransportError as exc:
             message = f"cannot reach the control plane at {self.backend.where} ({exc.status.name})"
-            return (*rejected_content("unavailable", message, retryable=True), True)
+            return (*rejected_content(Rejection.of("unavailable", message)), True)
         # The MCP boundary: a bug of the bridge must still answer in the documented shape.
         except Exception:
             logger.exception("bridge failure calling %s", spec.pack)
-            return (*rejected_content("bridge_error", "the bridge failed; see its log"), True)
+            failed = Rejection.of("adapter_failed", "the bridge failed; see its log")
+            return (*rejected_content(failed), True)
         return self._answer(spec, outcome)
 
     def _answer(self, spec: ToolSpec, outcome: Outcome) -> tuple[dict[str, Any], str, bool]:
@@ -188,7 +190,7 @@ class Bridge:
             # Only a code the client library made up (a deadline the control plane did not
             # answer within): the pack never answered, so this is not the pack's error.
             message = f"no answer from the control plane: {env.message}"
-            return (*rejected_content("unavailable", message, retryable=True), True)
+            return (*rejected_content(Rejection.of("unavailable", message)), True)
         return (*error_content(outcome, spec), True)
 
     async def close(self) -> None:

@@ -23,10 +23,11 @@ from typing import Any, Literal
 
 import orjson
 
-from control_plane.core.errors import FieldViolation
+from control_plane.core.errors import FieldViolation, RequestRejected
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.redact import scrub
 from control_plane.core.registry import validation_field_schema
+from control_plane.core.rejection import REASONS, Rejection
 from control_plane.core.vocabulary import CodeInfo
 from control_plane.wire.client import PackDescription
 
@@ -50,12 +51,8 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _NOT_TOOL_CHAR = re.compile(r"[^A-Za-z0-9_.-]")
 
 #: Why a call never reached the pack: a closed set, outside the pack's vocabulary.
-REJECTION_REASONS: tuple[str, ...] = (
-    "unknown_tool",
-    "invalid_input",
-    "unavailable",
-    "bridge_error",
-)
+#: The control plane's own rejection vocabulary (``schemas/rejections.json``).
+REJECTION_REASONS: tuple[str, ...] = tuple(REASONS)
 
 #: Control arguments and the names tried, in order, when a pack already uses one.
 _CONTROL_CANDIDATES: Mapping[str, tuple[str, ...]] = {
@@ -283,6 +280,8 @@ def _rejection_schema() -> dict[str, Any]:
             "reason": {"enum": list(REJECTION_REASONS)},
             "message": {"type": "string"},
             "retryable": {"type": "boolean"},
+            "recovery_hint": {"type": "string"},
+            "retry_after": {"type": "number", "minimum": 0},
             "violations": {
                 "type": "array",
                 "items": {
@@ -445,32 +444,27 @@ def error_content(outcome: Outcome, spec: ToolSpec) -> tuple[dict[str, Any], str
     return data, scrub(text)
 
 
-def rejected_content(
-    reason: str,
-    message: str,
-    *,
-    violations: Sequence[FieldViolation] = (),
-    retryable: bool = False,
-) -> tuple[dict[str, Any], str]:
-    """``structuredContent`` and the one-line text of a call that never reached the pack."""
-    assert reason in REJECTION_REASONS
-    message = scrub(_short(message))
-    rejected: dict[str, Any] = {"reason": reason, "message": message, "retryable": retryable}
-    if violations:
+def rejected_content(rejection: Rejection | RequestRejected) -> tuple[dict[str, Any], str]:
+    """``structuredContent`` and the one-line text of a call that never reached the pack,
+    rendered from its :class:`~control_plane.core.rejection.Rejection`."""
+    if isinstance(rejection, RequestRejected):
+        rejection = rejection.rejection
+    rejected: dict[str, Any] = {
+        "reason": rejection.reason,
+        "message": _short(rejection.message),
+        "retryable": rejection.retryable,
+        "recovery_hint": rejection.recovery_hint,
+    }
+    if rejection.violations:
         rejected["violations"] = [
-            {"field": v.field or "/", "description": scrub(_short(v.description))}
-            for v in violations
+            {"field": v.field or "/", "description": _short(v.description)}
+            for v in rejection.violations
         ]
+    if rejection.retry_after is not None:
+        rejected["retry_after"] = rejection.retry_after
     data = {"ok": False, "rejected": rejected}
-    if reason == "invalid_input":
-        where = "; ".join(
-            f"{v['field']}: {v['description']}" for v in rejected.get("violations", [])
-        )
-        text = f"invalid input: {where or message}. Next: fix the arguments and call again."
-    elif reason == "unknown_tool":
-        text = f"unknown tool: {message}. Next: call tools/list and use a listed tool."
-    elif reason == "unavailable":
-        text = f"unavailable: {message}. Next: retry later; the control plane did not answer."
-    else:
-        text = f"bridge error: {message}. Next: do not retry blindly; report to the operator."
-    return data, text
+    detail = rejected["message"]
+    if rejection.reason == "invalid_input" and rejection.violations:
+        detail = "; ".join(f"{v['field']}: {v['description']}" for v in rejected["violations"])
+    label = rejection.reason.replace("_", " ")
+    return data, f"{label}: {detail}. Next: {rejection.recovery_hint}"

@@ -24,8 +24,8 @@ from control_plane.adapters.temporal.bridge import (
 )
 from control_plane.adapters.temporal.messages import ACTIVITY_NAME, PackCall
 from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected
-from control_plane.core.invoke import Invoker
 from control_plane.core.validation import FailOn
+from control_plane.runtime.runtime import Runtime
 
 __all__ = ["PackActivities", "check_call"]
 
@@ -50,8 +50,8 @@ def check_call(call: PackCall) -> FailOn:
 class PackActivities:
     """Activities over one :class:`Invoker` (register ``[acts.invoke]`` on a worker)."""
 
-    def __init__(self, invoker: Invoker) -> None:
-        self.invoker = invoker
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     @activity.defn(name=ACTIVITY_NAME)
     async def invoke(self, call: PackCall) -> dict[str, Any]:
@@ -61,7 +61,7 @@ class PackActivities:
         beating = asyncio.create_task(_heartbeat(beat)) if beat is not None else None
         try:
             fail_on = check_call(call)
-            outcome = await self.invoker.invoke(
+            outcome = await self.runtime.invoke(
                 call.name,
                 call.input_json,
                 strict=call.strict,

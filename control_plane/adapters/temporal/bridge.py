@@ -41,14 +41,12 @@ from temporalio.exceptions import (
 from control_plane.adapters.temporal.messages import RetrySettings
 from control_plane.core.errors import (
     CapabilityPackError,
-    FieldViolation,
-    InvalidInput,
     PackError,
     RequestRejected,
-    UnknownPack,
 )
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.redact import INTERNAL_MESSAGE, scrub, scrub_data
+from control_plane.core.rejection import Rejection
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR, CodeInfo
 
 __all__ = [
@@ -154,18 +152,19 @@ def outcome_to_application_error(
 
 
 def rejection_to_application_error(exc: RequestRejected) -> ApplicationError:
-    """A request refused before any pack ran; never retried."""
-    kind = "RequestRejected"
-    data: dict[str, Any] = {"message": str(exc)}
-    if isinstance(exc, UnknownPack):
-        kind = "UnknownPack"
-        data["pack"] = exc.name
-    elif isinstance(exc, InvalidInput):
-        kind = "InvalidInput"
-        data["pack"] = exc.pack
-        data["violations"] = [v.to_dict() for v in exc.violations]
-    data["kind"] = kind
-    return ApplicationError(str(exc), {REJECTION_KEY: data}, type=kind, non_retryable=True)
+    """A request refused before any pack ran, rendered from its ``Rejection``.
+
+    ``type`` is the exception's class (``UnknownPack``, ``InvalidInput``,
+    ``RequestRejected``), the message starts with the reason, the details carry
+    ``Rejection.to_dict()`` and the retryable flag follows the rejection vocabulary.
+    """
+    rejection = exc.rejection
+    return ApplicationError(
+        f"{rejection.reason}: {rejection.message}",
+        {REJECTION_KEY: rejection.to_dict()},
+        type=type(exc).__name__ if type(exc).__name__ in REJECTION_TYPES else "RequestRejected",
+        non_retryable=not rejection.retryable,
+    )
 
 
 def envelope_for_domain_error(exc: CapabilityPackError) -> ErrorEnvelope:
@@ -307,21 +306,10 @@ def recover_rejection(exc: BaseException) -> RequestRejected | None:
         data = _packed(current, REJECTION_KEY)
         if not isinstance(data, Mapping):
             continue
-        message = str(data.get("message", "request rejected"))
-        rejected: RequestRejected
-        if data.get("kind") == "UnknownPack":
-            rejected = UnknownPack(str(data.get("pack", "")))
-        elif data.get("kind") == "InvalidInput":
-            violations = [
-                FieldViolation(str(v.get("field", "")), str(v.get("description", "")))
-                for v in data.get("violations", ())
-                if isinstance(v, Mapping)
-            ]
-            rejected = InvalidInput(str(data.get("pack", "")), violations)
-        else:
-            rejected = RequestRejected(message)
-        rejected.args = (message,)
-        return rejected
+        try:
+            return RequestRejected.of(Rejection.from_dict(data))
+        except ValueError:  # a reason outside the vocabulary: not one of ours
+            continue
     return None
 
 

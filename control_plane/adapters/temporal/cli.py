@@ -31,13 +31,14 @@ from control_plane.adapters.cli import (
     _print_outcome,
     _problem,
     _read_input,
-    load_plugins,
-    observed_invoker,
     rejection_problem,
 )
+from control_plane.adapters.reliability_cli import runtime_config
 from control_plane.core.errors import RequestRejected
 from control_plane.core.outcome import Outcome
+from control_plane.runtime.isolation import IsolationError
 from control_plane.runtime.observability import add_serve_arguments
+from control_plane.runtime.runtime import build_runtime
 
 __all__ = ["add_cli_commands"]
 
@@ -153,8 +154,13 @@ def _worker(args: argparse.Namespace) -> int:
     from control_plane.wire.server import configure_logging
 
     configure_logging(args.log_format, args.log_level)
-    load = load_plugins(args.plugin)
-    invoker, obs = observed_invoker(args, load)
+    try:
+        runtime = build_runtime(runtime_config(args))
+    except IsolationError as exc:
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    obs = runtime.observe(args)
+    load = runtime.load
 
     def ready(worker: Any) -> None:
         if obs.metrics.port is not None:
@@ -180,7 +186,7 @@ def _worker(args: argparse.Namespace) -> int:
         await run_worker(
             args.temporal,
             args.task_queue,
-            invoker=invoker,
+            runtime=runtime,
             namespace=args.namespace,
             stop=stop,
             ready=ready,
@@ -196,8 +202,7 @@ def _worker(args: argparse.Namespace) -> int:
         print(f"packctl: cannot reach Temporal at {args.temporal}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
-        invoker.close()
-        obs.close()
+        runtime.close()
     print("packctl: worker stopped", file=sys.stderr)
     return EXIT_OK
 

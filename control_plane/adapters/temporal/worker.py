@@ -3,8 +3,8 @@
 ::
 
     client = await temporalio.client.Client.connect("127.0.0.1:7233")
-    invoker = Invoker(load.registry, classifiers=load.classifiers)
-    async with create_worker(client, "packs", invoker=invoker):
+    runtime = build_runtime()
+    async with create_worker(client, "packs", runtime=runtime):
         ...
 
 or ``packctl worker --temporal HOST:PORT --task-queue packs`` (:func:`run_worker`).
@@ -26,7 +26,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from control_plane.adapters.temporal.activities import PackActivities
 from control_plane.adapters.temporal.workflows import FailSafeInterceptor, InvokePackWorkflow
 from control_plane.core.errors import CapabilityPackError
-from control_plane.core.invoke import Invoker
+from control_plane.runtime.runtime import Runtime
 
 __all__ = ["DEFAULT_NAMESPACE", "connect", "create_worker", "run_worker", "sandbox_runner"]
 
@@ -53,7 +53,7 @@ def create_worker(
     client: Client,
     task_queue: str,
     *,
-    invoker: Invoker,
+    runtime: Runtime,
     workflows: Sequence[type] = (),
     activities: Sequence[Callable[..., Any]] = (),
     interceptors: Sequence[Interceptor] = (),
@@ -66,7 +66,7 @@ def create_worker(
     ``options`` go to :class:`temporalio.worker.Worker` (``max_concurrent_activities``...);
     the workflow runner defaults to :func:`sandbox_runner`.
     """
-    acts = PackActivities(invoker)
+    acts = PackActivities(runtime)
     options.setdefault("workflow_runner", sandbox_runner())
     return Worker(
         client,
@@ -83,24 +83,24 @@ async def run_worker(
     target: str,
     task_queue: str,
     *,
-    invoker: Invoker,
+    runtime: Runtime,
     namespace: str = DEFAULT_NAMESPACE,
     stop: asyncio.Event | None = None,
     ready: Callable[[Worker], None] | None = None,
     max_concurrent_activities: int | None = None,
     grace: float = 10.0,
 ) -> None:
-    """Serve ``invoker``'s packs on ``task_queue`` until ``stop`` is set.
+    """Serve ``runtime``'s packs on ``task_queue`` until ``stop`` is set.
 
     ``grace`` is how long running activities get to finish on shutdown; those that do not
-    are cancelled and retried elsewhere per the retry policy. The caller owns ``invoker``.
+    are cancelled and retried elsewhere per the retry policy. The caller owns ``runtime``.
     """
     client = await connect(target, namespace)
     stop = stop if stop is not None else asyncio.Event()
     worker = create_worker(
         client,
         task_queue,
-        invoker=invoker,
+        runtime=runtime,
         max_concurrent_activities=max_concurrent_activities,
         graceful_shutdown_timeout=timedelta(seconds=grace),
     )

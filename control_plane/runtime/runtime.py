@@ -1,0 +1,202 @@
+"""The one runtime every adapter uses: packs, isolation, timeouts, observability.
+
+``build_runtime(RuntimeConfig(...))`` loads the plugins once, builds the
+:class:`~control_plane.core.invoke.Invoker`, starts worker pools for every isolated pack
+(named in the config, or declaring ``Pack(isolated=True)``) and, when asked, attaches
+metrics, error events and the incident store. ``packctl serve``, ``packctl worker``
+(Temporal), every ``--local`` command, ``packctl gate --local``, the MCP bridge's local
+backend and the author kit all call this factory, so a pack behaves the same wherever it
+runs: same isolation, same default deadline, same enforcement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from control_plane.core.invoke import Invoker
+from control_plane.core.outcome import Outcome
+from control_plane.core.registry import LoadFailure, Registry
+from control_plane.core.validation import FailOn
+from control_plane.runtime import isolation
+from control_plane.runtime.events import EventSink
+from control_plane.runtime.observability import Observability, install, install_from_args
+from control_plane.runtime.plugins import LoadResult, load_registry
+
+__all__ = ["DEFAULT_TIMEOUT", "Runtime", "RuntimeConfig", "build_runtime"]
+
+#: Deadline of a call that carries none, in seconds, on every adapter.
+DEFAULT_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeConfig:
+    """Everything that decides how packs run, whatever adapter serves them."""
+
+    #: Plugin modules to import beside the built-in and entry-point ones (``--plugin``).
+    plugins: tuple[str, ...] = ()
+    #: Plugin objects given directly: a module, or ``(name, object)`` (tests, the kit).
+    extra: tuple[tuple[str, object] | ModuleType, ...] = ()
+    #: Load the built-in packs (``DEFAULT_PLUGINS``).
+    builtins: bool = True
+    #: Load third-party plugins from the ``capability_packs`` entry-point group.
+    entry_points: bool = True
+    #: Packs whose handlers run in worker processes (names, or ``"all"``); packs that
+    #: declare ``Pack(isolated=True)`` are isolated whatever this says.
+    isolate: tuple[str, ...] = ()
+    isolation_workers: int = isolation.DEFAULT_WORKERS
+    isolation_memory_limit: int | None = isolation.DEFAULT_MEMORY_LIMIT
+    #: Threads for synchronous handlers (``None``: Python's default for the pool).
+    handler_threads: int | None = None
+    #: Deadline of calls that carry none (``None``: no deadline).
+    default_timeout: float | None = DEFAULT_TIMEOUT
+    #: Load failures found before loading (e.g. a ``--plugin`` module that did not import).
+    failures: tuple[LoadFailure, ...] = field(default=())
+
+
+class Runtime:
+    """Loaded packs under full enforcement; built by :func:`build_runtime`."""
+
+    def __init__(self, load: LoadResult, invoker: Invoker, config: RuntimeConfig) -> None:
+        self.load = load
+        self.invoker = invoker
+        self.config = config
+        #: Metrics, events and incidents, once :meth:`observe` attached them.
+        self.observability: Observability | None = None
+        self._closed = False
+
+    @property
+    def registry(self) -> Registry:
+        return self.invoker.registry
+
+    @property
+    def isolated(self) -> frozenset[str]:
+        """Names of the packs whose handlers run in worker processes."""
+        pools = self.invoker.isolation
+        return frozenset(
+            name for name in self.registry.names() if pools is not None and name in pools
+        )
+
+    @property
+    def event_sinks(self) -> Sequence[EventSink]:
+        """Sinks registered by plugins through ``register_event_sinks``."""
+        return self.load.event_sinks
+
+    # -- observability -------------------------------------------------------------------
+
+    def observe(self, args: argparse.Namespace | None = None, **kwargs: Any) -> Observability:
+        """Attach metrics, error events and the incident store (once).
+
+        ``args`` are ``packctl serve``-style options
+        (:func:`~control_plane.runtime.observability.add_serve_arguments`); without them,
+        ``kwargs`` go to :func:`~control_plane.runtime.observability.install`. Plugin
+        event sinks and the load failures are always included.
+        """
+        if self.observability is not None:
+            return self.observability
+        failures = self.registry.failures
+        if args is not None:
+            obs = install_from_args(
+                self.invoker, args, load_failures=failures, event_sinks=self.event_sinks
+            )
+        else:
+            sinks = [*self.event_sinks, *kwargs.pop("event_sinks", ())]
+            obs = install(self.invoker, load_failures=failures, event_sinks=sinks, **kwargs)
+        self.observability = obs
+        return obs
+
+    # -- calls ---------------------------------------------------------------------------
+
+    async def invoke(
+        self,
+        name: str,
+        payload: bytes | str | Mapping[str, Any],
+        *,
+        strict: bool = False,
+        fail_on: FailOn = "fail",
+        request_id: str | None = None,
+        timeout: float | None = None,
+    ) -> Outcome:
+        """Run pack ``name``: an :class:`Outcome`, or ``RequestRejected`` raised."""
+        return await self.invoker.invoke(
+            name, payload, strict=strict, fail_on=fail_on, request_id=request_id, timeout=timeout
+        )
+
+    def invoke_sync(
+        self, name: str, payload: bytes | str | Mapping[str, Any], **kwargs: Any
+    ) -> Outcome:
+        """:meth:`invoke` from synchronous code (no event loop running)."""
+        return asyncio.run(self.invoke(name, payload, **kwargs))
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop worker pools and threads, detach observability (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.invoker.close()
+        if self.observability is not None:
+            self.observability.close()
+
+    def __enter__(self) -> Runtime:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
+    plugins: list[tuple[str, object]] = []
+    failed: list[LoadFailure] = []
+    for name in names:
+        try:
+            plugins.append((name, importlib.import_module(name)))
+        # Plugin boundary: importing a plugin module may raise anything.
+        except Exception as exc:  # noqa: BLE001
+            failed.append(LoadFailure(name, f"failed to load: {type(exc).__name__}: {exc}"))
+    return plugins, failed
+
+
+def build_runtime(
+    config: RuntimeConfig | None = None, *, load: LoadResult | None = None
+) -> Runtime:
+    """The runtime for ``config``: plugins loaded, isolation started.
+
+    ``load`` reuses plugins already loaded (a :func:`load_registry` result) instead of
+    loading them from ``config``. Raises
+    :class:`~control_plane.runtime.isolation.IsolationError` when ``config.isolate`` names
+    an unknown pack.
+    """
+    config = config if config is not None else RuntimeConfig()
+    if load is None:
+        imported, failed = _import_plugins(config.plugins)
+        load = load_registry(
+            builtins=config.builtins,
+            entry_points_=config.entry_points,
+            extra=[*config.extra, *imported],
+        )
+        for failure in (*config.failures, *failed):
+            load.registry.record_failure(failure)
+    invoker = Invoker(
+        load.registry,
+        classifiers=load.classifiers,
+        max_workers=config.handler_threads,
+        default_timeout=config.default_timeout,
+    )
+    try:
+        invoker.isolation = isolation.Isolation.for_registry(
+            load.registry,
+            config.isolate,
+            workers=config.isolation_workers,
+            memory_limit=config.isolation_memory_limit,
+        )
+    except BaseException:
+        invoker.close()
+        raise
+    return Runtime(load, invoker, config)
