@@ -191,7 +191,5 @@ class Rejection:
             request_id=str(data.get("request_id", "")),
             violations=[v for v in data.get("violations", ()) if isinstance(v, Mapping)],
             retry_after=float(retry) if isinstance(retry, int | float) else None,
-            metadata={str(k): str(v) for k, v in extra.items()}
-            if isinstance(extra, Mapping)
-            else None,
+            metadata=metadata,
         )
