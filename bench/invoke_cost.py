@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from control_plane import Invoker, Pack, Registry, errors  # noqa: E402
+from control_plane import Pack, errors  # noqa: E402
+from control_plane.core.invoke import Invoker  # noqa: E402
+from control_plane.core.registry import Registry  # noqa: E402
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -1,26 +1,30 @@
 """capability-packs: a control plane that keeps every pack's errors inside a closed vocabulary.
 
-The public surface for pack authors and embedders is re-exported here; everything else is
-internal. A pack author needs::
+This module is the pack-author API, and nothing else::
 
-    from control_plane import Pack, CodeDoc, Check, Result, PackError, hookimpl
+    from control_plane import Pack, CodeDoc, Check, Result, Context, PackError, hookimpl
+    from control_plane import errors   # errors.not_found(), errors.rate_limited(30), ...
 
     @hookimpl
     def register_packs(register):
         register(Pack(name="team.tool", version="1.0.0", summary="...", input_schema={...},
                       output_schema={...}, handler=run, codes={"my_code": CodeDoc(...)}))
+
+The other public modules (docs/architecture.md): :mod:`control_plane.errors` (typed pack
+errors), :mod:`control_plane.tools` (subprocess helper, stderr tables, scrubbing, HTTP
+``Retry-After`` parsing for pack authors) and :mod:`control_plane.embed` (running and
+serving packs from your own program: the runtime, the server, the clients). Everything
+under ``core``, ``runtime``, ``wire`` and ``adapters`` is internal.
 """
 
-from control_plane.core.classify import Classification, classify, parse_retry_after
-from control_plane.core.enforce import nearest_code
-from control_plane.core.errors import (
+from control_plane import errors
+from control_plane._version import version as _installed_version
+from control_plane.core.hookspecs import hookimpl
+from control_plane.core.pack import Check, CodeDoc, Context, Pack, Result, Severity
+from control_plane.errors import (
     CapabilityPackError,
     FieldViolation,
-    InvalidInput,
     PackError,
-    PluginLoadError,
-    RequestRejected,
-    UnknownPack,
     artifact_failed,
     auth_failed,
     network_error,
@@ -29,55 +33,27 @@ from control_plane.core.errors import (
     schema_mismatch,
     timeout,
 )
-from control_plane.core.hookspecs import hookimpl
-from control_plane.core.invoke import Invoker
-from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
-from control_plane.core.pack import Check, CodeDoc, Context, Pack, Result
-from control_plane.core.redact import Incidents, scrub
-from control_plane.core.registry import LoadedPack, LoadFailure, Registry
-from control_plane.core.vocabulary import BASELINE, CodeInfo
-from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
 
-__version__ = "0.1.0"
+__version__ = _installed_version()
 
 __all__ = [
-    "BASELINE",
-    "DEFAULT_PLUGINS",
     "CapabilityPackError",
     "Check",
-    "CheckRecord",
-    "Classification",
     "CodeDoc",
-    "CodeInfo",
     "Context",
-    "ErrorEnvelope",
     "FieldViolation",
-    "Incidents",
-    "InvalidInput",
-    "Invoker",
-    "LoadFailure",
-    "LoadedPack",
-    "Outcome",
     "Pack",
     "PackError",
-    "PluginLoadError",
-    "Registry",
-    "RequestRejected",
     "Result",
-    "UnknownPack",
-    "ValidationRecord",
+    "Severity",
     "__version__",
     "artifact_failed",
     "auth_failed",
-    "classify",
+    "errors",
     "hookimpl",
-    "load_registry",
-    "nearest_code",
     "network_error",
     "not_found",
-    "parse_retry_after",
     "rate_limited",
     "schema_mismatch",
-    "scrub",
     "timeout",
 ]

@@ -15,10 +15,12 @@ from typing import Any
 
 import orjson
 
-from control_plane import CodeDoc, Invoker, Outcome, Pack, Registry, hookimpl
+from control_plane import CodeDoc, Pack, hookimpl
+from control_plane.core.invoke import Invoker
+from control_plane.core.outcome import Outcome
 from control_plane.core.pack import Handler
 from control_plane.core.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE
-from control_plane.core.registry import LoadedPack
+from control_plane.core.registry import LoadedPack, Registry
 
 __all__ = [
     "HTTPLikeError",

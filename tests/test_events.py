@@ -12,19 +12,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from control_plane import (
-    Check,
-    Invoker,
-    PackError,
-    Registry,
-    Result,
-    hookimpl,
-    load_registry,
-    rate_limited,
-    schema_mismatch,
-)
+from control_plane import Check, PackError, Result, hookimpl, rate_limited, schema_mismatch
 from control_plane.core.errors import InvalidInput, UnknownPack
+from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Pack
+from control_plane.core.registry import Registry
 from control_plane.runtime.events import (
     ErrorEvent,
     ErrorEvents,
@@ -34,6 +26,7 @@ from control_plane.runtime.events import (
     correlation_scope,
     emit_rejection,
 )
+from control_plane.runtime.plugins import load_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENT_SCHEMA = json.loads((ROOT / "schemas" / "error-event.schema.json").read_text())

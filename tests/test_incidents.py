@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from control_plane import Invoker, PackError, Registry
+from control_plane import PackError
+from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Pack
 from control_plane.core.redact import Incident
+from control_plane.core.registry import Registry
 from control_plane.runtime.events import ErrorEvent, ErrorEvents
 from control_plane.runtime.incidents import IncidentStore, default_incident_db
 from control_plane.runtime.observability import (

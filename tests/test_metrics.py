@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from control_plane import Check, Invoker, PackError, Registry, Result, rate_limited
+from control_plane import Check, PackError, Result, rate_limited
 from control_plane.core.errors import InvalidInput, UnknownPack
+from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Pack
-from control_plane.core.registry import LoadFailure
+from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime.events import ErrorEvents, FileSink
 from control_plane.runtime.incidents import IncidentStore
 from control_plane.runtime.metrics import Metrics, start_metrics_server

@@ -21,17 +21,11 @@ import pytest
 from pydantic import BaseModel
 from runtime_support import make_pack, noop, output_schema, plugin, raising_plugin
 
-from control_plane import (
-    Classification,
-    CodeDoc,
-    Invoker,
-    Pack,
-    PackError,
-    Registry,
-    hookimpl,
-)
+from control_plane import CodeDoc, Pack, PackError, hookimpl
+from control_plane.core.classify import Classification
 from control_plane.core.errors import PluginLoadError
-from control_plane.core.registry import LoadFailure
+from control_plane.core.invoke import Invoker
+from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime import plugins as plugins_module
 from control_plane.runtime.plugins import load_registry
 

@@ -159,7 +159,7 @@ class GuardedServicer:
         self.ListPacks = inner.ListPacks
         self.DescribePack = inner.DescribePack
 
-    async def InvokePack(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def InvokePack(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         """Refuse oversized inputs and calls over a limit; run the rest."""
         limit = self.max_input_bytes
         if limit is not None and len(request.input) > limit:

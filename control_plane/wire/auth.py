@@ -137,14 +137,14 @@ class TokenAuth:
         return ok
 
 
-async def _deny(request: Any, context: grpc.aio.ServicerContext) -> Any:
+async def _deny(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
     from control_plane.wire import status as wire  # status imports nothing of auth
 
     rejection = Rejection.of("unauthenticated", _DENIED)
     await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(rejection)))
 
 
-def _denying(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+def _denying(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
     """A handler of the same shape as ``handler`` that refuses with ``UNAUTHENTICATED``."""
     kwargs = {
         "request_deserializer": handler.request_deserializer,
@@ -159,7 +159,7 @@ def _denying(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
     return grpc.stream_stream_rpc_method_handler(_deny, **kwargs)
 
 
-class BearerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
     """Server interceptor: calls without an accepted bearer token reach no servicer."""
 
     def __init__(self, auth: TokenAuth) -> None:
@@ -169,9 +169,11 @@ class BearerAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]
+        ],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
         method = handler_call_details.method
         if method in self.auth.open_methods or self.auth.allows(
             handler_call_details.invocation_metadata

@@ -748,7 +748,9 @@ class Client:
 
         def once() -> Outcome:
             try:
-                return _outcome(self._stub.InvokePack(request, timeout=deadline, metadata=metadata))
+                call_metadata = tuple(metadata) if metadata is not None else None
+                reply = self._stub.InvokePack(request, timeout=deadline, metadata=call_metadata)
+                return _outcome(reply)
             except grpc.RpcError as exc:
                 raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
 
@@ -760,7 +762,9 @@ class Client:
 
         stub = health_pb2_grpc.HealthStub(self._channel)
         try:
-            reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+            # The stub object gets its Check attribute in __init__; the stubs miss it.
+            check = stub.Check  # type: ignore[attr-defined]
+            reply = check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
         except grpc.RpcError as exc:
             raise error_from_rpc(exc, timeout=timeout, target=self.target) from None
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))

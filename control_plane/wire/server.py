@@ -227,13 +227,13 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         self._describe = {p.name: _description(p) for p in registry}
 
     async def ListPacks(
-        self, request: pb.ListPacksRequest, context: grpc.aio.ServicerContext
+        self, request: pb.ListPacksRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.ListPacksResponse:
         """Every loaded pack and every load failure (built once)."""
         return self._list
 
     async def DescribePack(
-        self, request: pb.DescribePackRequest, context: grpc.aio.ServicerContext
+        self, request: pb.DescribePackRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.DescribePackResponse:
         """One pack's effective schemas and vocabulary (built once)."""
         found = self._describe.get(request.name)
@@ -246,7 +246,7 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         return found
 
     async def InvokePack(
-        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext
+        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> pb.InvokePackResponse:
         """Run one pack; failures end with the mapped status and the rich details."""
         started = time.perf_counter()
@@ -312,7 +312,7 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _invoke(
-        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext
+        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> Awaitable[Outcome]:
         return self.invoker.invoke(
             request.pack,
@@ -324,7 +324,7 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         )
 
     async def _too_large(
-        self, outcome: Outcome, size: int, context: grpc.aio.ServicerContext
+        self, outcome: Outcome, size: int, context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
         message = (
             f"the result of {outcome.pack} is {size} bytes, over the server's maximum message "

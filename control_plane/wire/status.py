@@ -474,7 +474,7 @@ def rejection_from_status(parsed: ParsedStatus) -> Rejection | None:
     )
 
 
-class _Status(grpc.Status):  # type: ignore[misc]
+class _Status(grpc.Status):
     """A ``grpc.Status`` for ``context.abort_with_status``."""
 
     __slots__ = ("code", "details", "trailing_metadata")
@@ -532,7 +532,7 @@ class ParsedStatus:
 def parse_status(
     status: grpc.StatusCode,
     message: str | None,
-    trailing_metadata: Sequence[tuple[str, str | bytes]] | None,
+    trailing_metadata: Sequence[tuple[str, str | bytes]] | Any,
 ) -> ParsedStatus:
     """Decode the rich status of a failed call (tolerates its absence)."""
     raw: bytes | None = None

@@ -13,9 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from control_plane.core.errors import PackError, not_found
-from control_plane.core.hookspecs import hookimpl
-from control_plane.core.pack import Context, Pack, Result
+from control_plane import Context, Pack, Result, hookimpl
+from control_plane.errors import PackError, not_found
 from packs.av_validate.checks import evaluate
 from packs.av_validate.probe import (
     FFMPEG_ENV,

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from control_plane.core.pack import Check, Severity
+from control_plane import Check, Severity
 
 __all__ = ["EXTENSION_FORMATS", "band_severity", "evaluate"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-from control_plane.core.errors import PackError
-from control_plane.core.stderr import StderrClassifier, resolve_binary, rule, run_tool
+from control_plane.errors import PackError
+from control_plane.tools import StderrClassifier, resolve_binary, rule, run_tool
 
 __all__ = [
     "FFMPEG_ENV",

@@ -15,10 +15,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from control_plane.core.errors import PackError, not_found
-from control_plane.core.hookspecs import hookimpl
-from control_plane.core.pack import Context, Pack
-from control_plane.core.stderr import GIT, rule
+from control_plane import Context, Pack, hookimpl
+from control_plane.errors import PackError, not_found
+from control_plane.tools import GIT, rule
 from packs.git.cli import git_binary, raise_for, remote, run_git
 from packs.git.schemas import (
     CLONE_CODES,

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from control_plane.core.errors import PackError
-from control_plane.core.redact import scrub
-from control_plane.core.stderr import (
+from control_plane.errors import PackError
+from control_plane.tools import (
     GIT,
     StderrClassifier,
     ToolFailed,
     ToolRun,
     resolve_binary,
     run_tool,
+    scrub,
 )
 from packs.credentials import credential_header
 

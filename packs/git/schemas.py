@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from control_plane.core.pack import CodeDoc
+from control_plane import CodeDoc
 from packs.credentials import credential_schema
 
 __all__ = [

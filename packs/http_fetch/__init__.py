@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from control_plane.core.hookspecs import hookimpl
-from control_plane.core.pack import Context, Pack
+from control_plane import Context, Pack, hookimpl
 from packs.http_fetch.client import DEFAULT_TIMEOUT, fetch
 from packs.http_fetch.schemas import CODES, INPUT_SCHEMA, OUTPUT_SCHEMA
 

@@ -22,8 +22,7 @@ from urllib.parse import SplitResult, unquote, urljoin, urlsplit, urlunsplit
 
 import orjson
 
-from control_plane.core.classify import DEFAULT_RETRY_AFTER, parse_retry_after
-from control_plane.core.errors import (
+from control_plane.errors import (
     FieldViolation,
     PackError,
     auth_failed,
@@ -33,8 +32,13 @@ from control_plane.core.errors import (
     schema_mismatch,
     timeout,
 )
-from control_plane.core.redact import scrub
-from control_plane.core.schema import CompiledSchema, check_schema
+from control_plane.tools import (
+    DEFAULT_RETRY_AFTER,
+    CompiledSchema,
+    check_schema,
+    parse_retry_after,
+    scrub,
+)
 from packs.credentials import basic_header, credential_header
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "Fetch", "fetch"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_plane.core.pack import CodeDoc
+from control_plane import CodeDoc
 from packs.credentials import credential_schema
 
 __all__ = ["CODES", "INPUT_SCHEMA", "OUTPUT_SCHEMA", "VOCABULARY"]

@@ -13,13 +13,13 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import orjson
 
+from control_plane._version import version as _version
 from control_plane.adapters.gate.report import GateReport, JobResult
 from control_plane.core.outcome import CheckRecord
 
@@ -31,13 +31,6 @@ SARIF_SCHEMA = (
 )
 BASE_ID = "GATEROOT"
 SARIF_LEVEL = {"fail": "error", "warn": "warning", "pass": "none"}
-
-
-def _version() -> str:
-    try:
-        return metadata.version("capability-packs")
-    except metadata.PackageNotFoundError:  # running from a source tree
-        return "0.0.0"
 
 
 def _json(data: Any) -> str:

@@ -19,6 +19,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
+from control_plane._version import version as _version
 from control_plane.adapters.mcp_bridge.backends import BridgeBackend
 from control_plane.adapters.mcp_bridge.cli import is_loopback
 from control_plane.adapters.mcp_bridge.tools import (
@@ -46,15 +47,6 @@ INSTRUCTIONS = (
     "structuredContent.rejected means the call never reached the pack (fix the arguments "
     "for invalid_input)."
 )
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("capability-packs")
-    except PackageNotFoundError:
-        return "0"
 
 
 class Bridge:
