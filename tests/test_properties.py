@@ -41,8 +41,7 @@ from runtime_support import (
 )
 
 from control_plane import Check, CodeDoc, FieldViolation, Pack, PackError, Result
-from control_plane.core import classify
-from control_plane.core.classify import parse_retry_after
+from control_plane.core.classify import classify, parse_retry_after
 from control_plane.core.outcome import (
     CheckRecord,
     ErrorEnvelope,

@@ -549,7 +549,8 @@ def test_plugin_classifiers_are_loaded_and_a_broken_one_is_skipped() -> None:
             ("acme.packs", plugin(pack)),
         ],
     )
-    assert len(result.classifiers) == 2
+    assert len(result.plugin_manager.hook.classify_exception.get_hookimpls()) == 2
+    assert len(result.classifiers) == 1  # the hook itself, firstresult
     invoker = Invoker(result.registry, classifiers=result.classifiers, max_workers=2)
     try:
         outcome = invoker.invoke_sync("acme.slow", {})
@@ -616,3 +617,43 @@ def test_the_pack_author_api_end_to_end() -> None:
         errors.schema_mismatch()
     with pytest.raises(TypeError):
         errors.schema_mismatch({"a": 1}, partial={"a": 1})
+
+
+class _TypoPlugin:
+    """``register_pack`` (no s): a misspelled hook pluggy would silently never call."""
+
+    @hookimpl
+    def register_pack(self, register: Any) -> None:  # pragma: no cover - never called
+        raise AssertionError("a misspelled hook must not run")
+
+
+class _NoArgumentsPlugin:
+    """A valid implementation may take fewer arguments than the spec offers."""
+
+    calls = 0
+
+    @hookimpl
+    def register_event_sinks(self) -> None:
+        _NoArgumentsPlugin.calls += 1
+
+
+def test_a_misspelled_hook_is_a_load_failure_naming_the_plugin_and_the_hook() -> None:
+    pack = make_pack("acme.ok", codes=["timeout"])
+    result = load_registry(
+        builtins=False,
+        entry_points_=False,
+        extra=[("acme.typo", _TypoPlugin()), ("acme.packs", plugin(pack))],
+    )
+    assert "acme.ok" in result.registry  # the other plugin still loads
+    [failure] = [f for f in result.registry.failures if f.plugin == "acme.typo"]
+    assert "unknown hook 'register_pack'" in failure.reason
+    assert "register_packs" in failure.reason  # the known hooks are named
+
+
+def test_hook_implementations_are_called_with_the_arguments_they_name() -> None:
+    before = _NoArgumentsPlugin.calls
+    result = load_registry(
+        builtins=False, entry_points_=False, extra=[("acme.noargs", _NoArgumentsPlugin())]
+    )
+    assert _NoArgumentsPlugin.calls == before + 1
+    assert not result.registry.failures

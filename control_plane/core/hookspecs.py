@@ -38,15 +38,17 @@ def register_packs(register: Callable[[Pack], None]) -> None:
     """
 
 
-@hookspec
+@hookspec(firstresult=True)
 def classify_exception(exc: BaseException) -> Classification | None:
     """Classify an exception the built-in rules do not know.
 
     Called for each exception in a failure's chain (outermost first) after typed
     :class:`~control_plane.core.errors.PackError` handling and before the HTTP-status, type and
     errno tables. Return a :class:`~control_plane.core.classify.Classification` whose ``code``
-    is a baseline code (or a pack code), or ``None`` to pass. Enforcement still maps the
-    code onto each pack's vocabulary. A classifier that raises is logged and skipped.
+    is a baseline code (or a pack code), or ``None`` to pass. ``firstresult``: the first
+    implementation (newest registered first) that returns a classification wins.
+    Enforcement still maps the code onto each pack's vocabulary. A classifier that raises,
+    or returns anything but a ``Classification``, is logged and counts as ``None``.
 
     :param exc: one exception of the failure's cause chain.
     :return: a classification, or ``None``.

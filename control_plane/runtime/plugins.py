@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 import pluggy
+from pluggy import HookImpl
 
 from control_plane.core import hookspecs
 from control_plane.core.classify import Classification, Classifier
@@ -109,17 +110,78 @@ class LoadResult:
         self.event_sinks = tuple(event_sinks)
 
 
-def _guarded_classifier(name: str, fn: Any) -> Classifier:
+def _call_impl(impl: HookImpl, **kwargs: Any) -> Any:
+    """Call one hook implementation as pluggy does: with the arguments its signature names
+    (an implementation may take fewer than the spec offers)."""
+    return impl.function(*(kwargs[name] for name in impl.argnames))
+
+
+def _guard_classifiers(pm: pluggy.PluginManager) -> None:
+    """Make each ``classify_exception`` implementation fail alone.
+
+    pluggy calls them (``firstresult``: the first non-``None`` wins, newest plugin first);
+    an implementation that raises, or returns something that is not a
+    :class:`Classification`, is logged and counts as ``None``, so the next one is asked.
+    """
+    for impl in pm.hook.classify_exception.get_hookimpls():
+        original = impl.function
+        if getattr(original, "_capability_packs_guarded", False):
+            continue
+
+        def guarded(
+            *args: Any, _fn: Any = original, _plugin: str = impl.plugin_name
+        ) -> Classification | None:
+            try:
+                result = _fn(*args)
+            # Plugin boundary: a broken classifier must not break classification.
+            except Exception:
+                logger.exception("classifier of plugin %s raised; skipped", _plugin)
+                return None
+            return result if isinstance(result, Classification) else None
+
+        guarded._capability_packs_guarded = True  # type: ignore[attr-defined]
+        # pluggy calls ``impl.function`` with the arguments named by ``impl.argnames``; the
+        # guard takes them positionally and keeps pluggy's firstresult loop intact.
+        setattr(impl, "function", guarded)  # noqa: B010 - typed Final in pluggy's stubs
+
+
+def _hook_classifier(pm: pluggy.PluginManager) -> Classifier:
+    hook = pm.hook.classify_exception
+
     def classifier(exc: BaseException) -> Classification | None:
-        try:
-            result = fn(exc=exc)
-        # Plugin boundary: a broken classifier must not break classification.
-        except Exception:
-            logger.exception("classifier of plugin %s raised; skipped", name)
-            return None
-        return result if isinstance(result, Classification) else None
+        result: Classification | None = hook(exc=exc)
+        return result
 
     return classifier
+
+
+def _check_pending(pm: pluggy.PluginManager, registry: Registry) -> None:
+    """Report every hook implementation that matches no spec (a misspelled hook) as a load
+    failure naming its plugin; such a hook would otherwise never be called."""
+    for name in sorted(vars(pm.hook)):
+        if name.startswith("_"):
+            continue
+        caller = getattr(pm.hook, name)
+        if caller.spec is not None:
+            continue
+        for impl in caller.get_hookimpls():
+            if impl.optionalhook:
+                continue
+            known = ", ".join(
+                sorted(
+                    n
+                    for n in vars(pm.hook)
+                    if not n.startswith("_") and getattr(pm.hook, n).spec is not None
+                )
+            )
+            registry.record_failure(
+                LoadFailure(
+                    impl.plugin_name,
+                    f"unknown hook {name!r}: no such hook in capability_packs "
+                    f"(known hooks: {known}); mark it @hookimpl(optionalhook=True) if intended",
+                )
+            )
+            pm.unregister(name=impl.plugin_name)
 
 
 def load_registry(
@@ -139,6 +201,8 @@ def load_registry(
     pm = get_plugin_manager(
         builtins=builtins, entry_points_=entry_points_, extra=named, failures=registry.failures
     )
+    _check_pending(pm, registry)
+    pm.check_pending()  # nothing left to report: every implementation matches a spec
     for impl in pm.hook.register_packs.get_hookimpls():
         plugin = impl.plugin_name
 
@@ -149,16 +213,14 @@ def load_registry(
                 registry.record_failure(LoadFailure(exc.plugin, exc.reason, exc.pack))
 
         try:
-            impl.function(register=register)
+            _call_impl(impl, register=register)
         # Plugin boundary: a plugin's hook may raise anything.
         except Exception as exc:  # noqa: BLE001
             registry.record_failure(
                 LoadFailure(plugin, f"register_packs raised {type(exc).__name__}: {exc}")
             )
-    classifiers = [
-        _guarded_classifier(impl.plugin_name, impl.function)
-        for impl in reversed(pm.hook.classify_exception.get_hookimpls())
-    ]
+    _guard_classifiers(pm)
+    classifiers = [_hook_classifier(pm)] if pm.hook.classify_exception.get_hookimpls() else []
     return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry))
 
 
@@ -180,7 +242,7 @@ def _event_sinks(
             sinks.append(sink)
 
         try:
-            impl.function(register=register)
+            _call_impl(impl, register=register)
         # Plugin boundary: a plugin's hook may raise anything.
         except Exception as exc:  # noqa: BLE001
             registry.record_failure(
