@@ -17,9 +17,8 @@ import orjson
 
 from control_plane import CodeDoc, Pack, hookimpl
 from control_plane.core.invoke import Invoker
-from control_plane.core.outcome import Outcome
+from control_plane.core.outcome import INTERNAL_DETAIL, INTERNAL_MESSAGE, Outcome
 from control_plane.core.pack import Handler
-from control_plane.core.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE
 from control_plane.core.registry import LoadedPack, Registry
 
 __all__ = [

@@ -18,7 +18,7 @@ from reliability_support import Background, load_fault_packs
 from server_support import ServerThread
 
 from control_plane import Pack, PackError
-from control_plane.core.redact import INTERNAL_MESSAGE
+from control_plane.core.outcome import INTERNAL_MESSAGE
 from control_plane.runtime.isolation import (
     Isolation,
     IsolationError,

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import orjson
 
 from control_plane.core.classify import Classification, Classifier, classify
-from control_plane.core.enforce import Enforcer, scrubbed_record
+from control_plane.core.enforce import Enforcer
 from control_plane.core.errors import FieldViolation, InvalidInput, UnknownPack
 from control_plane.core.limits import (
     MAX_INPUT_DEPTH,
@@ -33,7 +33,7 @@ from control_plane.core.limits import (
     describe_json_error,
     refine_unknown_pack,
 )
-from control_plane.core.outcome import ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.pack import Check, Context, Result
 from control_plane.core.redact import Incidents, scrub
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
@@ -339,7 +339,17 @@ class Invoker:
                 violations = _VALIDATION.violations(raw_validation)
                 return self._mismatch(loaded, ctx, message, output, violations)
             # Straight from the checked data to scrubbed records (no intermediate Check).
-            records = [scrubbed_record(item) for item in raw_validation.get("checks", ())]
+            records = [
+                CheckRecord.build(
+                    item["id"],
+                    item["severity"],
+                    item["message"],
+                    item.get("expected"),
+                    item.get("actual"),
+                    item.get("location"),
+                )
+                for item in raw_validation.get("checks", ())
+            ]
             validation = ValidationRecord.construct_trusted(
                 status=_worst_of(raw_validation.get("checks", ())), checks=records
             )
@@ -361,10 +371,10 @@ class Invoker:
         validation: ValidationRecord | None = None,
         error: ErrorEnvelope | None = None,
     ) -> Outcome:
-        return Outcome.construct_trusted(
-            pack=loaded.name,
-            version=loaded.version,
-            request_id=ctx.request_id,
+        return Outcome.build(
+            loaded.name,
+            loaded.version,
+            ctx.request_id,
             result=result,
             validation=validation,
             error=error,

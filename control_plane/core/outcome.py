@@ -1,18 +1,51 @@
 """The immutable result of one invocation, as it leaves the runtime.
 
+Scrubbed by construction: the runtime builds every record through one constructor per
+type -- :meth:`CheckRecord.build`, :meth:`Violation.build`, :meth:`ErrorEnvelope.build`,
+:meth:`ErrorEnvelope.internal` and :meth:`Outcome.build` -- each of which scrubs and
+bounds every string it is given, so whatever renders an outcome (the wire, the CLI, MCP,
+Temporal, the gate, events and logs) never scrubs again and cannot forget to.
+(``model_construct``/``from_dict`` remain for decoding what another process already sent.)
+
 ``Outcome.to_dict`` and ``Outcome.from_dict`` are strict inverses: ``to_dict`` drops unset
 fields, ``from_dict`` rejects unknown keys and wrong types.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
 from control_plane.core.pack import Check
+from control_plane.core.redact import scrub, scrub_data
+from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
 
-__all__ = ["CheckRecord", "ErrorEnvelope", "Outcome", "ValidationRecord", "Violation"]
+__all__ = [
+    "INTERNAL_DETAIL",
+    "INTERNAL_MESSAGE",
+    "MAX_MESSAGE",
+    "CheckRecord",
+    "ErrorEnvelope",
+    "Outcome",
+    "ValidationRecord",
+    "Violation",
+    "bounded_text",
+]
+
+#: Longest ``message`` (and violation text) a caller receives; cut after scrubbing.
+MAX_MESSAGE = 1000
+#: The fixed text of every ``internal_error``: the original is kept server-side.
+INTERNAL_MESSAGE = "The pack failed in a way that could not be classified."
+INTERNAL_DETAIL = "redacted: the original error is kept server-side under reference_id"
+
+
+def bounded_text(text: object, limit: int = MAX_MESSAGE) -> str:
+    """``text`` as a caller may see it: scrubbed first, then cut to ``limit`` characters
+    (a secret cut in half would no longer match the scrubber)."""
+    clean = scrub(text if type(text) is str else str(text))
+    return clean if len(clean) <= limit else clean[:limit] + "..."
 
 
 class _Frozen(BaseModel):
@@ -62,14 +95,30 @@ class CheckRecord(_Frozen):
     location: str | None = None
 
     @classmethod
+    def build(
+        cls,
+        id: object,
+        severity: Literal["pass", "warn", "fail"],
+        message: object,
+        expected: Any = None,
+        actual: Any = None,
+        location: object = None,
+    ) -> CheckRecord:
+        """The one constructor: every string scrubbed (the id too), values JSON-safe."""
+        return cls.construct_trusted(
+            id=bounded_text(id, 256),
+            severity=severity,
+            message=bounded_text(message),
+            expected=scrub_data(expected),
+            actual=scrub_data(actual),
+            location=None if location is None else bounded_text(location),
+        )
+
+    @classmethod
     def of(cls, check: Check) -> CheckRecord:
-        return cls.model_construct(
-            id=check.id,
-            severity=check.severity,
-            message=check.message,
-            expected=check.expected,
-            actual=check.actual,
-            location=check.location,
+        """:meth:`build` from a pack's :class:`~control_plane.core.pack.Check`."""
+        return cls.build(
+            check.id, check.severity, check.message, check.expected, check.actual, check.location
         )
 
 
@@ -85,6 +134,15 @@ class Violation(_Frozen):
 
     field: str
     description: str
+
+    @classmethod
+    def build(cls, item: object) -> Violation:
+        """From anything with ``field``/``description`` (or a mapping with those keys)."""
+        if isinstance(item, Mapping):
+            where, why = item.get("field", ""), item.get("description", "")
+        else:
+            where, why = getattr(item, "field", ""), getattr(item, "description", item)
+        return cls.construct_trusted(field=bounded_text(where), description=bounded_text(why))
 
 
 class ErrorEnvelope(_Frozen):
@@ -103,6 +161,69 @@ class ErrorEnvelope(_Frozen):
     checks: list[CheckRecord] | None = None
     recovery_hint: str | None = None
 
+    @classmethod
+    def build(
+        cls,
+        code: str,
+        message: object,
+        *,
+        retryable: bool,
+        origin: str,
+        recovery_hint: str | None = None,
+        retry_after: float | None = None,
+        partial_result: Mapping[str, Any] | None = None,
+        violations: Iterable[object] | None = None,
+        checks: Iterable[CheckRecord] | None = None,
+        detail: str | None = None,
+        reference_id: str | None = None,
+    ) -> ErrorEnvelope:
+        """The one constructor of a caller-facing error: the message scrubbed and bounded,
+        the partial result scrubbed JSON data, violations built by :meth:`Violation.build`.
+        ``checks`` are records already built by :meth:`CheckRecord.build` (reused as they
+        are: strict mode lists the validation's own records)."""
+        fields: dict[str, Any] = {
+            "code": str(code),  # an exact str, whatever subclass came in
+            "message": bounded_text(message),
+            "retryable": bool(retryable),
+            "origin": bounded_text(origin, 128),
+        }
+        if recovery_hint is not None:
+            fields["recovery_hint"] = recovery_hint
+        if retry_after is not None:
+            fields["retry_after"] = float(retry_after)
+        if partial_result is not None:
+            fields["partial"] = True
+            fields["partial_result"] = scrub_data(partial_result)
+        if violations is not None:
+            fields["violations"] = [Violation.build(v) for v in violations]
+        if checks is not None:
+            fields["checks"] = [
+                c if isinstance(c, CheckRecord) else CheckRecord.of(c) for c in checks
+            ]
+        if detail is not None:
+            fields["detail"] = bounded_text(detail)
+        if reference_id is not None:
+            fields["reference_id"] = reference_id
+        return cls.construct_trusted(**fields)
+
+    @classmethod
+    def internal(
+        cls, reference_id: str | None, *, origin: str = "control_plane", marker: str = ""
+    ) -> ErrorEnvelope:
+        """The one ``internal_error``: fixed text, the reference id of the incident that
+        keeps the original (``None`` where no incident could be kept), and an optional
+        ``marker`` saying which side of a boundary synthesized it."""
+        info = BASELINE[INTERNAL_ERROR]
+        return cls.construct_trusted(
+            code=INTERNAL_ERROR,
+            message=f"{INTERNAL_MESSAGE} {marker}" if marker else INTERNAL_MESSAGE,
+            retryable=info.retryable,
+            origin=origin,
+            detail=INTERNAL_DETAIL if reference_id is not None else None,
+            reference_id=reference_id,
+            recovery_hint=info.recovery_hint,
+        )
+
 
 class Outcome(_Frozen):
     """One invocation's outcome: a result (with optional validation) or an error."""
@@ -113,6 +234,29 @@ class Outcome(_Frozen):
     result: dict[str, Any] | None = None
     validation: ValidationRecord | None = None
     error: ErrorEnvelope | None = None
+
+    @classmethod
+    def build(
+        cls,
+        pack: str,
+        version: str,
+        request_id: str,
+        *,
+        result: dict[str, Any] | None = None,
+        validation: ValidationRecord | None = None,
+        error: ErrorEnvelope | None = None,
+    ) -> Outcome:
+        """The one constructor: ``validation`` and ``error`` built by their own scrubbing
+        constructors; the request id (the caller's own text) scrubbed and bounded. The
+        ``result`` is the pack's data and is not scrubbed (see docs/reliability.md)."""
+        return cls.construct_trusted(
+            pack=bounded_text(pack, 256),
+            version=version,
+            request_id=bounded_text(request_id, 256),
+            result=result,
+            validation=validation,
+            error=error,
+        )
 
     @property
     def ok(self) -> bool:

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "INTERNAL_DETAIL",
-    "INTERNAL_MESSAGE",
     "Incident",
     "Incidents",
     "new_reference_id",
@@ -29,8 +27,6 @@ __all__ = [
     "scrub_data",
 ]
 
-INTERNAL_MESSAGE = "The pack failed in a way that could not be classified."
-INTERNAL_DETAIL = "redacted: the original error is kept server-side under reference_id"
 REDACTED = "[REDACTED]"
 
 logger = logging.getLogger("capability_packs.incidents")

@@ -37,11 +37,10 @@ from grpc_reflection.v1alpha import reflection
 from control_plane.core.errors import RequestRejected
 from control_plane.core.invoke import Invoker
 from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
-from control_plane.core.outcome import Outcome
-from control_plane.core.redact import INTERNAL_DETAIL, INTERNAL_MESSAGE
+from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
 from control_plane.core.rejection import Rejection
-from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
+from control_plane.core.vocabulary import INTERNAL_ERROR
 from control_plane.runtime.events import correlation_from_metadata, correlation_scope
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
@@ -272,9 +271,7 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
                     request_id=outcome.request_id,
                 )
                 if outcome.validation is not None:
-                    response.validation.CopyFrom(
-                        wire.validation_to_proto(outcome.validation, trusted=True)
-                    )
+                    response.validation.CopyFrom(wire.validation_to_proto(outcome.validation))
                 if call_logger.isEnabledFor(logging.DEBUG):
                     self._log(logging.DEBUG, "ok", outcome, None, started)
                 return response
@@ -302,7 +299,7 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
             outcome = self._internal(name, request.request_id, exc)
             if obs is not None:
                 obs.record_outcome(outcome, time.perf_counter() - started)
-        rich = wire.error_status(outcome, trusted=True)
+        rich = wire.error_status(outcome)
         # internal_error at WARNING; a classified, declared failure at DEBUG only: its error
         # event (same facts, plus the message) is already one line on the event stream.
         level = logging.WARNING if outcome.code == INTERNAL_ERROR else logging.DEBUG
@@ -351,27 +348,9 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         ref = self.invoker.incidents.record(
             exc, pack=name, request_id=rid, kind="server", summary="control plane failure"
         )
-        info = BASELINE[INTERNAL_ERROR]
-        try:
-            version = self.invoker.registry.get(name).version
-        except RequestRejected:
-            version = ""
-        return Outcome.model_validate(
-            {
-                "pack": name,
-                "version": version,
-                "request_id": rid,
-                "error": {
-                    "code": INTERNAL_ERROR,
-                    "message": INTERNAL_MESSAGE,
-                    "retryable": info.retryable,
-                    "origin": "control_plane",
-                    "detail": INTERNAL_DETAIL,
-                    "reference_id": ref,
-                    "recovery_hint": info.recovery_hint,
-                },
-            }
-        )
+        registry = self.invoker.registry
+        version = registry.get(name).version if name in registry else ""
+        return Outcome.build(name[:MAX_PACK_NAME], version, rid, error=ErrorEnvelope.internal(ref))
 
     @staticmethod
     def _log(level: int, event: str, outcome: Outcome, status: int | None, started: float) -> None:

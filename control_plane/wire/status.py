@@ -41,7 +41,7 @@ from control_plane.core.outcome import (
     ValidationRecord,
     Violation,
 )
-from control_plane.core.redact import scrub, scrub_data
+from control_plane.core.redact import scrub
 from control_plane.core.rejection import REASONS, Rejection, RejectionViolation
 from control_plane.core.vocabulary import BASELINE, pack_code_status
 from control_plane.v1 import control_plane_pb2 as pb
@@ -213,11 +213,10 @@ def _load(raw: bytes) -> Any:
     return orjson.loads(raw) if raw else None
 
 
-def check_to_proto(check: CheckRecord, *, trusted: bool = False) -> pb.Check:
-    """One finding as a ``control_plane.v1.Check`` (expected/actual scrubbed JSON).
+def check_to_proto(check: CheckRecord) -> pb.Check:
+    """One finding as a ``control_plane.v1.Check`` (expected/actual as JSON).
 
-    ``trusted``: the record was built by the runtime (``enforce.scrubbed_check``), so its
-    values are already scrubbed JSON data and are not scrubbed a second time.
+    Records are scrubbed when they are built (:meth:`CheckRecord.build`); this only renders.
     """
     msg = pb.Check(
         id=check.id,
@@ -225,11 +224,10 @@ def check_to_proto(check: CheckRecord, *, trusted: bool = False) -> pb.Check:
         message=check.message,
         location=check.location or "",
     )
-    expected, actual = check.expected, check.actual
-    if expected is not None:
-        msg.expected = _dump(expected if trusted else scrub_data(expected))
-    if actual is not None:
-        msg.actual = _dump(actual if trusted else scrub_data(actual))
+    if check.expected is not None:
+        msg.expected = _dump(check.expected)
+    if check.actual is not None:
+        msg.actual = _dump(check.actual)
     return msg
 
 
@@ -245,12 +243,11 @@ def check_from_proto(msg: pb.Check) -> CheckRecord:
     )
 
 
-def validation_to_proto(validation: ValidationRecord, *, trusted: bool = False) -> pb.Validation:
-    """A ``validation`` record as ``control_plane.v1.Validation`` (``trusted``: see
-    :func:`check_to_proto`)."""
+def validation_to_proto(validation: ValidationRecord) -> pb.Validation:
+    """A ``validation`` record as ``control_plane.v1.Validation``."""
     return pb.Validation(
         status=_SEVERITY_TO_PB[validation.status],  # type: ignore[arg-type]
-        checks=[check_to_proto(c, trusted=trusted) for c in validation.checks],
+        checks=[check_to_proto(c) for c in validation.checks],
     )
 
 
@@ -262,12 +259,8 @@ def validation_from_proto(msg: pb.Validation) -> ValidationRecord:
     )
 
 
-def envelope_to_proto(outcome: Outcome, *, trusted: bool = False) -> pb.PackError:
-    """The failed ``outcome``'s envelope as ``control_plane.v1.PackError``.
-
-    ``trusted``: the outcome came from the invoker, whose check records are scrubbed
-    already (see :func:`check_to_proto`).
-    """
+def envelope_to_proto(outcome: Outcome) -> pb.PackError:
+    """The failed ``outcome``'s envelope as ``control_plane.v1.PackError``."""
     env = outcome.error
     if env is None:
         raise ValueError("outcome has no error")
@@ -300,11 +293,11 @@ def envelope_to_proto(outcome: Outcome, *, trusted: bool = False) -> pb.PackErro
         target = msg.validation
         target.status = _SEVERITY_TO_PB[validation.status]  # type: ignore[assignment]
         for check in validation.checks:
-            converted = done[id(check)] = check_to_proto(check, trusted=trusted)
+            converted = done[id(check)] = check_to_proto(check)
             target.checks.append(converted)
     if env.checks is not None:
         for check in env.checks:
-            converted = done.get(id(check)) or check_to_proto(check, trusted=trusted)
+            converted = done.get(id(check)) or check_to_proto(check)
             msg.checks.append(converted)
     return msg
 
@@ -399,11 +392,8 @@ def _bad_request(
     )
 
 
-def error_status(outcome: Outcome, *, trusted: bool = False) -> status_pb2.Status:
-    """The ``google.rpc.Status`` for a failed outcome (see module docs).
-
-    ``trusted``: the outcome came from the invoker (see :func:`envelope_to_proto`).
-    """
+def error_status(outcome: Outcome) -> status_pb2.Status:
+    """The ``google.rpc.Status`` for a failed outcome (see module docs)."""
     env = outcome.error
     if env is None:
         raise ValueError("outcome has no error")
@@ -412,7 +402,7 @@ def error_status(outcome: Outcome, *, trusted: bool = False) -> status_pb2.Statu
     if env.retry_after is not None:
         retry = error_details_pb2.RetryInfo(retry_delay=_duration(env.retry_after))
         details.append(any_pb2.Any(type_url=_RETRY_INFO_URL, value=retry.SerializeToString()))
-    pack_error = envelope_to_proto(outcome, trusted=trusted).SerializeToString()
+    pack_error = envelope_to_proto(outcome).SerializeToString()
     details.append(any_pb2.Any(type_url=_PACK_ERROR_URL, value=pack_error))
     return status_pb2.Status(
         code=status.value[0], message=f"{env.code}: {env.message}", details=details

@@ -44,8 +44,7 @@ from control_plane.core.errors import (
     PackError,
     RequestRejected,
 )
-from control_plane.core.outcome import ErrorEnvelope, Outcome
-from control_plane.core.redact import INTERNAL_MESSAGE, scrub, scrub_data
+from control_plane.core.outcome import ErrorEnvelope, Outcome, bounded_text
 from control_plane.core.rejection import Rejection
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR, CodeInfo
 
@@ -180,14 +179,13 @@ def envelope_for_domain_error(exc: CapabilityPackError) -> ErrorEnvelope:
     if isinstance(exc, PackError) and exc.code in BASELINE:
         info = BASELINE[exc.code]
         partial = exc.partial_result is not None and exc.code == "schema_mismatch"
-        return ErrorEnvelope.model_construct(
-            code=exc.code,
-            message=scrub(exc.message),
+        return ErrorEnvelope.build(
+            exc.code,
+            exc.message,
             retryable=info.retryable,
             origin="workflow",
             retry_after=exc.retry_after if exc.code == "rate_limited" else None,
-            partial=True if partial else None,
-            partial_result=scrub_data(exc.partial_result) if partial else None,
+            partial_result=exc.partial_result if partial else None,
             recovery_hint=info.recovery_hint or None,
         )
     return synthesized_envelope(INLINE_MARKER, type(exc).__name__)
@@ -220,15 +218,10 @@ def synthesized_envelope(marker: str, chain: str = "") -> ErrorEnvelope:
 
     ``detail`` names only the failure types in the chain (never their text).
     """
-    info = BASELINE[INTERNAL_ERROR]
-    return ErrorEnvelope.model_construct(
-        code=INTERNAL_ERROR,
-        message=f"{INTERNAL_MESSAGE} {marker}",
-        retryable=info.retryable,
-        origin=SYNTHESIZED_ORIGIN,
-        detail=f"failure chain: {chain}" if chain else None,
-        recovery_hint=info.recovery_hint or None,
-    )
+    internal = ErrorEnvelope.internal(None, origin=SYNTHESIZED_ORIGIN, marker=marker)
+    if not chain:
+        return internal
+    return internal.model_copy(update={"detail": bounded_text(f"failure chain: {chain}")})
 
 
 def is_synthesized(envelope: ErrorEnvelope) -> bool:
