@@ -111,9 +111,12 @@ def test_tools_carry_the_closed_vocabulary(local: SyncClient) -> None:
         )
 
     fail = tools["test.fail"]
-    assert "rate_limited (retryable): wait error.retry_after seconds" in fail.description
-    assert "auth_failed (permanent): fix or refresh the credentials" in fail.description
-    assert "not_found (permanent): change the name, path or URL in the input" in fail.description
+    # Every code's line comes from the vocabulary (one source of advice for every adapter).
+    assert "- rate_limited (retryable): " in fail.description
+    for code in ("auth_failed", "not_found"):
+        hint = BASELINE[code].recovery_hint.rstrip(".")
+        assert f"- {code} (permanent): " in fail.description
+        assert f"Do: {hint}." in fail.description
     # Pack-specific codes: their description and recovery hint, from the vocabulary.
     assert "dependency_missing (permanent): a tool the pack needs is not installed." in (
         fail.description
@@ -244,7 +247,7 @@ def check_rejections(local: SyncClient) -> None:
 
     assert unknown.is_error is True
     assert unknown.structured_content["rejected"]["reason"] == "unknown_pack"
-    assert texts(unknown)[0].startswith("unknown tool: no tool 'no.such_pack'")
+    assert texts(unknown)[0].startswith("unknown pack: no tool 'no.such_pack'")
 
     rejected = invalid.structured_content["rejected"]
     assert invalid.is_error is True
@@ -255,7 +258,7 @@ def check_rejections(local: SyncClient) -> None:
     (line,) = texts(invalid)
     assert line.startswith("invalid input: ")
     assert "/name" in line
-    assert "fix the arguments" in line
+    assert "Fix the fields listed in violations" in line
 
     assert bad_strict.structured_content["rejected"]["violations"] == [
         {"field": "/strict", "description": "must be a boolean"}
@@ -343,7 +346,7 @@ def test_every_code_comes_back_typed_and_nothing_leaks(local: SyncClient) -> Non
     mismatch = results["schema_mismatch"].structured_content["error"]
     assert mismatch["partial"] is True
     assert mismatch["partial_result"]["kept"] == 1
-    assert "fix or refresh the credentials" in texts(results["auth_failed"])[0]
+    assert "Check or refresh the credential" in texts(results["auth_failed"])[0]
     assert "install the tool" in texts(results["dependency_missing"])[0]
 
     # No redacted detail, and no secret planted in exception texts, in any content item.

@@ -65,16 +65,6 @@ _CONTROL_CANDIDATES: Mapping[str, tuple[str, ...]] = {
 _EMBED_BASE = "urn:capability-packs:pack:"
 
 #: Per baseline code: what an agent should do, in a few words, for tool descriptions.
-_BASELINE_ACTIONS: Mapping[str, str] = {
-    "auth_failed": "fix or refresh the credentials given to the pack; do not retry unchanged",
-    "rate_limited": "wait error.retry_after seconds, then retry the same call",
-    "not_found": "change the name, path or URL in the input; do not retry unchanged",
-    "timeout": "retry, later or with a lighter request",
-    "schema_mismatch": "use error.partial_result if enough; retrying returns the same data",
-    "network_error": "retry with backoff; if it persists the host is unreachable",
-    "internal_error": "do not retry blindly; report error.reference_id to the operator",
-    "artifact_failed": "fix the artifact so error.checks pass, or call without strict",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,8 +320,6 @@ def _short(text: str, limit: int = 300) -> str:
 
 def _code_line(info: CodeInfo) -> str:
     kind = "retryable" if info.retryable else "permanent"
-    if info.baseline and info.code in _BASELINE_ACTIONS:
-        return f"- {info.code} ({kind}): {_BASELINE_ACTIONS[info.code]}."
     what = _one_line(info.description).rstrip(".")
     todo = _one_line(info.recovery_hint).rstrip(".")
     return f"- {info.code} ({kind}): {what}. Do: {todo}."
@@ -413,11 +401,8 @@ def action_line(env: ErrorEnvelope, info: CodeInfo | None = None) -> str:
     if code == "artifact_failed":
         ids = ", ".join(c.id for c in env.checks or ()) or "see error.checks"
         return f"fix the artifact so these checks pass: {ids} (or call without strict)"
-    if code in _BASELINE_ACTIONS and (info is None or info.baseline):
-        action = _BASELINE_ACTIONS[code]
-        if env.retry_after is not None and env.retryable:
-            action += f" (after {env.retry_after:g} s)"
-        return action
+    # The advice is the vocabulary's (schemas/vocabulary.json, or the pack's CodeDoc),
+    # carried by the envelope: one source for every adapter.
     hint = env.recovery_hint or (info.recovery_hint if info is not None else "")
     hint = _one_line(hint).rstrip(".")
     if env.retry_after is not None and env.retryable:

@@ -39,6 +39,7 @@ from temporalio.exceptions import (
 )
 
 from control_plane.adapters.temporal.messages import RetrySettings
+from control_plane.core.classify import iter_chain
 from control_plane.core.errors import (
     CapabilityPackError,
     PackError,
@@ -230,18 +231,8 @@ def is_synthesized(envelope: ErrorEnvelope) -> bool:
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and its causes (``__cause__`` before ``__context__``), cycle-safe."""
-    seen: set[int] = set()
-    pending: list[BaseException] = [exc]
-    while pending and len(seen) < _MAX_CHAIN:
-        current = pending.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        for nxt in (current.__cause__, current.__context__):
-            if nxt is not None and id(nxt) not in seen:
-                pending.append(nxt)
+    """``exc`` and what it wraps, cycle-safe: the classifier's own chain walk."""
+    return iter_chain(exc)
 
 
 def _describe(exc: BaseException) -> str:
