@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from control_plane import PackError
+from control_plane.core.incidents import Incident
 from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Pack
-from control_plane.core.redact import Incident
 from control_plane.core.registry import Registry
 from control_plane.runtime.events import ErrorEvent, ErrorEvents
-from control_plane.runtime.incidents import IncidentStore, default_incident_db
+from control_plane.runtime.incident_store import IncidentStore, default_incident_db
 from control_plane.runtime.observability import (
     IncidentNotFound,
     add_cli_commands,
@@ -370,8 +370,8 @@ CHILD = r"""
 import sys, threading, time
 from pathlib import Path
 from control_plane.runtime.events import ErrorEvent
-from control_plane.runtime.incidents import IncidentStore
-from control_plane.core.redact import Incident
+from control_plane.runtime.incident_store import IncidentStore
+from control_plane.core.incidents import Incident
 
 path, tag, threads, per = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 go = Path(sys.argv[5])

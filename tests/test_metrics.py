@@ -21,7 +21,7 @@ from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Pack
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime.events import ErrorEvents, FileSink
-from control_plane.runtime.incidents import IncidentStore
+from control_plane.runtime.incident_store import IncidentStore
 from control_plane.runtime.metrics import Metrics, start_metrics_server
 from control_plane.runtime.observability import add_serve_arguments, install, install_from_args
 from control_plane.runtime.plugins import LoadResult, get_plugin_manager

@@ -19,9 +19,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from control_plane.core.classify import DEFAULT_RETRY_AFTER, Classification
+from control_plane.core.incidents import Incidents
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, bounded_text
 from control_plane.core.pack import Check
-from control_plane.core.redact import Incidents
 from control_plane.core.registry import LoadedPack
 from control_plane.core.vocabulary import ARTIFACT_FAILED, BASELINE, INTERNAL_ERROR
 

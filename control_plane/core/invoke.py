@@ -25,6 +25,7 @@ import orjson
 from control_plane.core.classify import Classification, Classifier, classify
 from control_plane.core.enforce import Enforcer
 from control_plane.core.errors import FieldViolation, InvalidInput, UnknownPack
+from control_plane.core.incidents import Incidents
 from control_plane.core.limits import (
     MAX_INPUT_DEPTH,
     MAX_REQUEST_ID,
@@ -35,7 +36,7 @@ from control_plane.core.limits import (
 )
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.pack import Check, Context, Result
-from control_plane.core.redact import Incidents, scrub
+from control_plane.core.redact import scrub
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
 from control_plane.core.schema import CompiledSchema
 from control_plane.core.validation import (

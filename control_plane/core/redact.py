@@ -1,8 +1,7 @@
-"""Redaction: the secret scrubber and the server-side incident record.
+"""Redaction: the secret scrubber.
 
-Every string that leaves the control plane passes :func:`scrub`. ``internal_error``
-never carries the original text: :class:`Incidents` keeps the full exception under a
-reference id for operators, and the caller receives only that id.
+Every string that leaves the control plane passes :func:`scrub`, through the scrubbing
+constructors of :mod:`control_plane.core.outcome` and :mod:`control_plane.core.rejection`.
 """
 
 from __future__ import annotations
@@ -10,19 +9,10 @@ from __future__ import annotations
 import logging
 import math
 import re
-import secrets
-import threading
-import time
-import traceback
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "Incident",
-    "Incidents",
-    "new_reference_id",
     "scrub",
     "scrub_data",
 ]
@@ -211,87 +201,3 @@ def scrub_data(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, list | tuple):
         return [scrub_data(v, _depth + 1) for v in value]
     return f"[REDACTED {type(value).__name__}]"
-
-
-def new_reference_id() -> str:
-    """A fresh, unguessable reference id, e.g. ``ref_3f9c0a61d2b84e07``."""
-    return "ref_" + secrets.token_hex(8)
-
-
-@dataclass(frozen=True, slots=True)
-class Incident:
-    """What operators can recover behind a reference id. Scrubbed at rest."""
-
-    reference_id: str
-    pack: str
-    request_id: str
-    kind: str
-    summary: str
-    traceback: str
-    created_at: float
-
-
-class Incidents:
-    """Bounded in-memory incident record, logged as it is written.
-
-    Sinks (``add_sink``) receive every incident, e.g. a persistent store.
-    """
-
-    def __init__(self, capacity: int = 1000) -> None:
-        self._capacity = capacity
-        self._items: OrderedDict[str, Incident] = OrderedDict()
-        self._lock = threading.Lock()
-        self._sinks: list[Callable[[Incident], None]] = []
-
-    def add_sink(self, sink: Callable[[Incident], None]) -> None:
-        """Call ``sink(incident)`` for every incident recorded from now on."""
-        with self._lock:
-            self._sinks = [*self._sinks, sink]
-
-    def remove_sink(self, sink: Callable[[Incident], None]) -> None:
-        """Stop calling ``sink`` (no-op when it was never added)."""
-        with self._lock:
-            self._sinks = [s for s in self._sinks if s != sink]
-
-    def record(
-        self, exc: BaseException | None, *, pack: str, request_id: str, kind: str, summary: str
-    ) -> str:
-        """Keep ``exc`` (with its chain and traceback) under a new reference id."""
-        ref = new_reference_id()
-        tb = "".join(traceback.format_exception(exc)) if exc is not None else ""
-        incident = Incident(
-            reference_id=ref,
-            pack=pack,
-            request_id=request_id,
-            kind=kind,
-            summary=scrub(summary),
-            traceback=scrub(tb),
-            created_at=time.time(),
-        )
-        with self._lock:
-            self._items[ref] = incident
-            while len(self._items) > self._capacity:
-                self._items.popitem(last=False)
-        logger.error(
-            "incident %s pack=%s request_id=%s kind=%s: %s",
-            ref,
-            pack,
-            request_id,
-            kind,
-            incident.summary,
-            extra={"reference_id": ref, "pack": pack, "request_id": request_id},
-        )
-        for sink in self._sinks:
-            try:
-                sink(incident)
-            # Sink boundary: a broken sink must not turn into the caller's failure.
-            except Exception:
-                logger.exception("incident sink %r raised; incident %s kept in memory", sink, ref)
-        return ref
-
-    def get(self, reference_id: str) -> Incident | None:
-        with self._lock:
-            return self._items.get(reference_id)
-
-    def __len__(self) -> int:
-        return len(self._items)

@@ -8,7 +8,7 @@ caller's ``correlation`` ids). Its JSON form is documented by
 
 :class:`ErrorEvents` fans each event out to sinks: any callable taking the event. Built in are
 :class:`StreamSink` (JSON lines, stderr by default), :class:`FileSink` (append-only JSON
-lines) and :class:`~control_plane.runtime.incidents.IncidentStore` (``store.add_event``).
+lines) and :class:`~control_plane.runtime.incident_store.IncidentStore` (``store.add_event``).
 Plugins add their own through the ``register_event_sinks`` hook. A sink that raises is logged and
 skipped; an event never breaks the call it describes.
 

@@ -6,7 +6,7 @@
   listener, contract violations read from the invoker, plugin load failures);
 * :class:`~control_plane.runtime.events.ErrorEvents` (one JSON event per failed invocation, to
   stderr by default, plus plugin and custom sinks);
-* an optional :class:`~control_plane.runtime.incidents.IncidentStore` (every incident and every
+* an optional :class:`~control_plane.runtime.incident_store.IncidentStore` (every incident and every
   event, at rest in SQLite);
 
 and returns an :class:`Observability` whose ``close()`` detaches and stops all of it.
@@ -29,9 +29,9 @@ from typing import Any
 import orjson
 
 from control_plane.core.errors import RequestRejected
+from control_plane.core.incidents import Incident
 from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
-from control_plane.core.redact import Incident
 from control_plane.core.registry import LoadFailure
 from control_plane.core.rejection import Rejection
 from control_plane.runtime.events import (
@@ -42,7 +42,7 @@ from control_plane.runtime.events import (
     StreamSink,
     rfc3339,
 )
-from control_plane.runtime.incidents import GroupBy, IncidentStore, default_incident_db
+from control_plane.runtime.incident_store import GroupBy, IncidentStore, default_incident_db
 from control_plane.runtime.metrics import Metrics
 
 __all__ = [

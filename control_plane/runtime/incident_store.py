@@ -42,7 +42,8 @@ from typing import Any, Literal, TypeAlias
 
 import orjson
 
-from control_plane.core.redact import Incident, scrub, scrub_data
+from control_plane.core.incidents import Incident
+from control_plane.core.redact import scrub, scrub_data
 from control_plane.runtime.events import ErrorEvent
 
 __all__ = [
