@@ -39,10 +39,7 @@ from control_plane.core.pack import Check, Context, Result
 from control_plane.core.redact import scrub
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
 from control_plane.core.schema import CompiledSchema
-from control_plane.core.validation import (
-    SEVERITY_RANK,
-    FailOn,
-)
+from control_plane.core.validation import FailOn, failing, worst_of
 
 __all__ = ["Invoker", "IsolatedHandlers"]
 
@@ -302,7 +299,7 @@ class Invoker:
                 if not all(isinstance(c, Check) for c in returned.checks):
                     return self._mismatch(loaded, ctx, "pack returned checks that are not Check")
                 items = [c.to_dict() for c in returned.checks]
-                output["validation"] = {"status": _worst_of(items), "checks": items}
+                output["validation"] = {"status": worst_of(items), "checks": items}
         if isinstance(output, Mapping) and isinstance(output.get("error"), Mapping):
             error = output["error"]
             code = error.get("code")
@@ -352,14 +349,13 @@ class Invoker:
                 for item in raw_validation.get("checks", ())
             ]
             validation = ValidationRecord.construct_trusted(
-                status=_worst_of(raw_validation.get("checks", ())), checks=records
+                status=worst_of(raw_validation.get("checks", ())), checks=records
             )
             if strict:
-                threshold = SEVERITY_RANK[fail_on]
-                failing = [r for r in records if SEVERITY_RANK[r.severity] >= threshold]
-                if failing:
+                failed = failing(records, fail_on)
+                if failed:
                     # The envelope lists the validation's own (scrubbed) records.
-                    envelope = self.enforcer.artifact_failed(loaded, failing, fail_on)
+                    envelope = self.enforcer.artifact_failed(loaded, failed, fail_on)
                     return self._outcome(loaded, ctx, error=envelope, validation=validation)
         return self._outcome(loaded, ctx, result=output, validation=validation)
 
@@ -411,9 +407,3 @@ def _number(value: Any) -> float | None:
         if math.isfinite(seconds) and seconds >= 0:
             return seconds
     return None
-
-
-def _worst_of(items: Sequence[Mapping[str, Any]]) -> str:
-    """Aggregate status of raw checks; an unknown severity is left for the schema to refuse."""
-    ranks = [SEVERITY_RANK.get(str(item.get("severity")), 2) for item in items]
-    return ("pass", "warn", "fail")[max(ranks, default=0)]

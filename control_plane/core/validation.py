@@ -1,9 +1,9 @@
-"""Validation findings are data: aggregate status, and the strict-mode bridge to errors.
+"""Validation findings are data: aggregate status, and the strict-mode threshold.
 
 A pack returns checks of severity ``pass | warn | fail``; the call still succeeded. With
 ``strict`` the outcome becomes ``artifact_failed`` when any check reaches the ``fail_on``
 threshold (``fail`` by default, ``warn`` to fail on warnings too). Severities are never
-changed and warnings are never dropped.
+changed and warnings are never dropped. The invoke pipeline calls these two functions.
 """
 
 from __future__ import annotations
@@ -11,50 +11,28 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
-from control_plane.core.pack import Check, Severity
+from control_plane.core.outcome import CheckRecord
+from control_plane.core.pack import Severity
 
-__all__ = [
-    "SEVERITY_RANK",
-    "FailOn",
-    "checks_from_data",
-    "failing_checks",
-    "validation_data",
-    "worst",
-]
+__all__ = ["SEVERITY_RANK", "FailOn", "failing", "worst_of"]
 
 FailOn: TypeAlias = Literal["fail", "warn"]
 SEVERITY_RANK: Mapping[str, int] = {"pass": 0, "warn": 1, "fail": 2}
+_BY_RANK: tuple[Severity, Severity, Severity] = ("pass", "warn", "fail")
 
 
-def worst(checks: Iterable[Check]) -> Severity:
-    """The worst severity among ``checks`` (``pass`` when there are none)."""
+def worst_of(items: Iterable[Mapping[str, Any]]) -> Severity:
+    """The aggregate status of raw checks (``pass`` when there are none).
+
+    An unknown severity ranks as ``fail`` here and is refused by the validation schema.
+    """
     rank = 0
-    for check in checks:
-        rank = max(rank, SEVERITY_RANK[check.severity])
-    return ("pass", "warn", "fail")[rank]
+    for item in items:
+        rank = max(rank, SEVERITY_RANK.get(str(item.get("severity")), 2))
+    return _BY_RANK[rank]
 
 
-def validation_data(checks: Sequence[Check]) -> dict[str, Any]:
-    """The ``validation`` field: ``{"status": worst, "checks": [...]}``."""
-    return {"status": worst(checks), "checks": [c.to_dict() for c in checks]}
-
-
-def checks_from_data(data: Mapping[str, Any]) -> list[Check]:
-    """Checks from a ``validation`` field (already schema-checked)."""
-    return [
-        Check(
-            id=str(item["id"]),
-            severity=item["severity"],
-            message=str(item["message"]),
-            expected=item.get("expected"),
-            actual=item.get("actual"),
-            location=item.get("location"),
-        )
-        for item in data.get("checks", ())
-    ]
-
-
-def failing_checks(checks: Iterable[Check], fail_on: FailOn = "fail") -> list[Check]:
-    """The checks at or above the ``fail_on`` threshold, in their original order."""
+def failing(records: Sequence[CheckRecord], fail_on: FailOn) -> list[CheckRecord]:
+    """The records at or above the ``fail_on`` threshold, in their original order."""
     threshold = SEVERITY_RANK[fail_on]
-    return [c for c in checks if SEVERITY_RANK[c.severity] >= threshold]
+    return [r for r in records if SEVERITY_RANK[r.severity] >= threshold]
