@@ -25,31 +25,44 @@ raises :class:`TransportError`. :class:`RetryPolicy` opts into retries: it waits
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import grpc
 import orjson
 
-from control_plane.core.errors import (
-    CapabilityPackError,
-    RequestRejected,
-)
-from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
-from control_plane.core.rejection import Rejection
 from control_plane.core.validation import FailOn
-from control_plane.core.vocabulary import BASELINE, CodeInfo
+from control_plane.core.vocabulary import CodeInfo
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
 from control_plane.wire.auth import ClientTls, channel_credentials
+from control_plane.wire.call_errors import (
+    ERROR_CLASSES,
+    ArtifactFailed,
+    AuthFailed,
+    InternalError,
+    NetworkError,
+    NotFound,
+    Overloaded,
+    PackCallError,
+    PermanentError,
+    RateLimited,
+    RetryableError,
+    SchemaMismatch,
+    Timeout,
+    TransportError,
+    Unauthenticated,
+    error_from_outcome,
+    error_from_rpc,
+)
+from control_plane.wire.retry import RetryPolicy, call_with_retry, call_with_retry_async
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -83,307 +96,6 @@ __all__ = [
 DEFAULT_TARGET = "127.0.0.1:50051"
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 T = TypeVar("T")
-
-# -- exceptions ------------------------------------------------------------------------
-
-
-class PackCallError(CapabilityPackError):
-    """A pack call that ended with an error code from the pack's vocabulary."""
-
-    #: The baseline code a subclass stands for ("" for the two family classes).
-    CODE: ClassVar[str] = ""
-
-    def __init__(
-        self,
-        envelope: ErrorEnvelope,
-        *,
-        pack: str = "",
-        version: str = "",
-        request_id: str = "",
-        status: grpc.StatusCode | None = None,
-        validation: ValidationRecord | None = None,
-    ) -> None:
-        super().__init__(f"{envelope.code}: {envelope.message}")
-        self.envelope = envelope
-        self.pack = pack
-        self.version = version
-        self.request_id = request_id
-        self.status = status
-        self.validation = validation
-
-    @property
-    def code(self) -> str:
-        """The error code, inside the pack's declared vocabulary."""
-        return self.envelope.code
-
-    @property
-    def retryable(self) -> bool:
-        return self.envelope.retryable
-
-    @property
-    def message(self) -> str:
-        return self.envelope.message
-
-    @property
-    def reference_id(self) -> str | None:
-        """Quote this to the operator (``internal_error``)."""
-        return self.envelope.reference_id
-
-    @property
-    def retry_after(self) -> float | None:
-        """Seconds to wait before retrying (``rate_limited``)."""
-        return self.envelope.retry_after
-
-    @property
-    def recovery_hint(self) -> str | None:
-        return self.envelope.recovery_hint
-
-    @property
-    def outcome(self) -> Outcome:
-        """The failed call as an :class:`Outcome` (``error`` set)."""
-        return Outcome.model_construct(
-            pack=self.pack,
-            version=self.version,
-            request_id=self.request_id,
-            result=None,
-            validation=self.validation,
-            error=self.envelope,
-        )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(code={self.code!r}, message={self.message!r})"
-
-
-class RetryableError(PackCallError):
-    """A failure that may succeed when the same call is retried."""
-
-
-class PermanentError(PackCallError):
-    """A failure that retrying the same call will not fix."""
-
-
-class AuthFailed(PermanentError):
-    """The pack's downstream rejected or lacked credentials."""
-
-    CODE = "auth_failed"
-
-
-class RateLimited(RetryableError):
-    """The downstream throttled the call; wait ``retry_after`` seconds."""
-
-    CODE = "rate_limited"
-
-
-class NotFound(PermanentError):
-    """The target resource does not exist."""
-
-    CODE = "not_found"
-
-
-class Timeout(RetryableError):
-    """The operation ran past its deadline."""
-
-    CODE = "timeout"
-
-
-class SchemaMismatch(PermanentError):
-    """Data did not match its schema; ``partial_result`` holds what validated."""
-
-    CODE = "schema_mismatch"
-
-    @property
-    def partial_result(self) -> dict[str, Any]:
-        return dict(self.envelope.partial_result or {})
-
-
-class NetworkError(RetryableError):
-    """Connectivity to the downstream failed."""
-
-    CODE = "network_error"
-
-
-class InternalError(PermanentError):
-    """An unclassified failure; report ``reference_id`` to the operator."""
-
-    CODE = "internal_error"
-
-
-class ArtifactFailed(PermanentError):
-    """A strict call's validation found failures; ``checks`` lists them."""
-
-    CODE = "artifact_failed"
-
-    @property
-    def checks(self) -> list[CheckRecord]:
-        return list(self.envelope.checks or [])
-
-
-#: Baseline code -> exception class.
-ERROR_CLASSES: Mapping[str, type[PackCallError]] = MappingProxyType(
-    {
-        cls.CODE: cls
-        for cls in (
-            AuthFailed,
-            RateLimited,
-            NotFound,
-            Timeout,
-            SchemaMismatch,
-            NetworkError,
-            InternalError,
-            ArtifactFailed,
-        )
-    }
-)
-assert set(ERROR_CLASSES) == set(BASELINE), "one exception class per baseline code"
-assert all(
-    issubclass(cls, RetryableError) == BASELINE[code].retryable
-    for code, cls in ERROR_CLASSES.items()
-), "exception families follow the vocabulary's retryable flags"
-
-
-class TransportError(CapabilityPackError):
-    """The call got no answer from a pack: the control plane was unreachable, or refused
-    the call at the transport (``Overloaded``, ``Unauthenticated``).
-
-    ``rejection`` is what adapters render: the refusal the server sent, or ``unavailable``
-    when no control plane answered.
-    """
-
-    def __init__(
-        self,
-        status: grpc.StatusCode,
-        details: str,
-        target: str = "",
-        *,
-        rejection: Rejection | None = None,
-    ) -> None:
-        where = f" ({target})" if target else ""
-        super().__init__(f"{status.name}{where}: {details}")
-        self.status = status
-        self.details = details
-        self.target = target
-        self.rejection = (
-            rejection
-            if rejection is not None
-            else Rejection.of("unavailable", f"{status.name}{where}: {details}")
-        )
-
-
-class Overloaded(TransportError):
-    """The control plane refused the call at an in-flight limit (``RESOURCE_EXHAUSTED``);
-    nothing ran. Retry after ``retry_after`` seconds."""
-
-    def __init__(
-        self,
-        status: grpc.StatusCode,
-        details: str,
-        target: str = "",
-        *,
-        retry_after: float | None = None,
-        rejection: Rejection | None = None,
-    ) -> None:
-        super().__init__(
-            status,
-            details,
-            target,
-            rejection=rejection or Rejection.of("overloaded", details, retry_after=retry_after),
-        )
-        self.retry_after = retry_after
-
-
-class Unauthenticated(TransportError):
-    """The control plane refused the caller's own credentials (``UNAUTHENTICATED``)."""
-
-
-def _error_class(code: str, retryable: bool) -> type[PackCallError]:
-    cls = ERROR_CLASSES.get(code)
-    if cls is not None:
-        return cls
-    return RetryableError if retryable else PermanentError
-
-
-def error_from_outcome(outcome: Outcome) -> PackCallError:
-    """The typed exception for a failed in-process outcome (``outcome.error`` set)."""
-    if outcome.error is None:
-        raise ValueError("outcome has no error")
-    env = outcome.error
-    return _error_class(env.code, env.retryable)(
-        env,
-        pack=outcome.pack,
-        version=outcome.version,
-        request_id=outcome.request_id,
-        status=wire.status_for(env.code, env.retryable),
-        validation=outcome.validation,
-    )
-
-
-def error_from_rpc(
-    exc: grpc.RpcError, *, pack: str = "", timeout: float | None = None, target: str = ""
-) -> CapabilityPackError:
-    """The typed exception for a failed call (``exc`` is a ``grpc.RpcError``/``grpc.Call``)."""
-    status: grpc.StatusCode = exc.code()
-    parsed = wire.parse_status(status, exc.details(), exc.trailing_metadata())
-    if parsed.pack_error is not None:
-        msg = parsed.pack_error
-        envelope = wire.envelope_from_proto(msg)
-        return _error_class(envelope.code, envelope.retryable)(
-            envelope,
-            pack=msg.pack or pack,
-            version=msg.pack_version,
-            request_id=msg.request_id,
-            status=status,
-            validation=wire.validation_from_proto(msg.validation)
-            if msg.HasField("validation")
-            else None,
-        )
-    rejection = wire.rejection_from_status(parsed)
-    if rejection is not None:
-        if rejection.reason == "overloaded":
-            return Overloaded(
-                status,
-                parsed.message,
-                target,
-                retry_after=rejection.retry_after,
-                rejection=rejection,
-            )
-        if rejection.reason == "unauthenticated":
-            return Unauthenticated(status, parsed.message, target, rejection=rejection)
-        if rejection.reason in ("unknown_pack", "invalid_input"):
-            return RequestRejected.of(rejection)
-        return TransportError(status, parsed.message, target, rejection=rejection)
-    info = parsed.error_info
-    if info is not None and info.metadata.get("code"):
-        # A rich status without our PackError (another implementation of the API).
-        code = info.metadata["code"]
-        retryable = info.metadata.get("retryable") == "true"
-        base = BASELINE.get(code)
-        envelope = ErrorEnvelope.model_construct(
-            code=code,
-            message=parsed.message,
-            retryable=base.retryable if base is not None else retryable,
-            origin=info.domain,
-            retry_after=parsed.retry_delay,
-            reference_id=info.metadata.get("reference_id"),
-        )
-        return _error_class(code, envelope.retryable)(
-            envelope,
-            pack=info.domain or pack,
-            request_id=info.metadata.get("request_id", ""),
-            status=status,
-        )
-    if status == grpc.StatusCode.DEADLINE_EXCEEDED:
-        waited = f" of {timeout:g}s" if timeout is not None else ""
-        info_t = BASELINE["timeout"]
-        envelope = ErrorEnvelope.model_construct(
-            code="timeout",
-            message=f"the call's deadline{waited} passed before the control plane answered",
-            retryable=info_t.retryable,
-            origin="client",
-            recovery_hint=info_t.recovery_hint,
-        )
-        return Timeout(envelope, pack=pack, status=status)
-    return TransportError(status, parsed.message or str(status), target)
-
 
 # -- results ---------------------------------------------------------------------------
 
@@ -586,70 +298,6 @@ def _outcome(msg: pb.InvokePackResponse) -> Outcome:
         else None,
         error=None,
     )
-
-
-# -- retries ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Opt-in retries of :class:`RetryableError` only.
-
-    Attempt ``n`` (from 0) waits ``max(min(backoff * multiplier**n, max_backoff),
-    retry_after)`` before the next try; ``attempts`` counts every try, the first included.
-    """
-
-    attempts: int = 3
-    backoff: float = 0.2
-    multiplier: float = 2.0
-    max_backoff: float = 30.0
-    on_retry: Callable[[int, RetryableError, float], None] | None = field(
-        default=None, compare=False
-    )
-
-    def delay(self, attempt: int, error: RetryableError) -> float:
-        """Seconds to wait after failed attempt ``attempt`` (0-based)."""
-        backoff = min(self.backoff * self.multiplier**attempt, self.max_backoff)
-        return max(backoff, error.retry_after or 0.0)
-
-
-def call_with_retry(
-    fn: Callable[[], T], policy: RetryPolicy, *, sleep: Callable[[float], None] = time.sleep
-) -> T:
-    """Call ``fn`` until it succeeds, raises a non-retryable error, or attempts run out."""
-    attempt = 0
-    while True:
-        try:
-            return fn()
-        except RetryableError as exc:
-            if attempt + 1 >= policy.attempts:
-                raise
-            wait = policy.delay(attempt, exc)
-            if policy.on_retry is not None:
-                policy.on_retry(attempt + 1, exc, wait)
-            sleep(wait)
-            attempt += 1
-
-
-async def call_with_retry_async(
-    fn: Callable[[], Awaitable[T]],
-    policy: RetryPolicy,
-    *,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> T:
-    """:func:`call_with_retry` for coroutines."""
-    attempt = 0
-    while True:
-        try:
-            return await fn()
-        except RetryableError as exc:
-            if attempt + 1 >= policy.attempts:
-                raise
-            wait = policy.delay(attempt, exc)
-            if policy.on_retry is not None:
-                policy.on_retry(attempt + 1, exc, wait)
-            await sleep(wait)
-            attempt += 1
 
 
 # -- clients ---------------------------------------------------------------------------
