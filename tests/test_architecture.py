@@ -1,0 +1,132 @@
+"""The layers of docs/architecture.md, checked by reading every import.
+
+core < runtime < wire < adapters: a module may import its own layer and the layers below,
+never one above. Built-in packs import only the public modules, like a third party.
+Imports under ``if TYPE_CHECKING:`` are annotations, not dependencies, and are skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "control_plane"
+
+#: Layer -> the layers (and shared private modules) it may import.
+ALLOWED: dict[str, set[str]] = {
+    "core": {"core", "base"},
+    "runtime": {"core", "runtime", "base"},
+    "wire": {"core", "runtime", "wire", "v1", "base"},
+    "adapters": {"core", "runtime", "wire", "adapters", "v1", "base", "public"},
+    "public": {"core", "runtime", "wire", "base", "public"},
+    "v1": {"v1"},
+    "base": {"base"},
+}
+PUBLIC = {"control_plane", "control_plane.errors", "control_plane.tools", "control_plane.embed"}
+AUTHOR_API = {"control_plane", "control_plane.errors", "control_plane.tools"}
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of a ``control_plane`` module name (``None``: not ours)."""
+    parts = module.split(".")
+    if parts[0] != "control_plane":
+        return None
+    if module in PUBLIC:
+        return "public"
+    second = parts[1]
+    if second in ("core", "runtime", "wire", "adapters", "v1"):
+        return second
+    if second in ("_resources", "_version"):
+        return "base"
+    raise AssertionError(f"{module}: not in any layer of docs/architecture.md")
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` of every runtime import in ``path`` (TYPE_CHECKING skipped)."""
+    tree = ast.parse(path.read_text(), str(path))
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "control_plane":  # `from control_plane import x`: x may be a module
+                for alias in node.names:
+                    candidate = f"control_plane.{alias.name}"
+                    sub = PACKAGE / alias.name
+                    is_module = sub.is_dir() or sub.with_suffix(".py").is_file()
+                    found.append((node.lineno, candidate if is_module else "control_plane"))
+            else:
+                found.append((node.lineno, node.module))
+    return found
+
+
+SOURCES = sorted(p for p in PACKAGE.rglob("*.py") if "v1" not in p.relative_to(PACKAGE).parts)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_imports_a_layer_above_its_own(path: Path) -> None:
+    own = layer_of(module_name(path))
+    assert own is not None
+    for line, target in imports(path):
+        layer = layer_of(target)
+        if layer is None:
+            continue
+        assert layer in ALLOWED[own], (
+            f"{path.relative_to(ROOT)}:{line}: the {own} layer imports {target} ({layer}); "
+            f"{own} may import only {sorted(ALLOWED[own])} (docs/architecture.md)"
+        )
+
+
+def test_the_author_api_depends_on_core_only() -> None:
+    for name in AUTHOR_API:
+        rel = "control_plane/__init__.py" if name == "control_plane" else name.replace(".", "/")
+        path = ROOT / (rel if rel.endswith(".py") else rel + ".py")
+        for line, target in imports(path):
+            layer = layer_of(target)
+            assert layer in (None, "core", "base", "public"), f"{path}:{line}: {target}"
+
+
+PACK_SOURCES = sorted(
+    p
+    for p in (ROOT / "packs").rglob("*.py")
+    if p.name != "docgen.py"  # a docs tool, no pack
+)
+
+
+@pytest.mark.parametrize("path", PACK_SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_built_in_packs_import_only_the_public_author_modules(path: Path) -> None:
+    for line, target in imports(path):
+        if target.split(".")[0] != "control_plane":
+            continue
+        assert target in AUTHOR_API, (
+            f"{path.relative_to(ROOT)}:{line}: imports {target}; a pack imports only "
+            f"{sorted(AUTHOR_API)}, like a third-party pack"
+        )
+
+
+def test_the_architecture_note_names_every_layer_and_public_module() -> None:
+    note = (ROOT / "docs" / "architecture.md").read_text()
+    for layer in ("core", "runtime", "wire", "adapters"):
+        assert f"`control_plane/{layer}/`" in note, layer
+        for path in sorted((PACKAGE / layer).glob("*.py")):
+            if path.name != "__init__.py":
+                assert f"`{path.stem}`" in note, f"docs/architecture.md: {layer}/{path.name}"
+    for module in PUBLIC:
+        assert f"`{module}`" in note, module
