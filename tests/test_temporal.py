@@ -23,6 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import isolated_packs
 import pytest
 import pytest_asyncio
 import temporal_packs
@@ -128,7 +129,9 @@ def temporal_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _load() -> LoadResult:
-    return load_registry(builtins=False, entry_points_=False, extra=[testpacks, temporal_packs])
+    return load_registry(
+        builtins=False, entry_points_=False, extra=[testpacks, temporal_packs, isolated_packs]
+    )
 
 
 @dataclass
@@ -580,3 +583,11 @@ async def test_worker_cli_stops_cleanly_on_sigterm(env: Env) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+async def test_the_worker_honours_isolated_packs(env: Env) -> None:
+    """``Pack(isolated=True)``: the Temporal worker runs the handler in a worker process."""
+    outcome = await env.packs.invoke("iso.where", {})
+    assert outcome.result is not None
+    assert outcome.result["pid"] != os.getpid()
+    assert not isolated_packs.in_adapter_process(outcome.result["cmdline"])
