@@ -585,6 +585,7 @@ async def test_worker_cli_stops_cleanly_on_sigterm(env: Env) -> None:
             proc.wait(10)
 
 
+@MODULE_LOOP
 async def test_the_worker_honours_isolated_packs(env: Env) -> None:
     """``Pack(isolated=True)``: the Temporal worker runs the handler in a worker process."""
     outcome = await env.packs.invoke("iso.where", {})
