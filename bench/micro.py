@@ -1,6 +1,6 @@
 """The server's own Python cost per call, without the transport: ``python -m bench.micro``.
 
-Builds the stack ``packctl serve`` builds (Invoker, metrics, error events on stderr, the
+Builds the stack ``packctl serve`` builds (``build_runtime``, metrics, error events on stderr, the
 incident store in a temporary directory, JSON call logs), then calls
 ``ControlPlaneServicer.InvokePack`` directly with a minimal servicer context, one call at a
 time, for each scenario: request parsing, enforcement, wire status, logging and
@@ -27,9 +27,8 @@ import grpc
 
 from bench import packs
 from bench.scenarios import SCENARIOS, Scenario
-from control_plane.core.invoke import Invoker
-from control_plane.runtime.observability import add_serve_arguments, install_from_args
-from control_plane.runtime.plugins import load_registry
+from control_plane.runtime.observability import add_serve_arguments
+from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.wire.server import ControlPlaneServicer, configure_logging
 
@@ -88,12 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         serve_args = serve_parser.parse_args(
             ["--incident-db", str(Path(tmp) / "incidents.db"), *args.serve_args.split()]
         )
-        load = load_registry(builtins=False, entry_points_=False, extra=[packs])
-        invoker = Invoker(load.registry, classifiers=load.classifiers, default_timeout=300.0)
+        runtime = build_runtime(RuntimeConfig(builtins=False, entry_points=False, extra=(packs,)))
+        invoker = runtime.invoker
         saved, sys.stderr = sys.stderr, err
         try:
             configure_logging("json", "info", stream=err)
-            obs = install_from_args(invoker, serve_args)
+            obs = runtime.observe(serve_args)
             servicer = ControlPlaneServicer(invoker, max_send_bytes=4 << 20, observability=obs)
             results: dict[str, tuple[float, float]] = {}
             profiles: dict[str, str] = {}
@@ -111,10 +110,9 @@ def main(argv: list[str] | None = None) -> int:
                     out = io.StringIO()
                     pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
                     profiles[sc.key] = out.getvalue()
-            obs.close()
         finally:
             sys.stderr = saved
-            invoker.close()
+            runtime.close()
     print("Python pipeline per call, no transport (best of N): process CPU, wall")
     for key, (cpu, wall) in results.items():
         print(f"{key:<15} {cpu:8.1f} us CPU {wall:8.1f} us wall")

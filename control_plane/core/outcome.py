@@ -41,6 +41,12 @@ INTERNAL_MESSAGE = "The pack failed in a way that could not be classified."
 INTERNAL_DETAIL = "redacted: the original error is kept server-side under reference_id"
 
 
+def _is_generated_id(text: str) -> bool:
+    """A request id the runtime made (``uuid4().hex``): nothing in it to scrub, and
+    scrubbing every fresh one would only churn the scrubber's cache of clean texts."""
+    return len(text) == 32 and type(text) is str and not text.strip("0123456789abcdef")
+
+
 def bounded_text(text: object, limit: int = MAX_MESSAGE) -> str:
     """``text`` as a caller may see it: scrubbed first, then cut to ``limit`` characters
     (a secret cut in half would no longer match the scrubber)."""
@@ -252,7 +258,9 @@ class Outcome(_Frozen):
         return cls.construct_trusted(
             pack=bounded_text(pack, 256),
             version=version,
-            request_id=bounded_text(request_id, 256),
+            request_id=request_id
+            if _is_generated_id(request_id)
+            else bounded_text(request_id, 256),
             result=result,
             validation=validation,
             error=error,
