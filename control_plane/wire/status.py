@@ -67,6 +67,7 @@ __all__ = [
     "reason_for",
     "rejection_from_status",
     "rejection_status",
+    "rejection_table",
     "status_for",
     "status_table",
     "to_grpc_status",
@@ -562,5 +563,21 @@ def parse_status(
     )
 
 
+def rejection_table() -> str:
+    """The rejection vocabulary as Markdown (docs/grpc.md embeds it; a test keeps it equal)."""
+    lines = [
+        "| reason | gRPC status | retryable | `ErrorInfo.reason` | when | what to do |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines.extend(
+        f"| `{reason}` | `{info.grpc_status}` | {'yes' if info.retryable else 'no'} "
+        f"| `{reason_for(reason)}` | {info.description} | {info.recovery_hint} |"
+        for reason, info in REASONS.items()
+    )
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
-    print(markdown_table(), end="")
+    import sys
+
+    print(rejection_table() if sys.argv[1:] == ["rejections"] else markdown_table(), end="")
