@@ -130,3 +130,59 @@ def test_the_architecture_note_names_every_layer_and_public_module() -> None:
                 assert f"`{path.stem}`" in note, f"docs/architecture.md: {layer}/{path.name}"
     for module in PUBLIC:
         assert f"`{module}`" in note, module
+
+
+#: The only places that may build outcome records without their scrubbing constructors:
+#: decoders of what another process already sent (a status, a reply), on the caller's side.
+DECODERS = {
+    ("control_plane/wire/status.py", "check_from_proto"),
+    ("control_plane/wire/status.py", "validation_from_proto"),
+    ("control_plane/wire/status.py", "envelope_from_proto"),
+    ("control_plane/wire/client.py", "_outcome"),
+    ("control_plane/wire/call_errors.py", "outcome"),
+    ("control_plane/wire/call_errors.py", "error_from_rpc"),
+}
+MODELS = {"Outcome", "ErrorEnvelope", "CheckRecord", "Violation", "ValidationRecord", "Rejection"}
+BYPASSES = {"model_construct", "construct_trusted", "model_validate"}
+
+
+def _bypasses(path: Path) -> list[tuple[int, str, str]]:
+    """``(line, function, call)`` of every record built around its scrubbing constructor."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: list[tuple[int, str, str]] = []
+
+    def visit(node: ast.AST, function: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = function
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = child.name
+            if isinstance(child, ast.Call):
+                func = child.func
+                if (
+                    isinstance(func, ast.Attribute)
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id in MODELS
+                    and func.attr in BYPASSES
+                ):
+                    found.append((child.lineno, function, f"{func.value.id}.{func.attr}"))
+                if isinstance(func, ast.Name) and func.id == "Rejection":
+                    found.append((child.lineno, function, "Rejection(...)"))
+            visit(child, name)
+
+    visit(tree, "<module>")
+    return found
+
+
+def test_outcomes_and_rejections_are_built_by_their_scrubbing_constructors() -> None:
+    """Only ``build()``/``internal()``/``Rejection.of()`` make what leaves the process;
+    the model classes themselves and the caller-side decoders are the only exceptions."""
+    own = {PACKAGE / "core" / "outcome.py", PACKAGE / "core" / "rejection.py"}
+    for path in SOURCES:
+        if path in own:
+            continue
+        rel = str(path.relative_to(ROOT))
+        for line, function, call in _bypasses(path):
+            assert (rel, function) in DECODERS, (
+                f"{rel}:{line}: {call} in {function}() bypasses the scrubbing constructor; "
+                "use build() / ErrorEnvelope.internal() / Rejection.of()"
+            )

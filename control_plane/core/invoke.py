@@ -348,7 +348,7 @@ class Invoker:
                 )
                 for item in raw_validation.get("checks", ())
             ]
-            validation = ValidationRecord.construct_trusted(
+            validation = ValidationRecord.build(
                 status=worst_of(raw_validation.get("checks", ())), checks=records
             )
             if strict:

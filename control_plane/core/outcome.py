@@ -134,6 +134,13 @@ class ValidationRecord(_Frozen):
     status: Literal["pass", "warn", "fail"]
     checks: list[CheckRecord]
 
+    @classmethod
+    def build(
+        cls, status: Literal["pass", "warn", "fail"], checks: list[CheckRecord]
+    ) -> ValidationRecord:
+        """The one constructor: ``checks`` are records built by :meth:`CheckRecord.build`."""
+        return cls.construct_trusted(status=status, checks=checks)
+
 
 class Violation(_Frozen):
     """A field-level violation: JSON pointer and reason."""

@@ -198,14 +198,7 @@ def domain_error_to_application_error(
     """The fail-safe floor: a domain error in workflow code fails the workflow, typed."""
     if isinstance(exc, RequestRejected):
         return rejection_to_application_error(exc)
-    outcome = Outcome.model_construct(
-        pack=pack,
-        version="",
-        request_id=request_id,
-        result=None,
-        validation=None,
-        error=envelope_for_domain_error(exc),
-    )
+    outcome = Outcome.build(pack, "", request_id, error=envelope_for_domain_error(exc))
     # A workflow failure is final whatever the code says (Temporal retries a workflow only
     # under a workflow retry policy); a retryable code is for the caller to act on.
     return outcome_to_application_error(outcome, final=True)
@@ -298,11 +291,4 @@ def recover_rejection(exc: BaseException) -> RequestRejected | None:
 
 
 def _failed(pack: str, request_id: str, envelope: ErrorEnvelope) -> Outcome:
-    return Outcome.model_construct(
-        pack=pack,
-        version="",
-        request_id=request_id,
-        result=None,
-        validation=None,
-        error=envelope,
-    )
+    return Outcome.build(pack, "", request_id, error=envelope)
