@@ -404,6 +404,7 @@ def test_local_call_and_config_errors_exit_2(tmp_path: Path) -> None:
     base = [*PACKCTL, "call", "time.get_current_time", "--local", "--output", "json"]
     ok = subprocess.run(
         [*base, "--mcp-config", str(config), "--input", '{"timezone": "Etc/UTC"}'],
+        check=False,
         capture_output=True,
         text=True,
         env=env,
@@ -414,6 +415,7 @@ def test_local_call_and_config_errors_exit_2(tmp_path: Path) -> None:
     # The documented default path: ./packctl-mcp.toml
     typed = subprocess.run(
         [*base, "--input", '{"timezone": "Nowhere/Land"}'],
+        check=False,
         capture_output=True,
         text=True,
         env=env,
@@ -425,7 +427,12 @@ def test_local_call_and_config_errors_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('[servers.x]\ncommand = "true"\nprefix = "x"\ncodes = ["gone"]\n')
     refused = subprocess.run(
-        [*base, "--mcp-config", str(bad)], capture_output=True, text=True, env=env, timeout=60
+        [*base, "--mcp-config", str(bad)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert refused.returncode == 2
     problem = json.loads(refused.stdout)["problem"]
@@ -436,21 +443,27 @@ def test_local_call_and_config_errors_exit_2(tmp_path: Path) -> None:
 # -- config errors name file, line and key ---------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("body", "where", "fault"),
-    [
-        ('[servers.a]\ncommand = "x"\nurl = "http://127.0.0.1:1/mcp"\nprefix = "a"\n', ":1: servers.a", "not both"),
-        ('[servers.a]\nprefix = "a"\n', ":1: servers.a", "needs command"),
-        ('[servers.a]\ncommand = "x"\nprefix = "A-b"\n', ":3: servers.a.prefix", "does not match"),
-        ('[servers.a]\ncommand = "x"\nprefix = "a"\ncolour = 1\n', ":4: servers.a.colour", "unknown key"),
-        ('[servers.a]\ncommand = "x"\nprefix = "a"\n\n[[servers.a.rules]]\nmatch = "("\ncode = "not_found"\n', ":6: servers.a.rules[0].match", "not a regular expression"),
-        ('[servers.a]\ncommand = "x"\nprefix = "a"\ncodes = ["timeout"]\n\n[[servers.a.rules]]\nmatch = "gone"\ncode = "not_found"\n', ":8: servers.a.rules[0].code", "not declared"),
-        ('[servers.a]\ncommand = "x"\nprefix = "a"\ncodes = ["my_code"]\n', ":4: servers.a.codes", "document it"),
-        ('[servers.a]\ncommand = "x"\nprefix = "a"\n\n[servers.a.code_docs.not_found]\ndescription = "d"\nrecovery_hint = "h"\n', ":5: servers.a.code_docs.not_found", "baseline"),
-        ('[servers.a]\ncommand = "x"\nprefix = "a"\ntools = ["t"]\n\n[servers.a.tool.u]\nsummary = "s"\n', ":6: servers.a.tool.u", "not in tools"),
-        ('[servers.a\n', "", "not valid TOML"),
-    ],
-)  # fmt: skip
+HEAD = '[servers.a]\ncommand = "x"\nprefix = "a"\n'
+CONFIG_ERRORS = [
+    ('[servers.a]\ncommand = "x"\nurl = "http://127.0.0.1:1/mcp"\nprefix = "a"\n',
+     ":1: servers.a", "not both"),
+    ('[servers.a]\nprefix = "a"\n', ":1: servers.a", "needs command"),
+    ('[servers.a]\ncommand = "x"\nprefix = "A-b"\n', ":3: servers.a.prefix", "does not match"),
+    (HEAD + "colour = 1\n", ":4: servers.a.colour", "unknown key"),
+    (HEAD + '\n[[servers.a.rules]]\nmatch = "("\ncode = "not_found"\n',
+     ":6: servers.a.rules[0].match", "not a regular expression"),
+    (HEAD + 'codes = ["timeout"]\n\n[[servers.a.rules]]\nmatch = "gone"\ncode = "not_found"\n',
+     ":8: servers.a.rules[0].code", "not declared"),
+    (HEAD + 'codes = ["my_code"]\n', ":4: servers.a.codes", "document it"),
+    (HEAD + '\n[servers.a.code_docs.not_found]\ndescription = "d"\nrecovery_hint = "h"\n',
+     ":5: servers.a.code_docs.not_found", "baseline"),
+    (HEAD + 'tools = ["t"]\n\n[servers.a.tool.u]\nsummary = "s"\n',
+     ":6: servers.a.tool.u", "not in tools"),
+    ("[servers.a\n", "", "not valid TOML"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "where", "fault"), CONFIG_ERRORS)
 def test_config_errors_name_file_line_and_key(
     tmp_path: Path, body: str, where: str, fault: str
 ) -> None:
@@ -487,3 +500,39 @@ def test_rules_and_retry_after() -> None:
     assert retry_after_in("try again in 2 minutes") == 120.0
     assert retry_after_in("please wait 1500 ms") == 1.5
     assert retry_after_in("slow down") is None
+
+
+def test_lazy_server_starts_on_first_call_and_every_server_stops_on_shutdown(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"""
+[servers.time]
+command = {json.dumps(sys.executable)}
+args = ["-m", "mcp_server_time", "--local-timezone", "Etc/UTC"]
+prefix = "time"
+start = "lazy"
+
+[servers.git]
+command = {json.dumps(sys.executable)}
+args = ["-m", "mcp_server_git"]
+prefix = "mcpgit"
+tools = ["git_status"]
+"""
+    )
+    serve = Serve(config, tmp_path / "serve.log")
+    try:
+        with Client(serve.target) as client:
+            # Listed (the server ran to list its tools), then stopped until the first call.
+            assert "time.get_current_time" in client.list_packs(timeout=30).names()
+            assert serve.children("mcp_server_time") == []
+            assert client.health("time.get_current_time") == "SERVING"
+            result = client.invoke("time.get_current_time", {"timezone": "Etc/UTC"}, timeout=60)
+            assert result.result["timezone"] == "Etc/UTC"
+            pids = serve.children("mcp_server_time") + serve.children("mcp_server_git")
+            assert len(pids) == 2
+    finally:
+        log = serve.stop()
+    assert serve.proc.returncode == 0, log
+    assert [p for p in pids if Path(f"/proc/{p}").exists()] == []
