@@ -52,9 +52,7 @@ codes = ["invalid_arguments", "server_unavailable", "timeout"]
 
 def start_control_plane(workdir: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
     config = workdir / "packctl-mcp.toml"
-    config.write_text(
-        CONFIG.format(command=json.dumps(SERVER[0]), args=json.dumps(SERVER[1:]))
-    )
+    config.write_text(CONFIG.format(command=json.dumps(SERVER[0]), args=json.dumps(SERVER[1:])))
     log = workdir / "serve.log"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
@@ -112,12 +110,12 @@ async def run(seconds: float, concurrencies: list[int], rounds: int) -> dict[str
 
     from control_plane.wire.client import AsyncClient
 
-    with tempfile.TemporaryDirectory() as tmp, open(os.devnull, "w") as devnull:
+    with tempfile.TemporaryDirectory() as tmp:
         proc, target, _ = start_control_plane(Path(tmp))
         try:
             params = StdioServerParameters(command=SERVER[0], args=SERVER[1:])
             async with (
-                stdio_client(params, errlog=devnull) as (read, write),
+                stdio_client(params, errlog=sys.stderr) as (read, write),
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()

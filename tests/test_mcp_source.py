@@ -382,9 +382,7 @@ async def test_wrapped_tool_through_packctl_mcp_shows_the_closed_enum(tmp_path: 
         await session.initialize()
         tools = {t.name: t for t in (await session.list_tools()).tools}
         tool = tools["time.get_current_time"]
-        result = await session.call_tool(
-            "time.get_current_time", {"timezone": "Mars/Olympus_Mons"}
-        )
+        result = await session.call_tool("time.get_current_time", {"timezone": "Mars/Olympus_Mons"})
     assert tool.output_schema is not None
     schema_text = json.dumps(tool.output_schema)
     assert '"unknown_timezone"' in schema_text and '"server_unavailable"' in schema_text
