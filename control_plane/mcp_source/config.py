@@ -27,6 +27,7 @@ import jsonschema
 
 from control_plane._resources import load_schema_file
 from control_plane.core.errors import CapabilityPackError
+from control_plane.core.limits import ConfigError
 from control_plane.core.pack import CodeDoc
 from control_plane.core.tomlfile import TomlLocator, one_line, where
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
@@ -51,7 +52,7 @@ ENV_CONFIG = "PACKCTL_MCP_CONFIG"
 StartMode = Literal["eager", "lazy"]
 
 
-class McpConfigError(CapabilityPackError):
+class McpConfigError(CapabilityPackError, ConfigError):
     """A config file that cannot be used; the message names the file, the line and the key."""
 
 
