@@ -100,7 +100,7 @@ restart_backoff = 0.2
 [servers.everything_http]
 url = {json.dumps(http_url)}
 prefix = "evhttp"
-tools = ["echo", "get-sum"]
+tools = ["echo", "get-sum", "trigger-long-running-operation"]
 health_interval = 0.3
 restart_backoff = 0.2
 """

@@ -183,6 +183,18 @@ def test_server_that_cannot_start_is_a_load_failure_while_builtins_serve(
 # -- mcp-server-time -------------------------------------------------------------------
 
 
+def restarted(wrapped: Wrapped, marker: str, old_pid: int, pack: str) -> None:
+    """Wait (bounded) for a new server process and its pack back to SERVING."""
+    wait_for(
+        lambda: (
+            wrapped.serve.children(marker) not in ([], [old_pid])
+            and wrapped.client.health(pack) == "SERVING"
+        ),
+        60,
+        f"{marker} restarted",
+    )
+
+
 def test_time_success_and_typed_failures(wrapped: Wrapped) -> None:
     now = wrapped.call("time.get_current_time", {"timezone": "Europe/Paris"})
     assert now["timezone"] == "Europe/Paris"
@@ -210,21 +222,11 @@ def test_time_success_and_typed_failures(wrapped: Wrapped) -> None:
 def test_time_server_killed_is_unavailable_then_restarted(wrapped: Wrapped) -> None:
     [pid] = wrapped.serve.children("mcp_server_time")
     os.kill(pid, signal.SIGKILL)
-    wait_for(
-        lambda: wrapped.client.health("time.get_current_time") == "NOT_SERVING",
-        30,
-        "health NOT_SERVING after the kill",
-    )
     gone = wrapped.fail("time.get_current_time", {"timezone": "Etc/UTC"})
     assert gone.code == "server_unavailable"
     assert gone.status == grpc.StatusCode.UNAVAILABLE
     assert gone.retryable
-    wait_for(
-        lambda: wrapped.client.health("time.get_current_time") == "SERVING",
-        60,
-        "the restarted server",
-    )
-    assert wrapped.serve.children("mcp_server_time") not in ([], [pid])
+    restarted(wrapped, "mcp_server_time", pid, "time.get_current_time")
     assert wrapped.call("time.get_current_time", {"timezone": "Etc/UTC"})["timezone"] == "Etc/UTC"
 
 
@@ -339,17 +341,34 @@ def test_everything_success_deadline_and_kill_mid_call(wrapped: Wrapped) -> None
     assert len(errors) == 1
     assert errors[0].code == "server_unavailable"
     assert errors[0].status == grpc.StatusCode.UNAVAILABLE
-    wait_for(
-        lambda: wrapped.client.health("everything.echo") == "SERVING", 60, "restarted everything"
-    )
+    restarted(wrapped, str(EVERYTHING_JS) + " stdio", pid, "everything.echo")
     assert wrapped.call("everything.echo", {"message": "back"})["text"] == "Echo: back"
 
 
 def test_everything_over_streamable_http(wrapped: Wrapped) -> None:
     assert wrapped.call("evhttp.echo", {"message": "over http"})["text"] == "Echo: over http"
     assert wrapped.client.health("evhttp.echo") == "SERVING"
-    wrapped.http.terminate()
+    # The endpoint goes away under a call in flight: server_unavailable, not a hang until
+    # the caller's deadline.
+    errors: list[PackCallError] = []
+
+    def long_call() -> None:
+        try:
+            wrapped.client.invoke(
+                "evhttp.trigger_long_running_operation", {"duration": 60, "steps": 2}, timeout=90
+            )
+        except PackCallError as exc:
+            errors.append(exc)
+
+    caller = threading.Thread(target=long_call)
+    caller.start()
+    time.sleep(1.0)  # let the call reach the server (not an assertion on time)
+    wrapped.http.kill()
     wrapped.http.wait(10)
+    caller.join(80)
+    assert len(errors) == 1
+    assert errors[0].code == "server_unavailable", errors[0].envelope
+    assert errors[0].status == grpc.StatusCode.UNAVAILABLE
     wait_for(
         lambda: wrapped.client.health("evhttp.echo") == "NOT_SERVING",
         30,

@@ -242,8 +242,7 @@ class ServerConnection:
                 ClientSession(read, write, message_handler=on_message)
             )
             async with asyncio.timeout(cfg.startup_timeout):
-                init = await session.initialize()
-                tools = await _list_tools(session)
+                init, tools = await self._unless_dead(_handshake(session), "during its start")
             self.server_version = getattr(init.server_info, "version", None)
             self.tools = {tool.name: tool for tool in tools}
             self._session = session
@@ -291,18 +290,50 @@ class ServerConnection:
         session = self._session
         if session is None:
             reason = self.last_error or "not connected"
-            raise ServerUnavailable(self.config.name, self.state, reason)
+            state = "starting" if self.state in ("starting", "idle") else "restarting"
+            raise ServerUnavailable(
+                self.config.name, "stopped" if self._stopping else state, reason
+            )
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(name=tool, arguments=arguments)
         )
         try:
-            return await session.send_request(
-                request, types.CallToolResult, request_read_timeout_seconds=timeout
+            return await self._unless_dead(
+                session.send_request(
+                    request, types.CallToolResult, request_read_timeout_seconds=timeout
+                ),
+                "during the call",
             )
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED and self._dead is not None:
                 self._dead.set()
             raise
+
+    async def _unless_dead(self, coro: Any, when: str) -> Any:
+        """Await ``coro``, unless the connection dies first (a transport failure the SDK
+        reports to the session rather than to the request, as streamable HTTP does):
+        then :class:`ServerUnavailable`."""
+        dead = self._dead
+        assert dead is not None
+        work = asyncio.ensure_future(coro)
+        watch = asyncio.ensure_future(dead.wait())
+        try:
+            await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watch.cancel()
+            if not work.done():
+                work.cancel()
+        if work.done() and not work.cancelled():
+            return work.result()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await work  # let the cancelled request finish its cleanup
+        reason = self.last_error or "the connection closed"
+        raise ServerUnavailable(self.config.name, "restarting", f"{reason} ({when})")
+
+
+async def _handshake(session: Any) -> tuple[Any, list[Any]]:
+    init = await session.initialize()
+    return init, await _list_tools(session)
 
 
 async def _list_tools(session: Any) -> list[Any]:
