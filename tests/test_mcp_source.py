@@ -553,3 +553,81 @@ tools = ["git_status"]
         log = serve.stop()
     assert serve.proc.returncode == 0, log
     assert [p for p in pids if Path(f"/proc/{p}").exists()] == []
+
+
+def test_gate_local_runs_wrapped_tools(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(config_text(repo, root, broken=False))
+    gate = tmp_path / "packctl-gate.toml"
+    gate.write_text(
+        '[[steps]]\npack = "fs.get_file_info"\nartifacts = "root/*.txt"\n'
+        'artifact_field = "path"\n\n'
+        '[[steps]]\npack = "time.get_current_time"\ninput = {timezone = "Mars/Olympus_Mons"}\n'
+    )
+    run = subprocess.run(
+        [*PACKCTL, "gate", str(gate), "--local", "--mcp-config", str(config), "--format", "json"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=serve_env(CAPABILITY_PACKS_PLUGINS=""),
+        cwd=tmp_path,
+        timeout=180,
+    )
+    # Both files are read through the wrapped filesystem server; the time step could not
+    # run, and says why with the typed code.
+    assert run.returncode == 2, run.stderr
+    report = json.loads(run.stdout)
+    text = json.dumps(report)
+    assert text.count("fs.get_file_info") >= 2
+    assert "unknown_timezone" in text
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "expected"),
+    [
+        (-32602, "Unknown tool: nope", "tool_unavailable"),
+        (-32602, "Invalid arguments for tool x: bad", "invalid_arguments"),
+        (-32601, "Method not found", "tool_unavailable"),
+        (-32001, "Request 'tools/call' timed out", "timeout"),
+        (-32000, "Connection closed", "server_unavailable"),
+        (-32603, "ENOENT: no such file", "not_found"),
+        (-32010, "slow down, retry after 7s", "rate_limited"),
+        (-32603, "something odd happened", None),
+        (-32700, "Parse error", None),
+    ],
+)
+def test_jsonrpc_errors_map_to_declared_codes(
+    code: int, message: str, expected: str | None
+) -> None:
+    from control_plane.core.errors import PackError
+    from control_plane.mcp_source.config import ServerConfig
+    from control_plane.mcp_source.failures import McpToolFailure, from_jsonrpc
+
+    server = ServerConfig(
+        name="s",
+        file=Path("packctl-mcp.toml"),
+        line=1,
+        prefix="s",
+        command="x",
+        jsonrpc_errors={-32010: "rate_limited"},
+    )
+    failure = from_jsonrpc(server.vocabulary("tool"), "s", "tool", code, message)
+    if expected is None:
+        assert isinstance(failure, McpToolFailure)
+        assert message in str(failure)  # kept for the incident store, never sent
+    else:
+        assert isinstance(failure, PackError)
+        assert failure.code == expected
+        if expected == "rate_limited":
+            assert failure.retry_after == 7.0
+    # Undeclared: the same failure becomes internal_error material, not a stray code.
+    narrow = ServerConfig(
+        name="s", file=Path("f"), line=1, prefix="s", command="x", codes=("not_found",)
+    )
+    other = from_jsonrpc(narrow.vocabulary("tool"), "s", "tool", code, message)
+    assert isinstance(other, McpToolFailure) or other.code == "not_found"
