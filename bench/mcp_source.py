@@ -162,9 +162,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", default="1,8", help="comma-separated (default 1,8)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--out", default=None, metavar="PATH", help="also write the figures as JSON to PATH"
+    )
     args = parser.parse_args(argv)
     concurrencies = [int(c) for c in args.concurrency.split(",") if c]
     figures = asyncio.run(run(args.seconds, concurrencies, args.rounds))
+    if args.out:
+        record = {
+            "command": "python bench/mcp_source.py " + " ".join(argv or sys.argv[1:]),
+            "seconds": args.seconds,
+            "rounds": args.rounds,
+            "loadavg_1m": round(os.getloadavg()[0], 2),
+            "cpus": os.cpu_count(),
+            "by_concurrency": figures,
+        }
+        Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
