@@ -8,6 +8,7 @@ servers say when called directly with the MCP SDK.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -545,8 +546,21 @@ tools = ["git_status"]
             assert "time.get_current_time" in client.list_packs(timeout=30).names()
             assert serve.children("mcp_server_time") == []
             assert client.health("time.get_current_time") == "SERVING"
-            result = client.invoke("time.get_current_time", {"timezone": "Etc/UTC"}, timeout=60)
-            assert result.result["timezone"] == "Etc/UTC"
+            # Concurrent first calls all wait for the one start.
+            with concurrent.futures.ThreadPoolExecutor(3) as pool:
+                results = list(
+                    pool.map(
+                        lambda zone: client.invoke(
+                            "time.get_current_time", {"timezone": zone}, timeout=60
+                        ),
+                        ["Etc/UTC", "Europe/Paris", "Asia/Tokyo"],
+                    )
+                )
+            assert [r.result["timezone"] for r in results] == [
+                "Etc/UTC",
+                "Europe/Paris",
+                "Asia/Tokyo",
+            ]
             pids = serve.children("mcp_server_time") + serve.children("mcp_server_git")
             assert len(pids) == 2
     finally:

@@ -114,11 +114,12 @@ class ServerConnection:
             await self.stop()
             raise
         if self.config.start == "lazy":
-            await self._halt()
+            await self._halt(final=False)
             self._set("idle")
 
-    async def _halt(self) -> None:
-        """Stop the supervisor (and so the server) without marking the source stopped."""
+    async def _halt(self, *, final: bool) -> None:
+        """Stop the supervisor, and so the server (its session closes: stdin closed, then
+        SIGTERM/SIGKILL to its process group). ``final``: for good (shutdown)."""
         self._stopping = True
         task, self._supervisor = self._supervisor, None
         if self._dead is not None:
@@ -130,13 +131,11 @@ class ServerConnection:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-        self._stopping = False
+        self._stopping = final
 
     async def stop(self) -> None:
         """Stop the server for good (shutdown)."""
-        self._stopping = True
-        await self._halt()
-        self._stopping = True
+        await self._halt(final=True)
         self._set("stopped")
 
     async def _wake(self, timeout: float) -> None:
@@ -285,8 +284,11 @@ class ServerConnection:
         import mcp_types as types
         from mcp.shared.exceptions import MCPError
 
-        if self.state == "idle" or (self.config.start == "lazy" and self._supervisor is None):
-            await self._wake(timeout)
+        waking = not self._stopping and (
+            self._supervisor is None or self.state in ("idle", "starting")
+        )
+        if self._session is None and self.config.start == "lazy" and waking:
+            await self._wake(timeout)  # the first call of a lazy server waits for it
         session = self._session
         if session is None:
             reason = self.last_error or "not connected"

@@ -253,6 +253,7 @@ class McpSource:
             results = self._run(self._start_all(), budget)
         except concurrent.futures.TimeoutError:
             results = [TimeoutError("did not start in time")] * len(servers)
+            self._run(self._stop_all(), 30.0)
         for server, result in zip(servers, results, strict=True):
             conn = self.connections[server.name]
             if isinstance(result, BaseException):
