@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -645,3 +646,44 @@ def test_jsonrpc_errors_map_to_declared_codes(
     )
     other = from_jsonrpc(narrow.vocabulary("tool"), "s", "tool", code, message)
     assert isinstance(other, McpToolFailure) or other.code == "not_found"
+
+
+def test_restarts_back_off_while_the_server_keeps_failing(tmp_path: Path) -> None:
+    # A real server behind a wrapper that refuses to start again while `broken` exists.
+    marker = tmp_path / "broken"
+    wrapper = tmp_path / "time-server.sh"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'if [ -e "{marker}" ]; then echo "refusing to start" >&2; exit 3; fi\n'
+        f'exec "{sys.executable}" -m mcp_server_time --local-timezone Etc/UTC\n'
+    )
+    wrapper.chmod(0o755)
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f'[servers.time]\ncommand = "{wrapper}"\nprefix = "time"\n'
+        "health_interval = 0.3\nrestart_backoff = 0.2\nrestart_backoff_max = 0.8\n"
+    )
+    serve = Serve(config, tmp_path / "serve.log")
+    try:
+        with Client(serve.target) as client:
+            [pid] = serve.children("mcp_server_time")
+            marker.write_text("")
+            os.kill(pid, signal.SIGKILL)
+            wait_for(
+                lambda: serve.log.read_text().count("restarting in 0.8s") >= 2,
+                60,
+                "restart attempts up to the maximum delay",
+            )
+            assert client.health("time.get_current_time") == "NOT_SERVING"
+            with pytest.raises(PackCallError) as info:
+                client.invoke("time.get_current_time", {"timezone": "Etc/UTC"}, timeout=30)
+            assert info.value.code == "server_unavailable"
+            marker.unlink()
+            wait_for(lambda: client.health("time.get_current_time") == "SERVING", 60, "recovery")
+            ok = client.invoke("time.get_current_time", {"timezone": "Etc/UTC"}, timeout=30)
+            assert ok.result["timezone"] == "Etc/UTC"
+    finally:
+        log = serve.stop()
+    delays = re.findall(r"restarting in ([0-9.]+)s", log)
+    # Doubling from restart_backoff, capped at restart_backoff_max.
+    assert delays[:4] == ["0.2", "0.4", "0.8", "0.8"], delays
