@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -687,3 +688,22 @@ def test_restarts_back_off_while_the_server_keeps_failing(tmp_path: Path) -> Non
     delays = re.findall(r"restarting in ([0-9.]+)s", log)
     # Doubling from restart_backoff, capped at restart_backoff_max.
     assert delays[:4] == ["0.2", "0.4", "0.8", "0.8"], delays
+
+
+def test_isolation_leaves_mcp_packs_to_their_server(tmp_path: Path) -> None:
+    from control_plane.runtime.isolation import IsolationError
+    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"[servers.time]\ncommand = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "mcp_server_time"]\nprefix = "time"\n'
+    )
+    base = RuntimeConfig(builtins=False, entry_points=False, mcp_config=str(config))
+    with build_runtime(replace(base, isolate=("all",))) as runtime:
+        assert "time.get_current_time" in runtime.registry
+        assert "time.get_current_time" not in runtime.isolated
+        outcome = runtime.invoke_sync("time.get_current_time", {"timezone": "Etc/UTC"})
+        assert outcome.error is None
+    with pytest.raises(IsolationError, match="MCP server time"):
+        build_runtime(replace(base, isolate=("time.get_current_time",)))

@@ -160,6 +160,10 @@ def tool_pack(
     async def handler(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return await source.call(server, tool_name, vocab, doc, ctx, structured=has_output)
 
+    # Isolation has nothing to add: the tool runs in the server's process (--isolate all
+    # skips the pack, naming it is refused).
+    handler.out_of_process = f"the MCP server {server.name}"  # type: ignore[attr-defined]
+
     pack = Pack(
         name=name,
         version=version,
