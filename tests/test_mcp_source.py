@@ -1,4 +1,4 @@
-"""MCP servers as packs (control_plane.mcp_source), against real servers from the registries.
+"""MCP servers as packs (control_plane.runtime.mcp_source), against real servers.
 
 One `packctl serve --mcp-config` wraps mcp-server-time, mcp-server-git (PyPI),
 server-filesystem and server-everything (npm, over stdio and streamable HTTP) plus a server
@@ -42,8 +42,8 @@ from mcp_source_support import (
 from server_support import PACKCTL
 
 from control_plane.core.errors import InvalidInput
-from control_plane.mcp_source import McpConfigError, load_config, pack_name
-from control_plane.mcp_source.rules import BUILTIN_RULES, first_match, retry_after_in
+from control_plane.runtime.mcp_source import McpConfigError, load_config, pack_name
+from control_plane.runtime.mcp_source.rules import BUILTIN_RULES, first_match, retry_after_in
 from control_plane.wire.client import Client, PackCallError
 
 pytestmark = pytest.mark.timeout(300)
@@ -621,8 +621,8 @@ def test_jsonrpc_errors_map_to_declared_codes(
     code: int, message: str, expected: str | None
 ) -> None:
     from control_plane.core.errors import PackError
-    from control_plane.mcp_source.config import ServerConfig
-    from control_plane.mcp_source.failures import McpToolFailure, from_jsonrpc
+    from control_plane.runtime.mcp_source.config import ServerConfig
+    from control_plane.runtime.mcp_source.failures import McpToolFailure, from_jsonrpc
 
     server = ServerConfig(
         name="s",

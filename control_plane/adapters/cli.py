@@ -41,8 +41,8 @@ from control_plane.core.errors import RequestRejected
 from control_plane.core.limits import ConfigError
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.registry import LoadFailure
-from control_plane.mcp_source.config import McpConfigError
 from control_plane.runtime.isolation import IsolationError
+from control_plane.runtime.mcp_source.config import McpConfigError
 from control_plane.runtime.observability import add_serve_arguments
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.wire.client import (

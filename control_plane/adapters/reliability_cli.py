@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from control_plane.mcp_source.config import find_config
 from control_plane.runtime.isolation import DEFAULT_MEMORY_LIMIT, DEFAULT_WORKERS
+from control_plane.runtime.mcp_source.config import find_config
 from control_plane.runtime.runtime import DEFAULT_TIMEOUT, RuntimeConfig
 from control_plane.wire.admission import DEFAULT_RETRY_AFTER, AdmissionLimits, parse_pack_limit
 from control_plane.wire.auth import (
@@ -173,7 +173,8 @@ def mcp_config_path(args: argparse.Namespace) -> Path | None:
     """The MCP config a command's runtime loads: ``--mcp-config``, else
     ``$PACKCTL_MCP_CONFIG``, else ``./packctl-mcp.toml`` when present (docs/mcp.md).
 
-    Raises :class:`~control_plane.mcp_source.McpConfigError` for a named file that is missing.
+    Raises :class:`~control_plane.runtime.mcp_source.McpConfigError` for a named file that
+    is missing.
     """
     return find_config(getattr(args, "mcp_config", None))
 

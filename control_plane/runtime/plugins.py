@@ -6,7 +6,7 @@ a comma-separated list of plugin names (built-in module paths or entry-point nam
 set to an empty string, nothing loads. A plugin that fails to import, or whose hook
 raises, is recorded in ``registry.failures`` with its name and reason; the rest load.
 
-``mcp_config`` adds the packs of MCP servers (:mod:`control_plane.mcp_source`): the servers
+``mcp_config`` adds the packs of MCP servers (:mod:`control_plane.runtime.mcp_source`): the servers
 start during the load, a server that does not start is a load failure, and
 :meth:`LoadResult.close` stops them.
 """
@@ -32,7 +32,7 @@ from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime.events import ErrorEvent
 
 if TYPE_CHECKING:
-    from control_plane.mcp_source import McpConfig, McpSource
+    from control_plane.runtime.mcp_source import McpConfig, McpSource
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -241,7 +241,7 @@ def load_registry(
     classifiers = [_hook_classifier(pm)] if pm.hook.classify_exception.get_hookimpls() else []
     mcp: McpSource | None = None
     if mcp_config is not None:
-        from control_plane.mcp_source import open_source
+        from control_plane.runtime.mcp_source import open_source
 
         mcp = open_source(mcp_config, registry)
     return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry), mcp=mcp)

@@ -24,9 +24,9 @@ from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.core.validation import FailOn
-from control_plane.mcp_source.config import McpConfig, load_config
 from control_plane.runtime import isolation
 from control_plane.runtime.events import EventSink
+from control_plane.runtime.mcp_source.config import McpConfig, load_config
 from control_plane.runtime.observability import Observability, install, install_from_args
 from control_plane.runtime.plugins import LoadResult, load_registry
 
@@ -71,7 +71,7 @@ class RuntimeConfig:
     default_timeout: float | None = DEFAULT_TIMEOUT
     #: Load failures found before loading (e.g. a ``--plugin`` module that did not import).
     failures: tuple[LoadFailure, ...] = field(default=())
-    #: MCP servers whose tools load as packs (:mod:`control_plane.mcp_source`): a config
+    #: MCP servers whose tools load as packs (:mod:`control_plane.runtime.mcp_source`): a config
     #: file's path or a loaded config; ``None``: none. The servers start with the runtime
     #: and stop when it closes.
     mcp_config: str | os.PathLike[str] | McpConfig | None = None
@@ -195,7 +195,7 @@ def build_runtime(
     ``load`` reuses plugins already loaded (a :func:`load_registry` result) instead of
     loading them from ``config``. Raises
     :class:`~control_plane.runtime.isolation.IsolationError` when ``config.isolate`` names
-    an unknown pack, :class:`~control_plane.mcp_source.McpConfigError` when
+    an unknown pack, :class:`~control_plane.runtime.mcp_source.McpConfigError` when
     ``config.mcp_config`` cannot be used.
     """
     config = config if config is not None else RuntimeConfig()

@@ -37,8 +37,8 @@ from control_plane.adapters.cli import (
 from control_plane.adapters.reliability_cli import runtime_config
 from control_plane.core.errors import RequestRejected
 from control_plane.core.outcome import Outcome
-from control_plane.mcp_source.config import McpConfigError
 from control_plane.runtime.isolation import IsolationError
+from control_plane.runtime.mcp_source.config import McpConfigError
 from control_plane.runtime.observability import add_serve_arguments
 from control_plane.runtime.runtime import build_runtime
 

@@ -1,11 +1,11 @@
 """MCP servers as packs: any MCP server's tools behind a closed vocabulary.
 
-A config file (``packctl-mcp.toml``, :mod:`control_plane.mcp_source.config`) names MCP
+A config file (``packctl-mcp.toml``, :mod:`control_plane.runtime.mcp_source.config`) names MCP
 servers (stdio command or streamable HTTP URL), the tools to expose, their vocabulary and a
 rule table for their failure texts. :class:`McpSource` starts the servers, registers one pack
 per tool (input schema from the tool's ``inputSchema``, output schema from its
 ``outputSchema``), supervises them (health pings, restarts with backoff) and stops them.
-Failures are classified by :mod:`control_plane.mcp_source.failures`. Reference: docs/mcp.md.
+Failures are classified by :mod:`control_plane.runtime.mcp_source.failures`. Reference: docs/mcp.md.
 
 Needs the ``mcp`` SDK (``pip install 'capability-packs[mcp]'``) only once a config is used.
 """
@@ -13,7 +13,7 @@ Needs the ``mcp`` SDK (``pip install 'capability-packs[mcp]'``) only once a conf
 from __future__ import annotations
 
 from control_plane.core.registry import Registry
-from control_plane.mcp_source.config import (
+from control_plane.runtime.mcp_source.config import (
     DEFAULT_FILE,
     ENV_CONFIG,
     McpConfig,
@@ -22,8 +22,8 @@ from control_plane.mcp_source.config import (
     find_config,
     load_config,
 )
-from control_plane.mcp_source.rules import BUILTIN_CODES, BUILTIN_RULES, DEFAULT_CODES, Rule
-from control_plane.mcp_source.source import McpSource, pack_name
+from control_plane.runtime.mcp_source.rules import BUILTIN_CODES, BUILTIN_RULES, DEFAULT_CODES, Rule
+from control_plane.runtime.mcp_source.source import McpSource, pack_name
 
 __all__ = [
     "BUILTIN_CODES",

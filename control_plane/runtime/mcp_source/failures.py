@@ -26,8 +26,8 @@ from typing import Any
 
 from control_plane.core.errors import CapabilityPackError, PackError
 from control_plane.core.vocabulary import BASELINE
-from control_plane.mcp_source.config import ToolVocabulary
-from control_plane.mcp_source.rules import first_line, first_match, retry_after_in
+from control_plane.runtime.mcp_source.config import ToolVocabulary
+from control_plane.runtime.mcp_source.rules import first_line, first_match, retry_after_in
 
 __all__ = [
     "CONNECTION_CLOSED",

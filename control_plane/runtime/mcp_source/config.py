@@ -31,7 +31,7 @@ from control_plane.core.limits import ConfigError
 from control_plane.core.pack import CodeDoc
 from control_plane.core.tomlfile import TomlLocator, one_line, where
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
-from control_plane.mcp_source.rules import BUILTIN_CODES, BUILTIN_RULES, DEFAULT_CODES, Rule
+from control_plane.runtime.mcp_source.rules import BUILTIN_CODES, BUILTIN_RULES, DEFAULT_CODES, Rule
 
 __all__ = [
     "DEFAULT_FILE",

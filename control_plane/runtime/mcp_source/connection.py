@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.redact import scrub
-from control_plane.mcp_source.config import ServerConfig
+from control_plane.runtime.mcp_source.config import ServerConfig
 
 __all__ = ["ServerConnection", "ServerUnavailable", "State"]
 

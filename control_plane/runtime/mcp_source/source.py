@@ -30,9 +30,13 @@ from typing import Any
 from control_plane.core.errors import PackError, PluginLoadError
 from control_plane.core.pack import Context, Pack
 from control_plane.core.registry import LoadFailure, Registry
-from control_plane.mcp_source.config import McpConfig, ServerConfig, ToolVocabulary
-from control_plane.mcp_source.connection import ServerConnection, ServerUnavailable, describe
-from control_plane.mcp_source.failures import (
+from control_plane.runtime.mcp_source.config import McpConfig, ServerConfig, ToolVocabulary
+from control_plane.runtime.mcp_source.connection import (
+    ServerConnection,
+    ServerUnavailable,
+    describe,
+)
+from control_plane.runtime.mcp_source.failures import (
     McpToolFailure,
     from_is_error,
     from_jsonrpc,
