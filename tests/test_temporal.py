@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -592,3 +593,59 @@ async def test_the_worker_honours_isolated_packs(env: Env) -> None:
     assert outcome.result is not None
     assert outcome.result["pid"] != os.getpid()
     assert not isolated_packs.in_adapter_process(outcome.result["cmdline"])
+
+
+def test_worker_serves_wrapped_mcp_tools_with_their_codes(
+    temporal_target: str, tmp_path: Path
+) -> None:
+    """`packctl worker --mcp-config`: an MCP server's tool as an activity, typed codes intact."""
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"[servers.time]\ncommand = {json.dumps(sys.executable)}\n"
+        'args = ["-m", "mcp_server_time", "--local-timezone", "Etc/UTC"]\nprefix = "time"\n'
+        'codes = ["invalid_arguments", "server_unavailable", "unknown_timezone"]\n\n'
+        "[servers.time.code_docs.unknown_timezone]\n"
+        'description = "Not an IANA timezone."\nrecovery_hint = "Use an IANA name."\n\n'
+        '[[servers.time.rules]]\nmatch = "no time zone found"\ncode = "unknown_timezone"\n'
+    )
+    queue = f"mcp-{_rid()}"
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="")
+    proc = subprocess.Popen(
+        [
+            *PACKCTL,
+            *("worker", "--temporal", temporal_target, "--task-queue", queue),
+            *("--mcp-config", str(config), "--no-event-stream", "--no-incident-db"),
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        banner = ""
+        for _ in range(50):  # server stderr lines may come first
+            banner = proc.stderr.readline()
+            if "pack(s)" in banner or not banner:
+                break
+        assert "time.get_current_time" in banner, banner
+        base = [*PACKCTL, "temporal-call", "--temporal", temporal_target, "--task-queue", queue]
+        ok = subprocess.run(
+            [*base, "time.get_current_time", "--input", '{"timezone": "Etc/UTC"}', "--output",
+             "json"],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        bad = subprocess.run(
+            [*base, "time.get_current_time", "--input", '{"timezone": "Mars/Olympus_Mons"}'],
+            env=env, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert ok.returncode == 0, ok.stderr
+        assert json.loads(ok.stdout)["result"]["timezone"] == "Etc/UTC"
+        assert bad.returncode == 1, bad.stderr
+        assert "error: unknown_timezone (permanent)" in bad.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)

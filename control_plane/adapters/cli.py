@@ -42,6 +42,7 @@ from control_plane.core.limits import ConfigError
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.registry import LoadFailure
 from control_plane.runtime.isolation import IsolationError
+from control_plane.runtime.mcp_source.config import McpConfigError
 from control_plane.runtime.observability import add_serve_arguments
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.wire.client import (
@@ -62,6 +63,7 @@ __all__ = [
     "RemoteBackend",
     "UsageProblem",
     "add_backend_options",
+    "add_mcp_config_option",
     "build_parser",
     "command",
     "local_runtime",
@@ -295,11 +297,19 @@ def local_runtime(args: argparse.Namespace) -> Runtime:
         return build_runtime(runtime_config(args))
     except IsolationError as exc:
         raise UsageProblem(str(exc), "isolation") from None
+    except McpConfigError as exc:
+        raise UsageProblem(str(exc), "mcp_config") from None
 
 
 def _backend(args: argparse.Namespace) -> Backend:
     if args.local:
         return LocalBackend(local_runtime(args))
+    if getattr(args, "mcp_config", None):
+        raise UsageProblem(
+            "--mcp-config applies with --local; a control plane started with "
+            "`packctl serve --mcp-config` serves those tools to --target",
+            "usage",
+        )
     try:
         return RemoteBackend(args.target, **client_kwargs(args))
     except (ConfigError, UnicodeDecodeError) as exc:
@@ -390,7 +400,19 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE",
         help="with --local: also load this plugin module (repeatable)",
     )
+    add_mcp_config_option(parser, "with --local: ")
     add_client_options(parser)
+
+
+def add_mcp_config_option(parser: argparse.ArgumentParser, when: str = "") -> None:
+    """``--mcp-config PATH``: MCP servers whose tools load as packs (docs/mcp.md)."""
+    parser.add_argument(
+        "--mcp-config",
+        default=None,
+        metavar="PATH",
+        help=f"{when}serve the tools of the MCP servers in this file as packs (default: "
+        "$PACKCTL_MCP_CONFIG, else ./packctl-mcp.toml when present)",
+    )
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
@@ -416,6 +438,7 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument(
         "--plugin", action="append", default=[], metavar="MODULE", help="extra plugin module"
     )
+    add_mcp_config_option(p)
     p.add_argument(
         "--grace",
         type=_positive_float,
@@ -458,7 +481,7 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, args.log_level)
     try:
         runtime = build_runtime(runtime_config(args))
-    except IsolationError as exc:
+    except (IsolationError, McpConfigError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
     obs = runtime.observe(args)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any
 
 from control_plane.runtime.isolation import DEFAULT_MEMORY_LIMIT, DEFAULT_WORKERS
+from control_plane.runtime.mcp_source.config import find_config
 from control_plane.runtime.runtime import DEFAULT_TIMEOUT, RuntimeConfig
 from control_plane.wire.admission import DEFAULT_RETRY_AFTER, AdmissionLimits, parse_pack_limit
 from control_plane.wire.auth import (
@@ -163,7 +165,18 @@ def runtime_config(args: argparse.Namespace) -> RuntimeConfig:
         isolation_memory_limit=memory,
         handler_threads=getattr(args, "workers", None),
         default_timeout=getattr(args, "default_timeout", DEFAULT_TIMEOUT),
+        mcp_config=mcp_config_path(args),
     )
+
+
+def mcp_config_path(args: argparse.Namespace) -> Path | None:
+    """The MCP config a command's runtime loads: ``--mcp-config``, else
+    ``$PACKCTL_MCP_CONFIG``, else ``./packctl-mcp.toml`` when present (docs/mcp.md).
+
+    Raises :class:`~control_plane.runtime.mcp_source.McpConfigError` for a named file that
+    is missing.
+    """
+    return find_config(getattr(args, "mcp_config", None))
 
 
 def server_options(args: argparse.Namespace) -> ServerOptions:

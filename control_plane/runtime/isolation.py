@@ -150,6 +150,13 @@ class Locator:
         return handler
 
 
+def _out_of_process(loaded: Any) -> str | None:
+    """Where a pack whose work already runs in another process runs (an MCP server: its
+    handler carries ``out_of_process``), else ``None``; ``--isolate all`` skips those."""
+    where = getattr(getattr(loaded.pack, "handler", None), "out_of_process", None)
+    return where if isinstance(where, str) else None
+
+
 def locate(pack: str, handler: Any, plugin: str) -> Locator:
     """The :class:`Locator` of ``handler``; :class:`IsolationError` if a worker cannot find it."""
     module = getattr(handler, "__module__", None)
@@ -658,10 +665,19 @@ class Isolation:
         unknown = sorted(n for n in names if n not in registry)
         if unknown:
             raise IsolationError(f"--isolate names unknown pack(s): {', '.join(unknown)}")
+        for name in sorted(names):
+            elsewhere = _out_of_process(registry.get(name))
+            if elsewhere:
+                raise IsolationError(
+                    f"--isolate {name}: the pack runs in {elsewhere}, a separate process "
+                    "already; it cannot be isolated"
+                )
         chosen = {
             loaded.name: locate(loaded.name, loaded.pack.handler, loaded.plugin)
             for loaded in registry
-            if everything or loaded.name in names or getattr(loaded.pack, "isolated", False)
+            if (everything and not _out_of_process(loaded))
+            or loaded.name in names
+            or getattr(loaded.pack, "isolated", False)
         }
         if not chosen:
             return None

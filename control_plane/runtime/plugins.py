@@ -5,6 +5,10 @@ Built-in packs load from :data:`DEFAULT_PLUGINS`, third-party ones from the
 a comma-separated list of plugin names (built-in module paths or entry-point names);
 set to an empty string, nothing loads. A plugin that fails to import, or whose hook
 raises, is recorded in ``registry.failures`` with its name and reason; the rest load.
+
+``mcp_config`` adds the packs of MCP servers (:mod:`control_plane.runtime.mcp_source`): the servers
+start during the load, a server that does not start is a load failure, and
+:meth:`LoadResult.close` stops them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 from pluggy import HookImpl
@@ -26,6 +30,9 @@ from control_plane.core.errors import PluginLoadError
 from control_plane.core.pack import Pack
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime.events import ErrorEvent
+
+if TYPE_CHECKING:
+    from control_plane.runtime.mcp_source import McpConfig, McpSource
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -102,12 +109,20 @@ class LoadResult:
         classifiers: Sequence[Classifier],
         pm: pluggy.PluginManager,
         event_sinks: Sequence[Callable[[ErrorEvent], None]] = (),
+        mcp: McpSource | None = None,
     ) -> None:
         self.registry = registry
         self.classifiers = tuple(classifiers)
         self.plugin_manager = pm
         #: Sinks registered through the ``register_event_sinks`` hook.
         self.event_sinks = tuple(event_sinks)
+        #: The MCP servers whose tools are packs here (``None``: no MCP config).
+        self.mcp = mcp
+
+    def close(self) -> None:
+        """Stop what the load started (the MCP servers); idempotent."""
+        if self.mcp is not None:
+            self.mcp.close()
 
 
 def _call_impl(impl: HookImpl, **kwargs: Any) -> Any:
@@ -189,10 +204,13 @@ def load_registry(
     builtins: bool = True,
     entry_points_: bool = True,
     extra: Iterable[tuple[str, object] | ModuleType] = (),
+    mcp_config: McpConfig | None = None,
 ) -> LoadResult:
     """Load every plugin's packs into a fresh :class:`Registry`.
 
     ``extra`` adds plugins directly (a module, or ``(name, object)``), as tests do.
+    ``mcp_config`` starts those MCP servers and adds their tools as packs; close the result
+    (:meth:`LoadResult.close`) to stop them.
     """
     named: list[tuple[str, object]] = [
         (p.__name__, p) if isinstance(p, ModuleType) else p for p in extra
@@ -221,7 +239,12 @@ def load_registry(
             )
     _guard_classifiers(pm)
     classifiers = [_hook_classifier(pm)] if pm.hook.classify_exception.get_hookimpls() else []
-    return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry))
+    mcp: McpSource | None = None
+    if mcp_config is not None:
+        from control_plane.runtime.mcp_source import open_source
+
+        mcp = open_source(mcp_config, registry)
+    return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry), mcp=mcp)
 
 
 def _event_sinks(

@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
@@ -25,10 +26,23 @@ from control_plane.core.registry import LoadFailure, Registry
 from control_plane.core.validation import FailOn
 from control_plane.runtime import isolation
 from control_plane.runtime.events import EventSink
+from control_plane.runtime.mcp_source.config import McpConfig, load_config
 from control_plane.runtime.observability import Observability, install, install_from_args
 from control_plane.runtime.plugins import LoadResult, load_registry
 
-__all__ = ["DEFAULT_TIMEOUT", "Runtime", "RuntimeConfig", "build_runtime"]
+__all__ = ["DEFAULT_TIMEOUT", "PackHealthSource", "Runtime", "RuntimeConfig", "build_runtime"]
+
+
+class PackHealthSource(Protocol):
+    """Packs whose health changes while serving (the MCP source: its servers' states).
+
+    ``watch`` callbacks may run on any thread; a server hands them to its own loop.
+    """
+
+    def pack_health(self) -> Mapping[str, bool]: ...
+
+    def watch(self, watcher: Callable[[str, bool], None]) -> None: ...
+
 
 #: Deadline of a call that carries none, in seconds, on every adapter.
 DEFAULT_TIMEOUT = 300.0
@@ -57,6 +71,10 @@ class RuntimeConfig:
     default_timeout: float | None = DEFAULT_TIMEOUT
     #: Load failures found before loading (e.g. a ``--plugin`` module that did not import).
     failures: tuple[LoadFailure, ...] = field(default=())
+    #: MCP servers whose tools load as packs (:mod:`control_plane.runtime.mcp_source`): a config
+    #: file's path or a loaded config; ``None``: none. The servers start with the runtime
+    #: and stop when it closes.
+    mcp_config: str | os.PathLike[str] | McpConfig | None = None
 
 
 class Runtime:
@@ -143,6 +161,12 @@ class Runtime:
         self.invoker.close()
         if self.observability is not None:
             self.observability.close()
+        self.load.close()
+
+    @property
+    def pack_health_sources(self) -> tuple[PackHealthSource, ...]:
+        """Sources whose packs' health changes while serving (the MCP servers)."""
+        return (self.load.mcp,) if self.load.mcp is not None else ()
 
     def __enter__(self) -> Runtime:
         return self
@@ -171,15 +195,20 @@ def build_runtime(
     ``load`` reuses plugins already loaded (a :func:`load_registry` result) instead of
     loading them from ``config``. Raises
     :class:`~control_plane.runtime.isolation.IsolationError` when ``config.isolate`` names
-    an unknown pack.
+    an unknown pack, :class:`~control_plane.runtime.mcp_source.McpConfigError` when
+    ``config.mcp_config`` cannot be used.
     """
     config = config if config is not None else RuntimeConfig()
+    owns_load = load is None
     if load is None:
+        mcp = config.mcp_config
+        mcp_config = mcp if isinstance(mcp, McpConfig) or mcp is None else load_config(mcp)
         imported, failed = _import_plugins(config.plugins)
         load = load_registry(
             builtins=config.builtins,
             entry_points_=config.entry_points,
             extra=[*config.extra, *imported],
+            mcp_config=mcp_config,
         )
         for failure in (*config.failures, *failed):
             load.registry.record_failure(failure)
@@ -198,5 +227,7 @@ def build_runtime(
         )
     except BaseException:
         invoker.close()
+        if owns_load:
+            load.close()
         raise
     return Runtime(load, invoker, config)

@@ -21,6 +21,7 @@ and ``DescribePack`` are built once, results travel as ``orjson`` bytes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
@@ -430,6 +431,7 @@ class PackServer:
         for failure in self.registry.failures:
             if failure.pack and failure.pack not in self.registry:
                 await self.health.set(failure.pack, not_serving)
+        await self._follow_pack_health()
         await self.grpc_server.start()
         logger.info(
             "serving %d pack(s) on port %d",
@@ -437,6 +439,30 @@ class PackServer:
             self.port,
             extra={"event": "serving", "address": self.address, "port": self.port},
         )
+
+    async def _follow_pack_health(self) -> None:
+        """Per-pack health from the runtime's sources that change it (the MCP servers):
+        set now, then followed."""
+        sources = self.runtime.pack_health_sources
+        if not sources:
+            return
+        loop = asyncio.get_running_loop()
+        serving = health_pb2.HealthCheckResponse.SERVING
+        not_serving = health_pb2.HealthCheckResponse.NOT_SERVING
+
+        async def apply(pack: str, up: bool) -> None:
+            if not self._stopped:
+                await self.health.set(pack, serving if up else not_serving)
+
+        def changed(pack: str, up: bool) -> None:
+            # From the source's thread; the loop may be closing at shutdown.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(lambda: asyncio.ensure_future(apply(pack, up)))
+
+        for source in sources:
+            for pack, up in source.pack_health().items():
+                await apply(pack, up)
+            source.watch(changed)
 
     async def stop(self, grace: float | None = DEFAULT_GRACE) -> None:
         """Refuse new calls, let in-flight ones finish within ``grace`` seconds, stop."""

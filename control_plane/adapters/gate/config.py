@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import functools
-import re
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +18,9 @@ from typing import Any, Literal, cast
 import jsonschema
 
 from control_plane._resources import load_schema_file
+from control_plane.core.tomlfile import TomlLocator as _Locator
+from control_plane.core.tomlfile import one_line as _one_line
+from control_plane.core.tomlfile import where
 
 __all__ = [
     "ARTIFACT_PLACEHOLDER",
@@ -238,99 +240,5 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def key_path(keys: Sequence[str | int]) -> str:
-    """``["steps", 0, "fail_on"]`` -> ``steps[0].fail_on``."""
-    out = ""
-    for key in keys:
-        if isinstance(key, int):
-            out += f"[{key}]"
-        elif re.fullmatch(r"[A-Za-z0-9_\-]+", key):
-            out += f".{key}" if out else key
-        else:
-            out += f"[{key!r}]"
-    return out
-
-
 def _where(path: Path, locator: _Locator, keys: Sequence[str | int]) -> str:
-    line = locator.line(keys)
-    shown = key_path([*locator.root, *keys]) or "(top level)"
-    return f"{path}:{line}: {shown}: " if line else f"{path}: {shown}: "
-
-
-# -- line numbers --------------------------------------------------------------------
-
-_BARE = r"[A-Za-z0-9_\-]+"
-_BASIC = r'"(?:[^"\\]|\\.)*"'
-_LITERAL = r"'[^']*'"
-_KEY = rf"(?:{_BARE}|{_BASIC}|{_LITERAL})"
-_DOTTED = rf"{_KEY}(?:\s*\.\s*{_KEY})*"
-_AOT_HEADER = re.compile(rf"^\[\[\s*({_DOTTED})\s*\]\]")
-_TABLE_HEADER = re.compile(rf"^\[\s*({_DOTTED})\s*\]")
-_ASSIGNMENT = re.compile(rf"^({_DOTTED})\s*=")
-_KEY_PART = re.compile(_KEY)
-
-
-def _split_dotted(text: str) -> tuple[str, ...]:
-    parts: list[str] = []
-    for match in _KEY_PART.finditer(text):
-        token = match.group(0)
-        if token.startswith('"'):
-            parts.append(cast(str, tomllib.loads(f"k = {token}")["k"]))
-        elif token.startswith("'"):
-            parts.append(token[1:-1])
-        else:
-            parts.append(token)
-    return tuple(parts)
-
-
-class _Locator:
-    """Maps key paths of a TOML document to the line that defines them.
-
-    A line scanner over table headers, array-of-tables headers and ``key =`` lines:
-    enough for gate files. Keys inside inline tables or multi-line values map to the
-    line of the nearest enclosing key.
-    """
-
-    def __init__(self, text: str, root: tuple[str, ...] = ()) -> None:
-        self.root = root
-        self.lines: dict[tuple[str | int, ...], int] = {}
-        counts: dict[tuple[str | int, ...], int] = {}
-        current: tuple[str | int, ...] = ()
-
-        def resolve(parts: tuple[str, ...]) -> tuple[str | int, ...]:
-            out: tuple[str | int, ...] = ()
-            for part in parts:
-                out = (*out, part)
-                if out in counts:
-                    out = (*out, counts[out])
-            return out
-
-        for lineno, raw in enumerate(text.splitlines(), 1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            if match := _AOT_HEADER.match(line):
-                parts = _split_dotted(match.group(1))
-                table = (*resolve(parts[:-1]), parts[-1])
-                counts[table] = counts.get(table, -1) + 1
-                current = (*table, counts[table])
-                self.lines.setdefault(table, lineno)
-                self.lines[current] = lineno
-            elif match := _TABLE_HEADER.match(line):
-                current = resolve(_split_dotted(match.group(1)))
-                self.lines.setdefault(current, lineno)
-            elif match := _ASSIGNMENT.match(line):
-                self.lines.setdefault((*current, *_split_dotted(match.group(1))), lineno)
-
-    def line(self, keys: Sequence[str | int]) -> int | None:
-        """The line of ``keys`` (relative to the root), or of its nearest known parent."""
-        full: tuple[str | int, ...] = (*self.root, *keys)
-        while full:
-            if full in self.lines:
-                return self.lines[full]
-            full = full[:-1]
-        return None
+    return where(path, locator, keys)

@@ -116,6 +116,13 @@ def run_mcp(args: argparse.Namespace) -> int:
         RemoteBridgeBackend,
     )
 
+    if args.mcp_config and not args.local:
+        print(
+            "packctl mcp: --mcp-config applies with --local; a control plane started with "
+            "`packctl serve --mcp-config` serves those tools to --target",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     _configure_logging(args.log_level)
     # Stdout is the MCP stream: a plugin that prints while loading must not corrupt it.
     runtime = None
@@ -129,6 +136,8 @@ def run_mcp(args: argparse.Namespace) -> int:
         remote_kwargs = {} if args.local else client_kwargs(args)
     except (OSError, ValueError) as exc:  # AuthConfigError is a ValueError; unreadable files
         print(f"packctl mcp: {exc}", file=sys.stderr)
+        if runtime is not None:
+            runtime.close()
         return EXIT_USAGE
 
     def announce(bridge: Bridge, where: str) -> None:

@@ -31,12 +31,14 @@ from control_plane.adapters.cli import (
     _print_outcome,
     _problem,
     _read_input,
+    add_mcp_config_option,
     rejection_problem,
 )
 from control_plane.adapters.reliability_cli import runtime_config
 from control_plane.core.errors import RequestRejected
 from control_plane.core.outcome import Outcome
 from control_plane.runtime.isolation import IsolationError
+from control_plane.runtime.mcp_source.config import McpConfigError
 from control_plane.runtime.observability import add_serve_arguments
 from control_plane.runtime.runtime import build_runtime
 
@@ -57,6 +59,7 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     w.add_argument(
         "--plugin", action="append", default=[], metavar="MODULE", help="extra plugin module"
     )
+    add_mcp_config_option(w)
     w.add_argument(
         "--max-concurrent-activities",
         type=int,
@@ -156,7 +159,7 @@ def _worker(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, args.log_level)
     try:
         runtime = build_runtime(runtime_config(args))
-    except IsolationError as exc:
+    except (IsolationError, McpConfigError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
     obs = runtime.observe(args)

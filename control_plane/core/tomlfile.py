@@ -1,0 +1,114 @@
+"""TOML configuration files: where a key was written, and one-line messages naming it.
+
+Shared by the gate file (:mod:`control_plane.adapters.gate.config`) and the MCP source
+(:mod:`control_plane.runtime.mcp_source.config`): a config error names the file, the line and the
+key (``packctl-gate.toml:7: steps[0].fail_on: ...``).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import cast
+
+__all__ = ["TomlLocator", "key_path", "one_line", "split_dotted", "where"]
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines included) as one space."""
+    return " ".join(text.split())
+
+
+def key_path(keys: Sequence[str | int]) -> str:
+    """``["steps", 0, "fail_on"]`` -> ``steps[0].fail_on``."""
+    out = ""
+    for key in keys:
+        if isinstance(key, int):
+            out += f"[{key}]"
+        elif re.fullmatch(r"[A-Za-z0-9_\-]+", key):
+            out += f".{key}" if out else key
+        else:
+            out += f"[{key!r}]"
+    return out
+
+
+def where(path: Path | str, locator: TomlLocator, keys: Sequence[str | int]) -> str:
+    """``FILE:LINE: key.path: `` for a message about ``keys`` (no line when unknown)."""
+    line = locator.line(keys)
+    shown = key_path([*locator.root, *keys]) or "(top level)"
+    return f"{path}:{line}: {shown}: " if line else f"{path}: {shown}: "
+
+
+_BARE = r"[A-Za-z0-9_\-]+"
+_BASIC = r'"(?:[^"\\]|\\.)*"'
+_LITERAL = r"'[^']*'"
+_KEY = rf"(?:{_BARE}|{_BASIC}|{_LITERAL})"
+_DOTTED = rf"{_KEY}(?:\s*\.\s*{_KEY})*"
+_AOT_HEADER = re.compile(rf"^\[\[\s*({_DOTTED})\s*\]\]")
+_TABLE_HEADER = re.compile(rf"^\[\s*({_DOTTED})\s*\]")
+_ASSIGNMENT = re.compile(rf"^({_DOTTED})\s*=")
+_KEY_PART = re.compile(_KEY)
+
+
+def split_dotted(text: str) -> tuple[str, ...]:
+    parts: list[str] = []
+    for match in _KEY_PART.finditer(text):
+        token = match.group(0)
+        if token.startswith('"'):
+            parts.append(cast(str, tomllib.loads(f"k = {token}")["k"]))
+        elif token.startswith("'"):
+            parts.append(token[1:-1])
+        else:
+            parts.append(token)
+    return tuple(parts)
+
+
+class TomlLocator:
+    """Maps key paths of a TOML document to the line that defines them.
+
+    A line scanner over table headers, array-of-tables headers and ``key =`` lines:
+    enough for configuration files. Keys inside inline tables or multi-line values map to the
+    line of the nearest enclosing key.
+    """
+
+    def __init__(self, text: str, root: tuple[str, ...] = ()) -> None:
+        self.root = root
+        self.lines: dict[tuple[str | int, ...], int] = {}
+        counts: dict[tuple[str | int, ...], int] = {}
+        current: tuple[str | int, ...] = ()
+
+        def resolve(parts: tuple[str, ...]) -> tuple[str | int, ...]:
+            out: tuple[str | int, ...] = ()
+            for part in parts:
+                out = (*out, part)
+                if out in counts:
+                    out = (*out, counts[out])
+            return out
+
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            if match := _AOT_HEADER.match(line):
+                parts = split_dotted(match.group(1))
+                table = (*resolve(parts[:-1]), parts[-1])
+                counts[table] = counts.get(table, -1) + 1
+                current = (*table, counts[table])
+                self.lines.setdefault(table, lineno)
+                self.lines[current] = lineno
+            elif match := _TABLE_HEADER.match(line):
+                current = resolve(split_dotted(match.group(1)))
+                self.lines.setdefault(current, lineno)
+            elif match := _ASSIGNMENT.match(line):
+                self.lines.setdefault((*current, *split_dotted(match.group(1))), lineno)
+
+    def line(self, keys: Sequence[str | int]) -> int | None:
+        """The line of ``keys`` (relative to the root), or of its nearest known parent."""
+        full: tuple[str | int, ...] = (*self.root, *keys)
+        while full:
+            if full in self.lines:
+                return self.lines[full]
+            full = full[:-1]
+        return None

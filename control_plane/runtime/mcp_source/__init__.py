@@ -1,0 +1,60 @@
+"""MCP servers as packs: any MCP server's tools behind a closed vocabulary.
+
+A config file (``packctl-mcp.toml``, :mod:`control_plane.runtime.mcp_source.config`) names MCP
+servers (stdio command or streamable HTTP URL), the tools to expose, their vocabulary and a
+rule table for their failure texts. :class:`McpSource` starts the servers, registers one pack
+per tool (input schema from the tool's ``inputSchema``, output schema from its
+``outputSchema``), supervises them (health pings, restarts with backoff) and stops them.
+Failures are classified by :mod:`control_plane.runtime.mcp_source.failures`. Reference: docs/mcp.md.
+
+Needs the ``mcp`` SDK (``pip install 'capability-packs[mcp]'``) only once a config is used.
+"""
+
+from __future__ import annotations
+
+from control_plane.core.registry import Registry
+from control_plane.runtime.mcp_source.config import (
+    DEFAULT_FILE,
+    ENV_CONFIG,
+    McpConfig,
+    McpConfigError,
+    ServerConfig,
+    find_config,
+    load_config,
+)
+from control_plane.runtime.mcp_source.rules import BUILTIN_CODES, BUILTIN_RULES, DEFAULT_CODES, Rule
+from control_plane.runtime.mcp_source.source import McpSource, pack_name
+
+__all__ = [
+    "BUILTIN_CODES",
+    "BUILTIN_RULES",
+    "DEFAULT_CODES",
+    "DEFAULT_FILE",
+    "ENV_CONFIG",
+    "McpConfig",
+    "McpConfigError",
+    "McpSource",
+    "Rule",
+    "ServerConfig",
+    "find_config",
+    "load_config",
+    "open_source",
+    "pack_name",
+]
+
+
+def open_source(config: McpConfig, registry: Registry) -> McpSource:
+    """Start ``config``'s servers and register their packs into ``registry``.
+
+    Raises :class:`McpConfigError` when the ``mcp`` SDK is not installed.
+    """
+    try:
+        import mcp.client.session  # noqa: F401
+    except ImportError as exc:
+        raise McpConfigError(
+            f"{config.path}: MCP servers need the MCP SDK ({exc}); "
+            "install it with: pip install 'capability-packs[mcp]'"
+        ) from None
+    source = McpSource(config)
+    source.start(registry)
+    return source

@@ -1,0 +1,354 @@
+"""One MCP server: its process or endpoint, its session, its supervisor.
+
+A :class:`ServerConnection` lives on the MCP source's own event loop (a thread of its own, so
+the packs work the same from ``packctl serve``'s loop, from ``--local`` calls that each run
+their own loop, from a Temporal worker or from the MCP bridge). Its supervisor task opens the
+transport (stdio: the SDK starts the process in a session of its own; streamable HTTP: the
+URL), initializes the session, lists the tools, then pings the server every
+``health_interval`` seconds. When the connection dies (a failed ping, a call that saw the
+connection close, the process gone) the session is closed, the server is marked down and
+started again after a delay that doubles from ``restart_backoff`` up to
+``restart_backoff_max`` (reset once a start succeeds). ``state`` changes are reported to
+``on_state`` so ``grpc.health.v1`` follows them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+from collections.abc import Callable
+from typing import Any, Literal
+
+from control_plane.core.errors import CapabilityPackError
+from control_plane.core.redact import scrub
+from control_plane.runtime.mcp_source.config import ServerConfig
+
+__all__ = ["ServerConnection", "ServerUnavailable", "State"]
+
+logger = logging.getLogger("capability_packs.mcp_source")
+
+State = Literal["stopped", "starting", "serving", "idle", "down"]
+
+#: Longest wait for a health ping's answer.
+PING_TIMEOUT = 5.0
+
+
+class ServerUnavailable(CapabilityPackError):
+    """The server cannot take a call now: it did not start, died, or is restarting."""
+
+    def __init__(self, server: str, state: str, reason: str) -> None:
+        super().__init__(f"MCP server {server} is {state}: {reason}")
+        self.server = server
+        self.state = state
+        self.reason = reason
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one scrubbed line (exception groups: their first leaf)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())
+    return scrub(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:500]
+
+
+class ServerConnection:
+    """The supervised connection to one configured MCP server."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        on_state: Callable[[ServerConnection], None],
+        *,
+        errlog: Any = None,
+    ) -> None:
+        self.config = config
+        self.state: State = "stopped"
+        #: The tools the server listed at its last start, by MCP name.
+        self.tools: dict[str, Any] = {}
+        self.server_version: str | None = None
+        self.last_error = ""
+        self.restarts = 0
+        self._on_state = on_state
+        self._errlog = errlog if errlog is not None else sys.stderr
+        self._session: Any = None
+        self._supervisor: asyncio.Task[None] | None = None
+        self._ready: asyncio.Event | None = None
+        self._dead: asyncio.Event | None = None
+        self._stopping = False
+        self._first: asyncio.Future[None] | None = None
+
+    # -- state ---------------------------------------------------------------------
+
+    def _set(self, state: State) -> None:
+        if state != self.state:
+            self.state = state
+            logger.info(
+                "MCP server %s: %s", self.config.name, state, extra={"event": f"mcp_{state}"}
+            )
+            self._on_state(self)
+
+    @property
+    def serving(self) -> bool:
+        """Whether calls can be taken (``idle``: a lazy server starts on the first call)."""
+        return self.state in ("serving", "idle")
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start and list the tools; raises what stopped the first start."""
+        loop = asyncio.get_running_loop()
+        self._first = loop.create_future()
+        self._ready = asyncio.Event()
+        self._dead = asyncio.Event()
+        self._supervisor = asyncio.create_task(self._supervise(), name=f"mcp:{self.config.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._first), self.config.startup_timeout)
+        except TimeoutError:
+            await self.stop()
+            raise TimeoutError(
+                f"did not answer initialize and tools/list within {self.config.startup_timeout:g}s"
+            ) from None
+        except BaseException:
+            await self.stop()
+            raise
+        if self.config.start == "lazy":
+            await self._halt(final=False)
+            self._set("idle")
+
+    async def _halt(self, *, final: bool) -> None:
+        """Stop the supervisor, and so the server (its session closes: stdin closed, then
+        SIGTERM/SIGKILL to its process group). ``final``: for good (shutdown)."""
+        self._stopping = True
+        task, self._supervisor = self._supervisor, None
+        if self._dead is not None:
+            self._dead.set()
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 10.0)
+            except TimeoutError:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._stopping = final
+
+    async def stop(self) -> None:
+        """Stop the server for good (shutdown)."""
+        await self._halt(final=True)
+        self._set("stopped")
+
+    async def _wake(self, timeout: float) -> None:
+        """A lazy server's first call: start it and wait for its session."""
+        if self._supervisor is None:
+            self._ready = asyncio.Event()
+            self._dead = asyncio.Event()
+            self._first = None  # a failed wake is retried with backoff, not fatal
+            self._supervisor = asyncio.create_task(
+                self._supervise(), name=f"mcp:{self.config.name}"
+            )
+        assert self._ready is not None
+        try:
+            await asyncio.wait_for(self._ready.wait(), min(timeout, self.config.startup_timeout))
+        except TimeoutError:
+            raise ServerUnavailable(
+                self.config.name, "starting", "did not start in time for this call"
+            ) from None
+
+    async def _supervise(self) -> None:
+        delay = self.config.restart_backoff
+        while not self._stopping:
+            self._set("starting")
+            served = False
+            try:
+                served = await self._session_once()
+            except asyncio.CancelledError:
+                raise
+            # Process boundary: a server that fails to start or dies may surface as any
+            # exception of the SDK, anyio, httpx or the OS; each is reported, then retried.
+            except BaseException as exc:  # noqa: BLE001
+                self.last_error = describe(exc)
+                if self._first is not None and not self._first.done():
+                    self._first.set_exception(
+                        exc if isinstance(exc, Exception) else RuntimeError(describe(exc))
+                    )
+                    return
+                logger.warning(
+                    "MCP server %s failed: %s",
+                    self.config.name,
+                    self.last_error,
+                    extra={"event": "mcp_failed"},
+                )
+            if self._stopping:
+                break
+            if served:
+                delay = self.config.restart_backoff
+            self._set("down")
+            self.restarts += 1
+            logger.warning(
+                "MCP server %s is down; restarting in %.1fs",
+                self.config.name,
+                delay,
+                extra={"event": "mcp_restart"},
+            )
+            assert self._dead is not None
+            with contextlib.suppress(TimeoutError):
+                # A stop during the backoff ends the wait at once.
+                self._dead.clear()
+                await asyncio.wait_for(self._dead.wait(), delay)
+            delay = min(delay * 2, self.config.restart_backoff_max)
+
+    def _transport(self) -> Any:
+        cfg = self.config
+        if cfg.command is not None:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(
+                command=cfg.command,
+                args=list(cfg.args),
+                env=dict(cfg.env) or None,
+                cwd=cfg.cwd,
+            )
+            return stdio_client(params, errlog=self._errlog)
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert cfg.url is not None
+        if cfg.headers:
+            import httpx2
+
+            client = httpx2.AsyncClient(headers=dict(cfg.headers), timeout=30.0)
+            return streamable_http_client(cfg.url, http_client=client)
+        return streamable_http_client(cfg.url)
+
+    async def _session_once(self) -> bool:
+        """One connection: open, initialize, list tools, watch. True if it served."""
+        from mcp.client.session import ClientSession
+
+        cfg = self.config
+        assert self._dead is not None and self._ready is not None
+        self._dead.clear()
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, Exception):
+                # A transport failure (HTTP refused, a broken pipe): the connection is gone.
+                self.last_error = describe(message)
+                self._dead.set()  # type: ignore[union-attr]
+
+        served = False
+        async with contextlib.AsyncExitStack() as stack:
+            read, write = await stack.enter_async_context(self._transport())
+            session = await stack.enter_async_context(
+                ClientSession(read, write, message_handler=on_message)
+            )
+            async with asyncio.timeout(cfg.startup_timeout):
+                init, tools = await self._unless_dead(_handshake(session), "during its start")
+            self.server_version = getattr(init.server_info, "version", None)
+            self.tools = {tool.name: tool for tool in tools}
+            self._session = session
+            served = True
+            self._ready.set()
+            if self._first is not None and not self._first.done():
+                self._first.set_result(None)
+            self._set("serving")
+            try:
+                await self._watch(session)
+            finally:
+                self._session = None
+                self._ready.clear()
+        return served
+
+    async def _watch(self, session: Any) -> None:
+        """Return when the connection is dead (or a stop was asked)."""
+        assert self._dead is not None
+        while not self._stopping:
+            try:
+                await asyncio.wait_for(self._dead.wait(), self.config.health_interval)
+                return  # a call saw the connection close, or the transport failed
+            except TimeoutError:
+                pass
+            try:
+                async with asyncio.timeout(min(PING_TIMEOUT, self.config.health_interval * 4)):
+                    await session.send_ping()
+            except asyncio.CancelledError:
+                raise
+            # Process boundary: the SDK reports a dead peer as MCPError, anyio stream
+            # errors or OSError; any of them means the connection is gone.
+            except Exception as exc:  # noqa: BLE001
+                self.last_error = describe(exc)
+                return
+
+    # -- calls ---------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+        """``tools/call`` on the live session; :class:`ServerUnavailable` when there is none."""
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
+        waking = not self._stopping and (
+            self._supervisor is None or self.state in ("idle", "starting")
+        )
+        if self._session is None and self.config.start == "lazy" and waking:
+            await self._wake(timeout)  # the first call of a lazy server waits for it
+        session = self._session
+        if session is None:
+            reason = self.last_error or "not connected"
+            state = "starting" if self.state in ("starting", "idle") else "restarting"
+            raise ServerUnavailable(
+                self.config.name, "stopped" if self._stopping else state, reason
+            )
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(name=tool, arguments=arguments)
+        )
+        try:
+            return await self._unless_dead(
+                session.send_request(
+                    request, types.CallToolResult, request_read_timeout_seconds=timeout
+                ),
+                "during the call",
+            )
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED and self._dead is not None:
+                self._dead.set()
+            raise
+
+    async def _unless_dead(self, coro: Any, when: str) -> Any:
+        """Await ``coro``, unless the connection dies first (a transport failure the SDK
+        reports to the session rather than to the request, as streamable HTTP does):
+        then :class:`ServerUnavailable`."""
+        dead = self._dead
+        assert dead is not None
+        work = asyncio.ensure_future(coro)
+        watch = asyncio.ensure_future(dead.wait())
+        try:
+            await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watch.cancel()
+            if not work.done():
+                work.cancel()
+        if work.done() and not work.cancelled():
+            return work.result()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await work  # let the cancelled request finish its cleanup
+        reason = self.last_error or "the connection closed"
+        raise ServerUnavailable(self.config.name, "restarting", f"{reason} ({when})")
+
+
+async def _handshake(session: Any) -> tuple[Any, list[Any]]:
+    init = await session.initialize()
+    return init, await _list_tools(session)
+
+
+async def _list_tools(session: Any) -> list[Any]:
+    """Every tool, following ``nextCursor`` (bounded)."""
+    import mcp_types as types
+
+    tools: list[Any] = []
+    cursor: str | None = None
+    for _ in range(100):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools

@@ -1,0 +1,184 @@
+"""The rule table: an MCP server's failure text -> a declared code.
+
+An MCP tool that fails says so in prose: ``isError: true`` with a text content, or a
+JSON-RPC error message. A :class:`Rule` is a case-insensitive regular expression and the code
+it stands for. The configured rules of a tool, then of its server, are tried first, then
+:data:`BUILTIN_RULES` (common phrasings of the reference servers and of POSIX errors); the
+first rule whose pattern is found and whose code the pack declares wins. No rule: the
+failure is ``internal_error`` and its text stays in the incident store.
+
+:data:`BUILTIN_CODES` documents the pack codes the MCP source knows how to produce; a server
+declares them (and the baseline codes) in its ``codes`` list.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from control_plane.core.pack import CodeDoc
+from control_plane.core.redact import scrub
+
+__all__ = [
+    "BUILTIN_CODES",
+    "BUILTIN_RULES",
+    "DEFAULT_CODES",
+    "MAX_TEXT_MESSAGE",
+    "Rule",
+    "first_line",
+    "retry_after_in",
+]
+
+#: The longest excerpt of a server's text that goes into a caller's message (scrubbed).
+MAX_TEXT_MESSAGE = 300
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``pattern`` found in a failure's text -> ``code``.
+
+    ``message`` replaces the text in the caller's message (default: the text's first line,
+    scrubbed and cut); ``retry_after`` is the delay of a ``rate_limited`` code (default: a
+    number of seconds found in the text). ``origin`` says where the rule was written
+    (``FILE:LINE`` or ``builtin``), for logs and docs.
+    """
+
+    pattern: re.Pattern[str]
+    code: str
+    message: str | None = None
+    retry_after: float | None = None
+    origin: str = "builtin"
+
+    def matches(self, text: str) -> bool:
+        return self.pattern.search(text) is not None
+
+
+def _rule(pattern: str, code: str) -> Rule:
+    return Rule(re.compile(pattern, re.IGNORECASE), code)
+
+
+#: Built-in rules, in the order they are tried (after the configured ones). Narrow before
+#: broad: "path outside allowed directories" is a permission problem even though the text
+#: also names a path, and "Invalid timezone: no time zone found" is an invalid argument.
+BUILTIN_RULES: tuple[Rule, ...] = (
+    _rule(
+        r"rate[ _-]?limit|too many requests|\bquota\b|\b429\b|throttl",
+        "rate_limited",
+    ),
+    _rule(
+        r"timed? ?out\b|deadline exceeded|\bETIMEDOUT\b",
+        "timeout",
+    ),
+    _rule(
+        r"access denied|permission denied|\bEACCES\b|\bEPERM\b|outside (of )?(the )?allowed"
+        r"|not (in|within) (the )?allowed|\bforbidden\b|not permitted|unauthori[sz]ed access",
+        "permission_denied",
+    ),
+    _rule(
+        r"(^|: )(invalid|malformed) [a-z]|validation error|input validation"
+        r"|cannot specify both|invalid arguments?\b|\bmissing required\b|-32602",
+        "invalid_arguments",
+    ),
+    _rule(
+        r"\bENOENT\b|no such (file|directory|path)|\bnot found\b|does not exist|doesn'?t exist"
+        r"|did not resolve|unknown revision|no such \w+",
+        "not_found",
+    ),
+)
+
+#: Pack codes the MCP source can produce, with their documentation (a config may override
+#: a description or hint under ``code_docs``).
+BUILTIN_CODES: Mapping[str, CodeDoc] = {
+    "invalid_arguments": CodeDoc(
+        description=(
+            "The MCP server refused the arguments (JSON-RPC invalid params, or a failure text "
+            "saying an argument is invalid) although they matched the tool's input schema."
+        ),
+        retryable=False,
+        recovery_hint=(
+            "Fix the argument the message names (format, range, combination); retrying "
+            "unchanged fails the same way."
+        ),
+    ),
+    "permission_denied": CodeDoc(
+        description=(
+            "The MCP server refused access: a path outside its allowed roots or repository, "
+            "or a permission its process lacks."
+        ),
+        retryable=False,
+        recovery_hint=(
+            "Use a path inside the server's allowed directories; if the access is needed, "
+            "ask the operator to widen the server's roots."
+        ),
+    ),
+    "server_unavailable": CodeDoc(
+        description=(
+            "The MCP server is not running or not answering: its process died or did not "
+            "start, it is being restarted, or its HTTP endpoint refused the connection."
+        ),
+        retryable=True,
+        recovery_hint=(
+            "Retry after a few seconds: the control plane restarts the server with backoff. "
+            "If it persists, the operator should read the server's log."
+        ),
+        absorbs=("network_error",),
+    ),
+    "tool_unavailable": CodeDoc(
+        description=(
+            "The MCP server no longer offers this tool (JSON-RPC method not found, or "
+            "'unknown tool'): it changed since the control plane listed it."
+        ),
+        retryable=False,
+        recovery_hint="Do not retry; list the packs again or tell the operator.",
+    ),
+}
+
+#: What a server declares when its config names no ``codes``.
+DEFAULT_CODES: tuple[str, ...] = (
+    "not_found",
+    "timeout",
+    "rate_limited",
+    "invalid_arguments",
+    "permission_denied",
+    "server_unavailable",
+    "tool_unavailable",
+)
+
+_RETRY_AFTER = re.compile(
+    r"(?:retry[ -]?after|try again in|wait|reset(?:s)? in)\D{0,12}?(\d+(?:\.\d+)?)\s*"
+    r"(ms|milliseconds?|s|sec(?:ond)?s?|m|min(?:ute)?s?)?\b",
+    re.IGNORECASE,
+)
+
+
+def retry_after_in(text: str) -> float | None:
+    """Seconds to wait as the text says it ("retry after 30s", "try again in 2 minutes")."""
+    match = _RETRY_AFTER.search(text)
+    if match is None:
+        return None
+    value = float(match.group(1))
+    unit = (match.group(2) or "s").lower()
+    if unit.startswith("ms") or unit.startswith("milli"):
+        value /= 1000.0
+    elif unit.startswith("m"):
+        value *= 60.0
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def first_line(text: str, limit: int = MAX_TEXT_MESSAGE) -> str:
+    """The first non-empty line of ``text``, scrubbed, then cut to ``limit`` characters."""
+    for line in text.splitlines():
+        if line.strip():
+            clean = scrub(line.strip())
+            return clean if len(clean) <= limit else clean[:limit] + "..."
+    return ""
+
+
+def first_match(rules: Iterable[Rule], text: str, declared: frozenset[str]) -> Rule | None:
+    """The first rule that matches ``text`` and whose code is in ``declared``."""
+    for rule in rules:
+        if rule.code in declared and rule.matches(text):
+            return rule
+    return None
