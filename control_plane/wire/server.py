@@ -52,6 +52,7 @@ from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
 
 if TYPE_CHECKING:
     from control_plane.runtime.observability import Observability
+    from control_plane.runtime.tracing import Tracing
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -497,6 +498,21 @@ class ServerOptions:
     max_input_bytes: int | None = None
     auth: TokenAuth | None = None
     tls: ServerTls | None = None
+    #: One OpenTelemetry span per call (:mod:`control_plane.wire.tracing`); the caller
+    #: closes it.
+    tracing: Tracing | None = None
+
+
+def _interceptors(auth: TokenAuth | None, tracing: Tracing | None) -> list[Any] | None:
+    """Tracing first (so refused calls get a span too), then authentication."""
+    chain: list[Any] = []
+    if tracing is not None:
+        from control_plane.wire.tracing import TracingInterceptor
+
+        chain.append(TracingInterceptor(tracing))
+    if auth is not None:
+        chain.append(BearerAuthInterceptor(auth))
+    return chain or None
 
 
 def create_server(
@@ -524,7 +540,7 @@ def create_server(
             *options.grpc_options,
         ],
         maximum_concurrent_rpcs=options.max_concurrent_rpcs,
-        interceptors=[BearerAuthInterceptor(options.auth)] if options.auth is not None else None,
+        interceptors=_interceptors(options.auth, options.tracing),
     )
     servicer = ControlPlaneServicer(
         runtime.invoker, max_send_bytes=max_message_bytes, observability=runtime.observability
