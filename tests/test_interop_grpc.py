@@ -28,9 +28,12 @@ import grpc
 import pytest
 import testpacks
 from google.rpc import error_details_pb2, status_pb2
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from server_support import ROOT, ServerThread
 
 from control_plane import Context, Pack, PackError, hookimpl
+from control_plane.core.outcome import Outcome
 from control_plane.runtime.plugins import LoadResult, load_registry
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
@@ -386,3 +389,35 @@ def test_every_failure_kind_carries_code_and_retryable() -> None:
     assert seen["overloaded"][2] == "250"
     # retryable without retry_after: no pushback, the client's backoff applies
     assert seen["pack:network_error"][2] is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    retry_after=st.one_of(
+        st.none(),
+        st.floats(min_value=0, max_value=86400, allow_nan=False),
+        st.sampled_from([0.3, 0.1234567, 1e-9, 59.999999]),
+    ),
+    code=st.sampled_from(["rate_limited", "network_error", "not_found", "quota_exceeded"]),
+)
+def test_the_servers_pushback_is_the_one_the_status_says(
+    retry_after: float | None, code: str
+) -> None:
+    """The server computes the pushback from the envelope (no parsing on the error path);
+    it must equal what the rich status it sends says."""
+    retryable = code != "not_found"
+    if code == "rate_limited" and retry_after is None:
+        retry_after = 1.0
+    env: dict[str, Any] = {
+        "code": code,
+        "message": "m",
+        "retryable": retryable,
+        "origin": "pack:p",
+    }
+    if retry_after is not None:
+        env["retry_after"] = retry_after
+    outcome = Outcome.model_validate({"pack": "p", "version": "1", "request_id": "r", "error": env})
+    error = outcome.error
+    assert error is not None
+    rich = wire.error_status(outcome, trusted=True)
+    assert wire.pushback_for(error.retryable, error.retry_after) == wire.retry_pushback(rich)

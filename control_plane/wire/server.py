@@ -307,7 +307,9 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         level = logging.WARNING if outcome.code == INTERNAL_ERROR else logging.DEBUG
         if call_logger.isEnabledFor(level):
             self._log(level, "failed", outcome, rich.code, started)
-        await context.abort_with_status(wire.to_grpc_status(rich))
+        env = outcome.error
+        pushback = wire.pushback_for(env.retryable, env.retry_after) if env is not None else None
+        await context.abort_with_status(wire.to_grpc_status(rich, pushback=pushback))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _invoke(

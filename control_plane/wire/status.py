@@ -67,6 +67,7 @@ __all__ = [
     "grpc_status",
     "markdown_table",
     "parse_status",
+    "pushback_for",
     "reason_for",
     "rejection_from_status",
     "rejection_status",
@@ -521,11 +522,24 @@ def retry_pushback(rich: status_pb2.Status) -> str:
     return delay if retryable == "true" else ""
 
 
-def to_grpc_status(rich: status_pb2.Status) -> grpc.Status:
+def pushback_for(retryable: bool, retry_after: float | None) -> str:
+    """:func:`retry_pushback` from the failure's own facts (no parsing): what the server
+    passes for a pack's failure, whose envelope it holds."""
+    if not retryable:
+        return NO_RETRY_PUSHBACK
+    if retry_after is None:
+        return ""
+    seconds = max(0.0, retry_after) if math.isfinite(retry_after) else 0.0
+    return str(math.ceil(round(seconds * 1e9) / 1e6))  # as RetryInfo's Duration, in ms
+
+
+def to_grpc_status(rich: status_pb2.Status, *, pushback: str | None = None) -> grpc.Status:
     """``rich`` as the ``grpc.Status`` to end a call with (details in the trailer, and
-    ``grpc-retry-pushback-ms`` when :func:`retry_pushback` has one)."""
+    ``grpc-retry-pushback-ms`` when there is one: ``pushback`` if given, e.g. from
+    :func:`pushback_for`, else :func:`retry_pushback` reads it from ``rich``)."""
     trailing: tuple[tuple[str, Any], ...] = ((DETAILS_KEY, rich.SerializeToString()),)
-    pushback = retry_pushback(rich)
+    if pushback is None:
+        pushback = retry_pushback(rich)
     if pushback:
         trailing = (*trailing, (PUSHBACK_KEY, pushback))
     return _Status(_CODE_BY_VALUE.get(rich.code, grpc.StatusCode.UNKNOWN), rich.message, trailing)
