@@ -419,5 +419,5 @@ def test_the_servers_pushback_is_the_one_the_status_says(
     outcome = Outcome.model_validate({"pack": "p", "version": "1", "request_id": "r", "error": env})
     error = outcome.error
     assert error is not None
-    rich = wire.error_status(outcome, trusted=True)
+    rich = wire.error_status(outcome)
     assert wire.pushback_for(error.retryable, error.retry_after) == wire.retry_pushback(rich)

@@ -42,6 +42,7 @@ from prometheus_client.samples import Sample
 
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadedPack, LoadFailure
+from control_plane.core.rejection import REASONS
 
 __all__ = [
     "LATENCY_BUCKETS",
@@ -79,8 +80,8 @@ _NO_ORIGIN = "none"
 _CONTROL_PLANE = "control_plane"
 #: Validation severities (``validation_findings_total``).
 SEVERITIES = ("pass", "warn", "fail")
-#: Reasons ``rejected_requests_total`` counts (``describe_rejection`` in runtime/events).
-REJECTION_REASONS = ("unknown_pack", "invalid_input", "rejected")
+#: Reasons ``rejected_requests_total`` counts: the closed rejection vocabulary.
+REJECTION_REASONS: tuple[str, ...] = tuple(REASONS)
 
 
 class _Registry(CollectorRegistry):

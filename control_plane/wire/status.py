@@ -499,7 +499,8 @@ _CODE_BY_VALUE: Mapping[int, grpc.StatusCode] = MappingProxyType(
 RETRYABLE_STATUSES: tuple[grpc.StatusCode, ...] = tuple(
     dict.fromkeys(
         [status_for(code, True) for code, info in BASELINE.items() if info.retryable]
-        + [_PACK_CODE_STATUS[True], grpc.StatusCode.RESOURCE_EXHAUSTED]
+        + [_PACK_CODE_STATUS[True]]
+        + [grpc.StatusCode[info.grpc_status] for info in REASONS.values() if info.retryable]
     )
 )
 

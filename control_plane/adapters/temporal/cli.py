@@ -195,7 +195,6 @@ def _worker(args: argparse.Namespace) -> int:
             ready=ready,
             max_concurrent_activities=args.max_concurrent_activities,
             grace=args.grace,
-            observability=obs,
         )
 
     try:
