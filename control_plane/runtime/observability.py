@@ -187,6 +187,7 @@ def install(
         events.add_sink(sink)
     obs = Observability(invoker, events=events, metrics=metrics, store=store)
     metrics.set_load_failures(load_failures)
+    metrics.prime(invoker.registry)
     metrics.watch_contract_violations(obs._contract_source)
     invoker.start_listeners.append(metrics.on_start)
     invoker.listeners.append(metrics.on_outcome)

@@ -52,6 +52,7 @@ from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
 
 if TYPE_CHECKING:
     from control_plane.runtime.observability import Observability
+    from control_plane.runtime.tracing import Tracing
 
 __all__ = [
     "DEFAULT_ADDRESS",
@@ -306,7 +307,9 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         level = logging.WARNING if outcome.code == INTERNAL_ERROR else logging.DEBUG
         if call_logger.isEnabledFor(level):
             self._log(level, "failed", outcome, rich.code, started)
-        await context.abort_with_status(wire.to_grpc_status(rich))
+        env = outcome.error
+        pushback = wire.pushback_for(env.retryable, env.retry_after) if env is not None else None
+        await context.abort_with_status(wire.to_grpc_status(rich, pushback=pushback))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _invoke(
@@ -497,6 +500,21 @@ class ServerOptions:
     max_input_bytes: int | None = None
     auth: TokenAuth | None = None
     tls: ServerTls | None = None
+    #: One OpenTelemetry span per call (:mod:`control_plane.wire.tracing`); the caller
+    #: closes it.
+    tracing: Tracing | None = None
+
+
+def _interceptors(auth: TokenAuth | None, tracing: Tracing | None) -> list[Any] | None:
+    """Tracing first (so refused calls get a span too), then authentication."""
+    chain: list[Any] = []
+    if tracing is not None:
+        from control_plane.wire.tracing import TracingInterceptor
+
+        chain.append(TracingInterceptor(tracing))
+    if auth is not None:
+        chain.append(BearerAuthInterceptor(auth))
+    return chain or None
 
 
 def create_server(
@@ -524,7 +542,7 @@ def create_server(
             *options.grpc_options,
         ],
         maximum_concurrent_rpcs=options.max_concurrent_rpcs,
-        interceptors=[BearerAuthInterceptor(options.auth)] if options.auth is not None else None,
+        interceptors=_interceptors(options.auth, options.tracing),
     )
     servicer = ControlPlaneServicer(
         runtime.invoker, max_send_bytes=max_message_bytes, observability=runtime.observability

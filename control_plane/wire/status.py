@@ -50,7 +50,10 @@ __all__ = [
     "DETAILS_KEY",
     "INVALID_INPUT_REASON",
     "INVALID_INPUT_STATUS",
+    "NO_RETRY_PUSHBACK",
+    "PUSHBACK_KEY",
     "REJECTION_DOMAIN",
+    "RETRYABLE_STATUSES",
     "STATUS_BY_CODE",
     "UNKNOWN_PACK_REASON",
     "UNKNOWN_PACK_STATUS",
@@ -64,10 +67,13 @@ __all__ = [
     "grpc_status",
     "markdown_table",
     "parse_status",
+    "pushback_for",
     "reason_for",
     "rejection_from_status",
     "rejection_status",
     "rejection_table",
+    "retry_pushback",
+    "service_config",
     "status_for",
     "status_table",
     "to_grpc_status",
@@ -76,6 +82,11 @@ __all__ = [
 ]
 
 DETAILS_KEY = "grpc-status-details-bin"
+#: gRPC's own retry hint (gRFC A6), read by every gRPC library's retry policy: the
+#: milliseconds to wait before the next attempt, or a negative value for "do not retry".
+PUSHBACK_KEY = "grpc-retry-pushback-ms"
+#: ``grpc-retry-pushback-ms`` of a failure that must not be retried.
+NO_RETRY_PUSHBACK = "-1"
 #: ``ErrorInfo.domain`` of requests refused before any pack ran.
 REJECTION_DOMAIN = "control_plane"
 UNKNOWN_PACK_REASON = "UNKNOWN_PACK"
@@ -471,7 +482,7 @@ class _Status(grpc.Status):
     __slots__ = ("code", "details", "trailing_metadata")
 
     def __init__(
-        self, code: grpc.StatusCode, details: str, trailing: tuple[tuple[str, bytes], ...]
+        self, code: grpc.StatusCode, details: str, trailing: tuple[tuple[str, Any], ...]
     ) -> None:
         self.code = code
         self.details = details
@@ -483,13 +494,84 @@ _CODE_BY_VALUE: Mapping[int, grpc.StatusCode] = MappingProxyType(
 )
 
 
-def to_grpc_status(rich: status_pb2.Status) -> grpc.Status:
-    """``rich`` as the ``grpc.Status`` to end a call with (details in the trailer)."""
-    return _Status(
-        _CODE_BY_VALUE.get(rich.code, grpc.StatusCode.UNKNOWN),
-        rich.message,
-        ((DETAILS_KEY, rich.SerializeToString()),),
+#: The statuses of retryable failures (pack codes and refusals); no permanent failure
+#: ends with one of them unless it also says ``grpc-retry-pushback-ms: -1``.
+RETRYABLE_STATUSES: tuple[grpc.StatusCode, ...] = tuple(
+    dict.fromkeys(
+        [status_for(code, True) for code, info in BASELINE.items() if info.retryable]
+        + [_PACK_CODE_STATUS[True]]
+        + [grpc.StatusCode[info.grpc_status] for info in REASONS.values() if info.retryable]
     )
+)
+
+
+def retry_pushback(rich: status_pb2.Status) -> str:
+    """``grpc-retry-pushback-ms`` for ``rich``: ``RetryInfo``'s delay in milliseconds when
+    the failure is retryable and says how long to wait; ``"-1"`` (do not retry) when it is
+    not retryable; ``""`` (no header: the client's own backoff) otherwise."""
+    retryable = None
+    delay: str = ""
+    for detail in rich.details:
+        if detail.type_url == _ERROR_INFO_URL:
+            info = error_details_pb2.ErrorInfo.FromString(detail.value)
+            retryable = info.metadata.get("retryable")
+        elif detail.type_url == _RETRY_INFO_URL:
+            wait = error_details_pb2.RetryInfo.FromString(detail.value).retry_delay
+            delay = str(max(0, wait.seconds * 1000 + math.ceil(wait.nanos / 1e6)))
+    if retryable == "false":
+        return NO_RETRY_PUSHBACK
+    return delay if retryable == "true" else ""
+
+
+def pushback_for(retryable: bool, retry_after: float | None) -> str:
+    """:func:`retry_pushback` from the failure's own facts (no parsing): what the server
+    passes for a pack's failure, whose envelope it holds."""
+    if not retryable:
+        return NO_RETRY_PUSHBACK
+    if retry_after is None:
+        return ""
+    seconds = max(0.0, retry_after) if math.isfinite(retry_after) else 0.0
+    return str(math.ceil(round(seconds * 1e9) / 1e6))  # as RetryInfo's Duration, in ms
+
+
+def to_grpc_status(rich: status_pb2.Status, *, pushback: str | None = None) -> grpc.Status:
+    """``rich`` as the ``grpc.Status`` to end a call with (details in the trailer, and
+    ``grpc-retry-pushback-ms`` when there is one: ``pushback`` if given, e.g. from
+    :func:`pushback_for`, else :func:`retry_pushback` reads it from ``rich``)."""
+    trailing: tuple[tuple[str, Any], ...] = ((DETAILS_KEY, rich.SerializeToString()),)
+    if pushback is None:
+        pushback = retry_pushback(rich)
+    if pushback:
+        trailing = (*trailing, (PUSHBACK_KEY, pushback))
+    return _Status(_CODE_BY_VALUE.get(rich.code, grpc.StatusCode.UNKNOWN), rich.message, trailing)
+
+
+def service_config(
+    service: str = "control_plane.v1.ControlPlaneService",
+    *,
+    max_attempts: int = 5,
+    initial_backoff: float = 0.1,
+    max_backoff: float = 10.0,
+    backoff_multiplier: float = 2.0,
+) -> dict[str, Any]:
+    """A gRPC service config whose retry policy retries ``InvokePack`` on exactly the
+    statuses of retryable failures (docs/grpc.md). Permanent failures that share one of
+    them carry ``grpc-retry-pushback-ms: -1``, which every gRPC retry implementation reads
+    as "do not retry"; retryable ones with a ``retry_after`` carry it as the pushback."""
+    return {
+        "methodConfig": [
+            {
+                "name": [{"service": service, "method": "InvokePack"}],
+                "retryPolicy": {
+                    "maxAttempts": max_attempts,
+                    "initialBackoff": f"{initial_backoff:g}s",
+                    "maxBackoff": f"{max_backoff:g}s",
+                    "backoffMultiplier": backoff_multiplier,
+                    "retryableStatusCodes": [s.name for s in RETRYABLE_STATUSES],
+                },
+            }
+        ]
+    }
 
 
 # -- the parsing direction (client) ----------------------------------------------------

@@ -32,7 +32,7 @@ from control_plane.adapters.gate.run import run_gate
 
 __all__ = ["add_cli_commands", "gate_command"]
 
-_MACHINE_FORMATS = frozenset({"json", "junit", "sarif"})
+_MACHINE_FORMATS = frozenset({"json", "junit", "junit-xunit1", "sarif"})
 
 
 def _jobs(text: str) -> int:

@@ -168,8 +168,21 @@ def render_junit(report: GateReport) -> str:
     """One ``<testsuite>`` per step, one ``<testcase>`` per step x artifact.
 
     ``artifact_failed`` is a ``<failure>``, a step that could not run an ``<error>``;
-    every check (warnings included) is listed in ``<system-out>``.
+    every check (warnings included) is listed in ``<system-out>``. Strict: valid against
+    Jenkins xunit's ``junit-10.xsd`` (no ``skipped`` on ``<testsuites>``, no ``file`` on
+    ``<testcase>``: the artifact is the test case's name).
     """
+    return _junit(report, with_file=False)
+
+
+def render_junit_xunit1(report: GateReport) -> str:
+    """:func:`render_junit` plus ``file`` on each ``<testcase>`` (the "xunit1" flavour,
+    as pytest's ``junit_family=xunit1``): GitLab links a test case to its file from it;
+    strict XSD consumers (Jenkins xunit) refuse it."""
+    return _junit(report, with_file=True)
+
+
+def _junit(report: GateReport, *, with_file: bool) -> str:
     counts = report.counts()
     root = ET.Element(
         "testsuites",
@@ -177,7 +190,6 @@ def render_junit(report: GateReport) -> str:
         tests=str(len(report.results)),
         failures=str(counts["fail"]),
         errors=str(counts["error"]),
-        skipped="0",
         time=f"{report.elapsed:.3f}",
     )
     for step, results in report.by_step():
@@ -199,7 +211,7 @@ def render_junit(report: GateReport) -> str:
                 classname=_x(f"{step.pack}.{step.name}"),
                 time=f"{result.elapsed:.3f}",
             )
-            if result.invocation.artifact is not None:
+            if with_file and result.invocation.artifact is not None:
                 case.set("file", _x(result.invocation.artifact.display))
             if result.status == "fail":
                 failing = [c for c in result.findings if c.severity == "fail"] or result.findings
@@ -255,6 +267,7 @@ def render_sarif(report: GateReport) -> str:
     artifact_index: dict[str, int] = {}
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
+    could_not_run = 0
 
     def locate(result: JobResult) -> list[dict[str, Any]]:
         location = _artifact_location(result)
@@ -286,6 +299,28 @@ def render_sarif(report: GateReport) -> str:
                     },
                 }
             )
+            # Also a result, so summary tools that read only results (sarif-tools,
+            # code scanning) show it: kind "open" = the tool could not decide pass or
+            # fail (SARIF 3.27.9), level "none" as the spec requires for a non-fail kind.
+            results.append(
+                {
+                    "ruleId": COULD_NOT_RUN,
+                    "kind": "open",
+                    "level": "none",
+                    "message": {
+                        "text": f"step {step.name} could not run on "
+                        f"{result.invocation.label}: {result.reason}"
+                    },
+                    "locations": locate(result),
+                    "properties": {
+                        "step": step.name,
+                        "pack": step.pack,
+                        "kind": _error_type(result),
+                        "failsGate": True,
+                    },
+                }
+            )
+            could_not_run += 1
             continue
         locations = locate(result)
         for check in result.checks:
@@ -316,6 +351,12 @@ def render_sarif(report: GateReport) -> str:
                     },
                 }
             )
+    if could_not_run:
+        rules.append(_could_not_run_rule())
+        for item in results:
+            if item["ruleId"] == COULD_NOT_RUN:
+                item["ruleIndex"] = len(rules) - 1
+    counts = report.counts()
     version = _version()
     run: dict[str, Any] = {
         "tool": {
@@ -346,6 +387,11 @@ def render_sarif(report: GateReport) -> str:
                 "exitCode": report.exit_code,
                 "exitCodeDescription": report.verdict,
                 "toolExecutionNotifications": notifications,
+                "properties": {
+                    "verdict": report.verdict,
+                    "stepsCouldNotRun": could_not_run,
+                    "counts": counts,
+                },
             }
         ],
         "originalUriBaseIds": {BASE_ID: {"uri": report.config.base_dir.as_uri() + "/"}},
@@ -353,6 +399,24 @@ def render_sarif(report: GateReport) -> str:
         "results": results,
     }
     return _json({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]})
+
+
+#: ``ruleId`` of the results (and the notification) for a step that could not run.
+COULD_NOT_RUN = "gate/could-not-run"
+
+
+def _could_not_run_rule() -> dict[str, Any]:
+    return {
+        "id": COULD_NOT_RUN,
+        "name": "StepCouldNotRun",
+        "shortDescription": {"text": "A gate step could not run: the artifact was not judged."},
+        "fullDescription": {
+            "text": "The pack answered with an error code other than artifact_failed, the "
+            "control plane was unreachable, the input was rejected, or no file matched the "
+            "step's globs. The gate fails (exit 2)."
+        },
+        "defaultConfiguration": {"level": "none"},
+    }
 
 
 def _rule(report: GateReport, pack: str, check_id: str) -> dict[str, Any]:
@@ -434,6 +498,7 @@ FORMATS: Mapping[str, Callable[[GateReport], str]] = {
     "text": render_text,
     "json": render_json,
     "junit": render_junit,
+    "junit-xunit1": render_junit_xunit1,
     "sarif": render_sarif,
     "github": render_github,
 }

@@ -302,7 +302,23 @@ def _tool_output_schema(desc: PackDescription) -> dict[str, Any]:
         props["validation"] = validation_field_schema()
     props["error"] = _envelope_schema(desc.vocabulary)
     props["rejected"] = _rejection_schema()
-    return {"type": "object", "required": ["ok"], "properties": props}
+    return {"type": "object", "required": ["ok"], "properties": props, **_OK_TIES}
+
+
+# ``ok`` decides which field is set: ``ok: true`` has ``result`` and neither ``error`` nor
+# ``rejected``; ``ok: false`` has exactly one of ``error`` / ``rejected`` and no ``result``.
+# (Without this, ``{"ok": false}`` alone validated.)
+_OK_TIES: dict[str, Any] = {
+    "if": {"properties": {"ok": {"const": True}}},
+    "then": {
+        "required": ["result"],
+        "not": {"anyOf": [{"required": ["error"]}, {"required": ["rejected"]}]},
+    },
+    "else": {
+        "oneOf": [{"required": ["error"]}, {"required": ["rejected"]}],
+        "not": {"required": ["result"]},
+    },
+}
 
 
 # -- descriptions ----------------------------------------------------------------------

@@ -48,7 +48,12 @@ def check_call(call: PackCall) -> FailOn:
 
 
 class PackActivities:
-    """Activities over one :class:`Invoker` (register ``[acts.invoke]`` on a worker)."""
+    """Activities over one :class:`Runtime` (register ``[acts.invoke]`` on a worker).
+
+    With the runtime's observability attached (``runtime.observe``), a request refused
+    before any pack ran is counted and emitted as a ``request_rejected`` event, as
+    ``packctl serve`` does.
+    """
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -70,6 +75,9 @@ class PackActivities:
                 timeout=call.timeout,
             )
         except RequestRejected as exc:
+            obs = self.runtime.observability
+            if obs is not None:
+                obs.emit_rejection(exc, request_id=call.request_id)
             raise rejection_to_application_error(exc) from None
         finally:
             if beating is not None:

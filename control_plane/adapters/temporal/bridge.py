@@ -3,15 +3,18 @@
 Worker side, a failed outcome becomes an ``ApplicationError`` that Temporal's retry engine
 reads without knowing our vocabulary:
 
+* ``message`` = ``"<code>: <scrubbed message>"`` (what ``temporal workflow describe`` shows);
 * ``type`` = the code (``"rate_limited"``, ``"dependency_missing"``...);
-* ``non_retryable`` = not retryable per the pack's vocabulary (the envelope's flag);
+* ``non_retryable`` = not retryable per the pack's vocabulary (the envelope's flag), on
+  the activity's failure and on the workflow's alike;
 * ``next_retry_delay`` = ``max(retry_after, policy backoff)`` when the envelope carries
   ``retry_after`` (``rate_limited``), so the next attempt waits at least ``retry_after``;
 * ``details[0]`` = ``{OUTCOME_KEY: outcome.to_dict()}``: the full envelope, with the pack,
   version, request id and validation record.
 
 A request refused before any pack ran (unknown pack, invalid input) becomes a
-non-retryable ``ApplicationError`` of type ``UnknownPack`` / ``InvalidInput`` carrying
+non-retryable ``ApplicationError`` of type ``UnknownPack`` / ``InvalidInput`` (message
+``"unknown_pack: ..."`` / ``"invalid_input: ..."``) carrying
 ``{REJECTION_KEY: ...}``, so the caller can raise the same exception as over gRPC.
 
 Caller side, :func:`recover_outcome` / :func:`recover_envelope` walk any failure chain
@@ -60,6 +63,7 @@ __all__ = [
     "backoff_delay",
     "domain_error_to_application_error",
     "envelope_for_domain_error",
+    "failure_code",
     "is_synthesized",
     "non_retryable_error_types",
     "outcome_to_application_error",
@@ -134,7 +138,10 @@ def outcome_to_application_error(
 
     ``backoff`` is what the retry policy would wait anyway; with ``retry_after`` set the
     next attempt waits the larger of the two (as :class:`control_plane.wire.client.RetryPolicy`).
-    ``final`` marks it non-retryable whatever the code (a workflow's own failure).
+    ``final`` (a workflow's own failure) carries no next-retry delay. ``non_retryable`` is
+    the code's own flag either way: a retryable code never claims to be permanent (Temporal
+    retries a workflow only under a workflow retry policy, which ``temporal-call`` does not
+    set; the flag tells the caller whether calling again may help).
     """
     env = outcome.error
     if env is None:
@@ -143,12 +150,27 @@ def outcome_to_application_error(
     if env.retryable and env.retry_after is not None and not final:
         delay = timedelta(seconds=max(env.retry_after, backoff or 0.0))
     return ApplicationError(
-        env.message,  # already scrubbed; the code is the type
+        f"{env.code}: {env.message}",  # the message is already scrubbed
         {OUTCOME_KEY: outcome.to_dict()},
         type=env.code,
-        non_retryable=final or not env.retryable,
+        non_retryable=not env.retryable,
         next_retry_delay=delay,
     )
+
+
+def failure_code(error: ApplicationError) -> str | None:
+    """The code (or rejection reason) an ``ApplicationError`` of this bridge carries."""
+    for item in error.details:
+        if isinstance(item, Mapping):
+            packed = item.get(OUTCOME_KEY)
+            if isinstance(packed, Mapping) and isinstance(packed.get("error"), Mapping):
+                code = packed["error"].get("code")
+                return code if isinstance(code, str) else None
+            rejection = item.get(REJECTION_KEY)
+            if isinstance(rejection, Mapping):
+                reason = rejection.get("reason")
+                return reason if isinstance(reason, str) else None
+    return None
 
 
 def rejection_to_application_error(exc: RequestRejected) -> ApplicationError:
@@ -199,8 +221,7 @@ def domain_error_to_application_error(
     if isinstance(exc, RequestRejected):
         return rejection_to_application_error(exc)
     outcome = Outcome.build(pack, "", request_id, error=envelope_for_domain_error(exc))
-    # A workflow failure is final whatever the code says (Temporal retries a workflow only
-    # under a workflow retry policy); a retryable code is for the caller to act on.
+    # A workflow's own failure: no next-retry delay; non_retryable is the code's own flag.
     return outcome_to_application_error(outcome, final=True)
 
 

@@ -26,6 +26,7 @@ time, so resubmitting a running request raises ``WorkflowAlreadyStartedError``.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Mapping
 from typing import Any, NoReturn
@@ -35,12 +36,14 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 
 from control_plane.adapters.temporal.bridge import recover_outcome, recover_rejection
 from control_plane.adapters.temporal.messages import (
+    CODE_SEARCH_ATTRIBUTE,
     DEFAULT_HEARTBEAT_TIMEOUT,
     WORKFLOW_NAME,
     InvokePackRequest,
     PackCall,
     RetrySettings,
 )
+from control_plane.adapters.temporal.search import code_attribute_registered
 from control_plane.adapters.temporal.worker import DEFAULT_NAMESPACE, connect
 from control_plane.core.errors import FieldViolation, InvalidInput
 from control_plane.core.invoke import parse_input
@@ -91,8 +94,13 @@ class TemporalPackClient:
         activity_task_queue: str | None = None,
         heartbeat_timeout: float | None = DEFAULT_HEARTBEAT_TIMEOUT,
         start_to_close_timeout: float | None = None,
+        code_search_attribute: str | None = CODE_SEARCH_ATTRIBUTE,
     ) -> None:
         self.client = client
+        #: The Keyword search attribute the workflow sets to its failure's code, used when
+        #: the namespace has it registered (checked once); ``None`` never sets one.
+        self.code_search_attribute = code_search_attribute
+        self._attribute_checked = code_search_attribute is None
         self.task_queue = task_queue
         self.retry = retry if retry is not None else RetrySettings()
         self.activity_task_queue = activity_task_queue
@@ -138,6 +146,13 @@ class TemporalPackClient:
         self, request: InvokePackRequest, *, workflow_id: str | None = None
     ) -> WorkflowHandle[Any, dict[str, Any]]:
         """Start the workflow for ``request``; await :meth:`outcome` on the handle."""
+        if not self._attribute_checked:
+            name = self.code_search_attribute
+            if name is not None and not await code_attribute_registered(self.client, name):
+                self.code_search_attribute = None
+            self._attribute_checked = True
+        if request.code_search_attribute is None and self.code_search_attribute is not None:
+            request = dataclasses.replace(request, code_search_attribute=self.code_search_attribute)
         call = request.call
         return await self.client.start_workflow(
             WORKFLOW_NAME,

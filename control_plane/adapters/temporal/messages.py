@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ACTIVITY_NAME",
+    "CODE_SEARCH_ATTRIBUTE",
     "DEFAULT_HEARTBEAT_TIMEOUT",
     "DEFAULT_START_TO_CLOSE",
     "WORKFLOW_NAME",
@@ -22,6 +23,8 @@ __all__ = [
 ACTIVITY_NAME = "capability_packs.invoke"
 #: Registered name of :class:`~control_plane.adapters.temporal.workflows.InvokePackWorkflow`.
 WORKFLOW_NAME = "InvokePackWorkflow"
+#: Keyword search attribute set to the code a failed ``InvokePackWorkflow`` ended with.
+CODE_SEARCH_ATTRIBUTE = "CapabilityPacksCode"
 #: Seconds without a heartbeat after which an attempt counts as lost (worker died).
 DEFAULT_HEARTBEAT_TIMEOUT = 30.0
 #: Seconds one attempt may run when the call carries no deadline (packctl serve's default
@@ -70,7 +73,9 @@ class InvokePackRequest:
     (e.g. workers on machines with ffprobe); ``None`` uses the workflow's queue.
     ``start_to_close_timeout`` bounds one attempt (default: the call's ``timeout`` plus a
     margin, else :data:`DEFAULT_START_TO_CLOSE`); ``heartbeat_timeout`` is how fast a dead
-    worker is noticed.
+    worker is noticed. ``code_search_attribute`` names the Keyword search attribute the
+    workflow sets to its failure's code (``None``: none; it must be registered in the
+    namespace, see :mod:`control_plane.adapters.temporal.search`).
     """
 
     call: PackCall
@@ -78,3 +83,4 @@ class InvokePackRequest:
     activity_task_queue: str | None = None
     start_to_close_timeout: float | None = None
     heartbeat_timeout: float | None = DEFAULT_HEARTBEAT_TIMEOUT
+    code_search_attribute: str | None = None

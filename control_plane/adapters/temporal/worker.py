@@ -24,6 +24,7 @@ from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from control_plane.adapters.temporal.activities import PackActivities
+from control_plane.adapters.temporal.search import ensure_code_attribute
 from control_plane.adapters.temporal.workflows import FailSafeInterceptor, InvokePackWorkflow
 from control_plane.core.errors import CapabilityPackError
 from control_plane.runtime.runtime import Runtime
@@ -64,7 +65,8 @@ def create_worker(
     ``workflows`` / ``activities`` add your own; every workflow on the worker gets the
     fail-safe floor (:class:`FailSafeInterceptor` and ``workflow_failure_exception_types``).
     ``options`` go to :class:`temporalio.worker.Worker` (``max_concurrent_activities``...);
-    the workflow runner defaults to :func:`sandbox_runner`.
+    the workflow runner defaults to :func:`sandbox_runner`. With ``runtime.observe()``
+    attached, refused requests are ``request_rejected`` events, as in ``packctl serve``.
     """
     acts = PackActivities(runtime)
     options.setdefault("workflow_runner", sandbox_runner())
@@ -89,13 +91,18 @@ async def run_worker(
     ready: Callable[[Worker], None] | None = None,
     max_concurrent_activities: int | None = None,
     grace: float = 10.0,
+    register_search_attribute: bool = True,
 ) -> None:
     """Serve ``runtime``'s packs on ``task_queue`` until ``stop`` is set.
 
     ``grace`` is how long running activities get to finish on shutdown; those that do not
     are cancelled and retried elsewhere per the retry policy. The caller owns ``runtime``.
+    ``register_search_attribute``: register the code search attribute in the namespace
+    when missing and permitted (:mod:`~control_plane.adapters.temporal.search`).
     """
     client = await connect(target, namespace)
+    if register_search_attribute:
+        await ensure_code_attribute(client)
     stop = stop if stop is not None else asyncio.Event()
     worker = create_worker(
         client,

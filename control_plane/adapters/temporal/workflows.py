@@ -23,6 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError
 from temporalio.worker import (
     ExecuteWorkflowInput,
@@ -37,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
         OUTCOME_KEY,
         REJECTION_KEY,
         domain_error_to_application_error,
+        failure_code,
         retry_policy,
     )
     from control_plane.adapters.temporal.messages import (
@@ -83,23 +85,40 @@ class InvokePackWorkflow:
             )
             return result
         except CapabilityPackError as exc:
-            raise domain_error_to_application_error(
+            failure = domain_error_to_application_error(
                 exc, pack=call.name, request_id=call.request_id or ""
-            ) from None
+            )
+            _tag(request, failure)
+            raise failure from None
         except ActivityError as err:
             final = _workflow_failure(err)
             if final is None:
                 raise  # a lost attempt (timeout...): the caller synthesizes internal_error
+            _tag(request, final)
             raise final from err
 
 
+def _tag(request: InvokePackRequest, failure: ApplicationError) -> None:
+    """Set the code search attribute (when the request names one) before failing."""
+    name = request.code_search_attribute
+    code = failure_code(failure)
+    if name and code:
+        workflow.upsert_search_attributes([SearchAttributeKey.for_keyword(name).value_set(code)])
+
+
 def _workflow_failure(err: ActivityError) -> ApplicationError | None:
-    """The workflow's failure with the code as its type (visible in the UI), if typed."""
+    """The workflow's failure with the code as its type (visible in the UI), if typed.
+
+    Message (``"<code>: ..."``), type, details and ``non_retryable`` are the activity's:
+    a retryable code stays retryable (see ``bridge.outcome_to_application_error``).
+    """
     cause = err.cause
     if isinstance(cause, ApplicationError) and any(
         isinstance(d, dict) and (OUTCOME_KEY in d or REJECTION_KEY in d) for d in cause.details
     ):
-        return ApplicationError(cause.message, *cause.details, type=cause.type, non_retryable=True)
+        return ApplicationError(
+            cause.message, *cause.details, type=cause.type, non_retryable=cause.non_retryable
+        )
     return None
 
 

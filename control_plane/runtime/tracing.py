@@ -1,0 +1,158 @@
+"""Opt-in OpenTelemetry tracing: an OTLP exporter (HTTP or gRPC) and the tracer the wire
+layer makes one span per call with (:mod:`control_plane.wire.tracing`).
+
+``packctl serve --otel-endpoint URL [--otel-protocol http/protobuf|grpc]`` turns it on;
+it needs the ``otel`` extra (``pip install 'capability-packs[otel]'``: ``opentelemetry-sdk``
+and the OTLP exporters). Nothing here is imported unless tracing is asked for, so the
+control plane runs without the extra. See ``docs/observability.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from urllib.parse import urlsplit
+
+from control_plane.core.limits import ConfigError
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import Tracer
+
+__all__ = [
+    "DEFAULT_SERVICE_NAME",
+    "INSTRUMENTATION_NAME",
+    "PROTOCOLS",
+    "Protocol",
+    "Tracing",
+    "add_tracing_arguments",
+    "tracing_from_args",
+]
+
+Protocol: TypeAlias = Literal["http/protobuf", "grpc"]
+PROTOCOLS: tuple[Protocol, ...] = ("http/protobuf", "grpc")
+#: ``service.name`` of the spans (``OTEL_SERVICE_NAME`` overrides it).
+DEFAULT_SERVICE_NAME = "capability-packs"
+#: Name of the tracer (the instrumentation scope of every span we make).
+INSTRUMENTATION_NAME = "capability_packs"
+_MISSING = (
+    "tracing needs the otel extra: pip install 'capability-packs[otel]' "
+    "(opentelemetry-sdk and the OTLP exporters)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Endpoint:
+    url: str
+    insecure: bool
+
+
+def _endpoint(url: str, protocol: Protocol) -> _Endpoint:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"--otel-endpoint {url!r}: expected http://HOST:PORT or https://...")
+    if protocol == "grpc":
+        return _Endpoint(url, insecure=parts.scheme == "http")
+    # OTLP/HTTP: a base URL gets the signal path, as OTEL_EXPORTER_OTLP_ENDPOINT does.
+    path = parts.path.rstrip("/")
+    if not path.endswith("/v1/traces"):
+        url = url.rstrip("/") + "/v1/traces"
+    return _Endpoint(url, insecure=parts.scheme == "http")
+
+
+class Tracing:
+    """A tracer provider exporting spans over OTLP, and the tracer the server uses."""
+
+    def __init__(self, provider: TracerProvider, *, endpoint: str, protocol: Protocol) -> None:
+        self.provider = provider
+        self.endpoint = endpoint
+        self.protocol = protocol
+        self.tracer: Tracer = provider.get_tracer(INSTRUMENTATION_NAME)
+        self._closed = False
+
+    @classmethod
+    def to_endpoint(
+        cls,
+        url: str,
+        protocol: Protocol = "http/protobuf",
+        *,
+        set_global: bool = False,
+        service_name: str = DEFAULT_SERVICE_NAME,
+    ) -> Tracing:
+        """Export to the OTLP receiver at ``url`` (batched; ``close()`` flushes).
+
+        ``set_global`` also makes it OpenTelemetry's global tracer provider, so spans a
+        pack makes with the OpenTelemetry API nest under the control plane's span
+        (``packctl serve`` does this).
+        """
+        if protocol not in PROTOCOLS:
+            raise ConfigError(f"--otel-protocol must be one of {', '.join(PROTOCOLS)}")
+        endpoint = _endpoint(url, protocol)
+        try:
+            from opentelemetry import trace
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import TracerProvider
+            from opentelemetry.sdk.trace.export import BatchSpanProcessor
+        except ImportError as exc:
+            raise ConfigError(_MISSING) from exc
+        exporter: Any
+        if protocol == "grpc":
+            try:
+                from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+                    OTLPSpanExporter as GrpcExporter,
+                )
+            except ImportError as exc:
+                raise ConfigError(_MISSING) from exc
+            exporter = GrpcExporter(endpoint=endpoint.url, insecure=endpoint.insecure)
+        else:
+            try:
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+                    OTLPSpanExporter as HttpExporter,
+                )
+            except ImportError as exc:
+                raise ConfigError(_MISSING) from exc
+            exporter = HttpExporter(endpoint=endpoint.url)
+        # OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES win over our default name.
+        named = "OTEL_SERVICE_NAME" in os.environ or "service.name=" in os.environ.get(
+            "OTEL_RESOURCE_ATTRIBUTES", ""
+        )
+        attributes = {} if named else {"service.name": service_name}
+        provider = TracerProvider(resource=Resource.create(attributes))
+        provider.add_span_processor(BatchSpanProcessor(exporter))
+        if set_global:
+            trace.set_tracer_provider(provider)
+        return cls(provider, endpoint=endpoint.url, protocol=protocol)
+
+    def close(self) -> None:
+        """Export what is buffered and stop."""
+        if not self._closed:
+            self._closed = True
+            self.provider.shutdown()
+
+
+def add_tracing_arguments(parser: argparse.ArgumentParser) -> None:
+    """``packctl serve`` options for OpenTelemetry tracing."""
+    group = parser.add_argument_group("tracing (OpenTelemetry, needs the otel extra)")
+    group.add_argument(
+        "--otel-endpoint",
+        default=None,
+        metavar="URL",
+        help="export one span per call over OTLP to URL, e.g. http://127.0.0.1:4318 "
+        "(http/protobuf) or http://127.0.0.1:4317 (grpc); default: off",
+    )
+    group.add_argument(
+        "--otel-protocol",
+        choices=PROTOCOLS,
+        default="http/protobuf",
+        help="OTLP transport (default: http/protobuf)",
+    )
+
+
+def tracing_from_args(args: argparse.Namespace) -> Tracing | None:
+    """The :class:`Tracing` ``--otel-endpoint`` asks for (global provider), or ``None``."""
+    url = getattr(args, "otel_endpoint", None)
+    if not url:
+        return None
+    return Tracing.to_endpoint(url, args.otel_protocol, set_global=True)
