@@ -50,8 +50,8 @@ def _is_generated_id(text: str) -> bool:
 def bounded_text(text: object, limit: int = MAX_MESSAGE) -> str:
     """``text`` as a caller may see it: scrubbed first, then cut to ``limit`` characters
     (a secret cut in half would no longer match the scrubber)."""
-    clean = scrub(text if type(text) is str else str(text))
-    return clean if len(clean) <= limit else clean[:limit] + "..."
+    # Only a window past the cut is scrubbed: the cost is bounded by ``limit`` (issue 16).
+    return scrub(text if type(text) is str else str(text), limit)
 
 
 class _Frozen(BaseModel):
