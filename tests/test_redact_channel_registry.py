@@ -24,14 +24,16 @@ from secret_corpus import SECRETS, Sample
 
 import control_plane
 from control_plane.core import enforce, limits, schema
+from control_plane.core import outcome as outcomes
 from control_plane.core.channels import CHANNELS, WIRE_FIELDS
 from control_plane.core.classify import Classification
 from control_plane.core.errors import FieldViolation, InvalidInput, PackError, UnknownPack
+from control_plane.core.incidents import Incident, Incidents
 from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Check
-from control_plane.core.redact import Incident, Incidents
 from control_plane.core.registry import LoadFailure
-from control_plane.runtime import events, incidents
+from control_plane.core.rejection import Rejection
+from control_plane.runtime import events, incident_store
 from control_plane.runtime.plugins import load_registry
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.wire import server, status
@@ -196,14 +198,12 @@ def _probes(invoker: Invoker) -> dict[str, Callable[[str], object]]:
 
                 spec = next(iter(tools.build_tools([PackDescription.from_loaded(loaded)]).values()))
                 return tools.error_content(outcome("exception", text), spec)
-            return tools.rejected_content(
-                "invalid_input", text, violations=[FieldViolation(text, text)]
-            )
+            return tools.rejected_content(InvalidInput(text, [FieldViolation(text, text)]))
 
         return probe
 
     return {
-        "message": enforce._message,
+        "message": outcomes.bounded_text,
         "partial_result": lambda t: enforcer.error(
             loaded,
             Classification(code="schema_mismatch", message=t, partial_result={"n": t, t: [t]}),
@@ -211,12 +211,10 @@ def _probes(invoker: Invoker) -> dict[str, Callable[[str], object]]:
             request_id="r",
             origin="pack:x",
         ).model_dump(),
-        "check": lambda t: enforce.scrubbed_record(
-            {"id": t, "severity": "fail", "message": t, "expected": t, "actual": [t], "location": t}
-        ).model_dump(),
-        "check_object": lambda t: enforce.scrubbed_check(
-            Check(t, "fail", t, expected={t: t}, actual=t, location=t)
-        ).model_dump(),
+        "check": lambda t: [
+            outcomes.CheckRecord.build(t, "fail", t, t, [t], t).model_dump(),
+            outcomes.CheckRecord.of(Check(t, "fail", t, {t: t}, t, t)).model_dump(),
+        ],
         "validation_message": lambda t: [
             v.description for v in schema.CompiledSchema({"type": "integer"}).violations(t)
         ],
@@ -234,10 +232,10 @@ def _probes(invoker: Invoker) -> dict[str, Callable[[str], object]]:
             )
             or inc.get(inc.record(RuntimeError(t), pack=t, request_id=t, kind="k", summary=t))
         ),
-        "incident_store": lambda t: incidents._incident_row(
+        "incident_store": lambda t: incident_store._incident_row(
             Incident("ref_1", t, t, "k", t, t, 0.0)
         ),
-        "event_store": lambda t: incidents._event_row(_event(t)),
+        "event_store": lambda t: incident_store._event_row(_event(t)),
         "event": lambda t: _event(t).to_json(),
         "event_fields": lambda t: events.ErrorEvent.rejection(
             "unknown_pack", pack=t, message=t, request_id=t
@@ -251,7 +249,10 @@ def _probes(invoker: Invoker) -> dict[str, Callable[[str], object]]:
             _record(t, RuntimeError(t))
         ),
         "traceback": _traceback,
-        "rejection": lambda t: [
+        "rejection": lambda t: Rejection.of(
+            "invalid_input", t, pack=t, request_id=t, violations=[FieldViolation(t, t)]
+        ).to_dict(),
+        "rejection_wire": lambda t: [
             status.rejection_status(UnknownPack(t), request_id=t).SerializeToString(),
             status.rejection_status(InvalidInput(t, [FieldViolation(t, t)])).SerializeToString(),
         ],
