@@ -83,6 +83,11 @@ ADVERSARIAL.update(
         "digits": _repeat("7"),
         "spaces": _repeat(" "),
         "mixed_separators": _repeat("token: = \\n"),
+        # Non-ASCII text takes the other path (every rule, Unicode case folding).
+        "non_ascii_authorization": _repeat(" ", "\u00e9 authorization:"),
+        "non_ascii_password": _repeat("pa\u017f\u017fword="),
+        "non_ascii_eyJ": _repeat("eyJ-", "\u00e9"),
+        "non_ascii_bearer": _repeat("Bearer \u00e9 "),
     }
 )
 # Every rule's own trigger words, repeated, and followed by runs of what its body accepts.

@@ -75,42 +75,53 @@ def scrub(text: str, limit: int | None = None) -> str:
     return _scrub(text)
 
 
+#: Case folding that keeps every position: ASCII capitals, and the four non-ASCII letters
+#: ``re`` matches case-insensitively with an ASCII one (U+0130 and U+0131 with ``i``, the
+#: long s U+017F with ``s``, the Kelvin sign U+212A with ``k``). Other characters stay: no
+#: ASCII-only rule can match them either way.
+_FOLD: dict[int, int] = {
+    **{c: c + 32 for c in range(ord("A"), ord("Z") + 1)},
+    0x130: ord("i"),
+    0x131: ord("i"),
+    0x17F: ord("s"),
+    0x212A: ord("k"),
+}
+
+
+def _fold(text: str) -> str:
+    """``text`` folded for the rules' case-sensitive twins (same length and positions)."""
+    return text.lower() if text.isascii() else text.translate(_FOLD)
+
+
 def _scrub(text: str) -> str:
     if text in _CLEAN:
         return text
-    ascii_text = text.isascii()
-    if ascii_text:
-        low = text.lower()
-        hit = False
-        for word in _TRIGGER_WORDS:
-            if word in low:
-                hit = True
-                break
-        run = _RUN_RULES and len(text) >= 20 and LONG_RUN.search(text) is not None
-        if not (hit or run or "\\u00" in text):
-            if len(text) <= _CLEAN_LONGEST:
-                if len(_CLEAN) >= _CLEAN_MAX:
-                    _CLEAN.clear()
-                _CLEAN[text] = text
-            return text
-    text = normalize_escapes(text)
-    if ascii_text:
-        low = text.lower()
-        for rule in RULES:
-            if rule.run:
-                if not run:
-                    continue
-            elif not any(word in low for word in rule.triggers):
-                continue
-            scrubbed = rule.apply(text, low)
-            if scrubbed is not text:
-                text = scrubbed
-                low = text.lower()
+    low = _fold(text)
+    hit = False
+    for word in _TRIGGER_WORDS:
+        if word in low:
+            hit = True
+            break
+    run = _RUN_RULES and len(text) >= 20 and LONG_RUN.search(text) is not None
+    if not (hit or run or "\\u00" in text):
+        if len(text) <= _CLEAN_LONGEST:
+            if len(_CLEAN) >= _CLEAN_MAX:
+                _CLEAN.clear()
+            _CLEAN[text] = text
         return text
-    # Non-ASCII text: the rules' case-insensitive matching folds Unicode (the long s for
-    # ``s``, the Kelvin sign for ``k``) where ``str.lower`` does not: run every rule.
+    normalized = normalize_escapes(text)
+    if normalized is not text:
+        text, low = normalized, _fold(normalized)
     for rule in RULES:
-        text = rule.apply(text, None)
+        if rule.run:
+            if not run:
+                continue
+        elif not any(word in low for word in rule.triggers):
+            continue
+        scrubbed = rule.apply(text, low)
+        if scrubbed is not text:
+            text = scrubbed
+            low = _fold(text)
     return text
 
 

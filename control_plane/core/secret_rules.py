@@ -58,8 +58,8 @@ class Rule:
             object.__setattr__(self, "low", re.compile(source, self.pattern.flags & ~re.IGNORECASE))
 
     def apply(self, text: str, low: str | None) -> str:
-        """``text`` with this rule's matches replaced; ``low`` is ``text.lower()`` when
-        that has the same length and positions (ASCII text), else ``None``."""
+        """``text`` with this rule's matches replaced; ``low`` is ``text`` case-folded with
+        the same length and positions (``redact._fold``), or ``None``."""
         if self.low is None or low is None:
             return self.pattern.sub(self.repl, text)
         parts: list[str] = []
@@ -67,7 +67,7 @@ class Rule:
         repl = self.repl
         for found in self.low.finditer(low):
             # The case-insensitive pattern matches the original text at the same place
-            # (for ASCII text the two are the same language): its groups keep the case.
+            # (on folded text the two are the same language): its groups keep the case.
             match = self.pattern.match(text, found.start())
             if match is None:  # pragma: no cover - the two patterns agree on ASCII
                 continue
