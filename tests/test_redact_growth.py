@@ -21,7 +21,7 @@ from bench.adversarial import ADVERSARIAL, STALLS
 from control_plane.core import redact
 from control_plane.core.secret_rules import _TOOL_PASSWORD, RULES, Rule
 
-SMALL, LARGE = 16_000, 128_000
+SMALL, LARGE = 8_000, 64_000
 #: Linear growth is 8x; quadratic 64x. Between them, with room for a noisy machine.
 BAR = 24.0
 
