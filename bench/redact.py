@@ -155,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before-stall-size", type=int, default=4 * KB)
     parser.add_argument("--stall-size", type=int, default=1024 * KB)
     parser.add_argument("--quick", action="store_true", help="after only, small sizes")
+    parser.add_argument(
+        "--skip-before", action="store_true", help="only the current scrubber (full sizes)"
+    )
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = parser.parse_args(argv)
 
@@ -163,9 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     results["after_64k"] = after_bounded
     if not args.quick:
         results["after_unbounded_1m"] = per_kb_after(1024 * KB, unbounded=True)
-        results["before"] = per_kb_before(args.before_cap)
+        if not args.skip_before:
+            results["before"] = per_kb_before(args.before_cap)
     results["stall_after"] = stall(64 * KB if args.quick else args.stall_size, before=False)
-    if not args.quick:
+    if not (args.quick or args.skip_before):
         results["stall_before"] = stall(args.before_stall_size, before=True)
 
     lines = ["| measure | worst input | figure |", "|---|---|---|"]
