@@ -98,6 +98,17 @@ def test_every_log_formatter_goes_through_a_channel_owner() -> None:
         assert any(f"{owner}(" in source for owner in OWNERS) or "scrub(" in source, cls
 
 
+def test_no_log_handler_formats_without_the_scrubber() -> None:
+    """A plain ``logging.Formatter`` (or ``basicConfig``) would print unscrubbed text."""
+    offenders = []
+    for module in _modules():
+        source = inspect.getsource(module)
+        for needle in ("logging.Formatter(", "basicConfig("):
+            if needle in source:
+                offenders.append(f"{module.__name__}: {needle}")
+    assert offenders == []
+
+
 def test_every_event_and_incident_sink_writes_through_a_channel_owner() -> None:
     sinks = []
     for cls in _classes():
