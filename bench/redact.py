@@ -31,7 +31,7 @@ import grpc
 from bench import redact_before
 from bench.adversarial import ADVERSARIAL, STALLS
 from control_plane.core import redact, schema
-from control_plane.runtime.plugins import load_registry
+from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire.server import create_server
@@ -92,8 +92,8 @@ def _main_describe(error: Any) -> str:
 async def _stall(url: str) -> dict[str, Any]:
     """The longest event-loop block while the server answers one InvokePack quoting
     ``url`` in its validation messages."""
-    load = load_registry(builtins=True, entry_points_=False)
-    server, port = create_server("127.0.0.1:0", load=load)
+    runtime = build_runtime(RuntimeConfig(entry_points=False))
+    server, port = create_server("127.0.0.1:0", runtime)
     await server.start()
     gaps: list[float] = []
     stop = asyncio.Event()
@@ -130,6 +130,7 @@ async def _stall(url: str) -> dict[str, Any]:
     stop.set()
     await beat
     await server.stop(0)
+    runtime.close()
     return {
         "input_bytes": len(url),
         "max_block_ms": max(gaps, default=0.0) * 1e3,
@@ -162,13 +163,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     results: dict[str, Any] = {}
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:  # after each part: a long run keeps what it measured
+        (args.out / "redact.json").write_text(json.dumps(results, indent=1, sort_keys=True))
     after_bounded = per_kb_after(16 * KB if args.quick else 64 * KB, unbounded=False)
     results["after_64k"] = after_bounded
+    save()
     if not args.quick:
         results["after_unbounded_1m"] = per_kb_after(1024 * KB, unbounded=True)
+        save()
         if not args.skip_before:
             results["before"] = per_kb_before(args.before_cap)
+            save()
     results["stall_after"] = stall(64 * KB if args.quick else args.stall_size, before=False)
+    save()
     if not (args.quick or args.skip_before):
         results["stall_before"] = stall(args.before_stall_size, before=True)
 
