@@ -14,7 +14,6 @@ the cut is still recognised whole ("scrub before truncating"). A pack's successf
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -29,8 +28,6 @@ __all__ = [
     "scrub_data",
 ]
 
-
-logger = logging.getLogger("capability_packs.incidents")
 
 #: Longest text scrubbed whole; longer texts are cut to this first (no outgoing string of
 #: the control plane is longer: messages are cut to 1000 characters, tracebacks to less).
