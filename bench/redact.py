@@ -167,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def save() -> None:  # after each part: a long run keeps what it measured
         (args.out / "redact.json").write_text(json.dumps(results, indent=1, sort_keys=True))
+
     after_bounded = per_kb_after(16 * KB if args.quick else 64 * KB, unbounded=False)
     results["after_64k"] = after_bounded
     save()
