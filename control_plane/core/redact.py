@@ -15,6 +15,7 @@ the cut is still recognised whole ("scrub before truncating"). A pack's successf
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -88,6 +89,18 @@ _FOLD: dict[int, int] = {
 def _fold(text: str) -> str:
     """``text`` folded for the rules' case-sensitive twins (same length and positions)."""
     return text.lower() if text.isascii() else text.translate(_FOLD)
+
+
+#: The trigger words as one case-insensitive regex: what :func:`_triggered` must agree with
+#: (``tests/test_bench.py`` checks it on random text, non-ASCII case folds included).
+_TRIGGER = re.compile("(?i)" + "|".join(re.escape(word) for word in _TRIGGER_WORDS))
+
+
+def _triggered(text: str) -> bool:
+    """Whether any rule's trigger word occurs in ``text``, case-insensitively (the fast
+    exit of every string out: substring tests on the folded text, no regex)."""
+    low = _fold(text)
+    return any(word in low for word in _TRIGGER_WORDS)
 
 
 def _scrub(text: str) -> str:
