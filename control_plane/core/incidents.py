@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from control_plane.core.redact import scrub
+from control_plane.core.redact import WINDOW, scrub
 
 __all__ = ["Incident", "Incidents", "new_reference_id"]
 
@@ -27,6 +27,24 @@ logger = logging.getLogger("capability_packs.incidents")
 def new_reference_id() -> str:
     """A fresh, unguessable reference id, e.g. ``ref_3f9c0a61d2b84e07``."""
     return "ref_" + secrets.token_hex(8)
+
+
+#: Bounds of what an incident keeps (each scrubbed before it is cut).
+MAX_INCIDENT_NAME = 256
+MAX_INCIDENT_SUMMARY = 4096
+MAX_INCIDENT_TRACEBACK = 16384
+
+
+def _bounded_traceback(text: str) -> str:
+    """A traceback scrubbed and kept to :data:`MAX_INCIDENT_TRACEBACK` characters: its head
+    and its tail (where the last exception is), each scrubbed with a window past its cut,
+    so recording an incident costs bounded time whatever the exception's text."""
+    half = MAX_INCIDENT_TRACEBACK // 2
+    if len(text) <= MAX_INCIDENT_TRACEBACK:
+        return scrub(text)
+    head = scrub(text[: half + WINDOW])[:half]
+    tail = scrub(text[-(half + WINDOW) :])[-half:]
+    return f"{head}\n...[cut: {len(text) - 2 * half} characters]...\n{tail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +90,11 @@ class Incidents:
         tb = "".join(traceback.format_exception(exc)) if exc is not None else ""
         incident = Incident(
             reference_id=ref,
-            pack=pack,
-            request_id=request_id,
+            pack=scrub(pack, MAX_INCIDENT_NAME),
+            request_id=scrub(request_id, MAX_INCIDENT_NAME),
             kind=kind,
-            summary=scrub(summary),
-            traceback=scrub(tb),
+            summary=scrub(summary, MAX_INCIDENT_SUMMARY),
+            traceback=_bounded_traceback(tb),
             created_at=time.time(),
         )
         with self._lock:
@@ -86,11 +104,11 @@ class Incidents:
         logger.error(
             "incident %s pack=%s request_id=%s kind=%s: %s",
             ref,
-            pack,
-            request_id,
+            incident.pack,
+            incident.request_id,
             kind,
             incident.summary,
-            extra={"reference_id": ref, "pack": pack, "request_id": request_id},
+            extra={"reference_id": ref, "pack": incident.pack, "request_id": incident.request_id},
         )
         for sink in self._sinks:
             try:

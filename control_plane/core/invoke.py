@@ -36,7 +36,7 @@ from control_plane.core.limits import (
 )
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.pack import Check, Context, Result
-from control_plane.core.redact import scrub
+from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
 from control_plane.core.schema import CompiledSchema
 from control_plane.core.validation import FailOn, failing, worst_of
@@ -357,6 +357,8 @@ class Invoker:
                     # The envelope lists the validation's own (scrubbed) records.
                     envelope = self.enforcer.artifact_failed(loaded, failed, fail_on)
                     return self._outcome(loaded, ctx, error=envelope, validation=validation)
+        if loaded.pack.scrub_output:  # the pack opted in: its result is scrubbed too
+            output = scrub_data(output)
         return self._outcome(loaded, ctx, result=output, validation=validation)
 
     @staticmethod

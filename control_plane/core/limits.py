@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.redact import scrub
 
 __all__ = [
     "MAX_INPUT_DEPTH",
@@ -42,8 +43,10 @@ class ConfigError(ValueError):
 
 
 def clip(text: str, limit: int = 64) -> str:
-    """``text`` cut to ``limit`` characters for echoing back (``...`` marks the cut)."""
-    return text if len(text) <= limit else text[:limit] + "..."
+    """``text`` scrubbed, then cut to ``limit`` characters for echoing back (``...`` marks
+    the cut): the echo channel's one path (pack names, request ids). Scrubbed *before* it
+    is cut, so a secret cut in half still matches."""
+    return scrub(text, limit)
 
 
 def refine_unknown_pack(exc: UnknownPack) -> RequestRejected:

@@ -13,6 +13,7 @@ fields, ``from_dict`` rejects unknown keys and wrong types.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Self
 
@@ -47,11 +48,23 @@ def _is_generated_id(text: str) -> bool:
     return len(text) == 32 and type(text) is str and not text.strip("0123456789abcdef")
 
 
+def _check_id(value: object) -> str:
+    """A check id scrubbed and bounded, still an id (``^[a-z][a-z0-9_.-]*$`` as the
+    validation schema requires): a redaction marker inside it becomes ``redacted``."""
+    clean = bounded_text(value, 256)
+    if "[REDACTED" in clean:
+        clean = _MARKER.sub("redacted", clean)
+    return clean
+
+
+_MARKER = re.compile(r"\[REDACTED[^\]]*\]")
+
+
 def bounded_text(text: object, limit: int = MAX_MESSAGE) -> str:
     """``text`` as a caller may see it: scrubbed first, then cut to ``limit`` characters
     (a secret cut in half would no longer match the scrubber)."""
-    clean = scrub(text if type(text) is str else str(text))
-    return clean if len(clean) <= limit else clean[:limit] + "..."
+    # Only a window past the cut is scrubbed: the cost is bounded by ``limit`` (issue 16).
+    return scrub(text if type(text) is str else str(text), limit)
 
 
 class _Frozen(BaseModel):
@@ -112,7 +125,7 @@ class CheckRecord(_Frozen):
     ) -> CheckRecord:
         """The one constructor: every string scrubbed (the id too), values JSON-safe."""
         return cls.construct_trusted(
-            id=bounded_text(id, 256),
+            id=_check_id(id),
             severity=severity,
             message=bounded_text(message),
             expected=scrub_data(expected),

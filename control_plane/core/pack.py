@@ -173,6 +173,10 @@ class Pack:
     #: Run the handler in worker processes (:mod:`control_plane.runtime.isolation`), as
     #: ``packctl serve --isolate NAME`` does; the handler must be importable there.
     isolated: bool = False
+    #: Scrub the successful ``result`` of secrets too (every string in it, keys included).
+    #: Off by default: a result is the pack's own data and travels as the pack returned
+    #: it. Turn it on for packs that echo downstream text (a fetched body, a tool's output).
+    scrub_output: bool = False
 
     @functools.cached_property
     def is_async(self) -> bool:

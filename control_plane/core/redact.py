@@ -1,150 +1,45 @@
 """Redaction: the secret scrubber.
 
 Every string that leaves the control plane passes :func:`scrub`, through the scrubbing
-constructors of :mod:`control_plane.core.outcome` and :mod:`control_plane.core.rejection`.
+constructors of :mod:`control_plane.core.outcome` and :mod:`control_plane.core.rejection`
+and the one owner function of every other channel (:mod:`control_plane.core.channels`).
+The rules are in :mod:`control_plane.core.secret_rules`.
+
+Scrubbing is linear in the text and bounded: a text longer than :data:`MAX_SCRUB` is cut
+before it is scrubbed (with a marker saying how much was cut), and :func:`scrub` with a
+``limit`` scrubs only a window past the limit before cutting, so a secret that straddles
+the cut is still recognised whole ("scrub before truncating"). A pack's successful
+``result`` is its own data and is not scrubbed unless the pack sets ``scrub_output=True``.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from control_plane.core.secret_rules import LONG_RUN, REDACTED, RULES, normalize_escapes
+
 __all__ = [
+    "MAX_SCRUB",
+    "REDACTED",
+    "WINDOW",
     "scrub",
     "scrub_data",
 ]
 
-REDACTED = "[REDACTED]"
 
-logger = logging.getLogger("capability_packs.incidents")
+#: Longest text scrubbed whole; longer texts are cut to this first (no outgoing string of
+#: the control plane is longer: messages are cut to 1000 characters, tracebacks to less).
+MAX_SCRUB = 64 * 1024
+#: With a ``limit``, how far past it the text is scrubbed before it is cut: a secret that
+#: starts before the limit and is shorter than this is recognised whole.
+WINDOW = 1024
 
-_KEYS = (
-    r"access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token|token|api[_-]?key|apikey"
-    r"|x-api-key|secret|client[_-]?secret|secret[_-]?key|aws_secret_access_key|password"
-    r"|passwd|pwd|passphrase|private[_-]?key|credentials?|session[_-]?id|sig|signature"
-)
-
-#: Characters of a credential after an auth scheme (RFC 7235 token68).
-_CRED = r"[A-Za-z0-9._~+/=\-]"
-
-
-def _looks_secret(value: str) -> bool:
-    """Whether a word after ``Bearer``/``Basic`` or in a URL's user part is a credential.
-
-    Credentials carry digits, inner capitals, base64 padding or ``+/_``; ordinary words
-    ("a basic example", "the token expired", ``ssh://git@host``) carry none of them.
-    """
-    if any(c.isdigit() or c in "+/_" for c in value):
-        return True
-    if value.endswith("=") and len(value) % 4 == 0:  # base64 padding
-        return True
-    return any(c.isupper() for c in value[1:])
-
-
-def _scheme(match: re.Match[str]) -> str:
-    value = match.group(2)
-    bearer = match.group(1).lower() == "bearer" and len(value) >= 16
-    if not (bearer or _looks_secret(value)):
-        return match.group(0)
-    return f"{match.group(1)} {REDACTED}"
-
-
-def _userinfo(match: re.Match[str]) -> str:
-    user, password = match.group(2), match.group(3)
-    if password is None and not _looks_secret(user):
-        return match.group(0)
-    return f"{match.group(1)}{REDACTED}@"
-
-
-def _pair(match: re.Match[str]) -> str:
-    quote = match.group("q") or ""  # set only when the value was quoted
-    return f"{match.group('key')}{quote}{REDACTED}{quote}"
-
-
-_RULES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
-    # PEM private keys, whole or cut short.
-    (
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.S,
-        ),
-        "[REDACTED PRIVATE KEY]",
-    ),
-    # An Authorization header's credential, whatever it looks like ("Bearer abc").
-    (
-        re.compile(
-            r"(?i)\b((?:proxy-)?authorization\\{0,3}[\"']?\s*[:=]\s*\\{0,3}[\"']?\s*"
-            r"(?:[A-Za-z][A-Za-z0-9\-]*\s+)?)(" + _CRED + r"++)(?!\s*\[REDACTED)"
-        ),
-        lambda m: f"{m.group(1)}{REDACTED}",
-    ),
-    # Cookie headers carry sessions: the whole value goes.
-    (re.compile(r"(?im)\b((?:set-)?cookie\s*:\s*)[^\r\n\"]+"), lambda m: m.group(1) + REDACTED),
-    # Authorization schemes: "Bearer <token>", "Basic <base64>", ...
-    (re.compile(r"(?i)\b(bearer|basic|digest|token)\s+(" + _CRED + r"{6,})"), _scheme),
-    # Credentials in URLs: scheme://user:pass@host (the password may hold '@' or ':'),
-    # or scheme://token@host.
-    (
-        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/\s:@?#]*)(?::([^/\s?#]*))?@"),
-        _userinfo,
-    ),
-    # JSON Web Tokens.
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"), REDACTED),
-    # Cloud and vendor keys (delimited by anything but key characters, '_' included).
-    (
-        re.compile(
-            r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}(?![A-Z0-9])"
-        ),
-        REDACTED,
-    ),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), REDACTED),
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b"), REDACTED),
-    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b"), REDACTED),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}\b"), REDACTED),
-    (re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}\b"), REDACTED),
-    # key=value, key: value, "key": "value" pairs; the key may be prefixed (DB_PASSWORD=),
-    # a quoted value runs to its closing quote. Quotes may be backslash-escaped, as they are
-    # when a JSON document is quoted inside another message (a validator's, a log line's).
-    # Only the value is replaced, so the match starts at the key itself (cheaper to scan).
-    (
-        re.compile(
-            r"(?i)(?P<key>(?<![A-Za-z0-9])(?:" + _KEYS + r")\b\\{0,3}[\"']?\s*[=:]\s*)"
-            r"(?:(?P<q>\\{0,3}[\"'])(?P<qval>[^\"'\n]*?)(?P=q)|(?P<val>(?:\\(?![\"'])|[^\s\"'\\&,;}])+))"
-        ),
-        _pair,
-    ),
-)
-
-#: Lower-case words one of which every rule above needs (case-insensitively) to match.
-_TRIGGER_WORDS: tuple[str, ...] = (
-    *("private key", "bearer", "basic", "digest", "token", "://", "eyj"),
-    *("authorization", "cookie"),
-    *("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "aiza"),
-    *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "sk-"),
-    *("key", "secret", "passw", "pwd", "passphrase", "credential", "session", "sig"),
-)
-_TRIGGER = re.compile("(?i)" + "|".join(re.escape(word) for word in _TRIGGER_WORDS))
-
-
-def _triggered(text: str) -> bool:
-    """Whether ``text`` may hold a secret (the scrub's fast exit, on every string out).
-
-    ASCII text (nearly all of it) is lowered once and searched word by word, ten times
-    faster than the case-insensitive alternation; for ASCII the two agree exactly. Other
-    text takes the regex, whose Unicode case folding (long s for ``s``, the Kelvin sign for
-    ``k``) ``str.lower`` does not reproduce.
-    """
-    if text.isascii():
-        low = text.lower()
-        for word in _TRIGGER_WORDS:  # noqa: SIM110 - a plain loop: any() costs a generator
-            if word in low:
-                return True
-        return False
-    return _TRIGGER.search(text) is not None
+#: Lower-case trigger words of every rule (the fast exit on every string out).
+_TRIGGER_WORDS: tuple[str, ...] = tuple(sorted({w for rule in RULES for w in rule.triggers}))
+_RUN_RULES = any(rule.run for rule in RULES)
 
 
 #: Recently seen texts that hold nothing to scrub (key == value), so a text that comes back
@@ -155,18 +50,88 @@ _CLEAN_MAX = 4096
 _CLEAN_LONGEST = 512
 
 
-def scrub(text: str) -> str:
-    """``text`` with every recognised secret replaced by ``[REDACTED]``."""
+def _cut_marker(dropped: int) -> str:
+    return f"...[cut: {dropped} more characters]"
+
+
+def scrub(text: str, limit: int | None = None) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED]``.
+
+    ``limit``: the caller keeps at most this many characters; the text is cut to
+    ``limit`` + :data:`WINDOW` first, scrubbed, then cut to ``limit`` (plus ``"..."``).
+    Without it, texts longer than :data:`MAX_SCRUB` are cut to that (with a marker).
+    Linear in ``min(len(text), bound)``, whatever the text.
+    """
+    if limit is not None:
+        if len(text) <= limit:
+            return scrub(text)
+        clean = _scrub(text[: limit + WINDOW])
+        return clean if len(clean) <= limit else clean[:limit] + "..."
+    if len(text) > MAX_SCRUB:
+        marker = _cut_marker(len(text) - MAX_SCRUB)
+        return _scrub(text[:MAX_SCRUB]) + marker
+    return _scrub(text)
+
+
+#: Case folding that keeps every position: ASCII capitals, and the four non-ASCII letters
+#: ``re`` matches case-insensitively with an ASCII one (U+0130 and U+0131 with ``i``, the
+#: long s U+017F with ``s``, the Kelvin sign U+212A with ``k``). Other characters stay: no
+#: ASCII-only rule can match them either way.
+_FOLD: dict[int, int] = {
+    **{c: c + 32 for c in range(ord("A"), ord("Z") + 1)},
+    0x130: ord("i"),
+    0x131: ord("i"),
+    0x17F: ord("s"),
+    0x212A: ord("k"),
+}
+
+
+def _fold(text: str) -> str:
+    """``text`` folded for the rules' case-sensitive twins (same length and positions)."""
+    return text.lower() if text.isascii() else text.translate(_FOLD)
+
+
+#: The trigger words as one case-insensitive regex: what :func:`_triggered` must agree with
+#: (``tests/test_bench.py`` checks it on random text, non-ASCII case folds included).
+_TRIGGER = re.compile("(?i)" + "|".join(re.escape(word) for word in _TRIGGER_WORDS))
+
+
+def _triggered(text: str) -> bool:
+    """Whether any rule's trigger word occurs in ``text``, case-insensitively (the fast
+    exit of every string out: substring tests on the folded text, no regex)."""
+    low = _fold(text)
+    return any(word in low for word in _TRIGGER_WORDS)
+
+
+def _scrub(text: str) -> str:
     if text in _CLEAN:
         return text
-    if not _triggered(text):
+    low = _fold(text)
+    hit = False
+    for word in _TRIGGER_WORDS:
+        if word in low:
+            hit = True
+            break
+    run = _RUN_RULES and len(text) >= 20 and LONG_RUN.search(text) is not None
+    if not (hit or run or "\\u00" in text):
         if len(text) <= _CLEAN_LONGEST:
             if len(_CLEAN) >= _CLEAN_MAX:
                 _CLEAN.clear()
             _CLEAN[text] = text
         return text
-    for pattern, repl in _RULES:
-        text = pattern.sub(repl, text)
+    normalized = normalize_escapes(text)
+    if normalized is not text:
+        text, low = normalized, _fold(normalized)
+    for rule in RULES:
+        if rule.run:
+            if not run:
+                continue
+        elif not any(word in low for word in rule.triggers):
+            continue
+        scrubbed = rule.apply(text, low)
+        if scrubbed is not text:
+            text = scrubbed
+            low = _fold(text)
     return text
 
 

@@ -20,6 +20,7 @@ import jsonschema
 from control_plane._resources import load_schema_file
 from control_plane.core.errors import PluginLoadError, UnknownPack
 from control_plane.core.pack import CodeDoc, Pack, schema_of
+from control_plane.core.redact import scrub
 from control_plane.core.schema import CompiledSchema, check_schema, json_pointer
 from control_plane.core.vocabulary import (
     ARTIFACT_FAILED,
@@ -35,6 +36,10 @@ __all__ = ["LoadFailure", "LoadedPack", "Registry", "validation_field_schema"]
 logger = logging.getLogger("capability_packs.registry")
 
 
+#: Longest plugin name, pack name or reason a load failure carries (cut after scrubbing).
+_MAX_FAILURE_TEXT = 2000
+
+
 @dataclass(frozen=True, slots=True)
 class LoadFailure:
     """A plugin or pack that was rejected, and why."""
@@ -42,6 +47,15 @@ class LoadFailure:
     plugin: str
     reason: str
     pack: str | None = None
+
+    def __post_init__(self) -> None:
+        # The load-failure channel (ListPacks, health, the CLI, the log line): a reason
+        # quotes the plugin's exception, which may quote its configuration.
+        _set = object.__setattr__
+        _set(self, "plugin", scrub(str(self.plugin), _MAX_FAILURE_TEXT))
+        _set(self, "reason", scrub(str(self.reason), _MAX_FAILURE_TEXT))
+        if self.pack is not None:
+            _set(self, "pack", scrub(str(self.pack), _MAX_FAILURE_TEXT))
 
     def __str__(self) -> str:
         subject = f"plugin {self.plugin!r}" + (f", pack {self.pack!r}" if self.pack else "")

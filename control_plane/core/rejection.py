@@ -70,8 +70,8 @@ REASONS: Mapping[str, ReasonInfo] = _load()
 
 def _text(value: object, limit: int = MAX_REJECTION_TEXT) -> str:
     """Scrubbed first, then cut (a cut secret would no longer match the scrubber)."""
-    clean = scrub(value if type(value) is str else str(value))  # exact str: no subclasses
-    return clean if len(clean) <= limit else clean[:limit] + "..."
+    # exact str: no subclasses; only a window past the cut is scrubbed (bounded cost)
+    return scrub(value if type(value) is str else str(value), limit)
 
 
 @dataclass(frozen=True, slots=True)

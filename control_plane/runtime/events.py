@@ -47,7 +47,7 @@ import orjson
 
 from control_plane.core.errors import RequestRejected
 from control_plane.core.outcome import Outcome
-from control_plane.core.redact import scrub
+from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack
 from control_plane.core.rejection import Rejection
 
@@ -143,7 +143,7 @@ def clean_correlation(ids: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> dic
         if not isinstance(key, str) or not _KEY.match(key) or value is None:
             continue
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-        out[key] = scrub(text[:_MAX_VALUE])
+        out[key] = scrub(text, _MAX_VALUE - 3)  # scrubbed, then cut (with "...")
     return out
 
 
@@ -296,7 +296,7 @@ class ErrorEvent:
             origin="transport",
             retryable=rejection.retryable,
             reference_id=None,
-            request_id=None if rid is None else scrub(rid[:_MAX_VALUE]),
+            request_id=None if rid is None else scrub(rid, _MAX_VALUE - 3),
             message=rejection.message[:_MAX_MESSAGE],
             timestamp=rfc3339(at if at is not None else _now()),
             correlation=_frozen(correlation if correlation is not None else current_correlation()),
@@ -330,7 +330,10 @@ class ErrorEvent:
         """One JSON line, without the newline (encoded once per event: it is immutable)."""
         encoded = self._json
         if encoded is None:
-            encoded = orjson.dumps(self.to_dict())
+            data = self.to_dict()
+            # The event channel's one outgoing path: an event built elsewhere (the
+            # constructor, ``from_dict``) is scrubbed here, whatever sink writes it.
+            encoded = orjson.dumps(data if self.scrubbed else scrub_data(data))
             object.__setattr__(self, "_json", encoded)
         return encoded
 

@@ -25,7 +25,9 @@ import contextlib
 import logging
 import signal
 import sys
+import threading
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
@@ -39,6 +41,7 @@ from control_plane.core.errors import RequestRejected
 from control_plane.core.invoke import Invoker
 from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
 from control_plane.core.outcome import ErrorEnvelope, Outcome
+from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
 from control_plane.core.rejection import Rejection
 from control_plane.core.vocabulary import INTERNAL_ERROR
@@ -112,17 +115,28 @@ _LOG_FIELDS = (
 )
 
 
+#: Longest log message (after scrubbing; the rest is cut with a marker).
+_MAX_LOG_TEXT = 8192
+
+
 def _record_fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The log channel's one outgoing path: every string of a record (its message, with
+    the arguments formatted in, and every extra field) scrubbed, bounded."""
     out: dict[str, Any] = {
         "ts": round(record.created, 6),
         "level": record.levelname.lower(),
         "logger": record.name,
-        "msg": record.getMessage(),
+        "msg": scrub(record.getMessage(), _MAX_LOG_TEXT),
     }
     for key in _LOG_FIELDS:
         value = record.__dict__.get(key)
         if value is not None:
-            out[key] = value
+            if type(value) is str:
+                out[key] = scrub(value, _MAX_LOG_TEXT)
+            elif isinstance(value, int | float):
+                out[key] = value
+            else:
+                out[key] = scrub_data(value)
     if record.exc_info and record.exc_info[0] is not None:
         out["exc_type"] = record.exc_info[0].__name__
     return out
@@ -148,10 +162,39 @@ class KeyValueFormatter(logging.Formatter):
         return " ".join(parts)
 
 
+class ScrubbingFormatter(logging.Formatter):
+    """Other libraries' log lines (grpc, asyncio), tracebacks included, scrubbed whole."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return scrub(super().format(record))
+
+
+def _scrubbing_excepthook(stream: TextIO | None) -> None:
+    """Uncaught exceptions (the main thread's, a thread's) print scrubbed tracebacks."""
+
+    def write(exc: BaseException | None) -> None:
+        if exc is None:
+            return
+        text = "".join(traceback.format_exception(exc))
+        (stream if stream is not None else sys.stderr).write(scrub(text))
+
+    def on_thread(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is not SystemExit:
+            write(args.exc_value)
+
+    sys.excepthook = lambda kind, exc, tb: write(exc)
+    threading.excepthook = on_thread
+
+
 def configure_logging(
     fmt: str = "json", level: str | int = "INFO", stream: TextIO | None = None
 ) -> None:
-    """Send ``capability_packs.*`` logs to ``stream`` (stderr) as JSON lines or key=value."""
+    """Send ``capability_packs.*`` logs to ``stream`` (stderr) as JSON lines or key=value.
+
+    Everything else the process prints goes through the scrubber too: other libraries'
+    log records (a root handler, when none is configured) and uncaught exceptions'
+    tracebacks.
+    """
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
     root = logging.getLogger("capability_packs")
@@ -160,6 +203,12 @@ def configure_logging(
     root.addHandler(handler)
     root.setLevel(level if isinstance(level, int) else level.upper())
     root.propagate = False
+    top = logging.getLogger()
+    if not top.handlers:
+        other = logging.StreamHandler(stream if stream is not None else sys.stderr)
+        other.setFormatter(ScrubbingFormatter("%(levelname)s %(name)s: %(message)s"))
+        top.addHandler(other)
+    _scrubbing_excepthook(stream)
 
 
 # -- the service -----------------------------------------------------------------------

@@ -397,7 +397,7 @@ def _bad_request(
     return error_details_pb2.BadRequest(
         field_violations=[
             error_details_pb2.BadRequest.FieldViolation(
-                field=v.field, description=scrub(v.description)
+                field=scrub(v.field), description=scrub(v.description)
             )
             for v in violations
         ]
@@ -439,7 +439,7 @@ def rejection_status(
     if rejection.pack:
         metadata["pack"] = rejection.pack
     if rid:
-        metadata["request_id"] = rid[:MAX_REJECTION_ECHO]
+        metadata["request_id"] = scrub(rid, MAX_REJECTION_ECHO)  # the caller's text, echoed
     details = [
         _pack_any(
             error_details_pb2.ErrorInfo(

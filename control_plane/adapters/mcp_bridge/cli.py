@@ -85,8 +85,11 @@ def add_cli_commands(subparsers: Any) -> None:
 
 
 def _configure_logging(level: str) -> None:
+    from control_plane.wire.server import ScrubbingFormatter
+
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("packctl mcp: %(levelname)s %(name)s: %(message)s"))
+    # Scrubbed like every log line the control plane writes (docs/redaction.md).
+    handler.setFormatter(ScrubbingFormatter("packctl mcp: %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -1,0 +1,484 @@
+"""The secret scrubber's rules: which texts are credentials, found in linear time.
+
+Every rule is a Python ``re`` pattern written under three constraints, so that scrubbing
+costs time linear in the text whatever the text (``tests/test_redact_growth.py`` measures the
+growth of every rule on adversarial inputs; ``python -m bench.redact`` reports µs per KB):
+
+1. **Anchored starts.** A rule starts at a literal word (``authorization``, ``ghp_``,
+   ``-----BEGIN``) or, for a rule that matches a run of characters, at the *start* of the
+   run (a one-character look-behind: ``(?<![A-Za-z0-9])``), never at every position inside
+   it. So no character is scanned again by attempts that start further along the same run.
+2. **No backtracking bodies.** Every unbounded repetition is possessive (``*+``, ``++``) or
+   runs over a class disjoint from what follows it; a repetition inside a repetition has
+   disjoint first characters per iteration. An attempt that fails gives up at once.
+3. **Bounded look-arounds.** Look-aheads and look-behinds have a fixed, small width.
+
+Each rule keeps the label around a secret (``password=``, ``Authorization: Bearer``,
+``postgres://user:``) and replaces only the secret itself by ``[REDACTED]``; applied twice
+it changes nothing (stores scrub again at rest).
+
+A rule runs only when one of its trigger words occurs in the (lower-cased) text; rules for
+unlabeled formats (an AWS secret key alone, an Azure account key alone) trigger on a run of
+at least 20 key characters. The formats follow the published detectors of maintained
+scanners (``detect-secrets``, vendor documentation); the rules are our own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+__all__ = ["LONG_RUN", "REDACTED", "RULES", "Rule", "normalize_escapes"]
+
+REDACTED = "[REDACTED]"
+
+Replacement = str | Callable[[re.Match[str]], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One family of secrets: a linear-time pattern and what replaces a match."""
+
+    name: str
+    pattern: re.Pattern[str]
+    repl: Replacement
+    #: Lower-case words one of which occurs in every text the rule can match (``()`` with
+    #: ``run=True``: texts holding a run of 20+ key characters).
+    triggers: tuple[str, ...] = ()
+    run: bool = False
+    #: For a case-insensitive rule: the same pattern, case-sensitive, searched in the
+    #: lower-cased text (several times faster: ``re`` skips ahead to a possible first
+    #: character only in case-sensitive patterns). ``None`` for case-sensitive rules.
+    low: re.Pattern[str] | None = field(default=None, init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.pattern.flags & re.IGNORECASE:
+            source = self.pattern.pattern.replace("REDACTED", "redacted")
+            object.__setattr__(self, "low", re.compile(source, self.pattern.flags & ~re.IGNORECASE))
+
+    def apply(self, text: str, low: str | None) -> str:
+        """``text`` with this rule's matches replaced; ``low`` is ``text`` case-folded with
+        the same length and positions (``redact._fold``), or ``None``."""
+        if self.low is None or low is None:
+            return self.pattern.sub(self.repl, text)
+        parts: list[str] = []
+        last = 0
+        repl = self.repl
+        for found in self.low.finditer(low):
+            # The case-insensitive pattern matches the original text at the same place
+            # (on folded text the two are the same language): its groups keep the case.
+            match = self.pattern.match(text, found.start())
+            if match is None:  # pragma: no cover - the two patterns agree on ASCII
+                continue
+            parts.append(text[last : match.start()])
+            parts.append(repl(match) if callable(repl) else match.expand(repl))
+            last = match.end()
+        if not parts:
+            return text
+        parts.append(text[last:])
+        return "".join(parts)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _looks_secret(value: str) -> bool:
+    """Whether a word after ``Bearer``/``Basic`` or in a URL's user part is a credential.
+
+    Credentials carry digits, inner capitals, base64 padding or ``+/_``; ordinary words
+    ("a basic example", "the token expired", ``ssh://git@host``) carry none of them.
+    """
+    if any(c.isdigit() or c in "+/_" for c in value):
+        return True
+    if value.endswith("=") and len(value) % 4 == 0:  # base64 padding
+        return True
+    return any(c.isupper() for c in value[1:])
+
+
+def _keep_quotes(value: str) -> str:
+    """``[REDACTED]`` with the value's own opening and closing quotes (escaped or not) kept."""
+    head = ""
+    i = 0
+    while i < len(value) and value[i] == "\\":
+        i += 1
+    if i < len(value) and value[i] in "\"'":
+        head = value[: i + 1]
+        body_end = len(value)
+        if len(value) > len(head) and value[-1] == value[i]:
+            j = len(value) - 1
+            while j > len(head) and value[j - 1] == "\\":
+                j -= 1
+            body_end = j
+        return head + REDACTED + value[body_end:]
+    return REDACTED
+
+
+#: A header's name/value separator as it appears in text: ``: ``, ``=``, quoted and escaped
+#: (``\"Authorization\": \"``), a repr of bytes or a tuple (``b'authorization', b'``), or a
+#: literal ``\n`` between name and value (the repr of a header block).
+_HEADER_SEP = (
+    r"(?:\\{0,3}[\"'])?[ \t]{0,8}+(?:[:=,]|\\{1,3}[nr](?:\\{1,3}[nr])?)[ \t]{0,8}+"
+    r"(?:[bBuU](?=[\"']))?(?:\\{0,3}[\"'])?[ \t]{0,8}+"
+)
+
+#: Between a command-line flag and its value: blanks, ``=``, or the ``', '`` of an argv
+#: list's repr (``['curl', '-u', 'user:pass']``).
+_ARG_SEP = r"(?:[ \t]++|=|[\"'],[ \t]*+[bBuU]?[\"'])"
+
+#: Characters of a credential after an auth scheme (RFC 7235 token68).
+_CRED = r"[A-Za-z0-9._~+/=\-]"
+
+
+def _authorization(match: re.Match[str]) -> str:
+    return match.group("head") + REDACTED
+
+
+def _scheme(match: re.Match[str]) -> str:
+    scheme = match.group(1) or match.group(3)
+    gap = match.group("gap") or match.group("gap2")
+    value = match.group("value")
+    low = scheme.lower()
+    strong = (low == "bearer" and (scheme == "Bearer" or len(value) >= 12)) or (
+        low == "basic" and scheme == "Basic" and len(value) >= 8
+    )
+    if not (strong or _looks_secret(value)):
+        return match.group(0)
+    return f"{scheme}{gap}{REDACTED}"
+
+
+def _userinfo(match: re.Match[str]) -> str:
+    scheme, user, password = match.group("scheme"), match.group("user"), match.group("pw")
+    if password is None:
+        if not _looks_secret(user):
+            return match.group(0)
+        return f"{scheme}{REDACTED}@"
+    first = password.split("/", 1)
+    if len(first) == 2 and first[0].isdigit():  # host:port/path@... is not a password
+        return match.group(0)
+    return f"{scheme}{user}:{REDACTED}@"
+
+
+def _pair(match: re.Match[str]) -> str:
+    return match.group("key") + _keep_quotes(match.group("val"))
+
+
+def _flag(match: re.Match[str]) -> str:
+    return match.group("head") + _keep_quotes(match.group("val"))
+
+
+def _short_p(match: re.Match[str]) -> str:
+    """``-pSecret`` outside a known tool: only values that look like passwords go."""
+    value = match.group("val")
+    if value.isdigit() or (value.isalpha() and value.islower()):
+        return match.group(0)  # -p8080, -pthread, -pedantic
+    symbol = any(c.isdigit() or c in "!@#$%^&*+=?~" for c in value)
+    if not symbol and not any(c.isupper() for c in value[1:]):
+        return match.group(0)
+    return match.group("head") + REDACTED
+
+
+def _mixed(match: re.Match[str]) -> str:
+    """A bare 40-character key (AWS secret access key shape): upper, lower and digit."""
+    value = match.group(0)
+    if (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and value.count("/") <= 4
+    ):
+        return REDACTED
+    return value
+
+
+# -- the key=value rule --------------------------------------------------------------------
+
+#: Words whose value is a secret. Long words match anywhere (``PGPASSWORD``,
+#: ``DB_PASSWORD``, ``GITHUB_TOKEN``); short ones only at a word start.
+_KEY_WORDS = (
+    r"pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|account[_-]?key"
+    r"|private[_-]?key[_-]?id|_key|-key|credentials?|session[_-]?id|sessionid|signature"
+    r"|pwd(?<![A-Za-z0-9$]pwd)|sig(?<![A-Za-z0-9]sig)"
+)
+
+#: The separator between a key and its value: the key's closing quote, then ``=``, ``:``,
+#: ``:=``, ``=>``, their percent- or unicode-escaped forms, or a literal ``\n``.
+_PAIR_SEP = (
+    r"(?:\\{0,3}[\"'\]]|%2[27])?[ \t]{0,16}+(?:\r?\n[ \t]{0,16}+)?"
+    r"(?:[:=]{1,3}>?|%3[dDaA]|\\u003[dDaA]|\\{1,3}[nr])[ \t]{0,16}+(?:\r?\n[ \t]{0,16}+)?"
+    r"(?:[bBuUrR@](?=[\"']))?"
+)
+
+#: A value: a JSON string (``\"`` escapes inside), a single-quoted string, a string quoted
+#: with escaped quotes (JSON inside a message: ``\"x\\\"y\"``), else a bare word up to a
+#: delimiter; an unterminated quote takes the rest of the word.
+_PAIR_VALUE = (
+    r"(?!\[REDACTED)(?:"
+    r"\"(?:[^\"\\\n]++|\\.)*+\""
+    r"|'(?:[^'\\\n]++|\\.)*+'"
+    r"|\\{1,3}[\"'](?:[^\"'\\\n]++|\\++[^\"'\\\n]|\\{3}[\"'])*+\\{1,3}[\"']"
+    r"|(?:\\{0,3}[\"'])?(?:[^\s\"'\\,;&}\]<>|)]++|\\\\|\\(?![nrt\"'\\]))++"
+    r")"
+)
+
+
+#: Inside one command of a tool that takes a password on its command line: the flag.
+_TOOL_PASSWORD = re.compile(
+    r"(?P<head>(?<![^\s\"',])-(?:p|a(?:" + _ARG_SEP + r")|p(?:" + _ARG_SEP + r")(?=[^-\s])))"
+    r"(?!\[REDACTED)(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)"
+)
+
+
+def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+_I = re.IGNORECASE
+
+#: In order: multi-line and structured forms first (a PEM key, a header), then labelled
+#: pairs and URLs, then bare vendor formats.
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "private_key",
+        # PEM (PKCS#1/#8, EC, DSA, encrypted), OpenSSH and PGP private keys, whole or cut
+        # short: the body runs to the END line or to the end of the text.
+        _c(
+            r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[^-]++|-(?!----END ))*+(?:-----END [A-Z0-9 ]{0,40}+-{0,5}+)?"
+        ),
+        "[REDACTED PRIVATE KEY]",
+        ("private key",),
+    ),
+    Rule(
+        "authorization_header",
+        # The credential of an Authorization header, whatever it looks like.
+        _c(
+            r"(?P<head>(?:proxy-)?authorization" + _HEADER_SEP + r"(?:[A-Za-z][A-Za-z0-9\-]*+"
+            r"[ \t]++)?)(?![bBuU][\"'])" + _CRED + r"++(?![ \t]*+\[REDACTED)",
+            _I,
+        ),
+        _authorization,
+        ("authorization",),
+    ),
+    Rule(
+        "cookie_header",
+        # Cookie headers carry sessions: the whole value goes.
+        _c(
+            r"(?P<head>\b(?:set-)?cookie" + _HEADER_SEP + r")(?!\[REDACTED\](?:$|[\"'\r\n\\]))"
+            r"(?:[^\r\n\"'\\]++|\\(?![nr\"'\\]))++",
+            _I,
+        ),
+        _authorization,
+        ("cookie",),
+    ),
+    Rule(
+        "auth_scheme",
+        # "bearer <token>", "basic <base64>", "token <pat>" outside a header, any case,
+        # when the value carries a digit, '+/_=' or is 12+ characters long (no prose does).
+        _c(
+            r"\b(bearer|basic|digest|token)(?P<gap>[ \t]++)"
+            r"(?=[A-Za-z.~\-]*+[0-9+/_=]|" + _CRED + r"{12})" + _CRED + r"{3,}+",
+            _I,
+        ),
+        lambda m: f"{m.group(1)}{m.group('gap')}{REDACTED}",
+        ("bearer", "basic", "digest", "token"),
+    ),
+    Rule(
+        "auth_scheme_cased",
+        # The rest, decided by case: "Bearer abc" as a header writes it, or a value with
+        # inner capitals ("token AbCdEf"). Case-sensitive, so prose ("token expired")
+        # never reaches the callback.
+        _c(
+            r"\b(?:(Bearer|Basic|Token|Digest)(?P<gap>[ \t]++)|(bearer|basic|token|digest)"
+            r"(?P<gap2>[ \t]++)(?=[a-z0-9._~+/=\-]*+[A-Z]))(?P<value>" + _CRED + r"{3,}+)"
+        ),
+        _scheme,
+        ("bearer", "basic", "digest", "token"),
+    ),
+    Rule(
+        "slack_webhook",
+        _c(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/+\-]++", _I),
+        lambda m: m.group(1) + REDACTED,
+        ("hooks.slack.com",),
+    ),
+    Rule(
+        "discord_webhook",
+        _c(r"(discord(?:app)?\.com/api/webhooks/[0-9]++/)[A-Za-z0-9_\-]++", _I),
+        lambda m: m.group(1) + REDACTED,
+        ("/api/webhooks/",),
+    ),
+    Rule(
+        "url_userinfo",
+        # scheme://user:password@host, the password holding '/', '#', '@', '%'-escapes (up
+        # to the last '@' of the word), or scheme://token@host.
+        _c(
+            r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*+://)"
+            r"(?P<user>[^\s/:@?#\"'<>\\]*+)(?::(?P<pw>(?:(?:[^\s@\"'<>:]++|:(?!//))*+@)++)|@)"
+        ),
+        _userinfo,
+        ("://",),
+    ),
+    Rule(
+        "cli_user",
+        # curl -u user:password, --user, --proxy-user.
+        _c(
+            r"(?P<head>(?<![\w-])(?:-u|-U|--user|--proxy-user)" + _ARG_SEP + r"?[\"']?"
+            r"[^\s:\"'@]++:)(?P<val>[^\s\"']++)"
+        ),
+        lambda m: m.group("head") + REDACTED,
+        ("-u", "--user", "--proxy-user"),
+    ),
+    Rule(
+        "cli_flag",
+        # --password X, --db-password=X, --token X, --client-secret X ...
+        _c(
+            r"(?P<head>(?<![\w-])--?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|token"
+            r"|secret|api-?key|access-key|secret-key|client-secret|auth-token)" + _ARG_SEP + ")"
+            r"(?!-)(?!\[REDACTED)(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)",
+            _I,
+        ),
+        _flag,
+        ("--", "-pass", "-pwd", "-token", "-secret", "-key"),
+    ),
+    Rule(
+        "cli_tool_password",
+        # mysql -pSECRET (and the MariaDB tools), redis-cli -a SECRET, sshpass -p SECRET:
+        # the whole command (to the end of the line or a shell separator) is matched once,
+        # possessively, and its password flag replaced inside it.
+        _c(
+            r"\b(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?|redis-cli|sshpass)\b"
+            r"[^\n|;&]*+",
+            _I,
+        ),
+        lambda m: _TOOL_PASSWORD.sub(_flag, m.group(0)),
+        ("mysql", "mariadb", "redis-cli", "sshpass"),
+    ),
+    Rule(
+        "cli_short_p",
+        # -pSECRET anywhere else, when the value looks like a password.
+        _c(r"(?P<head>(?<![\w-])-p)(?P<val>[^\s\"'\-\[][^\s\"']{3,}+)"),
+        _short_p,
+        ("-p",),
+    ),
+    Rule(
+        "key_value",
+        # password=..., "api_key": "...", DB_PASSWORD=..., AccountKey=...;, sig=...&,
+        # password%3D..., \"token\": \"...\", PGPASSWORD=..., MYSQL_PWD=...
+        _c(r"(?P<key>(?:" + _KEY_WORDS + r")" + _PAIR_SEP + r")(?P<val>" + _PAIR_VALUE + r")", _I),
+        _pair,
+        (
+            *("pass", "secret", "token", "key", "credential", "session", "signature"),
+            *("pwd", "sig"),
+        ),
+    ),
+    Rule(
+        "jwt",
+        # Header and payload (a JSON object each: "eyJ"), the signature when present (a
+        # token cut short still goes).
+        _c(
+            r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{5,}+\.ey[A-Za-z0-9_\-]{5,}+"
+            r"(?:\.[A-Za-z0-9_\-]*+)?"
+        ),
+        REDACTED,
+        ("eyj",),
+    ),
+    Rule(
+        "aws_access_key_id",
+        _c(
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA"
+            r"|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"
+        ),
+        REDACTED,
+        ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "a3t"),
+    ),
+    Rule("google_api_key", _c(r"(?<![A-Za-z0-9_\-])AIza[0-9A-Za-z_\-]{35}+"), REDACTED, ("aiza",)),
+    Rule(
+        "github_token",
+        _c(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}+|github_pat_[A-Za-z0-9_]{30,}+)"),
+        REDACTED,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    Rule(
+        "gitlab_token",
+        _c(
+            r"(?<![A-Za-z0-9_\-])(?:glpat|gldt|glft|glsoat|glrt|glptt|glcbt|glimt|glagent"
+            r"|gloas)-[A-Za-z0-9_\-]{20,}+"
+        ),
+        REDACTED,
+        ("gl",),
+    ),
+    Rule("npm_token", _c(r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36,}+"), REDACTED, ("npm_",)),
+    Rule("huggingface_token", _c(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}+"), REDACTED, ("hf_",)),
+    Rule(
+        "pypi_token",
+        _c(r"(?<![A-Za-z0-9_\-])pypi-AgE[A-Za-z0-9_\-]{50,}+"),
+        REDACTED,
+        ("pypi-",),
+    ),
+    Rule(
+        "sendgrid_key",
+        _c(r"(?<![A-Za-z0-9_\-])SG\.[A-Za-z0-9_\-]{16,}+\.[A-Za-z0-9_\-]{16,}+"),
+        REDACTED,
+        ("sg.",),
+    ),
+    Rule(
+        "slack_token",
+        _c(r"(?<![A-Za-z0-9_\-])(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{10,}+"),
+        REDACTED,
+        ("xox", "xapp-"),
+    ),
+    Rule(
+        "stripe_key",
+        _c(
+            r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}+|whsec_[A-Za-z0-9]{20,}+)"
+        ),
+        REDACTED,
+        ("sk_", "rk_", "whsec_"),
+    ),
+    Rule(
+        "sk_dash_key",
+        # OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-api03-...) and look-alikes.
+        _c(r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-]{20,}+"),
+        REDACTED,
+        ("sk-",),
+    ),
+    Rule(
+        "vendor_misc",
+        # Square, Shopify, DigitalOcean, Twilio API key SIDs, Telegram bot tokens.
+        _c(
+            r"(?<![A-Za-z0-9_\-])(?:sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}+"
+            r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[por]_v1_[a-f0-9]{64}"
+            r"|SK[0-9a-f]{32}(?![A-Za-z0-9])|[0-9]{8,10}:AA[0-9A-Za-z_\-]{33})"
+        ),
+        REDACTED,
+        ("sq0", "shp", "_v1_", "sk", ":aa"),
+    ),
+    Rule(
+        "azure_account_key",
+        # An Azure storage account key alone: 88 base64 characters ending in '=='.
+        _c(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])"),
+        REDACTED,
+        run=True,
+    ),
+    Rule(
+        "aws_secret_key",
+        # An AWS secret access key alone: 40 base64 characters mixing cases and digits
+        # (a hex SHA-1 of the same length has no capitals: it stays).
+        _c(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])"),
+        _mixed,
+        run=True,
+    ),
+)
+
+#: A run of characters a bare key is made of: gates the ``run`` rules.
+LONG_RUN = re.compile(r"[A-Za-z0-9+/_\-]{20}")
+
+_ESCAPED = re.compile(r"\\u00(3[0-9]|4[1-9a-fA-F]|5[0-9aA]|5[fF]|6[1-9a-fA-F]|7[0-9aA])")
+
+
+def normalize_escapes(text: str) -> str:
+    """``text`` with ``\\u00XX`` escapes of letters, digits and ``_`` decoded
+    (``\\u0070assword`` -> ``password``), so an escaped key is still a key."""
+    if "\\u00" not in text:
+        return text
+    return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)

@@ -1,0 +1,358 @@
+"""A corpus of realistic secrets (generated, never real) and of ordinary texts.
+
+``SECRETS``: (family, text, secrets) triples, each text a line a system really prints
+(a log line, an exception message, a repr, a command line) holding credentials in their
+real formats; ``secrets`` are the substrings that must never leave the control plane.
+``ORDINARY``: texts that hold no secret (paths, URLs without credentials, hashes, UUIDs,
+base64 media ids, prose); scrubbing should leave them unchanged.
+
+Deterministic (seeded), so a failure names the same sample every run.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import random
+import string
+import uuid
+from dataclasses import dataclass
+
+__all__ = ["FAMILIES", "ORDINARY", "SECRETS", "Sample"]
+
+_rng = random.Random(16)
+_ALNUM = string.ascii_letters + string.digits
+_B64 = _ALNUM + "+/"
+_URLSAFE = _ALNUM + "-_"
+_HEX = "0123456789abcdef"
+
+
+def _pick(chars: str, n: int) -> str:
+    return "".join(_rng.choice(chars) for _ in range(n))
+
+
+def _mixed(chars: str, n: int) -> str:
+    """``n`` characters of ``chars`` with at least one capital, small letter and digit."""
+    while True:
+        out = _pick(chars, n)
+        kinds = (str.isupper, str.islower, str.isdigit)
+        if all(any(kind(c) for c in out) for kind in kinds):
+            return out
+
+
+def _password(specials: str = "") -> str:
+    core = _mixed(_ALNUM, 10)
+    if specials:
+        cut = _rng.randrange(2, 8)
+        core = core[:cut] + specials + core[cut:]
+    return core
+
+
+@dataclass(frozen=True)
+class Sample:
+    family: str
+    text: str
+    secrets: tuple[str, ...]
+
+
+SECRETS: list[Sample] = []
+
+
+def _add(family: str, text: str, *secrets: str) -> None:
+    SECRETS.append(Sample(family, text, tuple(secrets)))
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _jwt() -> str:
+    header = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    payload = _b64url(
+        json.dumps({"sub": _pick(string.digits, 10), "name": "svc", "iat": 1700000000}).encode()
+    )
+    return f"{header}.{payload}.{_pick(_URLSAFE, 43)}"
+
+
+def _pem(label: str, lines: int = 12) -> str:
+    body = "\n".join(_pick(_B64, 64) for _ in range(lines))
+    return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
+
+
+# -- cloud keys ---------------------------------------------------------------------------
+
+for _ in range(4):
+    akid = "AKIA" + _pick(string.ascii_uppercase + string.digits, 16)
+    secret = _mixed(_B64, 40)
+    _add("aws", f"aws_access_key_id = {akid}\naws_secret_access_key = {secret}", akid, secret)
+    _add("aws", f"export AWS_SECRET_ACCESS_KEY={secret}", secret)
+    _add("aws", f'{{"AccessKeyId": "{akid}", "SecretAccessKey": "{secret}"}}', akid, secret)
+    _add("aws", f"botocore: credentials {akid} {secret} were rejected", akid, secret)
+for _ in range(2):
+    asia = "ASIA" + _pick(string.ascii_uppercase + string.digits, 16)
+    session = _pick(_B64, 180)
+    _add("aws", f"AWS_SESSION_TOKEN={session} key={asia}", session, asia)
+
+for _ in range(3):
+    account_key = _mixed(_B64, 86) + "=="
+    _add(
+        "azure",
+        "DefaultEndpointsProtocol=https;AccountName=media01;"
+        f"AccountKey={account_key};EndpointSuffix=core.windows.net",
+        account_key,
+    )
+    _add("azure", f"azure.core.exceptions: storage key {account_key} is not valid", account_key)
+    sig = base64.b64encode(_rng.randbytes(32)).decode()
+    quoted = sig.replace("+", "%2B").replace("/", "%2F").replace("=", "%3D")
+    _add(
+        "azure",
+        "GET https://media01.blob.core.windows.net/videos/a.mp4?sv=2022-11-02&ss=b&srt=o"
+        f"&sp=r&se=2026-01-01T00:00:00Z&spr=https&sig={quoted} returned 403",
+        quoted,
+    )
+    sas_key = base64.b64encode(_rng.randbytes(32)).decode()
+    _add(
+        "azure",
+        "Endpoint=sb://bus01.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;"
+        f"SharedAccessKey={sas_key}",
+        sas_key,
+    )
+
+for _ in range(3):
+    key_id = _pick(_HEX, 40)
+    pem = _pem("PRIVATE KEY", 16)
+    doc = {
+        "type": "service_account",
+        "project_id": "media-prod",
+        "private_key_id": key_id,
+        "private_key": pem + "\n",
+        "client_email": "svc@media-prod.iam.gserviceaccount.com",
+        "client_id": _pick(string.digits, 21),
+    }
+    body_line = pem.splitlines()[3]
+    _add("gcp", json.dumps(doc), key_id, body_line)
+    _add("gcp", f"could not parse service account info: {doc!r}", key_id, body_line)
+    api_key = "AIza" + _pick(_URLSAFE, 35)
+    _add("gcp", f"https://maps.googleapis.com/maps/api/geocode/json?key={api_key}", api_key)
+
+# -- connection strings and URLs -------------------------------------------------------------
+
+for specials in ("/", "#", "@", "%40", "%2F%23", "p@/#"):
+    pw = _password(specials)
+    _add("url", f"could not connect to postgres://app:{pw}@db.internal:5432/media", pw)
+    _add("url", f"mysql://root:{pw}@10.0.0.7/app?charset=utf8 refused", pw)
+for _ in range(3):
+    pw = _password("@")
+    _add(
+        "url", f"mongodb+srv://svc:{pw}@cluster0.ab1cd.mongodb.net/?retryWrites=true&w=majority", pw
+    )
+    pw = _password()
+    _add("url", f"Error 111 connecting to redis://:{pw}@cache:6379/0", pw)
+    pw = _password("#")
+    _add("url", f"amqp://guest:{pw}@rabbit:5672/%2F", pw)
+    pw = _password("/")
+    _add("url", f"Server=tcp:sql01,1433;Database=app;User Id=sa;Password={pw};Encrypt=true", pw)
+    pw = _password()
+    _add("url", f"jdbc:postgresql://db/app?user=app&password={pw}&ssl=true", pw)
+    tok = "ghp_" + _pick(_ALNUM, 36)
+    _add("url", f"fatal: unable to access 'https://{tok}@github.com/org/repo.git/'", tok)
+    pw = _password()
+    _add("url", f"git clone https://deploy:{pw}@gitlab.example.invalid/group/p.git failed", pw)
+
+# -- Bearer and Basic -------------------------------------------------------------------------
+
+for n in (8, 12, 20, 32, 64, 120):
+    tok = _mixed(_URLSAFE, n)
+    _add("bearer", f"401 Unauthorized (Authorization: Bearer {tok})", tok)
+    _add("bearer", f"headers={{'Authorization': 'Bearer {tok}', 'Accept': '*/*'}}", tok)
+for _ in range(3):
+    tok = _mixed(_ALNUM, 6)
+    _add("bearer", f"request failed: Bearer {tok} rejected by upstream", tok)
+    basic = base64.b64encode(f"user:{_password()}".encode()).decode()
+    _add("bearer", f"b'GET / HTTP/1.1\\r\\nAuthorization: Basic {basic}\\r\\nHost: x\\r\\n'", basic)
+    tok = _mixed(_ALNUM, 24)
+    _add("bearer", f"(b'authorization', b'Bearer {tok}')", tok)
+    _add("bearer", f"header block: 'Authorization\\nBearer {tok}'", tok)
+    _add("bearer", f'{{\\"authorization\\": \\"Bearer {tok}\\"}}', tok)
+    cookie = _pick(_ALNUM, 32)
+    _add("bearer", f"Set-Cookie: session={cookie}; Path=/; HttpOnly", cookie)
+
+# -- environment-style assignments -----------------------------------------------------------
+
+for name in (
+    "PGPASSWORD",
+    "MYSQL_PWD",
+    "DB_PASSWORD",
+    "POSTGRES_PASSWORD",
+    "STRIPE_SECRET",
+    "CLIENT_SECRET",
+    "GITHUB_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "OPENAI_API_KEY",
+    "SENTRY_API_KEY",
+    "ENCRYPTION_KEY",
+    "REDIS_PASSWORD",
+):
+    value = _password()
+    _add("env", f"{name}={value}", value)
+    value = _password()
+    _add("env", f'export {name}="{value}"', value)
+
+# -- quoted and escaped values -------------------------------------------------------------
+
+for _ in range(3):
+    pw = _password()
+    _add("quoted", f"password='{pw}'", pw)
+    pw = _password('\\"')
+    _add("quoted", json.dumps({"user": "app", "password": pw}), json.dumps(pw)[1:-1])
+    inner = json.dumps({"password": _password()})
+    pw = json.loads(inner)["password"]
+    _add("quoted", f"validator: {json.dumps(inner)} is not valid", pw)
+    pw = _password()
+    _add("quoted", f"{{\\u0070assword: {pw}}}", pw)
+    pw = _password()
+    _add("quoted", f'"\\u0070assword": "{pw}"', pw)
+    pw = _password()
+    _add("quoted", f"POST body: user=app&password%3D{pw}%26next", pw)
+    pw = _password()
+    _add("quoted", f"{{'username': 'app', 'password': b'{pw}'}}", pw)
+    pw = _password(" ")
+    _add("quoted", f'config: {{"db": {{"password": "{pw}"}}}}', pw)
+
+# -- command-line credentials ----------------------------------------------------------------
+
+for _ in range(3):
+    pw = _password()
+    _add("cli", f"Command '['curl', '-sS', '-u', 'admin:{pw}', 'https://x']' returned 22", pw)
+    pw = _password()
+    _add("cli", f"curl -u deploy:{pw} https://registry.invalid/v2/", pw)
+    pw = _password()
+    _add("cli", f"pg_dump --host db --password {pw} app timed out after 30 seconds", pw)
+    pw = _password()
+    _add("cli", f"Command '['mysql', '-uroot', '-p{pw}', 'app']' timed out after 5 seconds", pw)
+    pw = _password()
+    _add("cli", f"mysql -h db -u app -p{pw} -e 'select 1' exited 1", pw)
+    pw = _password()
+    _add("cli", f"sshpass -p {pw} ssh deploy@host uptime: Permission denied", pw)
+    pw = _password("!")
+    _add("cli", f"docker login -u bot -p{pw} registry.invalid", pw)
+    pw = _password()
+    _add("cli", f"redis-cli -h cache -a {pw} ping: NOAUTH", pw)
+    pw = _password()
+    _add("cli", f"vault login --token={pw}", pw)
+
+# -- vendor token formats --------------------------------------------------------------------
+
+for _ in range(2):
+    for prefix in ("sk_live_", "rk_live_", "sk_test_"):
+        tok = prefix + _pick(_ALNUM, 24)
+        _add("vendor", f"stripe.error.AuthenticationError: Invalid API Key provided: {tok}", tok)
+    for prefix in ("ghp_", "gho_", "ghs_"):
+        tok = prefix + _pick(_ALNUM, 36)
+        _add("vendor", f"Bad credentials for token {tok}", tok)
+    tok = "github_pat_" + _pick(_ALNUM, 22) + "_" + _pick(_ALNUM, 59)
+    _add("vendor", f"gh: {tok} expired", tok)
+    tok = "glpat-" + _pick(_URLSAFE, 20)
+    _add("vendor", f"401 from gitlab with {tok}", tok)
+    tok = "npm_" + _pick(_ALNUM, 36)
+    _add("vendor", f"//registry.npmjs.org/:_authToken={tok}", tok)
+    _add("vendor", f"npm ERR! token {tok} revoked", tok)
+    tok = "hf_" + _pick(string.ascii_letters, 34)
+    _add("vendor", f"huggingface_hub: invalid user token {tok}", tok)
+    tok = "SG." + _pick(_URLSAFE, 22) + "." + _pick(_URLSAFE, 43)
+    _add("vendor", f"sendgrid rejected key {tok}", tok)
+    for prefix in ("xoxb-", "xoxp-"):
+        digits = "-".join(_pick(string.digits, 12) for _ in range(2))
+        tok = f"{prefix}{digits}-{_pick(_ALNUM, 24)}"
+        _add("vendor", f"slack_sdk: invalid_auth for {tok}", tok)
+    hook = f"T{_pick(_ALNUM.upper(), 8)}/B{_pick(_ALNUM.upper(), 8)}/{_pick(_ALNUM, 24)}"
+    _add(
+        "vendor",
+        f"POST https://hooks.slack.com/services/{hook} failed",
+        hook.rsplit("/", maxsplit=1)[-1],
+    )
+    tok = "sk-proj-" + _pick(_URLSAFE, 48)
+    _add("vendor", f"openai.AuthenticationError: Incorrect API key provided: {tok}", tok)
+    tok = "sk-" + _pick(_ALNUM, 48)
+    _add("vendor", f"api key {tok}", tok)
+    tok = "sk-ant-api03-" + _pick(_URLSAFE, 93) + "AA"
+    _add("vendor", f"anthropic: x-api-key header is invalid ({tok})", tok)
+
+# -- private keys -----------------------------------------------------------------------------
+
+for label in (
+    "RSA PRIVATE KEY",
+    "PRIVATE KEY",
+    "EC PRIVATE KEY",
+    "ENCRYPTED PRIVATE KEY",
+    "OPENSSH PRIVATE KEY",
+    "DSA PRIVATE KEY",
+):
+    pem = _pem(label, 10)
+    line = pem.splitlines()[2]
+    _add("private_key", f"ssh: could not load key:\n{pem}\n", line)
+    _add("private_key", "key=" + json.dumps(pem), line)
+pem = _pem("OPENSSH PRIVATE KEY", 20)
+cut = pem[: len(pem) // 2]
+_add("private_key", f"truncated dump: {cut}", cut.splitlines()[3])
+
+# -- JWTs -----------------------------------------------------------------------------------
+
+for _ in range(4):
+    tok = _jwt()
+    _add("jwt", f"token rejected: {tok}", tok.split(".")[2])
+    _add("jwt", f"id_token={tok}&state=abc", tok.split(".")[2])
+
+FAMILIES = sorted({s.family for s in SECRETS})
+
+# -- ordinary texts ------------------------------------------------------------------------
+
+ORDINARY: list[str] = []
+for _ in range(10):
+    ORDINARY.append(f"/var/lib/media/{uuid.uuid4()}/frame_{_rng.randrange(10**5):05d}.png")
+    ORDINARY.append(f"sha256:{hashlib.sha256(_rng.randbytes(16)).hexdigest()}")
+    ORDINARY.append(f"commit {hashlib.sha1(_rng.randbytes(16)).hexdigest()} not found")
+    ORDINARY.append(f"request {uuid.uuid4()} finished in 12 ms")
+    ORDINARY.append(f"media id {_b64url(_rng.randbytes(16))} is not ready")
+    ORDINARY.append(f"https://cdn.example.invalid/v/{_pick(_ALNUM, 11)}?t=42&quality=hd")
+    # 40-character media ids: the shape of an AWS secret key alone (the rule for it
+    # redacts those that mix capitals, small letters and digits: counted as false positives).
+    ORDINARY.append(f"thumbnail {_b64url(_rng.randbytes(30))} generated")
+    ORDINARY.append(f"md5 {hashlib.md5(_rng.randbytes(8)).hexdigest()} mismatch")
+ORDINARY += [
+    "/usr/lib/python3.11/site-packages/httpx/_transports/default.py",
+    "C:\\Users\\build\\AppData\\Local\\Temp\\pip-req-build-1x2y3z",
+    "https://github.com/org/repo/pull/1234#issuecomment-99887766",
+    "ssh://git@github.com/org/repo.git",
+    "git@github.com:org/repo.git",
+    "https://registry.npmjs.org/@babel/core/-/core-7.24.0.tgz",
+    "https://host.invalid:8443/api/v1/items?page=2&per_page=50",
+    "Connection refused: connect to 10.0.0.7:5432 failed",
+    "the authorization failed for user bob",
+    "a basic example of a bearer token flow",
+    "token expired, please log in again",
+    "the password is too short (minimum 12 characters)",
+    "missing api key: set it in the settings page",
+    "secret rotation scheduled for tomorrow",
+    "mkdir -p /tmp/build && make -j4",
+    "docker run -p 8080:80 nginx",
+    "gcc -pthread -O2 -o app main.c",
+    "ffprobe -v error -show_entries format=duration -of csv=p=0 in.mp4",
+    "validation failed: 3 pass, 1 warn, 2 fail",
+    "stream 0: h264 (High), yuv420p, 1920x1080, 30 fps",
+    "HTTP/1.1 503 Service Unavailable; Retry-After: 30",
+    "x-request-id: 6f1c2a9e-3b1d-4f57-9c0a-8e2d1f3b4a5c",
+    "container image sha256:9b2c7f3d1a4e5f60718293a4b5c6d7e8f9012345",
+    "2026-11-23T06:13:20.123Z INFO worker started (pid=4242)",
+    'ETag: W/"5e-1a2b3c4d5e6f7a8b"',
+    'Traceback (most recent call last):\n  File "/app/main.py", line 3, in <module>',
+    "Content-Type: application/json; charset=utf-8",
+    "keyboard interrupt received, shutting down",
+    "duration must be >= 0 (got -1)",
+    "the tokenizer produced 512 tokens",
+    "user-agent: python-httpx/0.27.0",
+    "dQw4w9WgXcQ is a video id",
+    "sk-learn is not a package; use scikit-learn",
+    "AKIA is the prefix of an access key id",
+]
