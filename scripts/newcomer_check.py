@@ -45,7 +45,8 @@ def _describe_python(python: str) -> str:
     code = (
         "import os, sys, sysconfig; "
         "em = os.path.exists(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')); "
-        "print(sys.executable, sys.version.split()[0], "
+        "venv = sys.prefix != sys.base_prefix; "
+        "print(sys.executable, sys.version.split()[0], 'a virtual environment' if venv else "
         "'externally-managed (PEP 668)' if em else 'pip allowed')"
     )
     done = subprocess.run(

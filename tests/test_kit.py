@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import control_plane
 from control_plane import CodeDoc, Context, Pack, PackError, hookimpl
 from control_plane.adapters.cli import main
 from control_plane.adapters.kit import (
@@ -48,18 +50,45 @@ def _run(
     )
 
 
+def _nested_venv(venv: Path, cwd: Path) -> Path:
+    """A fresh venv that sees exactly what this test process sees, whatever that is.
+
+    ``venv --system-site-packages`` would expose the *base* interpreter, which inside a
+    virtual environment (CI's, a developer's) is not where capability-packs and hatchling
+    are. Instead the new venv's ``.pth`` adds this interpreter's own site directories
+    (``site.addsitedir``, so their ``.pth`` files, editable installs included, apply too)
+    after its own: packages installed into the new venv come first. The same holds for a
+    system-wide install, where those directories are the system's.
+    """
+    made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd)
+    assert made.returncode == 0, made.stderr
+    python = venv / "bin" / "python"
+    purelib = _run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd
+    )
+    assert purelib.returncode == 0, purelib.stderr
+    dirs = list(dict.fromkeys([*site.getsitepackages(), site.getusersitepackages()]))
+    # The project itself first, as imported here (a checkout on PYTHONPATH counts too).
+    project_root = str(Path(control_plane.__file__).resolve().parent.parent)
+    lines = [f"import site; site.addsitedir({d!r})" for d in dirs if Path(d).is_dir()]
+    (Path(purelib.stdout.strip()) / "zz_outer_environment.pth").write_text(
+        "\n".join([project_root, *lines]) + "\n"
+    )
+    return python
+
+
 @pytest.fixture(scope="module")
 def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """``packctl new`` into a temp dir, a fresh venv next to capability-packs, installed."""
     root = tmp_path_factory.mktemp("kit")
     project = root / "acme-word-count"
     assert main(["new", PACK, "--dir", str(project)]) == 0
-    venv = root / "venv"
-    made = _run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], root
+    python = _nested_venv(root / "venv", root)
+    seen = _run(
+        [str(python), "-c", "import control_plane, hatchling; print(control_plane.__file__)"], root
     )
-    assert made.returncode == 0, made.stderr
-    python = venv / "bin" / "python"
+    assert seen.returncode == 0, seen.stderr
+    assert Path(seen.stdout.strip()).resolve() == Path(control_plane.__file__).resolve()
     install = _run(
         [
             str(python),

@@ -93,6 +93,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "control_plane.adapters.temporal.cli",
     "control_plane.adapters.kit.cli",
     "control_plane.adapters.gate",
+    "control_plane.adapters.proto_cli",
 )
 
 
