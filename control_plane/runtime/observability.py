@@ -317,20 +317,44 @@ def _db_help() -> str:
 
 
 def _db_argument(parser: argparse.ArgumentParser) -> None:
+    """``--incident-db PATH``, spelled as ``packctl serve`` spells it (``--db`` is the
+    deprecated, hidden alias)."""
     parser.add_argument(
+        "--incident-db",
         "--db",
+        dest="incident_db",
         metavar="PATH",
         type=Path,
         default=None,
         help=_db_help(),
     )
+    _hide_alias(parser, "--db")
+
+
+def _output_argument(parser: argparse.ArgumentParser) -> None:
+    """``--output human|json`` as every other command (``--json`` is the hidden alias)."""
+    parser.add_argument(
+        "--output",
+        choices=("human", "json"),
+        default="human",
+        help="human-readable text (default) or JSON for programs",
+    )
+    parser.add_argument(
+        "--json", dest="output", action="store_const", const="json", help=argparse.SUPPRESS
+    )
+
+
+def _hide_alias(parser: argparse.ArgumentParser, alias: str) -> None:
+    """Keep ``alias`` working but out of ``--help`` and usage (a deprecated spelling)."""
+    action = parser._option_string_actions[alias]
+    action.option_strings = [s for s in action.option_strings if s != alias]
 
 
 def run_incident(args: argparse.Namespace) -> int:
     """``packctl incident REF``: print one incident; exit 1 when unknown."""
-    store = IncidentStore(args.db, read_only=True)
+    store = IncidentStore(args.incident_db, read_only=True)
     try:
-        print(show_incident(store, args.ref, as_json=args.json))
+        print(show_incident(store, args.ref, as_json=args.output == "json"))
     except IncidentNotFound as exc:
         print(f"packctl incident: {exc}", file=sys.stderr)
         return 1
@@ -339,8 +363,8 @@ def run_incident(args: argparse.Namespace) -> int:
 
 def run_errors(args: argparse.Namespace) -> int:
     """``packctl errors``: print error counts grouped by code, pack or origin."""
-    store = IncidentStore(args.db, read_only=True)
-    print(aggregate_errors(store, args.since, args.by, as_json=args.json))
+    store = IncidentStore(args.incident_db, read_only=True)
+    print(aggregate_errors(store, args.since, args.by, as_json=args.output == "json"))
     return 0
 
 
@@ -363,7 +387,7 @@ def add_cli_commands(subparsers: Any) -> None:
         "exception chain with its traceback.",
     )
     incident.add_argument("ref", metavar="REF", help="reference id, e.g. ref_3f9c0a61d2b84e07")
-    incident.add_argument("--json", action="store_true", help="print JSON")
+    _output_argument(incident)
     _db_argument(incident)
     incident.set_defaults(func=run_incident)
 
@@ -382,7 +406,7 @@ def add_cli_commands(subparsers: Any) -> None:
     errors.add_argument(
         "--by", choices=("code", "pack", "origin"), default="code", help="group by (default: code)"
     )
-    errors.add_argument("--json", action="store_true", help="print JSON")
+    _output_argument(errors)
     _db_argument(errors)
     errors.set_defaults(func=run_errors)
 
