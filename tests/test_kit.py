@@ -89,6 +89,8 @@ def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
     )
     assert seen.returncode == 0, seen.stderr
     assert Path(seen.stdout.strip()).resolve() == Path(control_plane.__file__).resolve()
+    # With its dependencies but no package index at all: capability-packs (at the version
+    # the scaffold asks for) and the kit extra resolve from what this environment has.
     install = _run(
         [
             str(python),
@@ -96,11 +98,11 @@ def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
             "pip",
             "install",
             "-q",
-            "--no-deps",
+            "--no-index",
             "--no-build-isolation",
             "--disable-pip-version-check",
             "-e",
-            str(project),
+            f"{project}[test]",
         ],
         root,
     )
@@ -121,6 +123,32 @@ def test_new_writes_a_complete_distribution(scaffolded: tuple[Path, Path]) -> No
     assert output["$schema"].startswith("https://json-schema.org/")
     assert "too_large" in output["properties"]["error"]["properties"]["code"]["enum"]
     assert (project / "README.md").is_file() and (project / "tests" / "test_pack.py").is_file()
+
+
+def test_the_scaffold_asks_for_the_installed_capability_packs(
+    scaffolded: tuple[Path, Path],
+) -> None:
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    from control_plane.adapters.kit.scaffold import requirement
+
+    _, project = scaffolded
+    installed = metadata.version("capability-packs")
+    line = re.search(
+        r"^dependencies = \[\"([^\"]+)\"\]", (project / "pyproject.toml").read_text(), re.M
+    )
+    assert line, "no dependency line"
+    req = Requirement(line.group(1))
+    assert req.name == "capability-packs"
+    assert req.specifier.contains(installed)
+    assert str(req.specifier) == f"<0.{int(installed.split('.')[1]) + 1},>={installed}" or (
+        not installed.startswith("0.")
+    )
+    assert requirement("1.4.2") == "capability-packs>=1.4.2,<2"
+    assert requirement("0.3.0.dev1+g1234") == "capability-packs>=0.3.0.dev1,<0.4"
+    assert requirement("0+unknown") == "capability-packs"
 
 
 def test_new_refuses_bad_names_and_non_empty_dirs(
