@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from control_plane import CodeDoc, Context, Pack, PackError, hookimpl
 from control_plane.adapters.cli import main
 from control_plane.adapters.kit import (
     ConformanceError,
+    Fault,
     PackKit,
     PackTarget,
     ServedPack,
@@ -413,6 +415,34 @@ def test_seam_mode_on_an_async_pack_with_an_async_seam() -> None:
         generated = kit.check_generated_inputs(max_examples=10)
         assert generated.examples == 10
     assert _async_downstream is before  # the seam is restored
+
+
+def test_custom_faults_join_the_catalogue() -> None:
+    """A fault of the pack's own downstream library: injected, mapped, expected, served."""
+    missing = Fault(
+        "cache_file_missing",
+        "the cache file vanished (FileNotFoundError)",
+        "raise",
+        lambda secrets: FileNotFoundError(2, "No such file or directory", "/var/cache/k"),
+    )
+    target = PackTarget(
+        "kit.async",
+        plugin=_Plugin(),
+        seams={f"{__name__}:_async_downstream": _fake},
+        expect={"cache_file_missing": "not_found", "http_404": "not_found"},
+    )
+    with PackKit(target) as kit:
+        report = kit.inject_faults([missing, "http_404"])
+        assert report.mapped("cache_file_missing") == "not_found"
+        assert "cache_file_missing" in report.render()
+    wrong = dataclasses.replace(target, expect={"cache_file_missing": "timeout"})
+    with (
+        PackKit(wrong) as kit,
+        pytest.raises(ConformanceError, match="expected 'timeout', the caller got 'not_found'"),
+    ):
+        kit.inject_faults([missing])
+    with ServedPack(target) as served, served.faulted(missing):
+        assert_rich_status(served.status({"key": "x"}), "not_found", pack="kit.async")
 
 
 def test_boundary_mode_maps_every_fault_onto_the_vocabulary() -> None:

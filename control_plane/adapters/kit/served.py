@@ -26,7 +26,7 @@ from control_plane.wire import status as wire
 from control_plane.wire.client import Client
 from control_plane.wire.server import PackServer, create_server
 
-from .faults import Secrets, fault
+from .faults import Fault, Secrets, fault
 from .harness import PackKit, _Call
 from .loopback import LoopbackOnly, refusal_message
 from .seams import constant, patch_seams
@@ -167,9 +167,10 @@ class ServedPack:
         raise AssertionError(f"expected {self.name} to fail for {dict(doc or {})!r}; it succeeded")
 
     @contextmanager
-    def faulted(self, name: str) -> Iterator[None]:
-        """While inside, every declared seam raises the catalogue's fault ``name``."""
-        f = fault(name)
+    def faulted(self, name: str | Fault) -> Iterator[None]:
+        """While inside, every declared seam raises the fault: a catalogue name, or a
+        :class:`~control_plane.adapters.kit.Fault` of your own."""
+        f = fault(name) if isinstance(name, str) else name
         stubs = self.pack_target.seam_stubs()
         if not stubs:
             raise ConformanceError(
