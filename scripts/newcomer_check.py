@@ -73,6 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--timeout", type=float, default=900.0, metavar="S")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    parser.add_argument(
+        "--as-user",
+        default=None,
+        metavar="NAME",
+        help="(as root) run the command as this user, with a scratch HOME: not root",
+    )
     args = parser.parse_args(argv)
 
     from control_plane.wire.client import Client
@@ -93,6 +99,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         command = ["./scripts/dev", "serve", "--address", "127.0.0.1:0"]
         print(f"$ cd {clone} && {' '.join(command)}", file=sys.stderr)
+        if args.as_user:
+            home = scratch / "home"
+            home.mkdir()
+            env.update(HOME=str(home), USER=args.as_user, LOGNAME=args.as_user)
+            subprocess.run(["chown", "-R", args.as_user, str(scratch)], check=True)
+            scratch.chmod(0o755)
+            command = ["runuser", "-u", args.as_user, "--", *command]
+            print(f"  (as user {args.as_user}, HOME={home})", file=sys.stderr)
         proc = subprocess.Popen(
             command,
             cwd=clone,
