@@ -497,7 +497,12 @@ def _serve(args: argparse.Namespace) -> int:
         if tracing is not None:
             tracing.close()
         return EXIT_USAGE
-    obs = runtime.observe(args)
+    try:
+        obs = runtime.observe(args)
+    except ConfigError as exc:  # an incident store that cannot open
+        runtime.close()
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     def ready(server: PackServer) -> None:
         host = args.address.rsplit(":", 1)[0]

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
+import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +33,7 @@ import orjson
 from control_plane.core.errors import RequestRejected
 from control_plane.core.incidents import Incident
 from control_plane.core.invoke import Invoker
+from control_plane.core.limits import ConfigError
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadFailure
 from control_plane.core.rejection import Rejection
@@ -42,7 +45,12 @@ from control_plane.runtime.events import (
     StreamSink,
     rfc3339,
 )
-from control_plane.runtime.incident_store import GroupBy, IncidentStore, default_incident_db
+from control_plane.runtime.incident_store import (
+    ENV_INCIDENT_DB,
+    GroupBy,
+    IncidentStore,
+    default_incident_db,
+)
 from control_plane.runtime.metrics import Metrics
 
 __all__ = [
@@ -463,6 +471,32 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _open_store(args: argparse.Namespace) -> IncidentStore | None:
+    """The incident store of ``serve``/``worker``. A path that was asked for
+    (``--incident-db``, ``$CAPABILITY_PACKS_INCIDENT_DB``) must open, else
+    :class:`ConfigError` (exit 2); the default one under the home directory may not (a
+    service account without a writable home): then incidents stay in memory, said on
+    stderr, and serving goes on."""
+    try:
+        return IncidentStore(
+            args.incident_db, max_age=args.incident_retention, max_rows=args.incident_max_rows
+        )
+    except (OSError, sqlite3.Error) as exc:
+        path = args.incident_db if args.incident_db is not None else default_incident_db()
+        reason = f"{type(exc).__name__}: {exc}"
+        if args.incident_db is not None or os.environ.get(ENV_INCIDENT_DB):
+            raise ConfigError(
+                f"cannot open the incident store {path}: {reason} "
+                "(choose another --incident-db PATH, or --no-incident-db)"
+            ) from exc
+        print(
+            f"packctl: incidents kept in memory only: cannot create {path} ({reason}); "
+            "--incident-db PATH keeps them",
+            file=sys.stderr,
+        )
+        return None
+
+
 def install_from_args(
     invoker: Invoker,
     args: argparse.Namespace,
@@ -480,13 +514,7 @@ def install_from_args(
         events = ErrorEvents(owned)
     else:
         events = ErrorEvents([StreamSink()])
-    store = None
-    if not args.no_incident_db:
-        store = IncidentStore(
-            args.incident_db,
-            max_age=args.incident_retention,
-            max_rows=args.incident_max_rows,
-        )
+    store = None if args.no_incident_db else _open_store(args)
     obs = install(
         invoker,
         load_failures=load_failures,
