@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -105,7 +106,16 @@ def main(argv: list[str] | None = None) -> int:
             env.update(HOME=str(home), USER=args.as_user, LOGNAME=args.as_user)
             subprocess.run(["chown", "-R", args.as_user, str(scratch)], check=True)
             scratch.chmod(0o755)
-            command = ["runuser", "-u", args.as_user, "--", *command]
+            # setpriv, not runuser/su: they reset HOME to the passwd entry's.
+            gid = pwd.getpwnam(args.as_user).pw_gid
+            command = [
+                "setpriv",
+                f"--reuid={args.as_user}",
+                f"--regid={gid}",
+                "--init-groups",
+                "--",
+                *command,
+            ]
             print(f"  (as user {args.as_user}, HOME={home})", file=sys.stderr)
         proc = subprocess.Popen(
             command,
