@@ -32,13 +32,13 @@ BUF = _find_buf()
 # Skipped on a developer machine without it; in CI (CI=true) a missing buf fails instead.
 pytestmark = pytest.mark.skipif(
     BUF is None and os.environ.get("CI") != "true",
-    reason="buf is not installed: scripts/setup --dev (npm ci into ./node_modules)",
+    reason="buf is not installed: scripts/setup --dev (npm, into ./node_modules)",
 )
 
 
 @pytest.fixture(autouse=True)
 def _buf_installed() -> None:
-    assert BUF is not None, "buf is missing: .ci/run installs it with npm ci (package.json)"
+    assert BUF is not None, "buf is missing: .ci/run installs it with npm (package.json)"
 
 
 SERVICE = "control_plane.v1.ControlPlaneService"
