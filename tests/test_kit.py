@@ -69,7 +69,10 @@ def _nested_venv(venv: Path, cwd: Path) -> Path:
         [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd
     )
     assert purelib.returncode == 0, purelib.stderr
-    dirs = list(dict.fromkeys([*site.getsitepackages(), site.getusersitepackages()]))
+    # In this interpreter's own order: a user site (pip install --user) precedes the
+    # system one, and may hold newer versions of what the system has.
+    site_dirs = {os.path.realpath(d) for d in [*site.getsitepackages(), site.getusersitepackages()]}
+    dirs = [d for d in dict.fromkeys(sys.path) if d and os.path.realpath(d) in site_dirs]
     # The project itself first, as imported here (a checkout on PYTHONPATH counts too).
     project_root = str(Path(control_plane.__file__).resolve().parent.parent)
     lines = [f"import site; site.addsitedir({d!r})" for d in dirs if Path(d).is_dir()]
