@@ -1,4 +1,8 @@
-"""Locate the JSON files under ``schemas/`` (source tree or installed wheel)."""
+"""Locate the JSON files under ``schemas/`` and the ``.proto`` files under ``proto/``.
+
+Both ship inside the wheel (``control_plane/_schemas``, ``control_plane/_proto``: hatch
+``force-include`` in pyproject.toml); in a source checkout they are read from the repository.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any, cast
 
 import orjson
 
-__all__ = ["load_schema_file", "schemas_dir"]
+__all__ = ["load_schema_file", "proto_dir", "schemas_dir"]
 
 
 @functools.cache
@@ -19,6 +23,16 @@ def schemas_dir() -> Path:
         if (candidate / "vocabulary.json").is_file():
             return candidate
     raise FileNotFoundError("capability-packs schemas directory not found")
+
+
+@functools.cache
+def proto_dir() -> Path:
+    """The proto root: ``control_plane/v1/control_plane.proto`` lies under it."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_proto", here.parent / "proto"):
+        if (candidate / "control_plane" / "v1" / "control_plane.proto").is_file():
+            return candidate
+    raise FileNotFoundError("capability-packs proto directory not found")
 
 
 @functools.cache

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,14 +19,34 @@ from server_support import ServerThread
 from control_plane.core.vocabulary import BASELINE
 from control_plane.v1 import control_plane_pb2 as pb
 
-pytestmark = pytest.mark.skipif(shutil.which("buf") is None, reason="buf is not installed")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _find_buf() -> str | None:
+    """buf as scripts/setup --dev installs it (npm, into ./node_modules), else on PATH."""
+    local = ROOT / "node_modules" / ".bin" / "buf"
+    return str(local) if local.is_file() else shutil.which("buf")
+
+
+BUF = _find_buf()
+# Skipped on a developer machine without it; in CI (CI=true) a missing buf fails instead.
+pytestmark = pytest.mark.skipif(
+    BUF is None and os.environ.get("CI") != "true",
+    reason="buf is not installed: scripts/setup --dev (npm, into ./node_modules)",
+)
+
+
+@pytest.fixture(autouse=True)
+def _buf_installed() -> None:
+    assert BUF is not None, "buf is missing: .ci/run installs it with npm (package.json)"
+
 
 SERVICE = "control_plane.v1.ControlPlaneService"
 
 
 def buf_curl(target: str, method: str, data: Any = None, *extra: str) -> tuple[int, Any, str]:
     """Run ``buf curl``; returns (exit code, parsed stdout or None, stderr)."""
-    argv = ["buf", "curl", "--protocol", "grpc", "--http2-prior-knowledge", *extra]
+    argv = [str(BUF), "curl", "--protocol", "grpc", "--http2-prior-knowledge", *extra]
     if data is not None:
         argv += ["--data", json.dumps(data)]
     argv.append(f"http://{target}/{method}")
@@ -47,7 +69,7 @@ def buf_error(stderr: str) -> dict[str, Any]:
 def test_list_services_through_reflection(server: ServerThread) -> None:
     proc = subprocess.run(
         [
-            "buf",
+            str(BUF),
             "curl",
             "--protocol",
             "grpc",

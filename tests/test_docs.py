@@ -258,9 +258,11 @@ def test_readme_has_the_newcomer_sections() -> None:
         "## `packctl` exit codes",
     ):
         assert heading in text, heading
-    assert "python3 -m pip install -e . && packctl serve" in text
+    assert "./scripts/dev serve" in text
     assert "bash .ci/run" in text
-    assert "python3 -m pytest -q" in (ROOT / ".ci" / "run").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert '"$PY" -m pytest -q' in ci and "cp_setup --dev" in ci
+    assert "cp_setup\n" in (ROOT / "scripts" / "dev").read_text()
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "schemas").glob("*.json")), ids=lambda p: p.name)

@@ -218,27 +218,31 @@ def test_cli_commands_show_an_incident_and_aggregate(
     parser = argparse.ArgumentParser(prog="packctl")
     add_cli_commands(parser.add_subparsers(dest="command", required=True))
 
-    args = parser.parse_args(["incident", ref, "--db", str(db)])
+    args = parser.parse_args(["incident", ref, "--incident-db", str(db)])
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert f"reference_id: {ref}" in out
     assert "request_id:   rq-cli" in out
     assert "DownstreamError" in out and SECRET not in out
 
-    args = parser.parse_args(["incident", ref, "--db", str(db), "--json"])
+    args = parser.parse_args(["incident", ref, "--incident-db", str(db), "--output", "json"])
     assert args.func(args) == 0
     assert json.loads(capsys.readouterr().out)["pack"] == "t.beta"
 
-    args = parser.parse_args(["incident", "ref_ffffffffffffffff", "--db", str(db)])
+    args = parser.parse_args(["incident", "ref_ffffffffffffffff", "--incident-db", str(db)])
     assert args.func(args) == 1
     assert "no incident 'ref_ffffffffffffffff'" in capsys.readouterr().err
 
-    args = parser.parse_args(["errors", "--db", str(db), "--since", "1h", "--by", "origin"])
+    args = parser.parse_args(
+        ["errors", "--incident-db", str(db), "--since", "1h", "--by", "origin"]
+    )
     assert args.since == 3600
     assert args.func(args) == 0
     assert "control_plane" in capsys.readouterr().out
 
-    args = parser.parse_args(["errors", "--db", str(tmp_path / "missing.db"), "--json"])
+    args = parser.parse_args(
+        ["errors", "--incident-db", str(tmp_path / "missing.db"), "--output", "json"]
+    )
     assert args.func(args) == 0
     assert json.loads(capsys.readouterr().out)["total"] == 0
     assert not (tmp_path / "missing.db").exists()

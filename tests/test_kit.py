@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import time
@@ -16,10 +18,12 @@ from typing import Any
 
 import pytest
 
+import control_plane
 from control_plane import CodeDoc, Context, Pack, PackError, hookimpl
 from control_plane.adapters.cli import main
 from control_plane.adapters.kit import (
     ConformanceError,
+    Fault,
     PackKit,
     PackTarget,
     ServedPack,
@@ -48,18 +52,50 @@ def _run(
     )
 
 
+def _nested_venv(venv: Path, cwd: Path) -> Path:
+    """A fresh venv that sees exactly what this test process sees, whatever that is.
+
+    ``venv --system-site-packages`` would expose the *base* interpreter, which inside a
+    virtual environment (CI's, a developer's) is not where capability-packs and hatchling
+    are. Instead the new venv's ``.pth`` adds this interpreter's own site directories
+    (``site.addsitedir``, so their ``.pth`` files, editable installs included, apply too)
+    after its own: packages installed into the new venv come first. The same holds for a
+    system-wide install, where those directories are the system's.
+    """
+    made = _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], cwd)
+    assert made.returncode == 0, made.stderr
+    python = venv / "bin" / "python"
+    purelib = _run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], cwd
+    )
+    assert purelib.returncode == 0, purelib.stderr
+    # In this interpreter's own order: a user site (pip install --user) precedes the
+    # system one, and may hold newer versions of what the system has.
+    site_dirs = {os.path.realpath(d) for d in [*site.getsitepackages(), site.getusersitepackages()]}
+    dirs = [d for d in dict.fromkeys(sys.path) if d and os.path.realpath(d) in site_dirs]
+    # The project itself first, as imported here (a checkout on PYTHONPATH counts too).
+    project_root = str(Path(control_plane.__file__).resolve().parent.parent)
+    lines = [f"import site; site.addsitedir({d!r})" for d in dirs if Path(d).is_dir()]
+    (Path(purelib.stdout.strip()) / "zz_outer_environment.pth").write_text(
+        "\n".join([project_root, *lines]) + "\n"
+    )
+    return python
+
+
 @pytest.fixture(scope="module")
 def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """``packctl new`` into a temp dir, a fresh venv next to capability-packs, installed."""
     root = tmp_path_factory.mktemp("kit")
     project = root / "acme-word-count"
     assert main(["new", PACK, "--dir", str(project)]) == 0
-    venv = root / "venv"
-    made = _run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], root
+    python = _nested_venv(root / "venv", root)
+    seen = _run(
+        [str(python), "-c", "import control_plane, hatchling; print(control_plane.__file__)"], root
     )
-    assert made.returncode == 0, made.stderr
-    python = venv / "bin" / "python"
+    assert seen.returncode == 0, seen.stderr
+    assert Path(seen.stdout.strip()).resolve() == Path(control_plane.__file__).resolve()
+    # With its dependencies but no package index at all: capability-packs (at the version
+    # the scaffold asks for) and the kit extra resolve from what this environment has.
     install = _run(
         [
             str(python),
@@ -67,11 +103,11 @@ def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
             "pip",
             "install",
             "-q",
-            "--no-deps",
+            "--no-index",
             "--no-build-isolation",
             "--disable-pip-version-check",
             "-e",
-            str(project),
+            f"{project}[test]",
         ],
         root,
     )
@@ -92,6 +128,32 @@ def test_new_writes_a_complete_distribution(scaffolded: tuple[Path, Path]) -> No
     assert output["$schema"].startswith("https://json-schema.org/")
     assert "too_large" in output["properties"]["error"]["properties"]["code"]["enum"]
     assert (project / "README.md").is_file() and (project / "tests" / "test_pack.py").is_file()
+
+
+def test_the_scaffold_asks_for_the_installed_capability_packs(
+    scaffolded: tuple[Path, Path],
+) -> None:
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    from control_plane.adapters.kit.scaffold import requirement
+
+    _, project = scaffolded
+    installed = metadata.version("capability-packs")
+    line = re.search(
+        r"^dependencies = \[\"([^\"]+)\"\]", (project / "pyproject.toml").read_text(), re.M
+    )
+    assert line, "no dependency line"
+    req = Requirement(line.group(1))
+    assert req.name == "capability-packs"
+    assert req.specifier.contains(installed)
+    assert str(req.specifier) == f"<0.{int(installed.split('.')[1]) + 1},>={installed}" or (
+        not installed.startswith("0.")
+    )
+    assert requirement("1.4.2") == "capability-packs>=1.4.2,<2"
+    assert requirement("0.3.0.dev1+g1234") == "capability-packs>=0.3.0.dev1,<0.4"
+    assert requirement("0+unknown") == "capability-packs"
 
 
 def test_new_refuses_bad_names_and_non_empty_dirs(
@@ -356,6 +418,34 @@ def test_seam_mode_on_an_async_pack_with_an_async_seam() -> None:
         generated = kit.check_generated_inputs(max_examples=10)
         assert generated.examples == 10
     assert _async_downstream is before  # the seam is restored
+
+
+def test_custom_faults_join_the_catalogue() -> None:
+    """A fault of the pack's own downstream library: injected, mapped, expected, served."""
+    missing = Fault(
+        "cache_file_missing",
+        "the cache file vanished (FileNotFoundError)",
+        "raise",
+        lambda secrets: FileNotFoundError(2, "No such file or directory", "/var/cache/k"),
+    )
+    target = PackTarget(
+        "kit.async",
+        plugin=_Plugin(),
+        seams={f"{__name__}:_async_downstream": _fake},
+        expect={"cache_file_missing": "not_found", "http_404": "not_found"},
+    )
+    with PackKit(target) as kit:
+        report = kit.inject_faults([missing, "http_404"])
+        assert report.mapped("cache_file_missing") == "not_found"
+        assert "cache_file_missing" in report.render()
+    wrong = dataclasses.replace(target, expect={"cache_file_missing": "timeout"})
+    with (
+        PackKit(wrong) as kit,
+        pytest.raises(ConformanceError, match="expected 'timeout', the caller got 'not_found'"),
+    ):
+        kit.inject_faults([missing])
+    with ServedPack(target) as served, served.faulted(missing):
+        assert_rich_status(served.status({"key": "x"}), "not_found", pack="kit.async")
 
 
 def test_boundary_mode_maps_every_fault_onto_the_vocabulary() -> None:

@@ -129,9 +129,30 @@ FAULTS: dict[str, tuple[Callable[[], Pack], str]] = {
         lambda: make_pack("bad.pack", codes=["not_found"], docs=_own_docs("stray_code")),
         r"codes= documents stray_code, which the output schema's enum does not declare",
     ),
-    "baseline code re-documented": (
-        lambda: make_pack("bad.pack", codes=["not_found"], docs=_own_docs("not_found")),
-        r"baseline code 'not_found' is documented by the vocabulary",
+    "baseline code made retryable": (
+        lambda: make_pack(
+            "bad.pack",
+            codes=["not_found"],
+            docs={"not_found": CodeDoc("gone", retryable=True, recovery_hint="retry")},
+        ),
+        r"baseline code 'not_found' is permanent for every pack: its CodeDoc may change "
+        r"the description and recovery_hint, not retryable=True",
+    ),
+    "baseline code made permanent": (
+        lambda: make_pack(
+            "bad.pack",
+            codes=["rate_limited"],
+            docs={"rate_limited": CodeDoc("quota", retryable=False, recovery_hint="wait")},
+        ),
+        r"baseline code 'rate_limited' is retryable for every pack",
+    ),
+    "baseline code absorbing": (
+        lambda: make_pack(
+            "bad.pack",
+            codes=["not_found"],
+            docs={"not_found": CodeDoc("gone", recovery_hint="r", absorbs=("timeout",))},
+        ),
+        r"baseline code 'not_found' cannot absorb other codes",
     ),
     "absorbs a code that is not baseline": (
         lambda: make_pack(
@@ -657,3 +678,64 @@ def test_hook_implementations_are_called_with_the_arguments_they_name() -> None:
     )
     assert _NoArgumentsPlugin.calls == before + 1
     assert not result.registry.failures
+
+
+def test_a_pack_gives_a_baseline_code_its_own_description() -> None:
+    from control_plane.core.vocabulary import BASELINE
+
+    registry = Registry()
+    loaded = registry.register(
+        make_pack(
+            "own.words",
+            codes=["not_found", "rate_limited", "timeout"],
+            docs={
+                "not_found": CodeDoc(
+                    "The repository does not exist, or the token cannot see it.",
+                    recovery_hint="Check the URL and the token's scopes.",
+                ),
+                "rate_limited": "The API's hourly quota is spent.",  # description only
+                "timeout": CodeDoc("The clone took too long.", retryable=True),  # hint kept
+            },
+        )
+    )
+    own = loaded.vocabulary["not_found"]
+    assert own.description == "The repository does not exist, or the token cannot see it."
+    assert own.recovery_hint == "Check the URL and the token's scopes."
+    for code in ("not_found", "rate_limited", "timeout"):
+        info, base = loaded.vocabulary[code], BASELINE[code]
+        # What a caller branches on is the vocabulary's, whatever the pack wrote.
+        assert (info.retryable, info.grpc_status, info.baseline, info.fallback) == (
+            base.retryable,
+            base.grpc_status,
+            True,
+            base.fallback,
+        )
+    assert loaded.vocabulary["rate_limited"].description == "The API's hourly quota is spent."
+    assert loaded.vocabulary["rate_limited"].recovery_hint == BASELINE["rate_limited"].recovery_hint
+    assert loaded.vocabulary["timeout"].recovery_hint == BASELINE["timeout"].recovery_hint
+    # Other packs keep the vocabulary's words.
+    other = registry.register(make_pack("other.pack", codes=["not_found"]))
+    assert other.vocabulary["not_found"] == BASELINE["not_found"]
+
+
+def test_a_baseline_code_in_the_packs_words_reaches_the_caller() -> None:
+    def missing(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        raise PackError("not_found", "no such repository")
+
+    registry = Registry()
+    registry.register(
+        make_pack(
+            "own.words",
+            codes=["not_found"],
+            docs={"not_found": CodeDoc("No such repository.", recovery_hint="Check the URL.")},
+            handler=missing,
+        )
+    )
+    invoker = Invoker(registry)
+    try:
+        outcome = invoker.invoke_sync("own.words", {})
+    finally:
+        invoker.close()
+    assert outcome.error is not None
+    assert (outcome.error.code, outcome.error.recovery_hint) == ("not_found", "Check the URL.")
+    assert outcome.error.retryable is False

@@ -119,3 +119,40 @@ def test_serve_exposes_metrics_events_and_incidents(served) -> None:  # type: ig
     assert "internal_error" in json.dumps(table) and "not_found" in json.dumps(table)
     missing = packctl("incident", "ref_0000000000000000", env=env)
     assert missing.returncode != 0
+
+
+def test_serve_without_a_writable_home_keeps_incidents_in_memory(tmp_path: Path) -> None:
+    # A service account whose home is not writable (here: HOME is a file, which stops
+    # root too): the default store cannot be created, and serving goes on, saying so.
+    home = tmp_path / "home-is-a-file"
+    home.write_text("")
+    env = subprocess_env(HOME=str(home))
+    env.pop("CAPABILITY_PACKS_INCIDENT_DB", None)
+    env.pop("XDG_STATE_HOME", None)
+    proc, target = start_serve("--plugin", "testpacks", env=env)
+    try:
+        banner = proc.banner  # type: ignore[attr-defined]
+        assert "incidents kept in memory only: cannot create" in banner, banner
+        assert f"{home}/.local/state/capability-packs/incidents.db" in banner, banner
+        with Client(target, timeout=15) as client:
+            assert client.invoke("test.echo", {"n": 1}).result["echo"] == {"n": 1}
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in banner + err
+
+
+def test_serve_with_an_incident_db_that_cannot_open_exits_2(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = packctl(
+        "serve",
+        "--address",
+        "127.0.0.1:0",
+        "--incident-db",
+        str(blocker / "incidents.db"),
+        env=subprocess_env(),
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"cannot open the incident store {blocker / 'incidents.db'}" in done.stderr
+    assert "--no-incident-db" in done.stderr and "Traceback" not in done.stderr

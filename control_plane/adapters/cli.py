@@ -93,6 +93,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "control_plane.adapters.temporal.cli",
     "control_plane.adapters.kit.cli",
     "control_plane.adapters.gate",
+    "control_plane.adapters.proto_cli",
 )
 
 
@@ -496,7 +497,12 @@ def _serve(args: argparse.Namespace) -> int:
         if tracing is not None:
             tracing.close()
         return EXIT_USAGE
-    obs = runtime.observe(args)
+    try:
+        obs = runtime.observe(args)
+    except ConfigError as exc:  # an incident store that cannot open
+        runtime.close()
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
     def ready(server: PackServer) -> None:
         host = args.address.rsplit(":", 1)[0]

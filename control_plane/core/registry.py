@@ -10,8 +10,9 @@ and never stops the others.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,6 +186,40 @@ def _pack_code_info(code: str, doc: CodeDoc) -> CodeInfo:
     )
 
 
+def _baseline_docs(pack: Pack) -> dict[str, CodeDoc]:
+    """``pack.code_docs()`` with the gaps of baseline codes filled from the vocabulary: a
+    plain string gives a baseline code's description only, an empty hint keeps its hint."""
+    docs = pack.code_docs()
+    for code, doc in docs.items():
+        base = BASELINE.get(code)
+        if base is None:
+            continue
+        if not isinstance(pack.codes[code], CodeDoc):
+            docs[code] = CodeDoc(doc.description, base.retryable, base.recovery_hint)
+        elif not doc.recovery_hint:
+            docs[code] = dataclasses.replace(doc, recovery_hint=base.recovery_hint)
+    return docs
+
+
+def _baseline_in_pack(code: str, doc: CodeDoc, fault: Callable[[str], PluginLoadError]) -> CodeInfo:
+    """A baseline code the pack describes in its own words (``codes={"not_found": ...}``).
+
+    The description and recovery hint become the pack's; everything a caller branches on
+    stays the vocabulary's: retryability, gRPC status, payload, fallback. A
+    :class:`CodeDoc` that says otherwise, or absorbs codes, is a load fault.
+    """
+    base = BASELINE[code]
+    if doc.retryable != base.retryable:
+        kind = "retryable" if base.retryable else "permanent"
+        raise fault(
+            f"baseline code {code!r} is {kind} for every pack: its CodeDoc may change "
+            f"the description and recovery_hint, not retryable={doc.retryable}"
+        )
+    if doc.absorbs:
+        raise fault(f"baseline code {code!r} cannot absorb other codes")
+    return dataclasses.replace(base, description=doc.description, recovery_hint=doc.recovery_hint)
+
+
 class Registry:
     """Loaded packs by name, and the failures met while loading."""
 
@@ -228,7 +263,7 @@ class Registry:
         except (TypeError, ValueError) as exc:
             raise fault(f"schemas could not be built: {exc}") from exc
         try:
-            docs = pack.code_docs()
+            docs = _baseline_docs(pack)
         except (AttributeError, TypeError) as exc:
             raise fault(f"codes= must map code names to CodeDoc: {exc}") from exc
         manifest: dict[str, Any] = {
@@ -265,13 +300,10 @@ class Registry:
         vocabulary: dict[str, CodeInfo] = {}
         absorbed_by: dict[str, str] = {}
         for code in declared:
-            if code in docs:
+            if code in docs and code in BASELINE:
+                vocabulary[code] = _baseline_in_pack(code, docs[code], fault)
+            elif code in docs:
                 doc = docs[code]
-                if code in BASELINE:
-                    raise fault(
-                        f"baseline code {code!r} is documented by the vocabulary; "
-                        "remove it from codes="
-                    )
                 if not doc.recovery_hint:
                     raise fault(f"code {code!r} has no recovery_hint")
                 for absorbed in doc.absorbs:

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
+import sqlite3
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +33,7 @@ import orjson
 from control_plane.core.errors import RequestRejected
 from control_plane.core.incidents import Incident
 from control_plane.core.invoke import Invoker
+from control_plane.core.limits import ConfigError
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadFailure
 from control_plane.core.rejection import Rejection
@@ -42,7 +45,12 @@ from control_plane.runtime.events import (
     StreamSink,
     rfc3339,
 )
-from control_plane.runtime.incident_store import GroupBy, IncidentStore, default_incident_db
+from control_plane.runtime.incident_store import (
+    ENV_INCIDENT_DB,
+    GroupBy,
+    IncidentStore,
+    default_incident_db,
+)
 from control_plane.runtime.metrics import Metrics
 
 __all__ = [
@@ -317,20 +325,44 @@ def _db_help() -> str:
 
 
 def _db_argument(parser: argparse.ArgumentParser) -> None:
+    """``--incident-db PATH``, spelled as ``packctl serve`` spells it (``--db`` is the
+    deprecated, hidden alias)."""
     parser.add_argument(
+        "--incident-db",
         "--db",
+        dest="incident_db",
         metavar="PATH",
         type=Path,
         default=None,
         help=_db_help(),
     )
+    _hide_alias(parser, "--db")
+
+
+def _output_argument(parser: argparse.ArgumentParser) -> None:
+    """``--output human|json`` as every other command (``--json`` is the hidden alias)."""
+    parser.add_argument(
+        "--output",
+        choices=("human", "json"),
+        default="human",
+        help="human-readable text (default) or JSON for programs",
+    )
+    parser.add_argument(
+        "--json", dest="output", action="store_const", const="json", help=argparse.SUPPRESS
+    )
+
+
+def _hide_alias(parser: argparse.ArgumentParser, alias: str) -> None:
+    """Keep ``alias`` working but out of ``--help`` and usage (a deprecated spelling)."""
+    action = parser._option_string_actions[alias]
+    action.option_strings = [s for s in action.option_strings if s != alias]
 
 
 def run_incident(args: argparse.Namespace) -> int:
     """``packctl incident REF``: print one incident; exit 1 when unknown."""
-    store = IncidentStore(args.db, read_only=True)
+    store = IncidentStore(args.incident_db, read_only=True)
     try:
-        print(show_incident(store, args.ref, as_json=args.json))
+        print(show_incident(store, args.ref, as_json=args.output == "json"))
     except IncidentNotFound as exc:
         print(f"packctl incident: {exc}", file=sys.stderr)
         return 1
@@ -339,8 +371,8 @@ def run_incident(args: argparse.Namespace) -> int:
 
 def run_errors(args: argparse.Namespace) -> int:
     """``packctl errors``: print error counts grouped by code, pack or origin."""
-    store = IncidentStore(args.db, read_only=True)
-    print(aggregate_errors(store, args.since, args.by, as_json=args.json))
+    store = IncidentStore(args.incident_db, read_only=True)
+    print(aggregate_errors(store, args.since, args.by, as_json=args.output == "json"))
     return 0
 
 
@@ -363,7 +395,7 @@ def add_cli_commands(subparsers: Any) -> None:
         "exception chain with its traceback.",
     )
     incident.add_argument("ref", metavar="REF", help="reference id, e.g. ref_3f9c0a61d2b84e07")
-    incident.add_argument("--json", action="store_true", help="print JSON")
+    _output_argument(incident)
     _db_argument(incident)
     incident.set_defaults(func=run_incident)
 
@@ -382,7 +414,7 @@ def add_cli_commands(subparsers: Any) -> None:
     errors.add_argument(
         "--by", choices=("code", "pack", "origin"), default="code", help="group by (default: code)"
     )
-    errors.add_argument("--json", action="store_true", help="print JSON")
+    _output_argument(errors)
     _db_argument(errors)
     errors.set_defaults(func=run_errors)
 
@@ -439,6 +471,32 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _open_store(args: argparse.Namespace) -> IncidentStore | None:
+    """The incident store of ``serve``/``worker``. A path that was asked for
+    (``--incident-db``, ``$CAPABILITY_PACKS_INCIDENT_DB``) must open, else
+    :class:`ConfigError` (exit 2); the default one under the home directory may not (a
+    service account without a writable home): then incidents stay in memory, said on
+    stderr, and serving goes on."""
+    try:
+        return IncidentStore(
+            args.incident_db, max_age=args.incident_retention, max_rows=args.incident_max_rows
+        )
+    except (OSError, sqlite3.Error) as exc:
+        path = args.incident_db if args.incident_db is not None else default_incident_db()
+        reason = f"{type(exc).__name__}: {exc}"
+        if args.incident_db is not None or os.environ.get(ENV_INCIDENT_DB):
+            raise ConfigError(
+                f"cannot open the incident store {path}: {reason} "
+                "(choose another --incident-db PATH, or --no-incident-db)"
+            ) from exc
+        print(
+            f"packctl: incidents kept in memory only: cannot create {path} ({reason}); "
+            "--incident-db PATH keeps them",
+            file=sys.stderr,
+        )
+        return None
+
+
 def install_from_args(
     invoker: Invoker,
     args: argparse.Namespace,
@@ -456,13 +514,7 @@ def install_from_args(
         events = ErrorEvents(owned)
     else:
         events = ErrorEvents([StreamSink()])
-    store = None
-    if not args.no_incident_db:
-        store = IncidentStore(
-            args.incident_db,
-            max_age=args.incident_retention,
-            max_rows=args.incident_max_rows,
-        )
+    store = None if args.no_incident_db else _open_store(args)
     obs = install(
         invoker,
         load_failures=load_failures,

@@ -1,8 +1,8 @@
-"""``packctl gate [FILE] [--target HOST:PORT | --local] [--format F] [--output PATH] [--jobs N]``.
+"""``packctl gate [FILE] [--target HOST:PORT | --local] [--format F] [--report PATH] [--jobs N]``.
 
 Exit codes never change meaning with flags: 0 the gate passed (warnings shown), 1 it
 failed on findings (``artifact_failed``), 2 a step could not run (a pack error code, an
-unreachable server, a bad gate file). The report goes to ``--output`` or stdout; the text
+unreachable server, a bad gate file). The report goes to ``--report`` or stdout; the text
 summary is always shown (stdout, or stderr when stdout carries a json/junit/sarif report).
 """
 
@@ -70,11 +70,14 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="report format (default text)",
     )
     p.add_argument(
-        "--output",
+        "--report",
+        "--output",  # its first spelling; hidden: --output means human|json elsewhere
         dest="report_path",
         metavar="PATH",
         help="write the report to PATH (the text summary still goes to stdout)",
     )
+    report = p._option_string_actions["--output"]
+    report.option_strings = ["--report"]
     p.add_argument(
         "--jobs",
         "-j",

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
+from control_plane import _version
 from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, _json
 
 from .scaffold import scaffold
@@ -55,9 +57,13 @@ def _new(args: argparse.Namespace) -> int:
     print(f"created {made.dist} in {made.directory} (pack {made.pack_name}):")
     for path in made.files:
         print(f"  {path.relative_to(made.directory)}")
+    # capability-packs is not on a public index: install into this very environment,
+    # where pip finds it installed (the scaffold asks for this version).
+    python = shlex.quote(sys.executable)
     print(
-        f"\nnext:\n  cd {made.directory}\n  pip install -e '.[test]'\n  pytest\n"
-        f"  packctl list --local"
+        f"\nnext (into this environment, which has capability-packs {_version.version()}):"
+        f"\n  cd {shlex.quote(str(made.directory))}\n  {python} -m pip install -e '.[test]'"
+        f"\n  {python} -m pytest\n  packctl list --local"
     )
     return EXIT_OK
 

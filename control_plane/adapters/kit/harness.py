@@ -47,6 +47,7 @@ from control_plane.runtime.plugins import LoadResult
 from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 
 from .faults import FAULTS, KIT_UNDECLARED_CODE, Fault, Secrets, fault
+from .loopback import LoopbackOnly, refusal_message
 from .seams import Seam, constant, patch_seams, resolve_seam
 from .static import PackReport, check_loaded
 from .target import ConformanceError, PackTarget, load_target
@@ -229,6 +230,8 @@ class PackKit:
         )
         self.invoker = self.runtime.invoker
         self._loop = _Loop()
+        #: Refuses traffic beyond loopback during calls, unless the target allows it.
+        self.loopback = LoopbackOnly()
         #: Fault reports of this kit, for the pytest terminal summary.
         self.reports: list[FaultReport] = []
 
@@ -353,6 +356,14 @@ class PackKit:
 
     # -- running ---------------------------------------------------------------------
 
+    @contextmanager
+    def _network(self) -> Iterator[None]:
+        if self.target.network:
+            yield
+        else:
+            with self.loopback.active():
+                yield
+
     def _sample_inputs(self) -> list[dict[str, Any]]:
         if self.target.sample_inputs:
             return [dict(doc) for doc in self.target.sample_inputs]
@@ -366,7 +377,7 @@ class PackKit:
         """One call under enforcement; :class:`InvalidInput` when the input is refused."""
         self._call = call
         try:
-            with self._seams(call):
+            with self._seams(call), self._network():
                 coro = self.invoker.invoke(
                     self.name,
                     dict(doc),
@@ -392,6 +403,9 @@ class PackKit:
         A handler still running (cancelled at the deadline) is judged by its outcome only.
         """
         problems: list[str] = []
+        refused = self.loopback.take()
+        if refused:
+            problems.append(refusal_message(self.name, refused))
         code = outcome.code
         if code is not None and code not in self.loaded.vocabulary:
             problems.append(
@@ -552,8 +566,10 @@ class PackKit:
         """
         chosen = [fault(f) if isinstance(f, str) else f for f in (faults or FAULTS)]
         docs = [dict(d) for d in inputs] if inputs else self._sample_inputs()
+        known = {f.name for f in chosen}
         for name in self.target.expect:
-            fault(name)  # a typo in expect= must not pass silently
+            if name not in known:
+                fault(name)  # a typo in expect= must not pass silently
         report = FaultReport(self.name, self.loaded.version, self.mode)
         for doc in docs:
             for f in chosen:

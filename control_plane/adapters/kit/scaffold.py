@@ -13,9 +13,12 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from control_plane import _version
+from control_plane._version import DISTRIBUTION
+
 from .static import KitUsageError
 
-__all__ = ["PACK_NAME", "Scaffold", "scaffold"]
+__all__ = ["PACK_NAME", "Scaffold", "requirement", "scaffold"]
 
 #: The manifest's pack name pattern: dotted, lower snake case parts.
 PACK_NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
@@ -45,6 +48,23 @@ def _walk(node: Traversable, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[s
     return out
 
 
+def requirement(version: str | None = None) -> str:
+    """The scaffold's dependency on capability-packs: the version installed here, up to
+    the next release that may break packs (the next minor while 0.x, else the next major).
+
+    capability-packs is not on a public index, so pip must find it installed already (the
+    same environment) or in ``--find-links``; pinning to what ``packctl new`` ran on keeps
+    the scaffold from asking for a version that environment does not have.
+    """
+    installed = version if version is not None else _version.version()
+    release = re.match(r"^(\d+)\.(\d+)", installed)
+    if release is None:  # a source tree never installed: nothing to pin to
+        return DISTRIBUTION
+    major, minor = int(release.group(1)), int(release.group(2))
+    ceiling = f"0.{minor + 1}" if major == 0 else f"{major + 1}"
+    return f"{DISTRIBUTION}>={installed.split('+', 1)[0]},<{ceiling}"
+
+
 def scaffold(name: str, directory: str | Path | None = None) -> Scaffold:
     """Write a new pack distribution for pack ``name`` (e.g. ``acme.word_count``).
 
@@ -63,6 +83,7 @@ def scaffold(name: str, directory: str | Path | None = None) -> Scaffold:
         "pack_name": name,
         "module": module,
         "dist": dist,
+        "requirement": requirement(),
     }
     root = resources.files("control_plane.adapters.kit").joinpath("templates", "pack")
     written: list[Path] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import grpc
@@ -26,8 +26,9 @@ from control_plane.wire import status as wire
 from control_plane.wire.client import Client
 from control_plane.wire.server import PackServer, create_server
 
-from .faults import Secrets, fault
+from .faults import Fault, Secrets, fault
 from .harness import PackKit, _Call
+from .loopback import LoopbackOnly, refusal_message
 from .seams import constant, patch_seams
 from .target import ConformanceError, LoadedTarget, PackTarget, load_target
 
@@ -49,6 +50,9 @@ class ServedPack:
         self.port = 0
         self._client: Client | None = None
         self._runtime: Runtime | None = None
+        #: Refuses traffic beyond loopback while serving, unless the target allows it.
+        self.loopback = LoopbackOnly()
+        self._guard: ExitStack | None = None
 
     @property
     def name(self) -> str:
@@ -80,6 +84,9 @@ class ServedPack:
         await self.server.start()
 
     def start(self) -> ServedPack:
+        if not self.pack_target.network:
+            self._guard = ExitStack()
+            self._guard.enter_context(self.loopback.active())
         self._thread.start()
         if not self._ready.wait(15):
             raise RuntimeError("the kit's gRPC server did not start within 15 s")
@@ -100,6 +107,9 @@ class ServedPack:
             self._runtime = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        if self._guard is not None:
+            self._guard.close()
+            self._guard = None
 
     def __enter__(self) -> ServedPack:
         return self.start()
@@ -115,8 +125,21 @@ class ServedPack:
         return self._client
 
     def invoke(self, doc: Mapping[str, Any] | None = None, **kwargs: Any) -> Outcome:
-        """Invoke the pack; the outcome, or the client's typed exception on failure."""
-        return self.client.invoke(self.name, dict(doc or {}), **kwargs)
+        """Invoke the pack; the outcome, or the client's typed exception on failure.
+
+        Seams are not patched here: a call that reaches the downstream reaches the real
+        one (on loopback only, unless ``PackTarget(network=True)``). Wrap calls in
+        :meth:`stubbed` for the target's stubs or :meth:`faulted` for a fault.
+        """
+        try:
+            return self.client.invoke(self.name, dict(doc or {}), **kwargs)
+        finally:
+            self._check_loopback()
+
+    def _check_loopback(self) -> None:
+        refused = self.loopback.take()
+        if refused:
+            raise ConformanceError(refusal_message(self.name, refused))
 
     def status(
         self,
@@ -138,13 +161,16 @@ class ServedPack:
             try:
                 stub.InvokePack(request, timeout=timeout)
             except grpc.RpcError as exc:
+                self._check_loopback()
                 return wire.parse_status(exc.code(), exc.details(), exc.trailing_metadata())
+        self._check_loopback()
         raise AssertionError(f"expected {self.name} to fail for {dict(doc or {})!r}; it succeeded")
 
     @contextmanager
-    def faulted(self, name: str) -> Iterator[None]:
-        """While inside, every declared seam raises the catalogue's fault ``name``."""
-        f = fault(name)
+    def faulted(self, name: str | Fault) -> Iterator[None]:
+        """While inside, every declared seam raises the fault: a catalogue name, or a
+        :class:`~control_plane.adapters.kit.Fault` of your own."""
+        f = fault(name) if isinstance(name, str) else name
         stubs = self.pack_target.seam_stubs()
         if not stubs:
             raise ConformanceError(

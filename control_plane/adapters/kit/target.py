@@ -49,6 +49,10 @@ class PackTarget:
         document the input schema admits.
     :param expect: fault name -> the code the caller must see, checked by
         :meth:`~control_plane.adapters.kit.PackKit.inject_faults` (others are only reported).
+    :param network: let the pack reach beyond loopback during the kit's runs (a real
+        downstream, on purpose). Off by default: a name resolution or connection elsewhere
+        is refused and fails the test (:mod:`control_plane.adapters.kit.loopback`); names
+        under ``.invalid`` fail as DNS failures without any lookup.
     """
 
     name: str
@@ -56,6 +60,7 @@ class PackTarget:
     seams: Sequence[str] | Mapping[str, Stub] = ()
     sample_inputs: Sequence[Mapping[str, Any]] = ()
     expect: Mapping[str, str] = field(default_factory=dict)
+    network: bool = False
 
     def seam_stubs(self) -> dict[str, Stub]:
         """Each seam with its stub (``None`` when it has none)."""
