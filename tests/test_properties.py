@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import http.client
 import socket
 import ssl
 import string
@@ -813,7 +814,10 @@ CLASSIFICATION_TABLE: list[tuple[str, BaseException, str, float | None]] = [
     ("ConnectionRefusedError", ConnectionRefusedError(111, "refused"), "network_error", None),
     ("ConnectionResetError", ConnectionResetError(), "network_error", None),
     ("gaierror", socket.gaierror(socket.EAI_NONAME, "unknown host"), "network_error", None),
-    ("ssl", ssl.SSLError("handshake"), "network_error", None),
+    # 501/505 are permanent: internal_error, never a retryable network_error.
+    ("http 501", HTTPLikeError(501), "internal_error", None),
+    ("http 505", HTTPLikeError(505), "internal_error", None),
+    ("IncompleteRead", http.client.IncompleteRead(b"0123", 10), "network_error", None),
     ("FileNotFoundError", FileNotFoundError(2, "missing"), "not_found", None),
     ("PermissionError", PermissionError(13, "denied"), "auth_failed", None),
     ("errno ETIMEDOUT", OSError(errno.ETIMEDOUT, "timed out"), "timeout", None),
@@ -852,7 +856,16 @@ def test_the_classification_table(
 
 
 @pytest.mark.parametrize(
-    "exc", [ValueError("x"), KeyError("k"), RuntimeError("r"), HTTPLikeError(302)], ids=repr
+    "exc",
+    [
+        ValueError("x"),
+        KeyError("k"),
+        RuntimeError("r"),
+        HTTPLikeError(302),
+        # TLS is the tls classifier plugin's: its errno is an OpenSSL number, not a C one.
+        ssl.SSLError(1, "[SSL: SOMETHING_NEW] something new"),
+    ],
+    ids=repr,
 )
 def test_unknown_failures_do_not_classify(exc: BaseException) -> None:
     assert classify(exc) is None

@@ -27,7 +27,7 @@ from control_plane.core.errors import PluginLoadError
 from control_plane.core.invoke import Invoker
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime import plugins as plugins_module
-from control_plane.runtime.plugins import load_registry
+from control_plane.runtime.plugins import BUILTIN_CLASSIFIERS, load_registry
 
 BAD_PLUGIN = "acme.broken_plugin"
 
@@ -570,7 +570,12 @@ def test_plugin_classifiers_are_loaded_and_a_broken_one_is_skipped() -> None:
             ("acme.packs", plugin(pack)),
         ],
     )
-    assert len(result.plugin_manager.hook.classify_exception.get_hookimpls()) == 2
+    impls = result.plugin_manager.hook.classify_exception.get_hookimpls()
+    # The two plugins' classifiers, and the built-in ones (control_plane/core/classifiers);
+    # pluggy asks the newest first, so third-party classifiers come before the built-ins.
+    names = [impl.plugin_name for impl in reversed(impls)]
+    assert names[:2] == ["acme.classifier", "acme.broken_classifier"]
+    assert set(names[2:]) == set(BUILTIN_CLASSIFIERS)
     assert len(result.classifiers) == 1  # the hook itself, firstresult
     invoker = Invoker(result.registry, classifiers=result.classifiers, max_workers=2)
     try:

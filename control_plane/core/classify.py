@@ -2,15 +2,28 @@
 
 Rules, tried on each exception of the chain from the outermost wrapper inwards (``__cause__``
 first, then ``__context__`` unless suppressed, plus ``reason``/``original`` attributes used
-by urllib and friends), stopping at the first that classifies:
+by urllib and friends, exceptions held in ``args`` -- httpcore re-raises ``from None`` but
+keeps the original as ``args[0]`` -- and the members of exception groups), stopping at the
+first that classifies:
 
 1. :class:`~control_plane.core.errors.PackError` -> its own code and payload.
-2. plugin classifiers (the ``classify_exception`` hook) -> whatever they return.
-3. an HTTP status carried by the exception (``status_code``, ``status``, ``code``, or the
-   same on ``.response``) -> :data:`HTTP_STATUS_CODES` (any other 5xx ->
+2. plugin classifiers (the ``classify_exception`` hook) -> whatever they return. The
+   built-in ones (``control_plane/core/classifiers/``: grpc, httpx, requests, aiohttp, tls,
+   smtp, xmlrpc, subprocess, sockets) are plugins like any other.
+3. an HTTP status carried by the exception (``status_code``, ``status``, ``code``,
+   ``errcode``, or the same on ``.response``) -> :data:`HTTP_STATUS_CODES` (any other 5xx ->
    :data:`HTTP_5XX_CODE`), with ``Retry-After`` parsed.
 4. the exception's type -> :data:`TYPE_CODES` (most specific class first).
-5. its ``errno`` -> :data:`ERRNO_CODES`.
+5. its ``errno`` -> :data:`ERRNO_CODES` (not for ``ssl.SSLError``, whose ``errno`` is an
+   OpenSSL error number).
+
+A classification may be **weak** (``weak=True``): a generic wrapper such as
+``httpx.ConnectError`` knows it is "some connection failure" but the exception it wraps
+may know better (a rejected certificate, a missing Unix socket). A weak result is used only
+when nothing deeper in the chain classifies strongly. The code ``internal_error`` is a
+valid, strong answer: "recognised, and no specific code is right" (HTTP 501, a local TLS
+configuration error); it stops the walk so that a wrong specific code cannot be found
+deeper.
 
 The chain walk is guarded against cycles and bounded in depth. Exceptions are hostile
 input: attributes or ``str()`` that raise are treated as absent.
@@ -23,11 +36,14 @@ import concurrent.futures
 import datetime
 import email.utils
 import errno
+import functools
+import http.client
 import math
 import socket
 import ssl
 import subprocess
 import time
+import urllib.error
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,10 +58,15 @@ __all__ = [
     "TYPE_CODES",
     "Classification",
     "Classifier",
+    "TypeRule",
+    "class_names",
     "classify",
+    "exception_text",
     "http_status_code",
     "iter_chain",
+    "match_type_rules",
     "parse_retry_after",
+    "safe_attr",
 ]
 
 MAX_CHAIN = 32
@@ -66,6 +87,8 @@ class Classification:
     rule: str = "pack_error"
     #: True when the pack's own handler raised the typed error (origin ``pack:<name>``).
     typed: bool = False
+    #: A generic wrapper's guess: used only if nothing deeper in the chain classifies.
+    weak: bool = False
 
 
 Classifier = Callable[[BaseException], Classification | None]
@@ -81,8 +104,16 @@ HTTP_STATUS_CODES: Mapping[int, str] = {
     504: "timeout",
     429: "rate_limited",
     500: "network_error",
+    # Permanent: the server will never support this method or protocol version.
+    501: "internal_error",
     502: "network_error",
     503: "network_error",
+    505: "internal_error",
+    # Loop detected / not extended: a server configuration error, retrying cannot help.
+    508: "internal_error",
+    510: "internal_error",
+    # Network Authentication Required (a captive portal or proxy wants a login).
+    511: "auth_failed",
 }
 
 #: The code of a 5xx status :data:`HTTP_STATUS_CODES` does not list.
@@ -97,7 +128,10 @@ TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
     (socket.gaierror, "network_error"),
     (socket.herror, "network_error"),
     (ConnectionError, "network_error"),  # refused, reset, aborted, broken pipe
-    (ssl.SSLError, "network_error"),
+    # A reply cut short: the server or the network dropped the connection mid-body.
+    (http.client.IncompleteRead, "network_error"),
+    (asyncio.IncompleteReadError, "network_error"),
+    (urllib.error.ContentTooShortError, "network_error"),
     (FileNotFoundError, "not_found"),
     (NotADirectoryError, "not_found"),
     (PermissionError, "auth_failed"),
@@ -139,9 +173,102 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
             value = _attr(current, attr)
             if isinstance(value, BaseException):
                 nested.append(value)
+        args = _attr(current, "args")
+        if isinstance(args, tuple):
+            nested.extend(a for a in args[:4] if isinstance(a, BaseException))
         if isinstance(current, BaseExceptionGroup):
             nested.extend(current.exceptions)
         stack[0:0] = nested
+
+
+@dataclass(frozen=True, slots=True)
+class TypeRule:
+    """One row of a classifier plugin's table: an exception type, named, not imported.
+
+    ``type_name`` is ``"package.ClassName"``: it matches a class of that name anywhere in
+    the exception's MRO whose module is ``package`` or inside it (``httpx.ConnectError``
+    matches ``httpx._exceptions.ConnectError``), so a plugin recognises a library's
+    exceptions without importing the library. ``message`` is fixed text and must be true
+    of every exception the row matches.
+    """
+
+    type_name: str
+    code: str
+    message: str
+    weak: bool = False
+
+    def matches(self, mro: Sequence[tuple[str, str]]) -> bool:
+        """True if a class ``(module, name)`` of ``mro`` is the one this row names."""
+        package, _, name = self.type_name.rpartition(".")
+        return any(
+            cls_name == name and (module == package or module.startswith(package + "."))
+            for module, cls_name in mro
+        )
+
+    def classification(self, plugin: str) -> Classification:
+        """This row's answer, with the rule id ``<plugin>:<type_name>``."""
+        retry_after = DEFAULT_RETRY_AFTER if self.code == "rate_limited" else None
+        return Classification(
+            code=self.code,
+            message=self.message,
+            retry_after=retry_after,
+            rule=f"{plugin}:{self.type_name}",
+            weak=self.weak,
+        )
+
+
+def _first_row(klass: type, rules: Sequence[TypeRule]) -> int:
+    mro = tuple(
+        (getattr(k, "__module__", "") or "", getattr(k, "__name__", "")) for k in klass.__mro__
+    )
+    for index, row in enumerate(rules):
+        if row.matches(mro):
+            return index
+    return -1
+
+
+#: (id of a rules table, exception type) -> (the table, index of its matching row or -1).
+#: The answer depends on the type only, so it is computed once per type; bounded.
+_TYPE_CACHE: dict[tuple[int, type], tuple[Sequence[TypeRule], int]] = {}
+_TYPE_CACHE_MAX = 4096
+
+
+def match_type_rules(
+    exc: BaseException, rules: Sequence[TypeRule], plugin: str
+) -> Classification | None:
+    """The first row of ``rules`` naming a class in ``exc``'s MRO, as a classification."""
+    klass = type(exc)
+    key = (id(rules), klass)
+    cached = _TYPE_CACHE.get(key)
+    if cached is None or cached[0] is not rules:
+        if len(_TYPE_CACHE) >= _TYPE_CACHE_MAX:
+            _TYPE_CACHE.clear()
+        cached = (rules, _first_row(klass, rules))
+        _TYPE_CACHE[key] = cached
+    index = cached[1]
+    return rules[index].classification(plugin) if index >= 0 else None
+
+
+@functools.lru_cache(maxsize=2048)
+def _class_names(klass: Any) -> frozenset[tuple[str, str]]:
+    return frozenset(
+        (getattr(k, "__module__", "") or "", getattr(k, "__name__", "")) for k in klass.__mro__
+    )
+
+
+def class_names(klass: type) -> frozenset[tuple[str, str]]:
+    """``(module, name)`` of every class in ``klass``'s MRO (cached per type)."""
+    return _class_names(klass)
+
+
+def safe_attr(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, None)`` that also survives properties raising anything."""
+    return _attr(obj, name)
+
+
+def exception_text(exc: BaseException) -> str:
+    """``str(exc)``, or ``""`` when the exception cannot even render itself."""
+    return _text(exc)
 
 
 def _attr(obj: Any, name: str) -> Any:
@@ -222,7 +349,7 @@ def http_status_code(exc: BaseException) -> tuple[int, Any] | None:
     for holder in holders:
         if holder is None:
             continue
-        for attr in ("status_code", "status", "code", "http_status"):
+        for attr in ("status_code", "status", "code", "http_status", "errcode"):
             value = _attr(holder, attr)
             if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
                 headers = _attr(holder, "headers")
@@ -257,10 +384,15 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
             rule="pack_error",
             typed=True,
         )
+    weak: Classification | None = None
     for classifier in classifiers:
         result = classifier(exc)
         if result is not None:
-            return result
+            if not result.weak:
+                return result
+            weak = weak or result
+    if weak is not None:
+        return weak
     http = http_status_code(exc)
     if http is not None:
         status, headers = http
@@ -282,7 +414,7 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
     for exc_type, code in TYPE_CODES:
         if isinstance(exc, exc_type):
             return Classification(code=code, message=_short(exc), rule="type")
-    err = _attr(exc, "errno")
+    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
     if isinstance(err, int) and err in ERRNO_CODES:
         return Classification(code=ERRNO_CODES[err], message=_short(exc), rule="errno")
     return None
@@ -298,8 +430,12 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     for current in chain:
         if isinstance(current, PackError):
             return _classify_one(current, ())
+    weak: Classification | None = None
     for current in chain:
         result = _classify_one(current, classifiers)
-        if result is not None:
+        if result is None:
+            continue
+        if not result.weak:
             return result
-    return None
+        weak = weak or result
+    return weak

@@ -9,6 +9,9 @@ The mapping is a table walk, deterministic and documented:
 
 An undeclared *pack-specific* code (not baseline, not in the vocabulary) is a contract
 violation: it becomes ``internal_error``, is recorded as an incident and counted per pack.
+A well-known pack code (``dependency_missing``, ``schemas/vocabulary.json``) that the pack
+does not declare is not a violation: classification produced it on the pack's behalf, and
+it becomes ``internal_error`` like any other code the pack does not declare.
 """
 
 from __future__ import annotations
@@ -23,7 +26,12 @@ from control_plane.core.incidents import Incidents
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, bounded_text
 from control_plane.core.pack import Check
 from control_plane.core.registry import LoadedPack
-from control_plane.core.vocabulary import ARTIFACT_FAILED, BASELINE, INTERNAL_ERROR
+from control_plane.core.vocabulary import (
+    ARTIFACT_FAILED,
+    BASELINE,
+    INTERNAL_ERROR,
+    WELL_KNOWN_PACK_CODES,
+)
 
 __all__ = ["Enforcer", "nearest_code"]
 
@@ -76,7 +84,11 @@ class Enforcer:
         if classification is None:
             return self.internal(loaded, exc, request_id, "unclassified", "unclassified failure")
         code = classification.code
-        if not isinstance(code, str) or (code not in BASELINE and code not in loaded.vocabulary):
+        if not isinstance(code, str) or (
+            code not in BASELINE
+            and code not in loaded.vocabulary
+            and code not in WELL_KNOWN_PACK_CODES
+        ):
             return self.contract_violation(
                 loaded,
                 exc,
@@ -85,6 +97,11 @@ class Enforcer:
             )
         final = nearest_code(loaded, code)
         if final == INTERNAL_ERROR:
+            if code == INTERNAL_ERROR:  # recognised, and no specific code is right
+                summary = f"classified as internal_error ({classification.rule}): "
+                return self.internal(
+                    loaded, exc, request_id, "classified", summary + classification.message
+                )
             summary = f"{code} is not declared and nothing absorbs it: {classification.message}"
             return self.internal(loaded, exc, request_id, "unmapped", summary)
         info = loaded.vocabulary[final]

@@ -11,9 +11,15 @@ specific rules come first.
 * :class:`StderrRule`, :class:`StderrClassifier` -- the table machinery; classifiers
   compose (``GIT.extend(...)``) so a pack can put its own rules in front.
 * :data:`SSH_RULES`, :data:`GIT_RULES` and the ready classifiers :data:`SSH`, :data:`GIT`
-  -- tables built from real stderr captured from OpenSSH and git (``tests/data/stderr``).
+  -- tables built from real stderr captured from OpenSSH and git (``tests/data/stderr``);
+  :data:`CURL_RULES`/:data:`CURL_EXITS`, :data:`WGET_RULES`/:data:`WGET_EXITS`,
+  :data:`FFMPEG_RULES` and :data:`TLS_RULES` likewise, from the live failure corpus
+  (``tests/corpus``).
+* :class:`ToolTable`, :data:`TOOL_TABLES`, :func:`table_for` -- one tool's stderr rules
+  and documented exit statuses, picked by the tool name in ``argv``.
 * :func:`run_tool` -- run a command with a timeout, kill its whole process group when
-  the time is up (``timeout``), report a missing binary as ``dependency_missing``.
+  the time is up (``timeout``), report a missing binary as ``dependency_missing``; with
+  ``check=True`` raise the classified error of a failed run.
 * :func:`resolve_binary` -- find a tool on ``PATH`` or from an override (env or input).
 * :class:`ToolFailed` -- the exception to raise when no rule matched: it is *not*
   classified, so the call becomes ``internal_error`` and the scrubbed stderr is kept
@@ -31,24 +37,40 @@ import shutil
 import signal
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from control_plane.core.classify import Classification
 from control_plane.core.errors import PackError
 from control_plane.core.redact import scrub
 
 __all__ = [
+    "CURL",
+    "CURL_EXITS",
+    "CURL_RULES",
+    "FFMPEG",
+    "FFMPEG_RULES",
     "GIT",
     "GIT_RULES",
     "SSH",
     "SSH_RULES",
+    "TLS_RULES",
+    "TOOL_TABLES",
+    "WGET",
+    "WGET_EXITS",
+    "WGET_RULES",
+    "ExitRule",
     "StderrClassifier",
     "StderrRule",
     "ToolFailed",
     "ToolRun",
+    "ToolTable",
+    "http_status_rules",
     "resolve_binary",
     "rule",
     "run_tool",
+    "table_for",
+    "tool_name",
 ]
 
 #: How much of a tool's stderr is kept (the tail, where the ``fatal:`` line is).
@@ -158,8 +180,66 @@ _UNREACHABLE = "the host or network is unreachable"
 _SSH_AUTH = "SSH authentication was rejected: no accepted key or password"
 _SSH_HOST_KEY = "the SSH host key is unknown or changed, so the server was not trusted"
 
+_SERVER_CERT = (
+    "the server's TLS certificate failed verification (untrusted, expired or for another "
+    "host); retrying will not change it"
+)
+_CLIENT_CERT = "the server rejected the TLS client certificate (missing, or not trusted by it)"
+_LOCAL_TLS = "the local TLS configuration is invalid (certificate, key or CA file)"
+_TLS_MISMATCH = "TLS could not be negotiated with the server (protocol or version mismatch)"
+
+#: OpenSSL/GnuTLS messages as curl, wget and git print them, in order.
+TLS_RULES: tuple[StderrRule, ...] = (
+    rule(
+        "tls_client_cert_rejected",
+        "auth_failed",
+        r"alert certificate required|alert unknown ca|alert bad certificate|"
+        r"alert certificate unknown|alert access denied|alert certificate (expired|revoked)",
+        _CLIENT_CERT,
+    ),
+    rule(
+        "tls_server_cert",
+        "auth_failed",
+        r"SSL certificate problem|server certificate verification failed|"
+        r"certificate verify failed|cannot verify .*'s certificate|"
+        r"certificate's owner does not match|no alternative certificate subject name matches|"
+        r"SSL: certificate subject name .* does not match|self[- ]signed certificate|"
+        r"certificate of '[^']*' is not trusted|certificate of '[^']*' has expired|"
+        r"doesn't have a known issuer",
+        _SERVER_CERT,
+    ),
+    rule(
+        "tls_local_config",
+        "internal_error",
+        r"unable to set private key file|could not load PEM client certificate|"
+        r"unable to use client certificate|error setting certificate|"
+        r"key values mismatch|error setting certificate verify locations|"
+        r"no certificate or crl found|ERROR: cannot load|Could not load .*certificate",
+        _LOCAL_TLS,
+    ),
+    rule(
+        "tls_version_mismatch",
+        "internal_error",
+        r"wrong version number|unsupported protocol|no protocols available|"
+        r"alert protocol version|packet length too long",
+        _TLS_MISMATCH,
+    ),
+    rule(
+        "tls_connection_closed",
+        "network_error",
+        r"SSL_ERROR_SYSCALL|unexpected eof while reading",
+        "the connection closed during the TLS exchange",
+    ),
+)
+
 #: OpenSSH client messages (``ssh``, and git's ssh transport).
 SSH_RULES: tuple[StderrRule, ...] = (
+    rule(
+        "ssh_banner_timeout",
+        "timeout",
+        r"Connection timed out during banner exchange",
+        "the SSH server accepted the connection but did not send its banner in time",
+    ),
     rule("ssh_permission_denied", "auth_failed", r"Permission denied \([a-z,\-]+\)", _SSH_AUTH),
     rule(
         "ssh_too_many_auth_failures",
@@ -194,6 +274,7 @@ SSH_RULES: tuple[StderrRule, ...] = (
 #: git CLI messages (local, ``file://``, ``git://``, smart HTTP via curl, ssh), in order.
 GIT_RULES: tuple[StderrRule, ...] = (
     *SSH_RULES,
+    *TLS_RULES,
     # Authentication: specific HTTP statuses before the generic "unable to access".
     rule(
         "git_auth_failed",
@@ -289,10 +370,15 @@ GIT_RULES: tuple[StderrRule, ...] = (
     ),
     rule(
         "git_tls",
-        "network_error",
-        r"SSL certificate problem|server certificate verification failed|"
+        "internal_error",
         r"gnutls_handshake\(\) failed|SSL_connect|SSL_ERROR|TLS connect error",
-        "the TLS handshake or certificate verification failed",
+        "the TLS handshake failed",
+    ),
+    rule(
+        "git_http_501_505",
+        "internal_error",
+        r"The requested URL returned error: (501|505)\b",
+        "the server does not support the request (HTTP 501/505); retrying will not help",
     ),
     rule(
         "git_http_5xx",
@@ -321,9 +407,256 @@ GIT_RULES: tuple[StderrRule, ...] = (
     ),
 )
 
+
+def http_status_rules(prefix: str, regex: str) -> tuple[StderrRule, ...]:
+    """Rules for an HTTP status a tool prints: ``regex`` has one ``{status}`` slot.
+
+    The statuses and codes are those of :data:`control_plane.core.classify.HTTP_STATUS_CODES`.
+    """
+
+    def status(name: str, code: str, statuses: str, message: str) -> StderrRule:
+        return rule(f"{prefix}_http_{name}", code, regex.format(status=f"({statuses})"), message)
+
+    return (
+        status("401_403", "auth_failed", "401|403|407", "the server refused access (HTTP 401/403)"),
+        status("404_410", "not_found", "404|410", "the server answered HTTP 404/410"),
+        status("429", "rate_limited", "429", "the server is rate limiting requests (HTTP 429)"),
+        status("408_504", "timeout", "408|504", "the server or a gateway timed out (HTTP 408/504)"),
+        status(
+            "501_505",
+            "internal_error",
+            "501|505",
+            "the server does not support the request (HTTP 501/505); retrying will not help",
+        ),
+        status("5xx", "network_error", r"5\d\d", "the server answered with an HTTP 5xx error"),
+    )
+
+
+#: curl messages (with ``-sS``), tried before its exit status.
+CURL_RULES: tuple[StderrRule, ...] = (
+    *TLS_RULES,
+    *http_status_rules("curl", r"The requested URL returned error: {status}\b"),
+)
+
+#: wget messages, tried before its exit status (run it with ``--tries=1``).
+WGET_RULES: tuple[StderrRule, ...] = (
+    *TLS_RULES,
+    *http_status_rules("wget", r"(?:ERROR |awaiting response\.\.\. ){status}\b"),
+    rule(
+        "wget_tls_session_invalid",
+        "internal_error",
+        r"session has been invalidated",
+        "the server ended the TLS session (wget does not say why)",
+    ),
+    rule(
+        "wget_resolve",
+        "network_error",
+        r"unable to resolve host address|Name or service not known",
+        _HOST_UNRESOLVED,
+    ),
+    rule(
+        "wget_timeout",
+        "timeout",
+        r"Connection timed out|Read error .*timed out|Operation timed out",
+        "the connection or the transfer timed out",
+    ),
+    rule("wget_refused", "network_error", r"failed: Connection refused", _REFUSED),
+    rule(
+        "wget_interrupted",
+        "network_error",
+        r"Connection reset by peer|Connection closed at byte|No data received|"
+        r"Read error at byte|Unable to establish SSL connection",
+        _INTERRUPTED,
+    ),
+    rule(
+        "wget_unreachable",
+        "network_error",
+        r"No route to host|Network is unreachable",
+        _UNREACHABLE,
+    ),
+    rule(
+        "wget_auth",
+        "auth_failed",
+        r"Username/Password Authentication Failed|Authorization failed",
+        "the server rejected the credentials",
+    ),
+)
+
+#: ffmpeg / ffprobe messages for network inputs and missing files. Media that ffmpeg
+#: cannot parse is a pack's own code (e.g. ``unreadable_media``), so it is not here.
+FFMPEG_RULES: tuple[StderrRule, ...] = (
+    *TLS_RULES,
+    rule(
+        "ffmpeg_http_401_403",
+        "auth_failed",
+        r"Server returned (401 Unauthorized|403 Forbidden)",
+        "the server refused access (HTTP 401/403)",
+    ),
+    rule(
+        "ffmpeg_http_404",
+        "not_found",
+        r"Server returned 404 Not Found",
+        "the server answered HTTP 404",
+    ),
+    rule(
+        "ffmpeg_http_5xx",
+        "network_error",
+        r"Server returned 5XX Server Error",
+        "the server answered with an HTTP 5xx error",
+    ),
+    rule(
+        "ffmpeg_resolve",
+        "network_error",
+        r"Failed to resolve hostname|Name or service not known",
+        _HOST_UNRESOLVED,
+    ),
+    rule(
+        "ffmpeg_timeout",
+        "timeout",
+        r"Connection timed out|Operation timed out",
+        "the connection or the transfer timed out",
+    ),
+    rule("ffmpeg_refused", "network_error", r"Connection refused", _REFUSED),
+    rule(
+        "ffmpeg_reset",
+        "network_error",
+        r"Connection reset by peer|Broken pipe|End of file.*tcp",
+        _INTERRUPTED,
+    ),
+    rule(
+        "ffmpeg_no_such_file",
+        "not_found",
+        r"No such file or directory",
+        "the input file does not exist",
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ExitRule:
+    """A documented exit status of a tool: the failure it stands for, in fixed words."""
+
+    status: int
+    code: str
+    message: str
+
+
+def _exits(*rows: tuple[int, str, str]) -> Mapping[int, ExitRule]:
+    return MappingProxyType({status: ExitRule(status, code, msg) for status, code, msg in rows})
+
+
+_CURL_CUT = "the connection was closed, reset or cut before the transfer finished"
+
+#: curl's documented exit statuses (``man curl``, EXIT CODES) that name one failure.
+CURL_EXITS: Mapping[int, ExitRule] = _exits(
+    (1, "internal_error", "curl does not support the URL's protocol"),
+    (3, "internal_error", "the URL is malformed"),
+    (5, "network_error", "the proxy host name could not be resolved"),
+    (6, "network_error", _HOST_UNRESOLVED),
+    (7, "network_error", "could not connect to the server (refused or unreachable)"),
+    (9, "auth_failed", "the server denied access to the resource"),
+    (16, "network_error", "the HTTP/2 connection failed"),
+    (18, "network_error", "the transfer ended before all the data arrived"),
+    (28, "timeout", "the connection or the transfer timed out"),
+    (35, "internal_error", "the TLS handshake failed"),
+    (37, "not_found", "the local file named in the URL cannot be read"),
+    (47, "internal_error", "the server redirected too often"),
+    (52, "network_error", "the server closed the connection without replying"),
+    (55, "network_error", _CURL_CUT),
+    (56, "network_error", _CURL_CUT),
+    (58, "internal_error", "the local TLS client certificate or key could not be used"),
+    (60, "auth_failed", _SERVER_CERT),
+    (67, "auth_failed", "the server rejected the login"),
+    (77, "internal_error", "the local CA certificate file could not be read"),
+    (92, "network_error", "the HTTP/2 stream was reset"),
+    (97, "network_error", "the proxy handshake failed"),
+)
+
+#: wget's documented exit statuses (``man wget``, EXIT STATUS).
+WGET_EXITS: Mapping[int, ExitRule] = _exits(
+    (2, "internal_error", "wget could not parse its command line or configuration"),
+    (3, "internal_error", "wget could not write its output file"),
+    (4, "network_error", "wget reports a network failure"),
+    (5, "auth_failed", _SERVER_CERT),
+    (6, "auth_failed", "the server rejected the user name or password"),
+    (7, "internal_error", "the server broke the protocol"),
+    (8, "internal_error", "the server answered with an error wget does not name"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTable:
+    """What one tool's failures mean: stderr rules first, then its exit statuses."""
+
+    name: str
+    stderr: StderrClassifier
+    exits: Mapping[int, ExitRule] = field(default_factory=lambda: MappingProxyType({}))
+
+    def classify(self, returncode: int | None, stderr: str | bytes | None) -> Classification | None:
+        """The failure's classification, or ``None`` when neither table knows it."""
+        if stderr:
+            found = self.stderr.classify(stderr)
+            if found is not None:
+                return found
+        exit_rule = self.exits.get(returncode) if isinstance(returncode, int) else None
+        if exit_rule is None:
+            return None
+        return Classification(
+            code=exit_rule.code,
+            message=exit_rule.message,
+            retry_after=1.0 if exit_rule.code == "rate_limited" else None,
+            rule=f"exit:{self.name}:{exit_rule.status}",
+        )
+
+    def error(self, returncode: int | None, stderr: str | bytes | None) -> PackError | None:
+        """A :class:`PackError` for the failure, or ``None``."""
+        found = self.classify(returncode, stderr)
+        if found is None:
+            return None
+        return PackError(found.code, found.message, retry_after=found.retry_after)
+
+
 #: Ready classifiers for ssh and git stderr.
 SSH = StderrClassifier(SSH_RULES, name="ssh")
 GIT = StderrClassifier(GIT_RULES, name="git")
+CURL = StderrClassifier(CURL_RULES, name="curl")
+WGET = StderrClassifier(WGET_RULES, name="wget")
+FFMPEG = StderrClassifier(FFMPEG_RULES, name="ffmpeg")
+
+#: Tool name (``argv[0]``'s base name) -> its table; :func:`table_for` picks one.
+TOOL_TABLES: Mapping[str, ToolTable] = MappingProxyType(
+    {
+        "git": ToolTable("git", GIT),
+        "ssh": ToolTable("ssh", SSH),
+        "curl": ToolTable("curl", CURL, CURL_EXITS),
+        "wget": ToolTable("wget", WGET, WGET_EXITS),
+        "ffmpeg": ToolTable("ffmpeg", FFMPEG),
+        "ffprobe": ToolTable("ffprobe", FFMPEG),
+    }
+)
+
+
+def tool_name(argv: Sequence[str] | str | bytes | None) -> str | None:
+    """The tool an ``argv`` runs: the base name of its first element, without ``.exe``."""
+    if isinstance(argv, bytes):
+        argv = argv.decode("utf-8", "replace")
+    if isinstance(argv, str):
+        first = argv.split()[0] if argv.split() else ""
+    elif isinstance(argv, Sequence) and argv:
+        item = argv[0]
+        first = os.fsdecode(item) if isinstance(item, str | bytes | os.PathLike) else ""
+    else:
+        return None
+    name = os.path.basename(first)
+    if name.lower().endswith(".exe"):
+        name = name[:-4]
+    return name or None
+
+
+def table_for(argv: Sequence[str] | str | bytes | None) -> ToolTable | None:
+    """The :data:`TOOL_TABLES` entry for the tool ``argv`` runs, if there is one."""
+    name = tool_name(argv)
+    return TOOL_TABLES.get(name) if name is not None else None
 
 
 # -- running tools ------------------------------------------------------------------
@@ -390,18 +723,26 @@ def run_tool(
     cwd: str | None = None,
     tool: str | None = None,
     missing_code: str = "dependency_missing",
+    check: bool = False,
+    table: ToolTable | None = None,
+    input: bytes | None = None,
 ) -> ToolRun:
-    """Run ``argv`` to completion within ``timeout`` seconds; never raises on exit status.
+    """Run ``argv`` to completion within ``timeout`` seconds.
 
     The child runs in its own session so that on timeout the whole process group (git's
     ``git-remote-http``, ``ssh``, ...) is killed. Raises :class:`PackError` ``timeout``
     when time runs out and ``missing_code`` when the executable does not exist.
+
+    With ``check=True`` a non-zero exit status raises too: the :class:`PackError` of the
+    first matching rule of ``table`` (default: the :data:`TOOL_TABLES` entry for ``tool``
+    or for ``argv[0]``), stderr rules before exit statuses; or :class:`ToolFailed`
+    (``internal_error``, scrubbed stderr kept server-side) when nothing matches.
     """
-    label = tool or os.path.basename(argv[0])
+    label = tool or tool_name(argv) or "tool"
     try:
         proc = subprocess.Popen(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env) if env is not None else None,
@@ -413,7 +754,7 @@ def run_tool(
             missing_code, f"{label} is not installed or not executable on this host"
         ) from exc
     try:
-        stdout, stderr = proc.communicate(timeout=max(0.0, timeout))
+        stdout, stderr = proc.communicate(input=input, timeout=max(0.0, timeout))
     except subprocess.TimeoutExpired as exc:
         _kill_group(proc)
         proc.communicate()
@@ -422,4 +763,11 @@ def run_tool(
         _kill_group(proc)
         proc.wait()
         raise
-    return ToolRun(tuple(argv), proc.returncode, stdout, _text(stderr))
+    done = ToolRun(tuple(argv), proc.returncode, stdout, _text(stderr))
+    if check and not done.ok:
+        chosen = table or TOOL_TABLES.get(label) or table_for(argv)
+        error = chosen.error(done.returncode, done.stderr) if chosen is not None else None
+        if error is not None:
+            raise error
+        raise ToolFailed(label, done.returncode, done.stderr)
+    return done

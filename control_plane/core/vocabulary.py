@@ -19,8 +19,10 @@ from control_plane._resources import load_schema_file
 __all__ = [
     "ARTIFACT_FAILED",
     "BASELINE",
+    "DEPENDENCY_MISSING",
     "INTERNAL_ERROR",
     "SNAKE_CASE",
+    "WELL_KNOWN_PACK_CODES",
     "CodeInfo",
     "baseline_code",
     "is_baseline",
@@ -29,6 +31,7 @@ __all__ = [
 SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 INTERNAL_ERROR = "internal_error"
 ARTIFACT_FAILED = "artifact_failed"
+DEPENDENCY_MISSING = "dependency_missing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,13 @@ class CodeInfo:
         }
 
 
+def _load_well_known() -> Mapping[str, Mapping[str, Any]]:
+    data = load_schema_file("vocabulary.json")
+    return MappingProxyType(
+        {entry["code"]: MappingProxyType(dict(entry)) for entry in data["well_known_pack_codes"]}
+    )
+
+
 def _load_baseline() -> tuple[Mapping[str, CodeInfo], Mapping[str, str]]:
     data = load_schema_file("vocabulary.json")
     jsonschema.validate(data, load_schema_file("vocabulary.schema.json"))
@@ -85,6 +95,11 @@ def _load_baseline() -> tuple[Mapping[str, CodeInfo], Mapping[str, str]]:
 
 
 BASELINE, PACK_CODE_DEFAULTS = _load_baseline()
+
+#: Pack codes with one documented meaning that classification may produce
+#: (``dependency_missing``). A pack that does not declare one gets ``internal_error``:
+#: producing it is not the pack breaking its contract.
+WELL_KNOWN_PACK_CODES: Mapping[str, Mapping[str, Any]] = _load_well_known()
 
 
 def is_baseline(code: str) -> bool:

@@ -49,6 +49,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from typing import Any
 
+from control_plane.core.classifiers._frames import mark_origin
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
@@ -211,20 +212,38 @@ def _freeze_one(exc: BaseException) -> tuple[str, Any]:
         except Exception:  # noqa: BLE001
             pass
     kept: dict[str, Any] = {}
-    for key, value in state.items():
+    for key, raw in state.items():
         if key.startswith("__"):
             continue
+        value: Any = raw
         try:
             pickle.dumps(value)
         # A pack's attribute of any type: keep only what pickles.
         except Exception:  # noqa: BLE001
-            continue
+            value = _plain_mapping(raw)  # headers (aiohttp's CIMultiDictProxy) as a dict
+            if value is None:
+                continue
         kept[key] = value
+    for args in (exc.args, ()):  # args that do not pickle (aiohttp's request_info): drop them
+        try:
+            return ("state", pickle.dumps((type(exc), args, kept)))
+        # The exception's class or args may not pickle (local classes, odd args).
+        except Exception:  # noqa: BLE001
+            continue
+    return ("remote", (type(exc).__qualname__, _safe_str(exc)))
+
+
+def _plain_mapping(value: Any) -> dict[str, str] | None:
+    """A mapping of strings that does not pickle (a headers proxy) as a plain dict."""
+    if not isinstance(value, Mapping):
+        return None
     try:
-        return ("state", pickle.dumps((type(exc), exc.args, kept)))
-    # The exception's class or args may not pickle (local classes, odd args).
+        plain = {str(k): str(v) for k, v in list(value.items())[:200]}
+        pickle.dumps(plain)
+    # A hostile mapping: its items or their str() may raise anything.
     except Exception:  # noqa: BLE001
-        return ("remote", (type(exc).__qualname__, _safe_str(exc)))
+        return None
+    return plain
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -238,6 +257,8 @@ def _safe_str(exc: BaseException) -> str:
 def freeze_exception(exc: BaseException) -> bytes:
     """``exc`` with its chain and traceback text, as bytes for :func:`thaw_exception`."""
     order = _chain(exc)
+    for e in order:
+        mark_origin(e)  # what only the frames show (a missing program, ...) travels as data
     index = {id(e): i for i, e in enumerate(order)}
     items = [
         (
@@ -285,7 +306,14 @@ def thaw_exception(data: bytes, pid: int | None = None) -> BaseException:
         exc.__context__ = rebuilt[context] if context is not None else None
         exc.__suppress_context__ = bool(suppress)
     top = rebuilt[0]
-    top.add_note(f"--- traceback in isolated worker (pid {pid}) ---\n{text.rstrip()}")
+    note = f"--- traceback in isolated worker (pid {pid}) ---\n{text.rstrip()}"
+    try:
+        top.add_note(note)
+    # A rebuilt object missing unpicklable state (urllib's HTTPError without its file)
+    # may raise from any attribute access; keep it, noted where possible.
+    except Exception:  # noqa: BLE001
+        with contextlib.suppress(Exception):
+            object.__setattr__(top, "__notes__", [note])
     return top
 
 

@@ -3,12 +3,19 @@
 Built-in packs load from :data:`DEFAULT_PLUGINS`, third-party ones from the
 ``capability_packs`` entry-point group. ``CAPABILITY_PACKS_PLUGINS`` restricts what loads:
 a comma-separated list of plugin names (built-in module paths or entry-point names);
-set to an empty string, nothing loads. A plugin that fails to import, or whose hook
+set to an empty string, no pack plugin loads. A plugin that fails to import, or whose hook
 raises, is recorded in ``registry.failures`` with its name and reason; the rest load.
 
 ``mcp_config`` adds the packs of MCP servers (:mod:`control_plane.runtime.mcp_source`): the servers
 start during the load, a server that does not start is a load failure, and
 :meth:`LoadResult.close` stops them.
+
+The built-in classifier plugins (:data:`BUILTIN_CLASSIFIERS`, ``control_plane/core/classifiers``)
+are part of classification itself: they load whatever ``builtins`` and
+``CAPABILITY_PACKS_PLUGINS`` say (``builtin_classifiers=False`` leaves them out), through
+the same ``classify_exception`` hook as a third-party classifier, registered before every
+other plugin, so that (pluggy asking the newest first) a third-party classifier is tried
+first.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import pluggy
 from pluggy import HookImpl
 
 from control_plane.core import hookspecs
+from control_plane.core.classifiers import BUILTIN_CLASSIFIERS
 from control_plane.core.classify import Classification, Classifier
 from control_plane.core.errors import PluginLoadError
 from control_plane.core.pack import Pack
@@ -35,6 +43,7 @@ if TYPE_CHECKING:
     from control_plane.runtime.mcp_source import McpConfig, McpSource
 
 __all__ = [
+    "BUILTIN_CLASSIFIERS",
     "DEFAULT_PLUGINS",
     "ENTRY_POINT_GROUP",
     "ENV_PLUGINS",
@@ -48,11 +57,12 @@ logger = logging.getLogger("capability_packs.plugins")
 ENTRY_POINT_GROUP = "capability_packs"
 ENV_PLUGINS = "CAPABILITY_PACKS_PLUGINS"
 
-#: Built-in packs, each a plugin like any third-party one.
+#: Built-in packs, each a plugin like any third-party one, then the built-in classifiers.
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "packs.av_validate",
     "packs.http_fetch",
     "packs.git",
+    *BUILTIN_CLASSIFIERS,
 )
 
 
@@ -69,6 +79,7 @@ def get_plugin_manager(
     entry_points_: bool = True,
     extra: Sequence[tuple[str, object]] = (),
     failures: list[LoadFailure] | None = None,
+    builtin_classifiers: bool = True,
 ) -> pluggy.PluginManager:
     """A plugin manager with built-in, entry-point and ``extra`` plugins registered."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -76,11 +87,13 @@ def get_plugin_manager(
     allowed = _allowed()
     sink = failures if failures is not None else []
 
-    def add(name: str, load: Any) -> None:
-        if allowed is not None and name not in allowed:
+    def add(name: str, load: Any, *, filtered: bool = True) -> None:
+        if filtered and allowed is not None and name not in allowed:
             return
         try:
             plugin = load()
+            if pm.has_plugin(name) or pm.is_registered(plugin):
+                return  # a built-in classifier also passed as ``extra``
             pm.register(plugin, name=name)
         # Plugin boundary: importing third-party code may raise anything.
         except Exception as exc:  # noqa: BLE001
@@ -89,9 +102,16 @@ def get_plugin_manager(
             logger.error("load failure: %s", failure)  # noqa: TRY400 - reported, not a crash
             sink.append(failure)
 
+    if builtin_classifiers:
+        # First, and in reverse: pluggy asks the newest plugin first, so every other
+        # plugin's classifier is tried before the built-in ones, which are then tried in
+        # BUILTIN_CLASSIFIERS order.
+        for module in reversed(BUILTIN_CLASSIFIERS):
+            add(module, lambda module=module: importlib.import_module(module), filtered=False)
     if builtins:
         for module in DEFAULT_PLUGINS:
-            add(module, lambda module=module: importlib.import_module(module))
+            if module not in BUILTIN_CLASSIFIERS:
+                add(module, lambda module=module: importlib.import_module(module))
     if entry_points_:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             add(ep.name, ep.load)
@@ -205,6 +225,7 @@ def load_registry(
     entry_points_: bool = True,
     extra: Iterable[tuple[str, object] | ModuleType] = (),
     mcp_config: McpConfig | None = None,
+    builtin_classifiers: bool = True,
 ) -> LoadResult:
     """Load every plugin's packs into a fresh :class:`Registry`.
 
@@ -217,7 +238,11 @@ def load_registry(
     ]
     registry = Registry()
     pm = get_plugin_manager(
-        builtins=builtins, entry_points_=entry_points_, extra=named, failures=registry.failures
+        builtins=builtins,
+        entry_points_=entry_points_,
+        extra=named,
+        failures=registry.failures,
+        builtin_classifiers=builtin_classifiers,
     )
     _check_pending(pm, registry)
     pm.check_pending()  # nothing left to report: every implementation matches a spec

@@ -231,7 +231,7 @@ def probe(path: str, *, timeout: float, binary: str | None = None) -> Probe:
         "-show_streams",
         _media_url(path),
     ]
-    done = run_tool(argv, timeout=timeout, env=_env(), tool="ffprobe")
+    done = run_tool(argv, timeout=timeout, env=_env(), tool="ffprobe", check=False)
     if not done.ok:
         raise _failure(done.stderr, "ffprobe")
     try:
@@ -276,7 +276,7 @@ def measure_loudness(
         "null",
         "-",
     ]
-    done = run_tool(argv, timeout=timeout, env=_env(), tool="ffmpeg")
+    done = run_tool(argv, timeout=timeout, env=_env(), tool="ffmpeg", check=False)
     summary = _SUMMARY.search(done.stderr)
     if not done.ok or summary is None:
         raise _failure(done.stderr, "ffmpeg")

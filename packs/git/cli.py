@@ -160,6 +160,7 @@ def run_git(
         env=git_env(rem, timeout),
         cwd=cwd,
         tool="git",
+        check=False,  # raise_for reads the stderr itself (credential_sent)
     )
 
 

@@ -1,0 +1,71 @@
+"""Where an exception was raised: a bounded look at its traceback's frames.
+
+Some meanings are only visible from *where* an ``OSError`` came from: ``FileNotFoundError``
+from ``subprocess``'s exec is a missing program, not a missing input file; from
+``connect()`` on an ``AF_UNIX`` socket it is a daemon that is not running. Tracebacks do
+not survive a process boundary (isolated packs); then these rules simply do not fire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from types import FrameType
+
+__all__ = ["MAX_FRAMES", "ORIGIN_ATTR", "frame_locals", "frames", "mark_origin", "origin"]
+
+#: Attribute recording where an ``OSError`` came from (``exec``, ``af_unix``,
+#: ``pipe_to_child``), set by :func:`mark_origin` before an exception leaves an isolated
+#: worker: the traceback's frames do not cross the process boundary, this fact does.
+ORIGIN_ATTR = "capability_packs_origin"
+
+#: Frames looked at, innermost first.
+MAX_FRAMES = 12
+
+
+def frames(exc: BaseException) -> list[FrameType]:
+    """The frames of ``exc``'s traceback, innermost first, at most :data:`MAX_FRAMES`."""
+    found: list[FrameType] = []
+    tb = exc.__traceback__
+    while tb is not None:
+        found.append(tb.tb_frame)
+        tb = tb.tb_next
+    return found[::-1][:MAX_FRAMES]
+
+
+def frame_locals(exc: BaseException) -> Iterator[tuple[FrameType, object]]:
+    """``(frame, value)`` for each local variable of each frame, innermost frame first."""
+    for frame in frames(exc):
+        try:
+            values = list(frame.f_locals.values())
+        # Hostile input: a frame's locals mapping may be anything in odd interpreters.
+        except Exception:  # noqa: BLE001
+            continue
+        for value in values:
+            yield frame, value
+
+
+def origin(exc: BaseException) -> str | None:
+    """The origin :func:`mark_origin` recorded on ``exc``, if any."""
+    try:
+        value = getattr(exc, ORIGIN_ATTR, None)
+    # Hostile input: a property may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
+    return value if isinstance(value, str) else None
+
+
+def mark_origin(exc: BaseException) -> None:
+    """Record, as data on ``exc``, what only its frames show (see :data:`ORIGIN_ATTR`) and
+    what only live objects answer (a gRPC error's status, details and ``RetryInfo``)."""
+    from control_plane.core.classifiers import grpc, sockets, subprocess
+
+    facts = grpc.status_facts(exc)
+    if facts is not None:
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(exc, grpc.FACTS_ATTR, facts)
+    found = subprocess.frame_origin(exc) or sockets.frame_origin(exc)
+    if found is not None:
+        # Some exception types refuse new attributes (slots); the fact is then lost.
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(exc, ORIGIN_ATTR, found)

@@ -1,0 +1,187 @@
+"""gRPC downstreams: ``grpc.RpcError`` / ``grpc.aio.AioRpcError`` by status code.
+
+``code()`` is a *method* on gRPC errors, so the generic HTTP-status rule cannot see it.
+Every ``grpc.StatusCode`` has a row in :data:`STATUS_CODES`; ``RESOURCE_EXHAUSTED``
+carrying a ``google.rpc.RetryInfo`` in ``grpc-status-details-bin`` becomes
+``rate_limited`` with that ``retry_after``. Two refinements read the status details:
+a client-side "message larger than max" is a size limit, not throttling, and an
+``UNAVAILABLE`` whose details quote a TLS verification failure is the TLS table's answer.
+
+The ``grpc`` package is not imported here: errors are recognised by class name and
+module; ``google.rpc`` (a runtime dependency) is imported only to decode status details.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from control_plane.core.classifiers.tls import tls_classification
+from control_plane.core.classify import (
+    DEFAULT_RETRY_AFTER,
+    Classification,
+    TypeRule,
+    class_names,
+    match_type_rules,
+    safe_attr,
+)
+from control_plane.core.hookspecs import hookimpl
+
+__all__ = [
+    "FACTS_ATTR",
+    "STATUS_CODES",
+    "TYPES",
+    "classify_exception",
+    "retry_info_seconds",
+    "status_facts",
+]
+
+#: Attribute holding ``(status name, details, retry_after)`` recorded by
+#: :func:`status_facts` before a gRPC error leaves an isolated worker (its ``code()``
+#: needs the live call state, which does not cross the process boundary).
+FACTS_ATTR = "capability_packs_grpc"
+
+PLUGIN = "grpc"
+
+#: Every gRPC status -> (baseline code, fixed message). ``OK`` never arrives as an error.
+STATUS_CODES: Mapping[str, tuple[str, str]] = {
+    "CANCELLED": ("internal_error", "the gRPC call was cancelled before it completed"),
+    "UNKNOWN": ("internal_error", "the gRPC server failed with an unknown error"),
+    "INVALID_ARGUMENT": ("internal_error", "the gRPC server rejected the request as invalid"),
+    "DEADLINE_EXCEEDED": ("timeout", "the gRPC call ran past its deadline"),
+    "NOT_FOUND": ("not_found", "the gRPC server reports that the resource does not exist"),
+    "ALREADY_EXISTS": ("internal_error", "the gRPC server reports the resource already exists"),
+    "PERMISSION_DENIED": ("auth_failed", "the gRPC server denied permission to the credentials"),
+    "RESOURCE_EXHAUSTED": ("rate_limited", "the gRPC server is throttling or out of quota"),
+    "FAILED_PRECONDITION": (
+        "internal_error",
+        "the gRPC server refused the call: the system is not in a state to run it",
+    ),
+    "ABORTED": ("internal_error", "the gRPC server aborted the call (a conflict)"),
+    "OUT_OF_RANGE": ("internal_error", "the gRPC server reports a value out of range"),
+    "UNIMPLEMENTED": ("internal_error", "the gRPC server does not implement this method"),
+    "INTERNAL": ("internal_error", "the gRPC server or transport failed internally"),
+    "UNAVAILABLE": ("network_error", "the gRPC server is unavailable or could not be reached"),
+    "DATA_LOSS": ("internal_error", "the gRPC server reports unrecoverable data loss"),
+    "UNAUTHENTICATED": ("auth_failed", "the gRPC server rejected or lacked the credentials"),
+}
+
+#: gRPC exceptions that carry no status.
+TYPES: tuple[TypeRule, ...] = (
+    TypeRule("grpc.FutureTimeoutError", "timeout", "the gRPC channel was not ready in time"),
+)
+
+_TOO_LARGE = re.compile(r"larger than max|message too large|exceeds.*limit", re.IGNORECASE)
+_STATUS_DETAILS_KEY = "grpc-status-details-bin"
+_RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
+
+
+def _is_rpc_error(exc: BaseException) -> bool:
+    return any(
+        name in {"RpcError", "AioRpcError"} and (module == "grpc" or module.startswith("grpc."))
+        for module, name in class_names(type(exc))
+    )
+
+
+def _call(exc: BaseException, name: str) -> Any:
+    method = safe_attr(exc, name)
+    if not callable(method):
+        return None
+    try:
+        return method()
+    # Hostile input: a third-party RpcError's accessor may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _pairs(metadata: Any) -> Iterable[tuple[Any, Any]]:
+    if metadata is None:
+        return ()
+    pairs: list[tuple[Any, Any]] = []
+    try:
+        for item in metadata:
+            if isinstance(item, tuple) and len(item) == 2:
+                pairs.append((item[0], item[1]))
+            else:
+                key, value = safe_attr(item, "key"), safe_attr(item, "value")
+                if key is not None:
+                    pairs.append((key, value))
+            if len(pairs) > 64:
+                break
+    # Hostile input: metadata objects may raise while iterating.
+    except Exception:  # noqa: BLE001
+        return pairs
+    return pairs
+
+
+def retry_info_seconds(trailing_metadata: Any) -> float | None:
+    """``RetryInfo.retry_delay`` in seconds from ``grpc-status-details-bin``, if present."""
+    for key, value in _pairs(trailing_metadata):
+        if key != _STATUS_DETAILS_KEY or not isinstance(value, bytes):
+            continue
+        from google.protobuf.message import DecodeError
+        from google.rpc import error_details_pb2, status_pb2
+
+        status = status_pb2.Status()
+        try:
+            status.ParseFromString(value)
+        except DecodeError:
+            return None
+        for detail in status.details:
+            if detail.type_url != _RETRY_INFO_TYPE:
+                continue
+            info = error_details_pb2.RetryInfo()
+            try:
+                info.ParseFromString(detail.value)
+            except DecodeError:
+                return None
+            seconds = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+            return max(0.0, float(seconds))
+    return None
+
+
+def status_facts(exc: BaseException) -> tuple[str, str, float | None] | None:
+    """``(status name, details, RetryInfo seconds)`` of a live gRPC error, else ``None``."""
+    if not _is_rpc_error(exc):
+        return None
+    recorded = safe_attr(exc, FACTS_ATTR)
+    if isinstance(recorded, tuple) and len(recorded) == 3:
+        name, details, retry = recorded
+        if isinstance(name, str) and isinstance(details, str):
+            return name, details, retry if isinstance(retry, int | float) else None
+    name = safe_attr(_call(exc, "code"), "name")
+    if not isinstance(name, str):
+        return None
+    details = _call(exc, "details")
+    retry = retry_info_seconds(_call(exc, "trailing_metadata"))
+    return name, details if isinstance(details, str) else "", retry
+
+
+@hookimpl
+def classify_exception(exc: BaseException) -> Classification | None:
+    """A gRPC error by its status code (see :data:`STATUS_CODES`)."""
+    facts = status_facts(exc)
+    if facts is None:
+        return match_type_rules(exc, TYPES, PLUGIN)
+    name, text, retry_info = facts
+    if name not in STATUS_CODES:
+        return None
+    code, message = STATUS_CODES[name]
+    rule = f"{PLUGIN}:{name}"
+    retry_after: float | None = None
+    if name == "RESOURCE_EXHAUSTED":
+        if _TOO_LARGE.search(text):
+            code, message = "internal_error", "a gRPC message exceeded the size limit"
+            rule += ":too_large"
+        elif retry_info is None:
+            retry_after = DEFAULT_RETRY_AFTER
+        else:
+            retry_after = retry_info
+            rule += ":retry_info"
+    elif name in {"UNAVAILABLE", "INTERNAL", "UNKNOWN"}:
+        tls = tls_classification(text)
+        if tls is not None:
+            code, message = tls
+            rule += ":tls"
+    return Classification(code=code, message=message, retry_after=retry_after, rule=rule)

@@ -1,0 +1,125 @@
+"""Child processes: failed runs, missing programs, and pipes to children that exited.
+
+* ``subprocess.CalledProcessError`` -> the tool's table
+  (:data:`~control_plane.core.stderr.TOOL_TABLES`, picked by the tool name in ``cmd``)
+  applied to its captured ``stderr`` (or ``output`` when stderr was merged into it) and
+  its exit status; no table or no match -> nothing (``internal_error``).
+* ``FileNotFoundError`` / ``PermissionError`` / ``ENOEXEC`` raised by ``exec`` of the
+  program itself (``subprocess``, ``asyncio.create_subprocess_exec``): the program is
+  missing or not executable on this host -> ``dependency_missing``, a well-known pack code
+  (``internal_error`` for a pack that does not declare it) -- never ``not_found`` (the
+  caller named no such file) nor ``auth_failed``.
+* ``BrokenPipeError`` / ``ConnectionResetError`` writing to a child's stdin after it
+  exited -> ``internal_error``: not a network failure.
+"""
+
+from __future__ import annotations
+
+import errno
+
+from control_plane.core.classifiers._frames import frame_locals, frames, origin
+from control_plane.core.classify import Classification, class_names, safe_attr
+from control_plane.core.hookspecs import hookimpl
+from control_plane.core.stderr import table_for
+from control_plane.core.vocabulary import DEPENDENCY_MISSING
+
+__all__ = ["classify_exception", "frame_origin"]
+
+PLUGIN = "subprocess"
+
+_EXEC_FRAMES = frozenset({"_execute_child", "_posix_spawn"})
+_EXEC_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOEXEC, errno.ENOTDIR})
+#: Classes whose presence among a frame's locals shows a write was going to a child.
+_CHILD_TYPES = frozenset(
+    {
+        ("subprocess", "Popen"),
+        ("asyncio.subprocess", "Process"),
+        ("asyncio.unix_events", "_UnixWritePipeTransport"),
+        ("asyncio.base_subprocess", "WriteSubprocessPipeProto"),
+        ("asyncio.base_subprocess", "BaseSubprocessTransport"),
+    }
+)
+
+
+def _called_process_error(exc: BaseException) -> Classification | None:
+    if ("subprocess", "CalledProcessError") not in class_names(type(exc)):
+        return None
+    table = table_for(safe_attr(exc, "cmd"))
+    if table is None:
+        return None
+    stderr = safe_attr(exc, "stderr")
+    if not stderr:
+        stderr = safe_attr(exc, "output")
+    if not isinstance(stderr, str | bytes):
+        stderr = None
+    returncode = safe_attr(exc, "returncode")
+    found = table.classify(returncode if isinstance(returncode, int) else None, stderr)
+    if found is None:
+        return None
+    return Classification(
+        code=found.code,
+        message=found.message,
+        retry_after=found.retry_after,
+        rule=f"{PLUGIN}:{found.rule}",
+    )
+
+
+def _is_exec_failure(exc: BaseException) -> bool:
+    if not isinstance(exc, OSError) or safe_attr(exc, "errno") not in _EXEC_ERRNOS:
+        return False
+    filename = safe_attr(exc, "filename")
+    if filename is None:
+        return False
+    for frame in frames(exc):
+        if frame.f_code.co_name not in _EXEC_FRAMES:
+            continue
+        if not frame.f_code.co_filename.endswith("subprocess.py"):
+            continue
+        cwd = frame.f_locals.get("cwd")
+        # chdir(cwd) failed: a directory the caller may have named, not the program
+        return cwd is None or str(cwd) != str(filename)
+    return False
+
+
+def _is_pipe_to_child(exc: BaseException) -> bool:
+    if not isinstance(exc, BrokenPipeError | ConnectionResetError):
+        return False
+    for _, value in frame_locals(exc):
+        for klass in type(value).__mro__:
+            if (getattr(klass, "__module__", ""), klass.__name__) in _CHILD_TYPES:
+                return True
+    return False
+
+
+def frame_origin(exc: BaseException) -> str | None:
+    """``"exec"`` or ``"pipe_to_child"`` when the traceback's frames show it, else ``None``."""
+    if _is_exec_failure(exc):
+        return "exec"
+    if _is_pipe_to_child(exc):
+        return "pipe_to_child"
+    return None
+
+
+def _from_origin(exc: BaseException) -> Classification | None:
+    if not isinstance(exc, OSError):
+        return None
+    found = origin(exc) or frame_origin(exc)
+    if found == "exec":
+        return Classification(
+            code=DEPENDENCY_MISSING,
+            message="a program the pack runs is not installed or not executable on this host",
+            rule=f"{PLUGIN}:exec",
+        )
+    if found == "pipe_to_child":
+        return Classification(
+            code="internal_error",
+            message="a child process exited before reading all its input",
+            rule=f"{PLUGIN}:broken_pipe",
+        )
+    return None
+
+
+@hookimpl
+def classify_exception(exc: BaseException) -> Classification | None:
+    """A failed child process, a missing program, or a pipe to a child that exited."""
+    return _called_process_error(exc) or _from_origin(exc)

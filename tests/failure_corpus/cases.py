@@ -1,0 +1,1747 @@
+"""The corpus: each case makes one real library or tool fail once, on loopback.
+
+A case names its class (the library or tool), the codes that are right for the failure,
+and a one-line reason. ``internal_error`` is listed only where it *is* the right answer
+(HTTP 501, a local TLS misconfiguration, a gRPC ``INTERNAL``); elsewhere the scorer counts
+it apart: honest, but not the specific code an agent can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import ssl
+import subprocess
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from failure_corpus.servers import LOOPBACK, PLANTED, RETRY_AFTER, UNRESOLVABLE_HOST, Endpoints
+
+AUTH = frozenset({"auth_failed"})
+NF = frozenset({"not_found"})
+TO = frozenset({"timeout"})
+RL = frozenset({"rate_limited"})
+NET = frozenset({"network_error"})
+INT = frozenset({"internal_error"})
+DEP = frozenset({"dependency_missing"})
+NET_OR_INT = NET | INT
+#: A server certificate that fails verification: never a retryable code.
+CERT = frozenset({"auth_failed"})
+
+T = 0.4  # the timeout of cases that provoke one (seconds)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One failure to provoke: ``run(endpoints)`` must raise it."""
+
+    id: str
+    klass: str
+    expect: frozenset[str]
+    reason: str
+    run: Callable[[Endpoints], Any]
+    #: The ``retry_after`` the classification must carry (rate-limited cases).
+    retry_after: float | None = None
+    #: In the sample that is wrapped, grouped and raised inside a served pack.
+    sample: bool = False
+
+
+CASES: list[Case] = []
+
+
+def case(
+    id: str,
+    klass: str,
+    expect: frozenset[str],
+    reason: str,
+    run: Callable[[Endpoints], Any],
+    *,
+    retry_after: float | None = None,
+    sample: bool = False,
+) -> None:
+    CASES.append(Case(f"{klass}:{id}", klass, expect, reason, run, retry_after, sample))
+
+
+def provoke(c: Case, ep: Endpoints) -> BaseException:
+    """The exception ``c`` raises (``AssertionError`` if it did not fail)."""
+    try:
+        result = c.run(ep)
+        if asyncio.iscoroutine(result):
+            asyncio.run(result)
+    except BaseException as exc:
+        return exc
+    return AssertionError(f"case {c.id} did not fail")
+
+
+# -- shared expectations ------------------------------------------------------------
+
+#: HTTP status -> (codes, reason).
+STATUSES: dict[int, tuple[frozenset[str], str]] = {
+    401: (AUTH, "credentials missing or rejected"),
+    403: (AUTH, "credentials lack permission"),
+    404: (NF, "the resource does not exist"),
+    408: (TO, "the server timed out waiting for the request"),
+    410: (NF, "the resource is gone"),
+    429: (RL, "throttled, with Retry-After"),
+    500: (NET, "a server-side failure, retryable"),
+    501: (INT, "method not implemented: permanent, not a retryable network error"),
+    502: (NET, "a bad gateway, retryable"),
+    503: (RL, "unavailable with Retry-After: throttling"),
+    504: (TO, "a gateway timed out"),
+    505: (INT, "HTTP version not supported: permanent"),
+}
+SAMPLE_STATUSES = {401, 404, 429, 503, 501}
+
+
+def _retry(status: int) -> float | None:
+    return float(RETRY_AFTER) if status in {429, 503} else None
+
+
+def _tls_client(
+    ep: Endpoints, *, cert: str | None = None, key: str | None = None
+) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=ep.files["ca"])
+    if cert is not None:
+        ctx.load_cert_chain(cert, key)
+    return ctx
+
+
+def _client_cert(ep: Endpoints) -> tuple[str, str]:
+    return ep.files["client_cert"], ep.files["client_key"]
+
+
+def _rogue_cert(ep: Endpoints) -> tuple[str, str]:
+    return ep.files["rogue_client_cert"], ep.files["rogue_client_key"]
+
+
+def _https(ep: Endpoints, name: str, host: str = LOOPBACK) -> str:
+    return f"https://{host}:{ep.tls[name]}/"
+
+
+# TLS scenarios shared by the HTTP libraries: name -> (port key, client, codes, reason).
+TLS_SCENARIOS: dict[str, tuple[str, str, frozenset[str], str]] = {
+    "tls_untrusted": ("untrusted", "plain", CERT, "server cert from an untrusted CA"),
+    "tls_expired": ("expired", "plain", CERT, "server cert expired"),
+    "tls_wronghost": ("wronghost", "plain", CERT, "server cert for another host"),
+    "tls_client_cert_required": (
+        "mtls",
+        "plain",
+        AUTH,
+        "server requires a client cert (CERTIFICATE_REQUIRED alert)",
+    ),
+    "tls_client_cert_unknown_ca": (
+        "mtls",
+        "rogue",
+        AUTH,
+        "server rejects the client cert's CA (UNKNOWN_CA alert)",
+    ),
+}
+
+
+# -- httpx --------------------------------------------------------------------------
+
+
+def _httpx_cases() -> None:
+    import httpx
+
+    def get(url: str, **kw: Any) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            with httpx.Client(timeout=kw.pop("timeout", 5.0), **kw) as client:
+                client.get(url.format(ep=ep)).raise_for_status()
+
+        return run
+
+    for status, (codes, why) in STATUSES.items():
+
+        def run(ep: Endpoints, status: int = status) -> None:
+            with httpx.Client(timeout=5.0) as client:
+                client.get(ep.url(f"/status/{status}")).raise_for_status()
+
+        case(
+            f"http_{status}",
+            "httpx",
+            codes,
+            why,
+            run,
+            retry_after=_retry(status),
+            sample=status in SAMPLE_STATUSES,
+        )
+
+    def transport(
+        name: str,
+        codes: frozenset[str],
+        why: str,
+        fn: Callable[[Endpoints], Any],
+        sample: bool = False,
+    ) -> None:
+        case(name, "httpx", codes, why, fn, sample=sample)
+
+    transport(
+        "refused",
+        NET,
+        "nothing listens on the port",
+        lambda ep: httpx.get(ep.url("/", ep.refused), timeout=5),
+        sample=True,
+    )
+    transport(
+        "dns",
+        NET,
+        "host name does not resolve",
+        lambda ep: httpx.get(f"http://{UNRESOLVABLE_HOST}/", timeout=5),
+    )
+    transport(
+        "connect_timeout",
+        TO,
+        "connect() hangs on a full backlog",
+        lambda ep: httpx.get(ep.url("/", ep.backlog), timeout=T),
+        sample=True,
+    )
+    transport(
+        "read_timeout",
+        TO,
+        "server accepts, never answers",
+        lambda ep: httpx.get(ep.url("/", ep.raw["silent"]), timeout=T),
+    )
+    transport(
+        "reset",
+        NET,
+        "server resets the connection",
+        lambda ep: httpx.get(ep.url("/", ep.raw["reset"]), timeout=5),
+    )
+    transport(
+        "disconnect",
+        NET,
+        "server closes without a reply",
+        lambda ep: httpx.get(ep.url("/", ep.raw["close_now"]), timeout=5),
+    )
+    transport(
+        "truncated",
+        NET,
+        "body shorter than Content-Length",
+        lambda ep: httpx.get(ep.url("/", ep.raw["truncated"]), timeout=5),
+        sample=True,
+    )
+    transport(
+        "chunked_truncated",
+        NET,
+        "chunked body cut mid-chunk",
+        lambda ep: httpx.get(ep.url("/", ep.raw["chunked"]), timeout=5),
+    )
+    transport(
+        "garbage",
+        NET_OR_INT,
+        "reply is not HTTP",
+        lambda ep: httpx.get(ep.url("/", ep.raw["garbage"]), timeout=5),
+    )
+
+    def pool_timeout(ep: Endpoints) -> None:
+        limits = httpx.Limits(max_connections=1)
+        with (
+            httpx.Client(timeout=httpx.Timeout(5.0, pool=T), limits=limits) as client,
+            client.stream("GET", ep.url("/status/200")),
+        ):
+            client.get(ep.url("/status/200"))
+
+    transport("pool_timeout", TO, "no pooled connection frees up in time", pool_timeout)
+    for name, (port, who, codes, why) in TLS_SCENARIOS.items():
+
+        def run(ep: Endpoints, port: str = port, who: str = who) -> None:
+            cert = None if who == "plain" else _rogue_cert(ep)
+            ctx = _tls_client(ep)
+            if cert:
+                ctx.load_cert_chain(*cert)
+            with httpx.Client(verify=ctx, timeout=5.0) as client:
+                client.get(_https(ep, port))
+
+        transport(name, codes, why, run, sample=name == "tls_client_cert_required")
+    transport(
+        "tls_wrong_version",
+        INT,
+        "https:// to a plain-HTTP port",
+        lambda ep: httpx.get(ep.url("/", ep.http, "https"), verify=_tls_client(ep), timeout=5),
+    )
+
+    def key_mismatch(ep: Endpoints) -> None:
+        ctx = ssl.create_default_context(cafile=ep.files["ca"])
+        ctx.load_cert_chain(ep.files["client_cert"], ep.files["mismatched_key"])
+        httpx.get(_https(ep, "mtls"), verify=ctx, timeout=5)
+
+    transport(
+        "tls_key_mismatch", INT, "client key does not match its cert (local config)", key_mismatch
+    )
+
+    def uds(ep: Endpoints) -> None:
+        with httpx.Client(transport=httpx.HTTPTransport(uds=ep.files["uds_missing"])) as client:
+            client.get("http://daemon/v1/status")
+
+    transport(
+        "uds_missing", NET, "Unix socket path absent: the daemon is not running", uds, sample=True
+    )
+
+    def uds_stale(ep: Endpoints) -> None:
+        with httpx.Client(transport=httpx.HTTPTransport(uds=ep.files["uds_stale"])) as client:
+            client.get("http://daemon/v1/status")
+
+    transport("uds_refused", NET, "stale Unix socket file, nobody listening", uds_stale)
+
+    # async client
+    async def aget(url: str, timeout: float = 5.0) -> None:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            (await client.get(url)).raise_for_status()
+
+    for status in (404, 429, 503):
+        codes, why = STATUSES[status]
+        case(
+            f"async_http_{status}",
+            "httpx",
+            codes,
+            why,
+            lambda ep, s=status: aget(ep.url(f"/status/{s}")),
+            retry_after=_retry(status),
+        )
+    case(
+        "async_refused",
+        "httpx",
+        NET,
+        "nothing listens on the port",
+        lambda ep: aget(ep.url("/", ep.refused)),
+    )
+    case(
+        "async_read_timeout",
+        "httpx",
+        TO,
+        "server never answers",
+        lambda ep: aget(ep.url("/", ep.raw["silent"]), T),
+    )
+    case(
+        "async_truncated",
+        "httpx",
+        NET,
+        "body shorter than Content-Length",
+        lambda ep: aget(ep.url("/", ep.raw["truncated"])),
+    )
+    case(
+        "async_connect_timeout",
+        "httpx",
+        TO,
+        "connect() hangs on a full backlog",
+        lambda ep: aget(ep.url("/", ep.backlog), T),
+    )
+
+
+# -- requests / urllib3 -------------------------------------------------------------
+
+
+def _requests_cases() -> None:
+    import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.util.retry import Retry
+
+    for status, (codes, why) in STATUSES.items():
+
+        def run(ep: Endpoints, status: int = status) -> None:
+            requests.get(ep.url(f"/status/{status}"), timeout=5).raise_for_status()
+
+        case(
+            f"http_{status}",
+            "requests",
+            codes,
+            why,
+            run,
+            retry_after=_retry(status),
+            sample=status in SAMPLE_STATUSES,
+        )
+
+    for status in (429, 503):
+
+        def exhausted(ep: Endpoints, status: int = status) -> None:
+            retry = Retry(
+                total=1,
+                status_forcelist=[status],
+                backoff_factor=0,
+                respect_retry_after_header=False,
+                allowed_methods=None,
+            )
+            with requests.Session() as session:
+                session.mount("http://", HTTPAdapter(max_retries=retry))
+                session.get(ep.url(f"/status/{status}"), timeout=5)
+
+        expect = RL if status == 429 else NET | RL
+        case(
+            f"retries_exhausted_{status}",
+            "requests",
+            expect,
+            f"urllib3 Retry gave up on {status}: the status is only in the reason",
+            exhausted,
+            sample=status == 429,
+        )
+
+    def get(
+        port_url: Callable[[Endpoints], str], timeout: float = 5.0, **kw: Any
+    ) -> Callable[[Endpoints], Any]:
+        return lambda ep: requests.get(port_url(ep), timeout=timeout, **kw)
+
+    case(
+        "refused",
+        "requests",
+        NET,
+        "nothing listens on the port",
+        get(lambda ep: ep.url("/", ep.refused)),
+        sample=True,
+    )
+    case(
+        "dns",
+        "requests",
+        NET,
+        "host name does not resolve",
+        get(lambda ep: f"http://{UNRESOLVABLE_HOST}/"),
+    )
+    case(
+        "connect_timeout",
+        "requests",
+        TO,
+        "connect() hangs on a full backlog",
+        get(lambda ep: ep.url("/", ep.backlog), T),
+    )
+    case(
+        "read_timeout",
+        "requests",
+        TO,
+        "server never answers",
+        get(lambda ep: ep.url("/", ep.raw["silent"]), T),
+        sample=True,
+    )
+    case(
+        "reset",
+        "requests",
+        NET,
+        "server resets the connection",
+        get(lambda ep: ep.url("/", ep.raw["reset"])),
+    )
+    case(
+        "disconnect",
+        "requests",
+        NET,
+        "server closes without a reply",
+        get(lambda ep: ep.url("/", ep.raw["close_now"])),
+    )
+    case(
+        "truncated",
+        "requests",
+        NET,
+        "body shorter than Content-Length (ChunkedEncoding/IncompleteRead)",
+        get(lambda ep: ep.url("/", ep.raw["truncated"])),
+    )
+    case(
+        "chunked_truncated",
+        "requests",
+        NET,
+        "chunked body cut (ChunkedEncodingError)",
+        get(lambda ep: ep.url("/", ep.raw["chunked"])),
+        sample=True,
+    )
+    case(
+        "garbage",
+        "requests",
+        NET_OR_INT,
+        "reply is not HTTP",
+        get(lambda ep: ep.url("/", ep.raw["garbage"])),
+    )
+    for name, (port, who, codes, why) in TLS_SCENARIOS.items():
+
+        def run(ep: Endpoints, port: str = port, who: str = who) -> None:
+            cert = None if who == "plain" else _rogue_cert(ep)
+            requests.get(_https(ep, port), verify=ep.files["ca"], cert=cert, timeout=5)
+
+        case(name, "requests", codes, why, run, sample=name == "tls_untrusted")
+    case(
+        "tls_wrong_version",
+        "requests",
+        INT,
+        "https:// to a plain-HTTP port",
+        lambda ep: requests.get(ep.url("/", ep.http, "https"), verify=ep.files["ca"], timeout=5),
+    )
+    case(
+        "tls_ca_not_pem",
+        "requests",
+        INT,
+        "the CA bundle is not PEM (local config)",
+        lambda ep: requests.get(_https(ep, "good"), verify=ep.files["not_pem"], timeout=5),
+    )
+    case(
+        "tls_key_mismatch",
+        "requests",
+        INT,
+        "client key does not match its cert (local config)",
+        lambda ep: requests.get(
+            _https(ep, "mtls"),
+            verify=ep.files["ca"],
+            cert=(ep.files["client_cert"], ep.files["mismatched_key"]),
+            timeout=5,
+        ),
+    )
+
+
+# -- aiohttp ------------------------------------------------------------------------
+
+
+def _aiohttp_cases() -> None:
+    import aiohttp
+
+    async def get(
+        url: str, *, timeout: float = 5.0, ssl_ctx: Any = None, connector: Any = None
+    ) -> None:
+        tmo = aiohttp.ClientTimeout(total=timeout)
+        async with (
+            aiohttp.ClientSession(
+                raise_for_status=True, timeout=tmo, connector=connector
+            ) as session,
+            session.get(url, ssl=ssl_ctx if ssl_ctx is not None else True) as resp,
+        ):
+            await resp.read()
+
+    for status, (codes, why) in STATUSES.items():
+        case(
+            f"http_{status}",
+            "aiohttp",
+            codes,
+            why,
+            lambda ep, s=status: get(ep.url(f"/status/{s}")),
+            retry_after=_retry(status),
+            sample=status in SAMPLE_STATUSES,
+        )
+    case(
+        "refused",
+        "aiohttp",
+        NET,
+        "nothing listens on the port",
+        lambda ep: get(ep.url("/", ep.refused)),
+        sample=True,
+    )
+    case(
+        "dns",
+        "aiohttp",
+        NET,
+        "host name does not resolve",
+        lambda ep: get(f"http://{UNRESOLVABLE_HOST}/"),
+    )
+    case(
+        "connect_timeout",
+        "aiohttp",
+        TO,
+        "connect() hangs on a full backlog",
+        lambda ep: get(ep.url("/", ep.backlog), timeout=T),
+    )
+    case(
+        "read_timeout",
+        "aiohttp",
+        TO,
+        "server never answers",
+        lambda ep: get(ep.url("/", ep.raw["silent"]), timeout=T),
+    )
+    case(
+        "reset",
+        "aiohttp",
+        NET,
+        "server resets the connection",
+        lambda ep: get(ep.url("/", ep.raw["reset"])),
+    )
+    case(
+        "disconnect",
+        "aiohttp",
+        NET,
+        "server closes without a reply (ServerDisconnectedError)",
+        lambda ep: get(ep.url("/", ep.raw["close_now"])),
+        sample=True,
+    )
+    case(
+        "truncated",
+        "aiohttp",
+        NET,
+        "body shorter than Content-Length (ClientPayloadError)",
+        lambda ep: get(ep.url("/", ep.raw["truncated"])),
+        sample=True,
+    )
+    case(
+        "chunked_truncated",
+        "aiohttp",
+        NET,
+        "chunked body cut (ClientPayloadError)",
+        lambda ep: get(ep.url("/", ep.raw["chunked"])),
+    )
+    case(
+        "garbage",
+        "aiohttp",
+        NET_OR_INT,
+        "reply is not HTTP",
+        lambda ep: get(ep.url("/", ep.raw["garbage"])),
+    )
+    for name, (port, who, codes, why) in TLS_SCENARIOS.items():
+
+        def run(ep: Endpoints, port: str = port, who: str = who) -> Any:
+            ctx = _tls_client(ep)
+            if who != "plain":
+                ctx.load_cert_chain(*_rogue_cert(ep))
+            return get(_https(ep, port), ssl_ctx=ctx)
+
+        case(name, "aiohttp", codes, why, run, sample=name == "tls_expired")
+    case(
+        "tls_wrong_version",
+        "aiohttp",
+        INT,
+        "https:// to a plain-HTTP port",
+        lambda ep: get(ep.url("/", ep.http, "https"), ssl_ctx=_tls_client(ep)),
+    )
+
+    def uds(ep: Endpoints) -> Any:
+        async def go() -> None:
+            await get(
+                "http://daemon/v1/status",
+                connector=aiohttp.UnixConnector(path=ep.files["uds_missing"]),
+            )
+
+        return go()
+
+    case("uds_missing", "aiohttp", NET, "Unix socket path absent: the daemon is not running", uds)
+
+
+# -- urllib / http.client / xmlrpc ----------------------------------------------------
+
+
+def _stdlib_http_cases() -> None:
+    import http.client
+    import urllib.request
+    import xmlrpc.client
+
+    def urlopen(
+        url: Callable[[Endpoints], str],
+        timeout: float = 5.0,
+        ctx: Callable[[Endpoints], ssl.SSLContext] | None = None,
+    ) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            with urllib.request.urlopen(
+                url(ep), timeout=timeout, context=ctx(ep) if ctx else None
+            ) as resp:
+                resp.read()
+
+        return run
+
+    for status, (codes, why) in STATUSES.items():
+        case(
+            f"http_{status}",
+            "urllib",
+            codes,
+            why,
+            urlopen(lambda ep, s=status: ep.url(f"/status/{s}")),
+            retry_after=_retry(status),
+            sample=status in SAMPLE_STATUSES,
+        )
+    case(
+        "refused",
+        "urllib",
+        NET,
+        "nothing listens on the port",
+        urlopen(lambda ep: ep.url("/", ep.refused)),
+    )
+    case(
+        "dns",
+        "urllib",
+        NET,
+        "host name does not resolve",
+        urlopen(lambda ep: f"http://{UNRESOLVABLE_HOST}/"),
+        sample=True,
+    )
+    case(
+        "connect_timeout",
+        "urllib",
+        TO,
+        "connect() hangs on a full backlog",
+        urlopen(lambda ep: ep.url("/", ep.backlog), T),
+    )
+    case(
+        "read_timeout",
+        "urllib",
+        TO,
+        "server never answers",
+        urlopen(lambda ep: ep.url("/", ep.raw["silent"]), T),
+    )
+    case(
+        "reset",
+        "urllib",
+        NET,
+        "server resets the connection",
+        urlopen(lambda ep: ep.url("/", ep.raw["reset"])),
+    )
+    case(
+        "disconnect",
+        "urllib",
+        NET,
+        "server closes without a reply",
+        urlopen(lambda ep: ep.url("/", ep.raw["close_now"])),
+    )
+    case(
+        "truncated",
+        "urllib",
+        NET,
+        "body shorter than Content-Length (IncompleteRead)",
+        urlopen(lambda ep: ep.url("/", ep.raw["truncated"])),
+        sample=True,
+    )
+    case(
+        "chunked_truncated",
+        "urllib",
+        NET,
+        "chunked body cut (IncompleteRead)",
+        urlopen(lambda ep: ep.url("/", ep.raw["chunked"])),
+    )
+    for name, (port, who, codes, why) in TLS_SCENARIOS.items():
+
+        def ctx(ep: Endpoints, who: str = who) -> ssl.SSLContext:
+            c = _tls_client(ep)
+            if who != "plain":
+                c.load_cert_chain(*_rogue_cert(ep))
+            return c
+
+        case(name, "urllib", codes, why, urlopen(lambda ep, p=port: _https(ep, p), ctx=ctx))
+    case(
+        "tls_wrong_version",
+        "urllib",
+        INT,
+        "https:// to a plain-HTTP port",
+        urlopen(lambda ep: ep.url("/", ep.http, "https"), ctx=_tls_client),
+    )
+
+    # http.client directly
+    def conn_get(
+        port: Callable[[Endpoints], int], timeout: float = 5.0
+    ) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            conn = http.client.HTTPConnection(LOOPBACK, port(ep), timeout=timeout)
+            try:
+                conn.request("GET", "/")
+                conn.getresponse().read()
+            finally:
+                conn.close()
+
+        return run
+
+    case(
+        "refused",
+        "http.client",
+        NET,
+        "nothing listens on the port",
+        conn_get(lambda ep: ep.refused),
+    )
+    case(
+        "read_timeout",
+        "http.client",
+        TO,
+        "server never answers",
+        conn_get(lambda ep: ep.raw["silent"], T),
+    )
+    case(
+        "reset",
+        "http.client",
+        NET,
+        "server resets the connection",
+        conn_get(lambda ep: ep.raw["reset"]),
+    )
+    case(
+        "remote_disconnected",
+        "http.client",
+        NET,
+        "RemoteDisconnected: no status line",
+        conn_get(lambda ep: ep.raw["close_now"]),
+        sample=True,
+    )
+    case(
+        "incomplete_read",
+        "http.client",
+        NET,
+        "IncompleteRead: body cut short",
+        conn_get(lambda ep: ep.raw["truncated"]),
+        sample=True,
+    )
+    case(
+        "chunked_incomplete",
+        "http.client",
+        NET,
+        "IncompleteRead in a chunked body",
+        conn_get(lambda ep: ep.raw["chunked"]),
+    )
+    case(
+        "bad_status_line",
+        "http.client",
+        NET_OR_INT,
+        "BadStatusLine: reply is not HTTP",
+        conn_get(lambda ep: ep.raw["garbage"]),
+    )
+
+    def https_untrusted(ep: Endpoints) -> None:
+        conn = http.client.HTTPSConnection(
+            LOOPBACK, ep.tls["untrusted"], timeout=5, context=_tls_client(ep)
+        )
+        try:
+            conn.request("GET", "/")
+        finally:
+            conn.close()
+
+    case(
+        "https_untrusted", "http.client", CERT, "server cert from an untrusted CA", https_untrusted
+    )
+
+    # xmlrpc: the status is ProtocolError.errcode
+    for status in (401, 403, 404, 429, 500, 501, 503):
+        codes, why = STATUSES[status]
+
+        def call(ep: Endpoints, status: int = status) -> None:
+            xmlrpc.client.ServerProxy(ep.url(f"/status/{status}")).ping()
+
+        case(
+            f"protocol_error_{status}",
+            "xmlrpc",
+            codes,
+            f"ProtocolError.errcode {status}: {why}",
+            call,
+            retry_after=_retry(status),
+            sample=status == 404,
+        )
+    case(
+        "refused",
+        "xmlrpc",
+        NET,
+        "nothing listens on the port",
+        lambda ep: xmlrpc.client.ServerProxy(ep.url("/", ep.refused)).ping(),
+    )
+
+
+# -- sockets, asyncio, ssl --------------------------------------------------------------
+
+
+def _socket_cases() -> None:
+    def connect(
+        addr: Callable[[Endpoints], Any], timeout: float = 5.0
+    ) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            with socket.create_connection(addr(ep), timeout=timeout):
+                pass
+
+        return run
+
+    case(
+        "refused",
+        "sockets",
+        NET,
+        "nothing listens on the port",
+        connect(lambda ep: (LOOPBACK, ep.refused)),
+        sample=True,
+    )
+    case(
+        "connect_timeout",
+        "sockets",
+        TO,
+        "connect() hangs on a full backlog",
+        connect(lambda ep: (LOOPBACK, ep.backlog), T),
+    )
+    case("dns", "sockets", NET, "getaddrinfo fails", connect(lambda ep: (UNRESOLVABLE_HOST, 80)))
+
+    def unix(path_key: str) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.connect(ep.files[path_key])
+
+        return run
+
+    case(
+        "af_unix_missing",
+        "sockets",
+        NET,
+        "FileNotFoundError on AF_UNIX connect: daemon not running",
+        unix("uds_missing"),
+        sample=True,
+    )
+    case("af_unix_stale", "sockets", NET, "stale socket file: refused", unix("uds_stale"))
+
+    def recv_reset(ep: Endpoints) -> None:
+        with socket.create_connection((LOOPBACK, ep.raw["reset"]), timeout=5) as sock:
+            sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+            while sock.recv(1024):
+                pass
+
+    case("recv_reset", "sockets", NET, "peer reset the connection", recv_reset)
+
+    def recv_timeout(ep: Endpoints) -> None:
+        with socket.create_connection((LOOPBACK, ep.raw["silent"]), timeout=T) as sock:
+            sock.recv(1024)
+
+    case("recv_timeout", "sockets", TO, "socket.timeout on recv", recv_timeout)
+
+    # asyncio
+    async def open_conn(host: str, port: int, timeout: float = 5.0, **kw: Any) -> tuple[Any, Any]:
+        return await asyncio.wait_for(asyncio.open_connection(host, port, **kw), timeout)
+
+    async def a_refused(ep: Endpoints) -> None:
+        await open_conn(LOOPBACK, ep.refused)
+
+    async def a_timeout(ep: Endpoints) -> None:
+        await open_conn(LOOPBACK, ep.backlog, T)
+
+    async def a_dns(ep: Endpoints) -> None:
+        await open_conn(UNRESOLVABLE_HOST, 80)
+
+    async def a_incomplete(ep: Endpoints) -> None:
+        reader, writer = await open_conn(LOOPBACK, ep.raw["truncated"])
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        await reader.readuntil(b"\r\n\r\n")
+        try:
+            await reader.readexactly(1000)
+        finally:
+            writer.close()
+
+    async def a_reset(ep: Endpoints) -> None:
+        reader, writer = await open_conn(LOOPBACK, ep.raw["reset"])
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()
+        try:
+            while await reader.read(1024):
+                pass
+            await reader.readexactly(1)
+        finally:
+            writer.close()
+
+    async def a_unix(ep: Endpoints) -> None:
+        await asyncio.open_unix_connection(ep.files["uds_missing"])
+
+    async def a_tls(ep: Endpoints) -> None:
+        await open_conn(LOOPBACK, ep.tls["untrusted"], ssl=_tls_client(ep))
+
+    async def a_mtls(ep: Endpoints) -> None:
+        reader, writer = await open_conn(LOOPBACK, ep.tls["mtls"], ssl=_tls_client(ep))
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        try:
+            await reader.readexactly(10)
+        finally:
+            writer.close()
+
+    async def a_wait_for(ep: Endpoints) -> None:
+        reader, writer = await open_conn(LOOPBACK, ep.raw["silent"])
+        try:
+            await asyncio.wait_for(reader.read(10), T)
+        finally:
+            writer.close()
+
+    case("refused", "asyncio", NET, "nothing listens on the port", a_refused)
+    case("connect_timeout", "asyncio", TO, "wait_for around a hanging connect", a_timeout)
+    case("dns", "asyncio", NET, "getaddrinfo fails", a_dns)
+    case(
+        "incomplete_read",
+        "asyncio",
+        NET,
+        "IncompleteReadError: the stream ended early",
+        a_incomplete,
+        sample=True,
+    )
+    case("reset", "asyncio", NET, "peer reset the connection", a_reset)
+    case("unix_missing", "asyncio", NET, "open_unix_connection to an absent path", a_unix)
+    case("tls_untrusted", "asyncio", CERT, "server cert from an untrusted CA", a_tls)
+    case("tls_client_cert_required", "asyncio", AUTH, "server requires a client cert", a_mtls)
+    case("read_timeout", "asyncio", TO, "wait_for around a read that never returns", a_wait_for)
+
+    # ssl directly
+    def handshake(
+        port_key: str, who: str = "plain", host: str = LOOPBACK, read: bool = False
+    ) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            ctx = _tls_client(ep)
+            if who == "rogue":
+                ctx.load_cert_chain(*_rogue_cert(ep))
+            port = ep.http if port_key == "plain_http" else ep.tls[port_key]
+            with (
+                socket.create_connection((LOOPBACK, port), timeout=5) as raw,
+                ctx.wrap_socket(raw, server_hostname=host) as tls,
+            ):
+                if read:
+                    tls.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                    tls.recv(10)
+
+        return run
+
+    case(
+        "untrusted",
+        "ssl",
+        CERT,
+        "server cert from an untrusted CA",
+        handshake("untrusted"),
+        sample=True,
+    )
+    case("expired", "ssl", CERT, "server cert expired", handshake("expired"))
+    case("wronghost", "ssl", CERT, "server cert for another host", handshake("wronghost"))
+    case(
+        "client_cert_required",
+        "ssl",
+        AUTH,
+        "CERTIFICATE_REQUIRED alert from the server",
+        handshake("mtls", read=True),
+        sample=True,
+    )
+    case(
+        "client_cert_unknown_ca",
+        "ssl",
+        AUTH,
+        "UNKNOWN_CA alert: server distrusts our cert",
+        handshake("mtls", "rogue", read=True),
+    )
+    case("wrong_version", "ssl", INT, "TLS spoken to a plain-HTTP port", handshake("plain_http"))
+
+    def key_mismatch(ep: Endpoints) -> None:
+        ctx = ssl.create_default_context()
+        ctx.load_cert_chain(ep.files["client_cert"], ep.files["mismatched_key"])
+
+    def ca_not_pem(ep: Endpoints) -> None:
+        ssl.create_default_context(cafile=ep.files["not_pem"])
+
+    case(
+        "key_mismatch",
+        "ssl",
+        INT,
+        "KEY_VALUES_MISMATCH: local configuration",
+        key_mismatch,
+        sample=True,
+    )
+    case("ca_not_pem", "ssl", INT, "CA file is not PEM: local configuration", ca_not_pem)
+
+
+# -- SMTP -------------------------------------------------------------------------------
+
+
+def _smtp_cases() -> None:
+    import smtplib
+
+    def auth(ep: Endpoints) -> None:
+        with smtplib.SMTP(LOOPBACK, ep.smtp["auth"], timeout=5) as smtp:
+            smtp.login("user", PLANTED)
+
+    def drop(ep: Endpoints) -> None:
+        with smtplib.SMTP(LOOPBACK, ep.smtp["drop"], timeout=5) as smtp:
+            smtp.ehlo()
+
+    def busy(ep: Endpoints) -> None:
+        smtplib.SMTP(LOOPBACK, ep.smtp["421"], timeout=5)
+
+    def rcpt(ep: Endpoints) -> None:
+        with smtplib.SMTP(LOOPBACK, ep.smtp["rcpt"], timeout=5) as smtp:
+            smtp.sendmail("a@corpus.test", ["nobody@corpus.test"], "Subject: x\r\n\r\nhi")
+
+    def refused(ep: Endpoints) -> None:
+        smtplib.SMTP(LOOPBACK, ep.refused, timeout=5)
+
+    def silent(ep: Endpoints) -> None:
+        smtplib.SMTP(LOOPBACK, ep.raw["silent"], timeout=T)
+
+    case("auth_535", "smtp", AUTH, "535 authentication credentials invalid", auth, sample=True)
+    case(
+        "server_disconnected", "smtp", NET, "SMTPServerDisconnected mid-session", drop, sample=True
+    )
+    case("greeting_421", "smtp", NET, "421 service not available at greeting", busy)
+    case("rcpt_550", "smtp", NF, "550 no such mailbox", rcpt)
+    case("refused", "smtp", NET, "nothing listens on the port", refused)
+    case("greeting_timeout", "smtp", TO, "server never sends its greeting", silent)
+
+
+# -- gRPC -------------------------------------------------------------------------------
+
+GRPC_STATUSES: dict[str, tuple[frozenset[str], str]] = {
+    "CANCELLED": (INT, "the server cancelled: nothing specific to do"),
+    "UNKNOWN": (INT, "an unknown server error"),
+    "INVALID_ARGUMENT": (INT, "the pack sent a bad request: not the caller's input"),
+    "DEADLINE_EXCEEDED": (TO, "the server reports a deadline"),
+    "NOT_FOUND": (NF, "the resource does not exist"),
+    "ALREADY_EXISTS": (INT, "a conflict, no baseline code"),
+    "PERMISSION_DENIED": (AUTH, "credentials lack permission"),
+    "RESOURCE_EXHAUSTED": (RL, "quota or throttling"),
+    "FAILED_PRECONDITION": (INT, "system state, no baseline code"),
+    "ABORTED": (INT, "a concurrency conflict"),
+    "OUT_OF_RANGE": (INT, "a bad range, no baseline code"),
+    "UNIMPLEMENTED": (INT, "method not implemented: permanent"),
+    "INTERNAL": (INT, "a server bug"),
+    "UNAVAILABLE": (NET, "transiently unavailable"),
+    "DATA_LOSS": (INT, "unrecoverable data loss"),
+    "UNAUTHENTICATED": (AUTH, "credentials missing or rejected"),
+}
+
+
+def _grpc_cases() -> None:
+    import grpc
+    import grpc.aio
+
+    def read(path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def sync_call(
+        target: Callable[[Endpoints], str],
+        method: str,
+        *,
+        timeout: float = 5.0,
+        creds: Callable[[Endpoints], Any] | None = None,
+        options: tuple[Any, ...] = (),
+    ) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            if creds is None:
+                channel = grpc.insecure_channel(target(ep), options=options)
+            else:
+                channel = grpc.secure_channel(target(ep), creds(ep), options=options)
+            with channel:
+                channel.unary_unary(f"/corpus.Fail/{method}")(b"", timeout=timeout)
+
+        return run
+
+    def aio_call(
+        target: Callable[[Endpoints], str],
+        method: str,
+        *,
+        timeout: float = 5.0,
+        creds: Callable[[Endpoints], Any] | None = None,
+        options: tuple[Any, ...] = (),
+    ) -> Callable[[Endpoints], Any]:
+        async def go(ep: Endpoints) -> None:
+            if creds is None:
+                channel = grpc.aio.insecure_channel(target(ep), options=options)
+            else:
+                channel = grpc.aio.secure_channel(target(ep), creds(ep), options=options)
+            async with channel:
+                await channel.unary_unary(f"/corpus.Fail/{method}")(b"", timeout=timeout)
+
+        return go
+
+    def plain(ep: Endpoints) -> str:
+        return f"{LOOPBACK}:{ep.grpc}"
+
+    def rogue_root(ep: Endpoints) -> Any:
+        return grpc.ssl_channel_credentials(root_certificates=read(ep.files["rogue_ca"]))
+
+    def good_root(ep: Endpoints) -> Any:
+        return grpc.ssl_channel_credentials(root_certificates=read(ep.files["ca"]))
+
+    for flavour, call in (("sync", sync_call), ("aio", aio_call)):
+        klass = "grpc" if flavour == "sync" else "grpc.aio"
+        for name, (codes, why) in GRPC_STATUSES.items():
+            case(
+                name.lower(),
+                klass,
+                codes,
+                why,
+                call(plain, name),
+                sample=name in {"UNAVAILABLE", "PERMISSION_DENIED"},
+            )
+        case(
+            "retry_info",
+            klass,
+            RL,
+            "RESOURCE_EXHAUSTED with RetryInfo: retry_after from it",
+            call(plain, "RETRY"),
+            retry_after=float(RETRY_AFTER),
+            sample=True,
+        )
+        case(
+            "client_deadline",
+            klass,
+            TO,
+            "client-side deadline passes",
+            call(plain, "SLOW", timeout=T),
+            sample=flavour == "aio",
+        )
+        case(
+            "message_too_large",
+            klass,
+            INT,
+            "client-side RESOURCE_EXHAUSTED: reply over max size, not throttling",
+            call(plain, "BIG", options=(("grpc.max_receive_message_length", 100),)),
+        )
+        case(
+            "refused",
+            klass,
+            NET,
+            "nothing listens on the port",
+            call(lambda ep: f"{LOOPBACK}:{ep.refused}", "OK"),
+        )
+        case(
+            "tls_untrusted",
+            klass,
+            CERT,
+            "server cert from an untrusted CA",
+            call(lambda ep: f"{LOOPBACK}:{ep.grpc_tls}", "OK", creds=rogue_root),
+        )
+        case(
+            "tls_client_cert_required",
+            klass,
+            AUTH | NET,
+            "mTLS server, no client cert: gRPC reports only 'Socket closed' (TLS 1.3 alert unseen)",
+            call(lambda ep: f"{LOOPBACK}:{ep.grpc_mtls}", "OK", creds=good_root),
+        )
+
+    def ready_timeout(ep: Endpoints) -> None:
+        with grpc.insecure_channel(f"{LOOPBACK}:{ep.backlog}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=T)
+
+    case(
+        "channel_ready_timeout",
+        "grpc",
+        TO,
+        "FutureTimeoutError: channel not ready in time",
+        ready_timeout,
+    )
+
+
+# -- subprocesses -------------------------------------------------------------------------
+
+ENV = {
+    **os.environ,
+    "LC_ALL": "C",
+    "LANGUAGE": "C",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "",
+    "SSH_ASKPASS": "",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def _run(argv: list[str], timeout: float = 20.0) -> Callable[[Endpoints], Any]:
+    """``subprocess.run(check=True, capture_output=True)``: a CalledProcessError."""
+
+    def run(ep: Endpoints) -> None:
+        args = [a.format(ep=ep, lo=LOOPBACK, bad=UNRESOLVABLE_HOST, **ep.files) for a in argv]
+        subprocess.run(
+            args,
+            check=True,
+            capture_output=True,
+            env=ENV,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+
+    return run
+
+
+def _run_tool(argv: list[str]) -> Callable[[Endpoints], Any]:
+    """The author helper ``control_plane.tools.run_tool`` (raises classified errors)."""
+
+    def run(ep: Endpoints) -> None:
+        from control_plane.tools import run_tool
+
+        args = [a.format(ep=ep, lo=LOOPBACK, bad=UNRESOLVABLE_HOST, **ep.files) for a in argv]
+        run_tool(args, timeout=20, env=ENV)
+
+    return run
+
+
+def _tool_status(status: int) -> tuple[frozenset[str], str]:
+    """A tool does not show the Retry-After header: 503 may honestly be network_error."""
+    codes, why = STATUSES[status]
+    if status == 503:
+        return NET | RL, "503: the tool does not expose Retry-After"
+    return codes, why
+
+
+def _tool_cases() -> None:
+    http = "http://{lo}:{ep.http}"
+    # git
+    git = ["git", "-c", "credential.helper=", "ls-remote"]
+    for status in (401, 403, 404, 429, 500, 501, 503):
+        codes, why = _tool_status(status)
+        case(
+            f"http_{status}",
+            "git",
+            codes,
+            why,
+            _run([*git, http + f"/status/{status}/repo.git"]),
+            sample=status == 404,
+        )
+    case(
+        "refused",
+        "git",
+        NET,
+        "nothing listens on the port",
+        _run([*git, "http://{lo}:{ep.refused}/r.git"]),
+        sample=True,
+    )
+    case("dns", "git", NET, "host name does not resolve", _run([*git, "http://{bad}/r.git"]))
+    case(
+        "missing_repo",
+        "git",
+        NF,
+        "local repository path absent",
+        _run([*git, "{tmp}/no-such-repo.git"]),
+    )
+    case(
+        "garbage_daemon",
+        "git",
+        NET_OR_INT,
+        "git:// server answers garbage",
+        _run([*git, "git://{lo}:{ep.raw[garbage]}/r.git"]),
+    )
+    case(
+        "tls_untrusted",
+        "git",
+        CERT,
+        "server cert from an untrusted CA",
+        _run(
+            [
+                "git",
+                "-c",
+                "http.sslCAInfo={ca}",
+                "ls-remote",
+                "https://{lo}:{ep.tls[untrusted]}/r.git",
+            ]
+        ),
+    )
+    case(
+        "tls_client_cert_required",
+        "git",
+        AUTH,
+        "server requires a client cert",
+        _run(
+            ["git", "-c", "http.sslCAInfo={ca}", "ls-remote", "https://{lo}:{ep.tls[mtls]}/r.git"]
+        ),
+    )
+    case(
+        "run_tool_404",
+        "git",
+        NF,
+        "run_tool picks git's table by argv[0]",
+        _run_tool([*git, http + "/status/404/repo.git"]),
+        sample=True,
+    )
+
+    # ssh
+    ssh = [
+        "ssh",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-o",
+        "ConnectTimeout=1",
+    ]
+    case(
+        "refused",
+        "ssh",
+        NET,
+        "nothing listens on the port",
+        _run([*ssh, "-p", "{ep.refused}", "{lo}", "true"]),
+        sample=True,
+    )
+    case("dns", "ssh", NET, "host name does not resolve", _run([*ssh, "{bad}", "true"]))
+    case(
+        "banner_timeout",
+        "ssh",
+        TO,
+        "Connection timed out during banner exchange",
+        _run([*ssh, "-p", "{ep.raw[silent]}", "{lo}", "true"]),
+        sample=True,
+    )
+    case(
+        "closed",
+        "ssh",
+        NET,
+        "server closes at once (kex_exchange_identification)",
+        _run([*ssh, "-p", "{ep.raw[close_now]}", "{lo}", "true"]),
+    )
+    case(
+        "run_tool_refused",
+        "ssh",
+        NET,
+        "run_tool picks ssh's table by argv[0]",
+        _run_tool([*ssh, "-p", "{ep.refused}", "{lo}", "true"]),
+    )
+
+    # curl
+    curl = ["curl", "-sS", "--fail", "--max-time", "5"]
+    for status in (401, 403, 404, 408, 429, 500, 501, 502, 503, 504):
+        codes, why = _tool_status(status)
+        case(
+            f"http_{status}",
+            "curl",
+            codes,
+            f"--fail: {why}",
+            _run([*curl, http + f"/status/{status}"]),
+            sample=status == 429,
+        )
+    case("refused", "curl", NET, "exit 7", _run([*curl, "http://{lo}:{ep.refused}/"]), sample=True)
+    case("dns", "curl", NET, "exit 6", _run([*curl, "http://{bad}/"]))
+    case(
+        "connect_timeout",
+        "curl",
+        TO,
+        "exit 28 (connect): not 'refused'",
+        _run(["curl", "-sS", "--connect-timeout", str(T), "http://{lo}:{ep.backlog}/"]),
+        sample=True,
+    )
+    case(
+        "read_timeout",
+        "curl",
+        TO,
+        "exit 28 (transfer)",
+        _run(["curl", "-sS", "--max-time", str(T), "http://{lo}:{ep.raw[silent]}/"]),
+    )
+    case(
+        "reset",
+        "curl",
+        NET,
+        "exit 56: connection reset",
+        _run([*curl, "http://{lo}:{ep.raw[reset]}/"]),
+    )
+    case(
+        "empty_reply",
+        "curl",
+        NET,
+        "exit 52: empty reply",
+        _run([*curl, "http://{lo}:{ep.raw[close_now]}/"]),
+    )
+    case(
+        "truncated",
+        "curl",
+        NET,
+        "exit 18: partial transfer",
+        _run([*curl, "http://{lo}:{ep.raw[truncated]}/"]),
+    )
+    for name, port in (
+        ("tls_untrusted", "untrusted"),
+        ("tls_expired", "expired"),
+        ("tls_wronghost", "wronghost"),
+    ):
+        case(
+            name,
+            "curl",
+            CERT,
+            "exit 60: server cert fails verification",
+            _run([*curl, "--cacert", "{ca}", f"https://{{lo}}:{{ep.tls[{port}]}}/"]),
+        )
+    case(
+        "tls_client_cert_required",
+        "curl",
+        AUTH,
+        "alert certificate required (exit 56)",
+        _run([*curl, "--cacert", "{ca}", "https://{lo}:{ep.tls[mtls]}/"]),
+        sample=True,
+    )
+    case(
+        "tls_client_cert_unknown_ca",
+        "curl",
+        AUTH,
+        "alert unknown ca",
+        _run(
+            [
+                *curl,
+                "--cacert",
+                "{ca}",
+                "--cert",
+                "{rogue_client_cert}",
+                "--key",
+                "{rogue_client_key}",
+                "https://{lo}:{ep.tls[mtls]}/",
+            ]
+        ),
+    )
+    case(
+        "tls_wrong_version",
+        "curl",
+        INT,
+        "exit 35: TLS to a plain port",
+        _run([*curl, "--cacert", "{ca}", "https://{lo}:{ep.http}/"]),
+    )
+    case(
+        "tls_key_mismatch",
+        "curl",
+        INT,
+        "exit 58: local client cert/key unusable",
+        _run(
+            [
+                *curl,
+                "--cacert",
+                "{ca}",
+                "--cert",
+                "{client_cert}",
+                "--key",
+                "{mismatched_key}",
+                "https://{lo}:{ep.tls[mtls]}/",
+            ]
+        ),
+    )
+    case(
+        "tls_ca_not_pem",
+        "curl",
+        INT,
+        "exit 77: CA file unusable",
+        _run([*curl, "--cacert", "{not_pem}", "https://{lo}:{ep.tls[good]}/"]),
+    )
+    case(
+        "run_tool_404",
+        "curl",
+        NF,
+        "run_tool picks curl's table by argv[0]",
+        _run_tool([*curl, http + "/status/404"]),
+    )
+    case(
+        "run_tool_timeout",
+        "curl",
+        TO,
+        "run_tool: curl exit 28",
+        _run_tool(["curl", "-sS", "--connect-timeout", str(T), "http://{lo}:{ep.backlog}/"]),
+    )
+
+    # wget
+    wget = ["wget", "-q", "--tries=1", "--timeout=5", "-O", "/dev/null"]
+    wget_v = ["wget", "-nv", "--tries=1", "--timeout=5", "-O", "/dev/null"]
+    wget_verbose = ["wget", "--tries=1", "--timeout=5", "-O", "/dev/null"]
+    for status in (401, 403, 404, 408, 429, 500, 501, 503, 504):
+        codes, why = _tool_status(status)
+        case(
+            f"http_{status}",
+            "wget",
+            codes,
+            why,
+            _run([*wget_verbose, http + f"/status/{status}"]),
+            sample=status == 403,
+        )
+    for status in (404, 500):
+        codes, why = _tool_status(status)
+        case(
+            f"nv_http_{status}",
+            "wget",
+            codes,
+            f"-nv: {why}",
+            _run([*wget_v, http + f"/status/{status}"]),
+        )
+    case(
+        "refused",
+        "wget",
+        NET,
+        "exit 4: connection refused",
+        _run([*wget_v, "http://{lo}:{ep.refused}/"]),
+        sample=True,
+    )
+    case("dns", "wget", NET, "exit 4: host not resolved", _run([*wget_v, "http://{bad}/"]))
+    case(
+        "read_timeout",
+        "wget",
+        TO,
+        "exit 4: read timed out",
+        _run(
+            [
+                "wget",
+                "-nv",
+                "--tries=1",
+                f"--timeout={T}",
+                "-O",
+                "/dev/null",
+                "http://{lo}:{ep.raw[silent]}/",
+            ]
+        ),
+    )
+    case(
+        "connect_timeout",
+        "wget",
+        TO,
+        "exit 4: connect timed out",
+        _run(
+            [
+                "wget",
+                "-nv",
+                "--tries=1",
+                f"--timeout={T}",
+                "-O",
+                "/dev/null",
+                "http://{lo}:{ep.backlog}/",
+            ]
+        ),
+    )
+    case(
+        "truncated",
+        "wget",
+        NET,
+        "exit 4: connection closed mid-body",
+        _run([*wget_v, "http://{lo}:{ep.raw[truncated]}/"]),
+    )
+    for name, port in (
+        ("tls_untrusted", "untrusted"),
+        ("tls_expired", "expired"),
+        ("tls_wronghost", "wronghost"),
+    ):
+        case(
+            name,
+            "wget",
+            CERT,
+            "exit 5: server cert fails verification",
+            _run([*wget_v, "--ca-certificate={ca}", f"https://{{lo}}:{{ep.tls[{port}]}}/"]),
+        )
+    case(
+        "tls_client_cert_required",
+        "wget",
+        AUTH,
+        "server ends the TLS session (GnuTLS names no reason: internal_error at best)",
+        _run([*wget_verbose, "--ca-certificate={ca}", "https://{lo}:{ep.tls[mtls]}/"]),
+    )
+    case(
+        "quiet_refused",
+        "wget",
+        NET,
+        "exit 4 with -q: the exit status alone",
+        _run([*wget, "http://{lo}:{ep.refused}/"]),
+    )
+
+    # ffprobe
+    ffprobe = ["ffprobe", "-v", "error", "-rw_timeout", "2000000"]
+    case(
+        "missing_file",
+        "ffprobe",
+        NF,
+        "the input file does not exist",
+        _run([*ffprobe, "{tmp}/missing.mp4"]),
+        sample=True,
+    )
+    case("http_404", "ffprobe", NF, "Server returned 404", _run([*ffprobe, http + "/status/404"]))
+    case("http_403", "ffprobe", AUTH, "Server returned 403", _run([*ffprobe, http + "/status/403"]))
+    case("http_500", "ffprobe", NET, "Server returned 5XX", _run([*ffprobe, http + "/status/500"]))
+    case(
+        "refused",
+        "ffprobe",
+        NET,
+        "Connection refused",
+        _run([*ffprobe, "http://{lo}:{ep.refused}/a.mp4"]),
+    )
+    case(
+        "dns", "ffprobe", NET, "Failed to resolve hostname", _run([*ffprobe, "http://{bad}/a.mp4"])
+    )
+    case(
+        "invalid_data",
+        "ffprobe",
+        INT,
+        "not media: a pack code, no baseline code",
+        _run([*ffprobe, "{not_pem}"]),
+    )
+
+    # processes themselves
+    def missing_exec(ep: Endpoints) -> None:
+        subprocess.run(["corpus-no-such-tool-4711", "--version"], check=True, capture_output=True)
+
+    async def missing_exec_async(ep: Endpoints) -> None:
+        await asyncio.create_subprocess_exec("corpus-no-such-tool-4711", "--version")
+
+    def not_executable(ep: Endpoints) -> None:
+        subprocess.run([ep.files["not_executable"]], check=True, capture_output=True)
+
+    def missing_cwd(ep: Endpoints) -> None:
+        subprocess.run(["true"], check=True, cwd=os.path.join(ep.files["tmp"], "no-such-dir"))
+
+    def broken_pipe(ep: Endpoints) -> None:
+        proc = subprocess.Popen(["true"], stdin=subprocess.PIPE)
+        proc.wait()
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(b"x" * 1_000_000)
+            proc.stdin.flush()
+        finally:
+            with contextlib.suppress(BrokenPipeError):
+                proc.stdin.close()  # type: ignore[union-attr]
+
+    async def broken_pipe_async(ep: Endpoints) -> None:
+        proc = await asyncio.create_subprocess_exec("true", stdin=subprocess.PIPE)
+        await proc.wait()
+        assert proc.stdin is not None
+        for _ in range(3):
+            proc.stdin.write(b"x" * 1_000_000)
+            await proc.stdin.drain()
+
+    def timeout_expired(ep: Endpoints) -> None:
+        subprocess.run(["sleep", "5"], timeout=T, check=True)
+
+    def run_tool_missing(ep: Endpoints) -> None:
+        from control_plane.core.stderr import run_tool
+
+        run_tool(["corpus-no-such-tool-4711"], timeout=5)
+
+    case(
+        "missing_executable",
+        "subprocess",
+        DEP,
+        "FileNotFoundError from exec: the tool is missing",
+        missing_exec,
+        sample=True,
+    )
+    case(
+        "missing_executable_async",
+        "subprocess",
+        DEP,
+        "create_subprocess_exec of a missing tool",
+        missing_exec_async,
+    )
+    case(
+        "not_executable",
+        "subprocess",
+        DEP,
+        "PermissionError from exec: not auth_failed",
+        not_executable,
+        sample=True,
+    )
+    case("run_tool_missing", "subprocess", DEP, "run_tool's missing binary", run_tool_missing)
+    case(
+        "missing_cwd",
+        "subprocess",
+        NF | INT,
+        "chdir to an absent directory before exec",
+        missing_cwd,
+    )
+    case(
+        "broken_pipe",
+        "subprocess",
+        INT,
+        "writing to a child that exited: not a network error",
+        broken_pipe,
+        sample=True,
+    )
+    case(
+        "broken_pipe_async",
+        "subprocess",
+        INT,
+        "asyncio: writing to a child that exited",
+        broken_pipe_async,
+    )
+    case("timeout_expired", "subprocess", TO, "subprocess.run(timeout=) passed", timeout_expired)
+    case(
+        "unknown_tool_exit",
+        "subprocess",
+        INT,
+        "a tool without a table exits 3",
+        _run([sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"]),
+    )
+
+
+def all_cases() -> list[Case]:
+    """Every case, built once (libraries are imported here, never by the runtime)."""
+    if not CASES:
+        for build in (
+            _httpx_cases,
+            _requests_cases,
+            _aiohttp_cases,
+            _stdlib_http_cases,
+            _socket_cases,
+            _smtp_cases,
+            _grpc_cases,
+            _tool_cases,
+        ):
+            build()
+        ids = [c.id for c in CASES]
+        assert len(ids) == len(set(ids)), "duplicate case ids"
+    return CASES
+
+
+def by_id(ids: Iterable[str]) -> list[Case]:
+    wanted = set(ids)
+    return [c for c in all_cases() if c.id in wanted]

@@ -1,0 +1,479 @@
+"""Misbehaving servers on 127.0.0.1 for the failure corpus, all started by :func:`start`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import os
+import socket
+import ssl
+import struct
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import grpc
+import trustme
+from google.protobuf import any_pb2, duration_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+LOOPBACK = "127.0.0.1"
+#: Longer than the 255 octets a DNS name may have: the resolver fails without a query.
+UNRESOLVABLE_HOST = ".".join(c * 60 for c in "abcde") + ".invalid"
+#: A secret planted in every reply body, status detail and URL the corpus uses.
+PLANTED = "tok-PLANTED-CORPUS-9313"
+RETRY_AFTER = 7
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+# -- HTTP statuses --------------------------------------------------------------------
+
+
+class StatusHandler(BaseHTTPRequestHandler):
+    """``/status/NNN`` answers NNN (``Retry-After`` on 429/503); anything else 200."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        status = 200
+        if self.path.startswith("/status/"):
+            status = int(self.path.split("/")[2][:3])
+        body = f'{{"error": "failed", "token": "{PLANTED}"}}'.encode()
+        self.send_response(status)
+        if status in {429, 503}:
+            self.send_header("Retry-After", str(RETRY_AFTER))
+        if status == 401:
+            self.send_header("WWW-Authenticate", 'Basic realm="corpus"')
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = _answer
+    do_POST = _answer
+    do_HEAD = _answer
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
+# -- raw TCP behaviours -------------------------------------------------------------
+
+_TRUNCATED = (
+    b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\n0123456789"
+)
+_CHUNKED = (
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/plain\r\n\r\n"
+    b"100\r\n0123456789"
+)
+_GARBAGE = b"\x00\x01this is not HTTP at all\r\n\r\n"
+
+
+def _read_request(conn: socket.socket) -> None:
+    conn.settimeout(2.0)
+    data = b""
+    with contextlib.suppress(OSError):
+        while b"\r\n\r\n" not in data and len(data) < 65536:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+
+
+def _behave(kind: str, conn: socket.socket, held: list[socket.socket]) -> None:
+    if kind == "silent":
+        held.append(conn)
+        return
+    if kind == "banner":  # an SSH/SMTP-like client waits for a greeting that never comes
+        held.append(conn)
+        return
+    if kind == "close_now":
+        conn.close()
+        return
+    _read_request(conn)
+    with contextlib.suppress(OSError):
+        if kind == "truncated":
+            conn.sendall(_TRUNCATED)
+        elif kind == "chunked":
+            conn.sendall(_CHUNKED)
+        elif kind == "garbage":
+            conn.sendall(_GARBAGE)
+        elif kind == "reset":
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.close()
+
+
+class Listener:
+    """A loopback listener running ``serve(conn)`` per connection in a thread."""
+
+    def __init__(
+        self,
+        serve: Callable[[socket.socket], None],
+        family: int = socket.AF_INET,
+        address: Any = (LOOPBACK, 0),
+    ) -> None:
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        if family == socket.AF_INET:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(address)
+        self.sock.listen(64)
+        self.sock.settimeout(0.2)
+        self.port = int(self.sock.getsockname()[1]) if family == socket.AF_INET else 0
+        self._serve = serve
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=self._safe, args=(conn,), daemon=True).start()
+
+    def _safe(self, conn: socket.socket) -> None:
+        with contextlib.suppress(Exception):
+            self._serve(conn)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.sock.close()
+        self._thread.join(timeout=2)
+
+
+class BacklogFull:
+    """A listener with backlog 0 whose queue is filled, so new connects hang."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind((LOOPBACK, 0))
+        self.sock.listen(0)
+        self.port = int(self.sock.getsockname()[1])
+        self._fillers: list[socket.socket] = []
+        for _ in range(4):
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect((LOOPBACK, self.port))
+            self._fillers.append(filler)
+        time.sleep(0.1)
+
+    def close(self) -> None:
+        for filler in self._fillers:
+            filler.close()
+        self.sock.close()
+
+
+# -- TLS ----------------------------------------------------------------------------
+
+
+def _tls_http(ctx: ssl.SSLContext) -> Callable[[socket.socket], None]:
+    def serve(conn: socket.socket) -> None:
+        conn.settimeout(3.0)
+        # A second descriptor keeps the connection open after a failed handshake closes
+        # the TLS socket: like a real server, the alert is on the wire and what the
+        # client still sends is read until it hangs up, so closing cannot become an RST
+        # that overtakes the alert.
+        raw = conn.dup()
+        try:
+            tls = ctx.wrap_socket(conn, server_side=True)
+        except (OSError, ssl.SSLError):
+            raw.settimeout(1.0)
+            with contextlib.suppress(OSError):
+                while raw.recv(65536):
+                    pass
+            raw.close()
+            return
+        raw.close()
+        try:
+            _read_request(tls)
+            tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        except (OSError, ssl.SSLError):
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                tls.close()
+
+    return serve
+
+
+# -- SMTP ---------------------------------------------------------------------------
+
+
+def _smtp(kind: str) -> Callable[[socket.socket], None]:
+    def serve(conn: socket.socket) -> None:
+        conn.settimeout(3.0)
+        f = conn.makefile("rwb")
+
+        def say(line: str) -> None:
+            f.write(line.encode() + b"\r\n")
+            f.flush()
+
+        if kind == "421":
+            say("421 corpus.test service not available, closing channel")
+            conn.close()
+            return
+        say("220 corpus.test ESMTP")
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            verb = line.decode("latin-1").strip().split(" ")[0].upper()
+            if verb in {"EHLO", "HELO"}:
+                if kind == "drop":
+                    conn.close()
+                    return
+                say("250-corpus.test")
+                say("250 AUTH PLAIN LOGIN")
+            elif verb == "AUTH":
+                say("535 5.7.8 Authentication credentials invalid")
+            elif verb == "MAIL":
+                say("250 OK")
+            elif verb == "RCPT":
+                say("550 5.1.1 No such user here")
+            elif verb == "RSET":
+                say("250 OK")
+            elif verb == "QUIT":
+                say("221 bye")
+                break
+            else:
+                say("502 command not implemented")
+        conn.close()
+
+    return serve
+
+
+# -- gRPC ---------------------------------------------------------------------------
+
+
+def _retry_status() -> grpc.Status:
+    detail = any_pb2.Any()
+    detail.Pack(error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=RETRY_AFTER)))
+    return rpc_status.to_status(
+        status_pb2.Status(
+            code=code_pb2.RESOURCE_EXHAUSTED,
+            message=f"quota exceeded for {PLANTED}",
+            details=[detail],
+        )
+    )
+
+
+class _Failing(grpc.GenericRpcHandler):
+    """``/corpus.Fail/<STATUS>`` aborts with that status; ``RETRY``, ``SLOW``, ``BIG``."""
+
+    def service(self, handler_call_details: Any) -> Any:
+        name = handler_call_details.method.rsplit("/", 1)[-1]
+
+        def behave(request: bytes, context: grpc.ServicerContext) -> bytes:
+            if name == "RETRY":
+                context.abort_with_status(_retry_status())
+            if name == "SLOW":
+                end = time.monotonic() + 5
+                while context.is_active() and time.monotonic() < end:
+                    time.sleep(0.02)
+                return b""
+            if name == "BIG":
+                return b"x" * 4096
+            if name == "OK":
+                return b"ok"
+            context.abort(grpc.StatusCode[name], f"failed on purpose ({PLANTED})")
+            return b""
+
+        return grpc.unary_unary_rpc_method_handler(behave)
+
+
+def _grpc_server(credentials: Any = None) -> tuple[grpc.Server, int]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), handlers=[_Failing()])
+    if credentials is None:
+        port = server.add_insecure_port(f"{LOOPBACK}:0")
+    else:
+        port = server.add_secure_port(f"{LOOPBACK}:0", credentials)
+    server.start()
+    return server, port
+
+
+# -- everything ---------------------------------------------------------------------
+
+
+@dataclass
+class Endpoints:
+    """Where every server of the corpus listens (plain data: it crosses to served packs)."""
+
+    http: int
+    refused: int
+    backlog: int
+    raw: dict[str, int]
+    tls: dict[str, int]
+    smtp: dict[str, int]
+    grpc: int
+    grpc_tls: int
+    grpc_mtls: int
+    files: dict[str, str] = field(default_factory=dict)
+
+    def url(self, path: str = "/", port: int | None = None, scheme: str = "http") -> str:
+        return f"{scheme}://{LOOPBACK}:{self.http if port is None else port}{path}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Endpoints:
+        return cls(**data)
+
+
+def _pem(path: Path, blob: Any) -> str:
+    blob.write_to_path(str(path))
+    return str(path)
+
+
+@contextlib.contextmanager
+def start() -> Iterator[Endpoints]:
+    """Start every server; yield their :class:`Endpoints`; stop them all."""
+    closers: list[Callable[[], None]] = []
+    tmp = tempfile.TemporaryDirectory(prefix="corpus-")
+    root = Path(tmp.name)
+    try:
+        http = _HTTPServer((LOOPBACK, 0), StatusHandler)
+        threading.Thread(target=http.serve_forever, daemon=True).start()
+        closers.append(lambda: (http.shutdown(), http.server_close()))
+
+        held: list[socket.socket] = []
+        closers.append(lambda: [c.close() for c in held])
+        raw: dict[str, int] = {}
+        for kind in ("silent", "reset", "close_now", "truncated", "chunked", "garbage"):
+            listener = Listener(lambda conn, kind=kind: _behave(kind, conn, held))
+            closers.append(listener.close)
+            raw[kind] = listener.port
+        backlog = BacklogFull()
+        closers.append(backlog.close)
+
+        ca = trustme.CA()
+        rogue = trustme.CA()
+        files = {
+            "ca": _pem(root / "ca.pem", ca.cert_pem),
+            "rogue_ca": _pem(root / "rogue-ca.pem", rogue.cert_pem),
+        }
+        client = ca.issue_cert("client@corpus.test")
+        rogue_client = rogue.issue_cert("client@corpus.test")
+        files["client_cert"] = _pem(root / "client.pem", client.cert_chain_pems[0])
+        files["client_key"] = _pem(root / "client.key", client.private_key_pem)
+        files["rogue_client_cert"] = _pem(
+            root / "rogue-client.pem", rogue_client.cert_chain_pems[0]
+        )
+        files["rogue_client_key"] = _pem(root / "rogue-client.key", rogue_client.private_key_pem)
+        (root / "not-pem.pem").write_text("this is not a certificate\n")
+        files["not_pem"] = str(root / "not-pem.pem")
+        files["mismatched_key"] = files["rogue_client_key"]
+        files["uds_missing"] = str(root / "nobody-listens.sock")
+        stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stale.bind(str(root / "stale.sock"))
+        stale.close()  # the file stays: connecting to it is refused
+        files["uds_stale"] = str(root / "stale.sock")
+        files["not_executable"] = str(root / "not-executable-tool")
+        Path(files["not_executable"]).write_text("#!/bin/sh\necho hi\n")
+        os.chmod(files["not_executable"], 0o644)
+        files["tmp"] = str(root)
+
+        now = datetime.datetime.now(datetime.UTC)
+        certs = {
+            "good": ca.issue_cert(LOOPBACK, "localhost"),
+            "expired": ca.issue_cert(
+                LOOPBACK,
+                "localhost",
+                not_before=now - datetime.timedelta(days=30),
+                not_after=now - datetime.timedelta(days=1),
+            ),
+            "wronghost": ca.issue_cert("other.corpus.test"),
+            "untrusted": rogue.issue_cert(LOOPBACK, "localhost"),
+        }
+        tls: dict[str, int] = {}
+        for name, cert in certs.items():
+            ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            cert.configure_cert(ctx)
+            listener = Listener(_tls_http(ctx))
+            closers.append(listener.close)
+            tls[name] = listener.port
+        mtls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        certs["good"].configure_cert(mtls)
+        ca.configure_trust(mtls)
+        mtls.verify_mode = ssl.CERT_REQUIRED
+        listener = Listener(_tls_http(mtls))
+        closers.append(listener.close)
+        tls["mtls"] = listener.port
+
+        smtp: dict[str, int] = {}
+        for kind in ("auth", "drop", "421", "rcpt"):
+            listener = Listener(_smtp(kind))
+            closers.append(listener.close)
+            smtp[kind] = listener.port
+
+        plain_grpc, grpc_port = _grpc_server()
+        closers.append(lambda: plain_grpc.stop(None))
+        good = certs["good"]
+        key, chain = good.private_key_pem.bytes(), b"".join(p.bytes() for p in good.cert_chain_pems)
+        tls_grpc, grpc_tls_port = _grpc_server(grpc.ssl_server_credentials([(key, chain)]))
+        closers.append(lambda: tls_grpc.stop(None))
+        mtls_grpc, grpc_mtls_port = _grpc_server(
+            grpc.ssl_server_credentials(
+                [(key, chain)], root_certificates=ca.cert_pem.bytes(), require_client_auth=True
+            )
+        )
+        closers.append(lambda: mtls_grpc.stop(None))
+
+        yield Endpoints(
+            http=int(http.server_address[1]),
+            refused=free_port(),
+            backlog=backlog.port,
+            raw=raw,
+            tls=tls,
+            smtp=smtp,
+            grpc=grpc_port,
+            grpc_tls=grpc_tls_port,
+            grpc_mtls=grpc_mtls_port,
+            files=files,
+        )
+    finally:
+        for close in reversed(closers):
+            with contextlib.suppress(Exception):
+                close()
+        tmp.cleanup()
+
+
+def run_async(coro: Any) -> Any:
+    """Run a coroutine on a fresh event loop (cases are called from sync code)."""
+    return asyncio.run(coro)
+
+
+if __name__ == "__main__":  # pragma: no cover - manual exploration
+    with start() as ep:
+        print(ep.to_dict())
+        sys.stdout.flush()
+        time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 1)
