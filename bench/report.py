@@ -102,6 +102,10 @@ PEER_TITLES = {
     "jsonschema_rs": "the same servicer validating with `jsonschema_rs`",
     "mcp_http": "the MCP SDK's server (`MCPServer`), same no-op tool, streamable HTTP, SDK client",
     "mcp_stdio": "the MCP SDK's server, same no-op tool, stdio, SDK client",
+    "cp_sync": "experiment: the control plane on the synchronous `grpc.server` (16 threads), "
+    "invocations on one event-loop thread (bench/sync_serve.py)",
+    "cp_sync_inline": "experiment: the same, each grpc thread running the invocation on a loop "
+    "of its own (a ceiling: an awaiting pack holds a thread)",
 }
 #: The control plane must be at least this many times the MCP SDK server's calls/s.
 MCP_FAR_AHEAD = 2.0

@@ -34,6 +34,7 @@ from bench.procs import (
     Server,
     _children,
     _env,
+    free_port,
     rss_bytes,
     start_control_plane,
     start_echo,
@@ -52,6 +53,8 @@ INVOKE = "/control_plane.v1.ControlPlaneService/InvokePack"
 GRPC_PEERS = ("sync_echo", "jsonschema", "jsonschema_rs")
 MCP_PEERS = ("mcp_http", "mcp_stdio")
 PEERS = GRPC_PEERS + MCP_PEERS
+#: The control plane on the synchronous grpc.server (bench/sync_serve.py): opt-in.
+EXPERIMENTS = ("cp_sync", "cp_sync_inline")
 #: Client channels of the ``--workers`` scaling mode (each its own connection, so the
 #: kernel can hand them to different workers).
 SCALING_CHANNELS = 8
@@ -230,6 +233,12 @@ async def _throughput(
                 others[kind] = stack.enter_context(
                     start_peer(kind, "servicer", "--validator", kind)
                 )
+        for name, mode in (("cp_sync", "loop"), ("cp_sync_inline", "inline")):
+            if name in peers:
+                port = free_port()
+                argv = [sys.executable, "-m", "bench.sync_serve", "--port", str(port)]
+                argv += ["--db", str(echo_specs_dir / f"{name}.db"), "--mode", mode]
+                others[name] = stack.enter_context(Server(name, argv, port, _env("bench.packs")))
         for server in (echo, *others.values()):
             wait_ready(server)
         echo_channel = await stack.enter_async_context(grpc.aio.insecure_channel(echo.target))
@@ -577,7 +586,7 @@ def _peers(text: str) -> list[str]:
     if text.strip() == "none":
         return []
     names = [p for p in text.split(",") if p]
-    unknown = set(names) - set(PEERS)
+    unknown = set(names) - set(PEERS) - set(EXPERIMENTS)
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown peers: {', '.join(sorted(unknown))}")
     return names
@@ -628,7 +637,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=_peers,
         default=list(PEERS),
         metavar="LIST",
-        help="peers measured beside the echo: " + ",".join(PEERS) + " (default all; none)",
+        help="peers measured beside the echo: " + ",".join(PEERS) + " (default all; none);"
+        " also the experiments " + ",".join(EXPERIMENTS),
     )
     parser.add_argument(
         "--workers",
