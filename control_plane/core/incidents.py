@@ -15,7 +15,7 @@ import time
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from control_plane.core.redact import WINDOW, scrub
 
@@ -58,6 +58,10 @@ class Incident:
     summary: str
     traceback: str
     created_at: float
+    #: Every text field already passed :func:`scrub` (set by :meth:`Incidents.record`, which
+    #: builds it): a store writes it as it is instead of scrubbing the traceback again.
+    #: Incidents built anywhere else are scrubbed on the way in.
+    scrubbed: bool = field(default=False, compare=False, repr=False)
 
 
 class Incidents:
@@ -92,10 +96,11 @@ class Incidents:
             reference_id=ref,
             pack=scrub(pack, MAX_INCIDENT_NAME),
             request_id=scrub(request_id, MAX_INCIDENT_NAME),
-            kind=kind,
+            kind=scrub(kind, MAX_INCIDENT_NAME),
             summary=scrub(summary, MAX_INCIDENT_SUMMARY),
             traceback=_bounded_traceback(tb),
             created_at=time.time(),
+            scrubbed=True,
         )
         with self._lock:
             self._items[ref] = incident
