@@ -28,10 +28,11 @@ from typing import Any
 import grpc
 import orjson
 
-from control_plane.adapters.cli import build_parser, load_plugins, observed_invoker
+from control_plane.adapters.cli import build_parser
+from control_plane.adapters.reliability_cli import runtime_config
 from control_plane.core.errors import RequestRejected
-from control_plane.runtime import isolation
 from control_plane.runtime.events import correlation_from_metadata, correlation_scope
+from control_plane.runtime.runtime import build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.wire import status as wire
 from control_plane.wire.server import SERVICE_NAME, configure_logging, deadline_budget
@@ -44,9 +45,9 @@ def build(port: int, db: str, mode: str) -> grpc.Server:
         ["serve", "--plugin", "bench.packs", "--incident-db", db, "--address", f"127.0.0.1:{port}"]
     )
     configure_logging(args.log_format, args.log_level)
-    load = load_plugins(args.plugin)
-    invoker, obs = observed_invoker(args, load)
-    invoker.isolation = isolation.Isolation.for_registry(invoker.registry, ())
+    runtime = build_runtime(runtime_config(args))
+    obs = runtime.observe(args)
+    invoker = runtime.invoker
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()
     local = threading.local()
@@ -91,11 +92,9 @@ def build(port: int, db: str, mode: str) -> grpc.Server:
                 request_id=outcome.request_id,
             )
             if outcome.validation is not None:
-                response.validation.CopyFrom(
-                    wire.validation_to_proto(outcome.validation, trusted=True)
-                )
+                response.validation.CopyFrom(wire.validation_to_proto(outcome.validation))
             return response.SerializeToString()  # type: ignore[no-any-return]
-        context.abort_with_status(wire.to_grpc_status(wire.error_status(outcome, trusted=True)))
+        context.abort_with_status(wire.to_grpc_status(wire.error_status(outcome)))
         raise AssertionError("unreachable")
 
     server = grpc.server(ThreadPoolExecutor(THREADS))

@@ -23,7 +23,7 @@ from test_cli import start_serve
 
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.outcome import Outcome
-from control_plane.runtime.incidents import IncidentStore
+from control_plane.runtime.incident_store import IncidentStore
 from control_plane.wire.client import Client, InternalError
 from control_plane.wire.workers import available_cores, parse_workers
 
