@@ -26,7 +26,8 @@ Shared by construction (nothing to coordinate): the incident store is one SQLite
 WAL mode with ``BEGIN IMMEDIATE`` transactions and a busy timeout (several writers are
 safe; reference ids are random, so unique across workers); ``--events-file`` is opened
 ``O_APPEND`` and every event is one ``write`` of one line, so lines from several workers
-never interleave (on stderr, a pipe, that holds for lines up to ``PIPE_BUF``, 4096 bytes).
+never interleave (on stderr the lines go in chunks of whole lines of at most ``PIPE_BUF``,
+4096 bytes, which a pipe takes atomically).
 
 Per worker, by design: admission limits (``--max-in-flight``, ``--pack-limit``: each
 worker admits that many; the server as a whole up to N times as many), the thread pool of
