@@ -6,6 +6,10 @@ scenario in the JSON spec file. A scenario either answers OK with fixed response
 trailing metadata the control plane sent (``{"kind": "abort", "code": NAME, "details":
 TEXT, "trailers": [[KEY, HEX | TEXT, is_binary]]}``): the echo carries the same bytes both
 ways and does no other work. Request bytes are received raw and ignored.
+
+``--sync`` serves the same on the synchronous ``grpc.server`` (a pool of ``--threads``
+threads, 16 by default) instead of ``grpc.aio``: the ceiling of Python gRPC is not the aio
+server's.
 """
 
 from __future__ import annotations
@@ -50,6 +54,43 @@ def _handler(spec: dict[str, Any]) -> Callable[[bytes, Any], Awaitable[bytes]]:
     return abort
 
 
+def _sync_handler(spec: dict[str, Any]) -> Callable[[bytes, Any], bytes]:
+    if spec["kind"] == "ok":
+        reply = bytes.fromhex(spec["reply"])
+
+        def ok(request: bytes, context: Any) -> bytes:
+            return reply
+
+        return ok
+    code = grpc.StatusCode[spec["code"]]
+    details = spec["details"]
+    trailers = tuple(
+        (key, bytes.fromhex(value) if binary else value) for key, value, binary in spec["trailers"]
+    )
+
+    def abort(request: bytes, context: Any) -> bytes:
+        context.set_trailing_metadata(trailers)
+        context.abort(code, details)
+        raise AssertionError("unreachable")
+
+    return abort
+
+
+def serve_sync(port: int, specs: dict[str, dict[str, Any]], threads: int = 16) -> None:
+    """Serve ``specs`` on the synchronous ``grpc.server`` until killed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    handlers = {
+        name: grpc.unary_unary_rpc_method_handler(_sync_handler(spec))
+        for name, spec in specs.items()
+    }
+    server = grpc.server(ThreadPoolExecutor(threads))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    server.start()
+    server.wait_for_termination()
+
+
 async def serve(port: int, specs: dict[str, dict[str, Any]]) -> None:
     """Serve every scenario of ``specs`` on 127.0.0.1:``port`` until killed."""
     handlers = {
@@ -66,8 +107,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="bare grpc.aio echo server")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--spec", type=Path, required=True)
+    parser.add_argument("--sync", action="store_true", help="the synchronous grpc.server")
+    parser.add_argument("--threads", type=int, default=16, help="threads of --sync")
     args = parser.parse_args()
-    asyncio.run(serve(args.port, json.loads(args.spec.read_text())))
+    specs = json.loads(args.spec.read_text())
+    if args.sync:
+        serve_sync(args.port, specs, args.threads)
+    else:
+        asyncio.run(serve(args.port, specs))
 
 
 if __name__ == "__main__":

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
 
-__all__ = ["CHANNEL_OPTIONS", "Measurement", "measure", "percentile"]
+__all__ = ["CHANNEL_OPTIONS", "Measurement", "measure", "measure_calls", "percentile"]
 
 #: Reconnect quickly (cold-start timing polls servers that are not up yet).
 CHANNEL_OPTIONS = (
@@ -95,6 +96,54 @@ async def measure(
     latencies, unexpected, seconds = await _closed_loop(
         call, payload, expected, concurrency, duration
     )
+    latencies.sort()
+    return Measurement(
+        calls=len(latencies),
+        seconds=seconds,
+        rps=len(latencies) / seconds if seconds > 0 else 0.0,
+        p50_ms=percentile(latencies, 0.50) * 1000,
+        p99_ms=percentile(latencies, 0.99) * 1000,
+        unexpected=unexpected,
+    )
+
+
+async def measure_calls(
+    call: Callable[[], Awaitable[object]],
+    *,
+    concurrency: int,
+    duration: float,
+    warmup: float,
+) -> Measurement:
+    """:func:`measure` for any awaitable call (e.g. an MCP client's ``call_tool``).
+
+    ``call`` raises on an unexpected outcome; such calls are counted as unexpected.
+    """
+    clock = time.perf_counter
+
+    async def window(seconds: float) -> tuple[list[float], int, float]:
+        latencies: list[float] = []
+        unexpected = 0
+        started = clock()
+        stop_at = started + seconds
+
+        async def worker() -> None:
+            nonlocal unexpected
+            while True:
+                t0 = clock()
+                if t0 >= stop_at:
+                    return
+                try:
+                    await call()
+                except Exception:  # noqa: BLE001 - counted, reported by the run
+                    unexpected += 1
+                latencies.append(clock() - t0)
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return latencies, unexpected, clock() - started
+
+    if warmup > 0:
+        await window(warmup)
+    latencies, unexpected, seconds = await window(duration)
     latencies.sort()
     return Measurement(
         calls=len(latencies),

@@ -26,6 +26,8 @@ __all__ = [
     "rss_bytes",
     "start_control_plane",
     "start_echo",
+    "start_peer",
+    "tree_cpu_seconds",
     "wait_healthy",
 ]
 
@@ -119,13 +121,50 @@ def start_control_plane(
     return Server(name, argv, port, _env(plugin))
 
 
-def start_echo(specs: dict[str, dict[str, Any]], spec_dir: Path) -> Server:
-    """The bare ``grpc.aio`` echo server answering ``specs``."""
+def start_echo(specs: dict[str, dict[str, Any]], spec_dir: Path, *, sync: bool = False) -> Server:
+    """The bare ``grpc.aio`` echo server answering ``specs`` (``sync``: ``grpc.server``)."""
     path = spec_dir / "echo-spec.json"
     path.write_text(json.dumps(specs))
     port = free_port()
     argv = [sys.executable, "-m", "bench.echo", "--port", str(port), "--spec", str(path)]
-    return Server("echo", argv, port, _env(""))
+    if sync:
+        argv.append("--sync")
+    return Server("sync_echo" if sync else "echo", argv, port, _env(""))
+
+
+def start_peer(name: str, *args: str) -> Server:
+    """``python -m bench.peers ARGS --port N`` (see :mod:`bench.peers`)."""
+    port = free_port()
+    argv = [sys.executable, "-m", "bench.peers", *args, "--port", str(port)]
+    return Server(name, argv, port, _env("bench.packs"))
+
+
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return out
+    for task in tasks:
+        try:
+            out += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of ``pid`` and its living descendants (a ``--workers`` server)."""
+    total = 0.0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            total += cpu_seconds(current)
+        except OSError:
+            continue
+        pending += _children(current)
+    return total
 
 
 def wait_healthy(server: Server, service: str = "", timeout: float = 30.0) -> float:

@@ -96,6 +96,63 @@ def _summarize(row: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
     return out
 
 
+PEER_TITLES = {
+    "sync_echo": "bare synchronous `grpc.server` echo (16 threads), same bytes",
+    "jsonschema": "hand-written `grpc.aio` servicer, same handlers, validating with `jsonschema`",
+    "jsonschema_rs": "the same servicer validating with `jsonschema_rs`",
+    "mcp_http": "the MCP SDK's server (`MCPServer`), same no-op tool, streamable HTTP, SDK client",
+    "mcp_stdio": "the MCP SDK's server, same no-op tool, stdio, SDK client",
+    "cp_sync": "experiment: the control plane on the synchronous `grpc.server` (16 threads), "
+    "invocations on one event-loop thread (bench/sync_serve.py)",
+    "cp_sync_inline": "experiment: the same, each grpc thread running the invocation on a loop "
+    "of its own (a ceiling: an awaiting pack holds a thread)",
+}
+#: The control plane must be at least this many times the MCP SDK server's calls/s.
+MCP_FAR_AHEAD = 2.0
+
+
+def _summarize_peers(
+    peers: dict[str, Any], results: dict[str, Any]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per scenario, concurrency and peer: figures and ratios paired with the same round."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for key, by_conc in peers.items():
+        for conc, by_peer in by_conc.items():
+            echo = results[key][conc]["echo"]
+            cp = results[key][conc]["control_plane"]
+            for name, rounds in by_peer.items():
+                out.setdefault(key, {}).setdefault(conc, {})[name] = {
+                    "rps": spread([r["rps"] for r in rounds]),
+                    "p50_ms": spread([r["p50_ms"] for r in rounds]),
+                    "p99_ms": spread([r["p99_ms"] for r in rounds]),
+                    "cpu_us_per_call": spread([r["cpu_us_per_call"] for r in rounds]),
+                    "client_cpu_us_per_call": spread([r["client_cpu_us_per_call"] for r in rounds]),
+                    "peer_over_echo": spread(
+                        [p["rps"] / e["rps"] for p, e in zip(rounds, echo, strict=True)]
+                    ),
+                    "control_plane_over_peer": spread(
+                        [c["rps"] / p["rps"] for c, p in zip(cp, rounds, strict=True)]
+                    ),
+                }
+    return out
+
+
+def _summarize_scaling(scaling: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, by_n in scaling.items():
+        if not isinstance(by_n, dict):
+            continue
+        base = by_n[min(by_n, key=int)]
+        for n, rounds in by_n.items():
+            out.setdefault(key, {})[n] = {
+                "rps": spread([r["rps"] for r in rounds]),
+                "cpu_us_per_call": spread([r["cpu_us_per_call"] for r in rounds]),
+                "client_cpu_us_per_call": spread([r["client_cpu_us_per_call"] for r in rounds]),
+                "speedup": spread([r["rps"] / b["rps"] for r, b in zip(rounds, base, strict=True)]),
+            }
+    return out
+
+
 def build(
     *,
     machine: dict[str, Any],
@@ -104,6 +161,7 @@ def build(
     throughput: dict[str, Any],
     cold: dict[str, Any] | None,
     rss: dict[str, Any] | None,
+    scaling: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON document: raw rounds, summaries and the targets."""
     summary: dict[str, dict[str, Any]] = {}
@@ -111,6 +169,7 @@ def build(
         summary[sc.key] = {
             conc: _summarize(row) for conc, row in throughput["results"][sc.key].items()
         }
+    peers = _summarize_peers(throughput.get("peers", {}), throughput["results"])
     targets: list[dict[str, Any]] = []
     for sc in scenarios:
         at16 = summary[sc.key].get("16")
@@ -125,12 +184,35 @@ def build(
                     "met": ratio >= sc.target_ratio,
                 }
             )
+        if sc.p99_target:
             p99 = at16["ratio_p99"]["median"]
             targets.append(
                 {
                     "target": f"{sc.key}: p99 <= 1.25x echo at 16",
                     "measured": round(p99, 3),
                     "met": p99 <= 1.25,
+                }
+            )
+    rs = peers.get("error", {}).get("16", {}).get("jsonschema_rs")
+    if rs is not None:
+        level = rs["control_plane_over_peer"]["median"]
+        targets.append(
+            {
+                "target": "error: at least level with a jsonschema_rs servicer at 16 (cp / peer)",
+                "measured": round(level, 3),
+                "met": level >= 1.0,
+            }
+        )
+    for name in ("mcp_http", "mcp_stdio"):
+        found = peers.get("success", {}).get("16", {}).get(name)
+        if found is not None:
+            ahead = found["control_plane_over_peer"]["median"]
+            targets.append(
+                {
+                    "target": f"success: far ahead of the MCP SDK server ({name}) at 16: "
+                    f">= {MCP_FAR_AHEAD:g}x its calls/s",
+                    "measured": round(ahead, 3),
+                    "met": ahead >= MCP_FAR_AHEAD,
                 }
             )
     if cold is not None:
@@ -172,6 +254,17 @@ def build(
             for sc in scenarios
         },
         "throughput": {"rounds": throughput["results"], "summary": summary},
+        "peers": {"rounds": throughput.get("peers", {}), "summary": peers},
+        "scaling": (
+            None
+            if scaling is None
+            else {
+                "concurrency": scaling["concurrency"],
+                "channels": scaling["channels"],
+                "rounds": {k: v for k, v in scaling.items() if isinstance(v, dict)},
+                "summary": _summarize_scaling(scaling),
+            }
+        ),
         "cold_start": cold,
         "rss": rss,
         "targets": targets,
@@ -235,6 +328,52 @@ def markdown(doc: dict[str, Any]) -> str:
                 f"{s['cpu_us_per_call']['control_plane']['median']:.0f} "
                 f"| {s['client_cpu_us_per_call']['echo']['median']:.0f} |"
             )
+    peers = doc.get("peers", {}).get("summary", {})
+    if peers:
+        lines += [
+            "",
+            "Peers, measured in the same rounds (interleaved after the echo and the control "
+            "plane; ratios paired per round): what a user would pick instead.",
+            "",
+        ]
+        names = sorted({n for c in peers.values() for p in c.values() for n in p})
+        lines += [f"- **{n}**: {PEER_TITLES.get(n, n)}" for n in names]
+        lines += [
+            "",
+            "| path | conc | peer | peer req/s | peer / echo | control plane / peer "
+            "| peer p99 ms | CPU µs/call peer | client CPU µs/call |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for key, by_conc in peers.items():
+            for conc, by_peer in by_conc.items():
+                for name, f in by_peer.items():
+                    lines.append(
+                        f"| {key} | {conc} | {name} | {_fmt(f['rps'])} "
+                        f"| {_fmt(f['peer_over_echo'], 2)} "
+                        f"| **{_fmt(f['control_plane_over_peer'], 2)}** "
+                        f"| {_fmt(f['p99_ms'], 2)} | {f['cpu_us_per_call']['median']:.0f} "
+                        f"| {f['client_cpu_us_per_call']['median']:.0f} |"
+                    )
+    scaling = doc.get("scaling")
+    if scaling is not None:
+        lines += [
+            "",
+            f"Scaling (`packctl serve --workers N`, {scaling['concurrency']} concurrent calls "
+            f"over {scaling['channels']} client channels, each its own connection; the load "
+            "generator is one process on the same cores; CPU is the supervisor's and every "
+            "worker's):",
+            "",
+            "| path | workers | req/s | speedup vs 1 | CPU µs/call (all workers) "
+            "| client CPU µs/call |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for key, by_n in scaling["summary"].items():
+            for n, f in by_n.items():
+                lines.append(
+                    f"| {key} | {n} | {_fmt(f['rps'])} | {_fmt(f['speedup'], 2)} "
+                    f"| {f['cpu_us_per_call']['median']:.0f} "
+                    f"| {f['client_cpu_us_per_call']['median']:.0f} |"
+                )
     cold = doc.get("cold_start")
     if cold is not None:
         c = cold["summary"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import sys
 import tempfile
 import time
@@ -25,14 +26,20 @@ import grpc
 
 from bench import report
 from bench.echo import method_for
-from bench.loadgen import measure
-from bench.packs import SECRET
+from bench.loadgen import measure, measure_calls
+from bench.packs import SECRET, request_document
+from bench.peers import MCP_TOOL
 from bench.procs import (
+    ROOT,
     Server,
-    cpu_seconds,
+    _children,
+    _env,
+    free_port,
     rss_bytes,
     start_control_plane,
     start_echo,
+    start_peer,
+    tree_cpu_seconds,
     wait_healthy,
     wait_ready,
 )
@@ -42,6 +49,15 @@ from control_plane.wire import status as wire
 __all__ = ["main", "run"]
 
 INVOKE = "/control_plane.v1.ControlPlaneService/InvokePack"
+#: Peers measured beside the echo and the control plane (see ``bench/peers.py``).
+GRPC_PEERS = ("sync_echo", "jsonschema", "jsonschema_rs")
+MCP_PEERS = ("mcp_http", "mcp_stdio")
+PEERS = GRPC_PEERS + MCP_PEERS
+#: The control plane on the synchronous grpc.server (bench/sync_serve.py): opt-in.
+EXPERIMENTS = ("cp_sync", "cp_sync_inline")
+#: Client channels of the ``--workers`` scaling mode (each its own connection, so the
+#: kernel can hand them to different workers).
+SCALING_CHANNELS = 8
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
@@ -103,7 +119,7 @@ async def _one(
         duration=warmup,
         warmup=0,
     )
-    cpu0, client0 = cpu_seconds(server.pid), time.process_time()
+    cpu0, client0 = tree_cpu_seconds(server.pid), time.process_time()
     m = await measure(
         channel,
         method,
@@ -113,10 +129,14 @@ async def _one(
         duration=duration,
         warmup=0,
     )
-    cpu = cpu_seconds(server.pid) - cpu0
+    cpu = tree_cpu_seconds(server.pid) - cpu0
     client = time.process_time() - client0
     if m.unexpected:
         raise RuntimeError(f"{server.name} {method}: {m.unexpected} calls ended unexpectedly")
+    return _figures(m, cpu, client)
+
+
+def _figures(m: Any, cpu: float, client: float) -> dict[str, float]:
     return {
         "rps": m.rps,
         "p50_ms": m.p50_ms,
@@ -125,6 +145,63 @@ async def _one(
         "client_cpu_us_per_call": client / m.calls * 1e6 if m.calls else float("nan"),
         "calls": m.calls,
     }
+
+
+async def _one_mcp(
+    name: str, call: Any, pid: int, concurrency: int, duration: float, warmup: float
+) -> dict[str, float]:
+    await measure_calls(call, concurrency=concurrency, duration=warmup, warmup=0)
+    cpu0, client0 = tree_cpu_seconds(pid), time.process_time()
+    m = await measure_calls(call, concurrency=concurrency, duration=duration, warmup=0)
+    cpu = tree_cpu_seconds(pid) - cpu0
+    client = time.process_time() - client0
+    if m.unexpected:
+        raise RuntimeError(f"{name}: {m.unexpected} calls ended unexpectedly")
+    return _figures(m, cpu, client)
+
+
+@contextlib.asynccontextmanager
+async def _mcp_clients(peers: Sequence[str]) -> Any:
+    """``{name: (call, server pid)}`` for the MCP peers in ``peers`` (the SDK's client)."""
+    if not any(p in peers for p in MCP_PEERS):
+        yield {}
+        return
+    from mcp import Client, StdioServerParameters
+
+    arguments = {"document": request_document()}
+    out: dict[str, tuple[Any, int]] = {}
+    async with contextlib.AsyncExitStack() as stack:
+
+        def caller(client: Any) -> Any:
+            async def call() -> None:
+                result = await client.call_tool(MCP_TOOL, arguments)
+                if result.is_error:
+                    raise RuntimeError(f"MCP tool failed: {result}")
+
+            return call
+
+        if "mcp_http" in peers:
+            server = stack.enter_context(start_peer("mcp_http", "mcp", "--transport", "http"))
+            wait_ready(server)
+            client = await stack.enter_async_context(Client(f"{_http(server)}/mcp"))
+            out["mcp_http"] = (caller(client), server.pid)
+        if "mcp_stdio" in peers:
+            before = set(_children(os.getpid()))
+            params = StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "bench.peers", "mcp", "--transport", "stdio"],
+                env=_env("bench.packs"),
+                cwd=str(ROOT),
+            )
+            client = await stack.enter_async_context(Client(params))
+            await client.list_tools()
+            spawned = sorted(set(_children(os.getpid())) - before)
+            out["mcp_stdio"] = (caller(client), spawned[-1] if spawned else 0)
+        yield out
+
+
+def _http(server: Server) -> str:
+    return f"http://{server.target}"
 
 
 async def _throughput(
@@ -136,52 +213,214 @@ async def _throughput(
     duration: float,
     warmup: float,
     log: Any,
+    peers: Sequence[str] = (),
 ) -> dict[str, Any]:
     results: dict[str, Any] = {}
-    async with grpc.aio.insecure_channel(cp.target) as cp_channel:
+    peer_results: dict[str, Any] = {}
+    async with contextlib.AsyncExitStack() as stack:
+        cp_channel = await stack.enter_async_context(grpc.aio.insecure_channel(cp.target))
         specs: dict[str, dict[str, Any]] = {}
         expected: dict[str, grpc.StatusCode] = {}
         sizes: dict[str, int] = {}
         for sc in scenarios:
             specs[sc.key], expected[sc.key], sizes[sc.key] = await _capture(cp_channel, sc)
-        with start_echo(specs, echo_specs_dir) as echo:
-            wait_ready(echo)
-            async with grpc.aio.insecure_channel(echo.target) as echo_channel:
-                for rnd in range(rounds):
-                    for sc in scenarios:
-                        payload = sc.request()
-                        for conc in concurrencies:
-                            row = results.setdefault(sc.key, {}).setdefault(
-                                str(conc), {"echo": [], "control_plane": []}
-                            )
-                            for server, channel, method in (
-                                (echo, echo_channel, method_for(sc.key)),
-                                (cp, cp_channel, INVOKE),
-                            ):
-                                figures = await _one(
-                                    channel,
-                                    server,
-                                    method,
-                                    payload,
-                                    expected[sc.key],
-                                    conc,
-                                    duration,
-                                    warmup,
-                                )
-                                row[server.name].append(figures)
-                                log(
-                                    f"round {rnd + 1}/{rounds} {sc.key:<14} c={conc:<3} "
-                                    f"{server.name:<13} {figures['rps']:8.0f} req/s  "
-                                    f"p50 {figures['p50_ms']:6.2f} ms  "
-                                    f"p99 {figures['p99_ms']:6.2f} ms  "
-                                    f"cpu {figures['cpu_us_per_call']:5.0f} us/call"
-                                )
+        echo = stack.enter_context(start_echo(specs, echo_specs_dir))
+        others: dict[str, Server] = {}
+        if "sync_echo" in peers:
+            others["sync_echo"] = stack.enter_context(start_echo(specs, echo_specs_dir, sync=True))
+        for kind in ("jsonschema", "jsonschema_rs"):
+            if kind in peers:
+                others[kind] = stack.enter_context(
+                    start_peer(kind, "servicer", "--validator", kind)
+                )
+        for name, mode in (("cp_sync", "loop"), ("cp_sync_inline", "inline")):
+            if name in peers:
+                port = free_port()
+                argv = [sys.executable, "-m", "bench.sync_serve", "--port", str(port)]
+                argv += ["--db", str(echo_specs_dir / f"{name}.db"), "--mode", mode]
+                others[name] = stack.enter_context(Server(name, argv, port, _env("bench.packs")))
+        for server in (echo, *others.values()):
+            wait_ready(server)
+        echo_channel = await stack.enter_async_context(grpc.aio.insecure_channel(echo.target))
+        channels = {
+            name: await stack.enter_async_context(grpc.aio.insecure_channel(server.target))
+            for name, server in others.items()
+        }
+        mcp = await stack.enter_async_context(_mcp_clients(peers))
+
+        def show(rnd: int, key: str, conc: int, name: str, figures: dict[str, float]) -> None:
+            log(
+                f"round {rnd + 1}/{rounds} {key:<14} c={conc:<3} "
+                f"{name:<13} {figures['rps']:8.0f} req/s  "
+                f"p50 {figures['p50_ms']:6.2f} ms  "
+                f"p99 {figures['p99_ms']:6.2f} ms  "
+                f"cpu {figures['cpu_us_per_call']:5.0f} us/call"
+            )
+
+        for rnd in range(rounds):
+            for sc in scenarios:
+                payload = sc.request()
+                for conc in concurrencies:
+                    row = results.setdefault(sc.key, {}).setdefault(
+                        str(conc), {"echo": [], "control_plane": []}
+                    )
+                    for server, channel, method in (
+                        (echo, echo_channel, method_for(sc.key)),
+                        (cp, cp_channel, INVOKE),
+                    ):
+                        figures = await _one(
+                            channel,
+                            server,
+                            method,
+                            payload,
+                            expected[sc.key],
+                            conc,
+                            duration,
+                            warmup,
+                        )
+                        row[server.name].append(figures)
+                        show(rnd, sc.key, conc, server.name, figures)
+                    prow = peer_results.setdefault(sc.key, {}).setdefault(str(conc), {})
+                    for name, server in others.items():
+                        method = method_for(sc.key) if name == "sync_echo" else INVOKE
+                        figures = await _one(
+                            channels[name],
+                            server,
+                            method,
+                            payload,
+                            expected[sc.key],
+                            conc,
+                            duration,
+                            warmup,
+                        )
+                        prow.setdefault(name, []).append(figures)
+                        show(rnd, sc.key, conc, name, figures)
+                    if sc.key != "success":
+                        continue  # the MCP peers run the no-op tool only
+                    for name, (call, pid) in mcp.items():
+                        figures = await _one_mcp(name, call, pid, conc, duration, warmup)
+                        prow.setdefault(name, []).append(figures)
+                        show(rnd, sc.key, conc, name, figures)
     return {
         "results": results,
+        "peers": peer_results,
         "request_bytes": {sc.key: len(sc.request()) for sc in scenarios},
         "reply_bytes": sizes,
         "statuses": {k: v.name for k, v in expected.items()},
     }
+
+
+# -- scaling: packctl serve --workers N -------------------------------------------------
+
+
+async def _scaling(
+    workers: Sequence[int],
+    scenarios: Sequence[Scenario],
+    concurrency: int,
+    rounds: int,
+    duration: float,
+    warmup: float,
+    state: Path,
+    extra: Sequence[str],
+    log: Any,
+) -> dict[str, Any]:
+    """Throughput of ``--workers N`` for each N, interleaved, over several connections."""
+    out: dict[str, Any] = {}
+    options = (("grpc.use_local_subchannel_pool", 1),)
+    per_channel = max(1, concurrency // SCALING_CHANNELS)
+    with contextlib.ExitStack() as stack:
+        servers = {
+            n: stack.enter_context(
+                start_control_plane(
+                    name=f"workers_{n}",
+                    state_dir=state,
+                    extra_args=[*extra, "--workers", str(n)],
+                )
+            )
+            for n in workers
+        }
+        for server in servers.values():
+            wait_healthy(server)
+        async with contextlib.AsyncExitStack() as astack:
+            pools = {
+                n: [
+                    await astack.enter_async_context(
+                        grpc.aio.insecure_channel(server.target, options=options)
+                    )
+                    for _ in range(SCALING_CHANNELS)
+                ]
+                for n, server in servers.items()
+            }
+            for rnd in range(rounds):
+                for sc in scenarios:
+                    payload = sc.request()
+                    status = grpc.StatusCode.OK if sc.code is None else None
+                    for n, server in servers.items():
+                        figures = await _spread_load(
+                            pools[n], server, payload, sc, status, per_channel, duration, warmup
+                        )
+                        out.setdefault(sc.key, {}).setdefault(str(n), []).append(figures)
+                        log(
+                            f"round {rnd + 1}/{rounds} scaling {sc.key:<8} workers={n:<2} "
+                            f"{figures['rps']:8.0f} req/s  "
+                            f"cpu {figures['cpu_us_per_call']:5.0f} us/call"
+                        )
+    return {"concurrency": per_channel * SCALING_CHANNELS, "channels": SCALING_CHANNELS, **out}
+
+
+async def _spread_load(
+    channels: Sequence[grpc.aio.Channel],
+    server: Server,
+    payload: bytes,
+    sc: Scenario,
+    status: grpc.StatusCode | None,
+    per_channel: int,
+    duration: float,
+    warmup: float,
+) -> dict[str, float]:
+    expected = status if status is not None else _status_of(sc)
+
+    async def window(seconds: float) -> list[Any]:
+        return list(
+            await asyncio.gather(
+                *(
+                    measure(
+                        ch,
+                        INVOKE,
+                        payload,
+                        expected=expected,
+                        concurrency=per_channel,
+                        duration=seconds,
+                        warmup=0,
+                    )
+                    for ch in channels
+                )
+            )
+        )
+
+    await window(warmup)
+    cpu0, client0 = tree_cpu_seconds(server.pid), time.process_time()
+    parts = await window(duration)
+    cpu = tree_cpu_seconds(server.pid) - cpu0
+    client = time.process_time() - client0
+    calls = sum(p.calls for p in parts)
+    if any(p.unexpected for p in parts):
+        raise RuntimeError(f"{server.name}: calls ended unexpectedly")
+    seconds = max(p.seconds for p in parts)
+    return {
+        "rps": calls / seconds,
+        "cpu_us_per_call": cpu / calls * 1e6 if calls else float("nan"),
+        "client_cpu_us_per_call": client / calls * 1e6 if calls else float("nan"),
+        "calls": calls,
+    }
+
+
+def _status_of(sc: Scenario) -> grpc.StatusCode:
+    return {
+        "network_error": grpc.StatusCode.UNAVAILABLE,
+        "artifact_failed": grpc.StatusCode.FAILED_PRECONDITION,
+        "internal_error": grpc.StatusCode.INTERNAL,
+    }[sc.code or ""]
 
 
 # -- cold start and RSS --------------------------------------------------------------
@@ -279,6 +518,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     args.duration,
                     args.warmup,
                     log,
+                    args.peers,
+                )
+            )
+        scaling = None
+        if len(args.workers) > 1:
+            scaling = asyncio.run(
+                _scaling(
+                    args.workers,
+                    [sc for sc in scenarios if sc.key in ("success", "error")],
+                    16,
+                    args.rounds,
+                    args.duration,
+                    args.warmup,
+                    tmp,
+                    extra,
+                    log,
                 )
             )
         cold = _cold_start(args.cold_starts, tmp, extra, log) if args.cold_starts else None
@@ -299,10 +554,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "rss_calls": args.rss_calls,
             "cold_starts": args.cold_starts,
             "serve_args": extra,
+            "peers": list(args.peers),
+            "workers": list(args.workers),
             "wall_s": round(time.time() - started, 1),
         },
         scenarios=scenarios,
         throughput=throughput,
+        scaling=scaling,
         cold=cold,
         rss=rss,
     )
@@ -322,6 +580,26 @@ def _concurrency(text: str) -> list[int]:
     if not values or any(v < 1 for v in values):
         raise argparse.ArgumentTypeError("a comma-separated list of positive integers")
     return values
+
+
+def _peers(text: str) -> list[str]:
+    if text.strip() == "none":
+        return []
+    names = [p for p in text.split(",") if p]
+    unknown = set(names) - set(PEERS) - set(EXPERIMENTS)
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown peers: {', '.join(sorted(unknown))}")
+    return names
+
+
+def _workers_list(text: str) -> list[int]:
+    from control_plane.wire.workers import parse_workers
+
+    try:
+        values = [parse_workers(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return sorted(set(values))
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -354,6 +632,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="ARGS",
         help="extra `packctl serve` arguments, e.g. '--no-incident-db' (default: none)",
     )
+    parser.add_argument(
+        "--peers",
+        type=_peers,
+        default=list(PEERS),
+        metavar="LIST",
+        help="peers measured beside the echo: " + ",".join(PEERS) + " (default all; none);"
+        " also the experiments " + ",".join(EXPERIMENTS),
+    )
+    parser.add_argument(
+        "--workers",
+        type=_workers_list,
+        default=None,
+        metavar="LIST",
+        help="scaling mode: packctl serve --workers N for each N, e.g. 1,2 (default 1,auto;"
+        " 1 alone skips it)",
+    )
     parser.add_argument("--out", default=str(RESULTS_DIR), help="directory for the results")
     parser.add_argument("--name", default="results", help="file stem (results.json/.md)")
     parser.add_argument("--silent", action="store_true", help="no progress, no table")
@@ -363,6 +657,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     for key, value in (quick if args.quick else full).items():
         if getattr(args, key) is None:
             setattr(args, key, value)
+    if args.workers is None:
+        args.workers = _workers_list("1,auto")
     unknown = set(args.scenarios) - {sc.key for sc in SCENARIOS}
     if unknown:
         parser.error(f"unknown scenarios: {', '.join(sorted(unknown))}")

@@ -41,6 +41,10 @@ def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
             "0.05",
             "--rss-calls",
             "400",
+            "--peers",
+            "jsonschema_rs,mcp_http",
+            "--workers",
+            "1,2",
             "--out",
             str(tmp_path),
             "--silent",
@@ -48,7 +52,7 @@ def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=240,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -89,7 +93,32 @@ def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
     assert rss["calls"] == 400
     assert rss["idle_bytes"] > 0
     assert rss["after_bytes"] > 0
-    assert len(doc["targets"]) == 8
+    # Peers in the same rounds: the servicer on every path, MCP on the no-op tool.
+    peers = doc["peers"]["summary"]
+    for scenario in SCENARIOS:
+        for conc in ("1", "16", "64"):
+            found = peers[scenario][conc]
+            assert set(found) == (
+                {"jsonschema_rs", "mcp_http"} if scenario == "success" else {"jsonschema_rs"}
+            )
+            for figures in found.values():
+                for key in ("rps", "peer_over_echo", "control_plane_over_peer", "cpu_us_per_call"):
+                    assert _finite(figures[key]["median"]), (scenario, conc, key)
+    assert "| success | 16 | mcp_http |" in markdown
+    assert "| error | 16 | jsonschema_rs |" in markdown
+    # The --workers scaling mode: 1 and 2 workers, success and error.
+    scaling = doc["scaling"]["summary"]
+    assert set(scaling) == {"success", "error"}
+    for by_n in scaling.values():
+        assert set(by_n) == {"1", "2"}
+        assert by_n["1"]["speedup"]["median"] == 1.0
+        assert _finite(by_n["2"]["speedup"]["median"])
+        assert _finite(by_n["2"]["cpu_us_per_call"]["median"])
+    assert "| success | 2 |" in markdown
+
+    # 3 paths x (throughput, p99) + internal_error throughput + level with jsonschema_rs
+    # + ahead of MCP + cold start + RSS.
+    assert len(doc["targets"]) == 11
     assert all(isinstance(t["met"], bool) for t in doc["targets"])
 
 

@@ -24,7 +24,9 @@ import asyncio
 import dataclasses
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
 
@@ -457,7 +459,15 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help=f"largest request or response (default {DEFAULT_MAX_MESSAGE_BYTES})",
     )
     p.add_argument(
-        "--workers", type=int, default=None, metavar="N", help="threads for sync pack handlers"
+        "--workers",
+        type=_workers,
+        default=1,
+        metavar="N|auto",
+        help="server processes sharing the port (default 1; auto: one per core; "
+        "docs/cli.md#workers)",
+    )
+    p.add_argument(
+        "--threads", type=int, default=None, metavar="N", help="threads for sync pack handlers"
     )
     p.add_argument(
         "--default-timeout",
@@ -474,14 +484,29 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.set_defaults(func=_serve)
 
 
+def _workers(text: str) -> int:
+    from control_plane.wire.workers import parse_workers
+
+    try:
+        return parse_workers(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _serve(args: argparse.Namespace) -> int:
     from control_plane.wire.server import PackServer, configure_logging, serve
+    from control_plane.wire.workers import report_ready, worker_index
 
     try:
         options = server_options(args)
     except (ConfigError, UnicodeDecodeError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    worker = worker_index()
+    if args.workers > 1 and worker is None:
+        return _serve_workers(args)
+    if worker is not None:  # one of several processes on the port
+        options = dataclasses.replace(options, reuse_port=True)
     try:
         tracing = tracing_from_args(args)
     except ConfigError as exc:
@@ -507,6 +532,15 @@ def _serve(args: argparse.Namespace) -> int:
     def ready(server: PackServer) -> None:
         host = args.address.rsplit(":", 1)[0]
         names = ", ".join(server.registry.names()) or "none"
+        if worker is not None:
+            print(
+                f"packctl: worker {worker} (pid {os.getpid()}) ready: "
+                f"{len(server.registry)} pack(s) on {host}:{server.port}",
+                file=sys.stderr,
+                flush=True,
+            )
+            report_ready(server.port, obs.metrics.port, len(server.registry))
+            return
         if obs.metrics.port is not None:
             print(
                 f"packctl: metrics on http://{args.metrics_host}:{obs.metrics.port}/metrics",
@@ -543,8 +577,60 @@ def _serve(args: argparse.Namespace) -> int:
         runtime.close()
         if tracing is not None:
             tracing.close()
-    print("packctl: stopped", file=sys.stderr)
+    if worker is None:
+        print("packctl: stopped", file=sys.stderr)
     return EXIT_OK
+
+
+def _serve_workers(args: argparse.Namespace) -> int:
+    """``serve --workers N``: the supervisor (see :mod:`control_plane.wire.workers`)."""
+    from control_plane.wire.workers import Supervisor, WorkerStartError, reserve_port
+
+    try:
+        reserved, address = reserve_port(args.address)
+    except (OSError, ValueError) as exc:
+        print(f"packctl: cannot listen on {args.address}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    # The worker command line: this one, its last options overriding (argparse keeps the
+    # last value): one process each, the resolved port, metrics on a loopback port of
+    # their own (the supervisor serves the merged endpoint).
+    argv = [sys.executable, "-m", "control_plane.adapters.cli", *args.argv]
+    argv += ["--workers", "1", "--address", address]
+    if args.metrics_port is not None:
+        argv += ["--metrics-port", "0", "--metrics-host", "127.0.0.1"]
+    supervisor = Supervisor(args.workers, argv, grace=args.grace)
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        try:
+            supervisor.start()
+        except WorkerStartError as exc:
+            print(f"packctl: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if args.metrics_port is not None:
+            port = supervisor.serve_metrics(args.metrics_port, args.metrics_host)
+            print(
+                f"packctl: metrics on http://{args.metrics_host}:{port}/metrics (all workers)",
+                file=sys.stderr,
+            )
+        pids = ", ".join(str(p) for p in supervisor.pids())
+        print(
+            f"packctl: serving {supervisor.packs()} pack(s) on {address} "
+            f"with {args.workers} workers (pids {pids})",
+            file=sys.stderr,
+            flush=True,
+        )
+        status = supervisor.run(stop)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        reserved.close()
+    print("packctl: stopped", file=sys.stderr)
+    return EXIT_OK if status == 0 else 1
 
 
 @command
@@ -673,6 +759,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``packctl``; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(argv) if argv is not None else sys.argv[1:]
     handler: Handler = args.func
     try:
         return handler(args)

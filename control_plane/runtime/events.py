@@ -376,19 +376,97 @@ def _frozen(ids: Mapping[str, str]) -> Mapping[str, str]:
 EventSink: TypeAlias = Callable[[ErrorEvent], None]
 
 
-class StreamSink:
-    """JSON lines to a text stream; ``sys.stderr`` (looked up per event) by default."""
+#: Bytes a pipe takes atomically in one ``write`` (POSIX ``PIPE_BUF`` on Linux): a buffered
+#: stream sink writes whole lines in chunks no larger than this, so the lines of several
+#: processes sharing one stderr pipe (``serve --workers N``) never interleave.
+PIPE_BUF = 4096
+#: Lines a buffered stream sink holds before the caller writes them itself (backpressure
+#: when the stream is slow: nothing is dropped).
+MAX_PENDING_LINES = 4096
 
-    def __init__(self, stream: IO[str] | None = None) -> None:
+
+class StreamSink:
+    """JSON lines to a text stream; ``sys.stderr`` (looked up per write) by default.
+
+    ``delay=0`` (the default) writes and flushes each line as its event arrives. ``delay >
+    0`` (what ``packctl serve`` uses) takes the write off the serving thread: lines are
+    queued and a background thread writes them at most ``delay`` seconds after the first
+    queued one, in chunks of whole lines of at most :data:`PIPE_BUF` bytes (a longer line
+    alone), one ``write`` and ``flush`` per chunk. ``flush()`` writes what is queued now;
+    ``close()`` flushes and stops the thread. Lines arrive up to ``delay`` late, in order;
+    a process killed outright loses at most that much (the incident store's rows are held
+    the same way).
+    """
+
+    def __init__(self, stream: IO[str] | None = None, *, delay: float = 0.0) -> None:
         self._stream = stream
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the queue (held for an append only)
+        self._write_lock = threading.Lock()  # the stream: one writer, lines in order
+        self._delay = max(0.0, delay)
+        self._pending: list[bytes] = []
+        self._wake = threading.Event()
+        self._closing = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def __call__(self, event: ErrorEvent) -> None:
-        line = event.to_json().decode() + "\n"
-        stream = self._stream if self._stream is not None else sys.stderr
+        if self._delay == 0.0 or self._closing.is_set():
+            self._write([event.to_json() + b"\n"])
+            return
         with self._lock:
-            stream.write(line)
+            pending = self._pending
+            pending.append(event.to_json() + b"\n")
+            first = len(pending) == 1
+            full = len(pending) >= MAX_PENDING_LINES
+            if first and self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="event-stream", daemon=True)
+                self._thread.start()
+        if full:
+            self.flush()
+        elif first:
+            self._wake.set()
+
+    def _run(self) -> None:
+        while not self._closing.is_set():
+            self._wake.wait()
+            self._closing.wait(self._delay)  # let the lines of concurrent calls join
+            self._wake.clear()
+            self.flush()
+
+    def flush(self) -> None:
+        """Write every queued line now."""
+        with self._write_lock:
+            with self._lock:
+                lines, self._pending = self._pending, []
+            if lines:
+                self._write_locked(lines)
+
+    def _write(self, lines: list[bytes]) -> None:
+        with self._write_lock:
+            self._write_locked(lines)
+
+    def _write_locked(self, lines: list[bytes]) -> None:
+        stream = self._stream if self._stream is not None else sys.stderr
+        chunk: list[bytes] = []
+        size = 0
+        for line in lines:
+            if chunk and size + len(line) > PIPE_BUF:
+                stream.write(b"".join(chunk).decode())
+                stream.flush()
+                chunk, size = [], 0
+            chunk.append(line)
+            size += len(line)
+        if chunk:
+            stream.write(b"".join(chunk).decode())
             stream.flush()
+
+    def close(self) -> None:
+        """Write what is queued and stop the background thread (idempotent)."""
+        self._closing.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5.0)
+        self.flush()
 
     def __repr__(self) -> str:
         name = getattr(self._stream, "name", "stderr") if self._stream is not None else "stderr"

@@ -21,10 +21,10 @@ code, pack or origin.
 * **Retention**: rows older than ``max_age`` seconds and rows beyond the newest ``max_rows``
   (per table) are deleted on open and then on write, at most every ``prune_interval``
   seconds.
-* **Secrets**: incidents are scrubbed again before they are written (they already passed
-  :func:`~control_plane.core.redact.scrub` on the way in), and so are events handed in from
-  elsewhere; events the runtime built (``ErrorEvent.scrubbed``) were scrubbed field by
-  field as they were made and are written as they are.
+* **Secrets**: incidents and events the runtime built (``Incident.scrubbed``,
+  ``ErrorEvent.scrubbed``) were scrubbed field by field as they were made and are written
+  as they are; incidents and events handed in from elsewhere are scrubbed before they are
+  written.
 """
 
 from __future__ import annotations
@@ -120,6 +120,18 @@ def default_incident_db() -> Path:
 
 
 def _incident_row(incident: Incident) -> tuple[Any, ...]:
+    # Incidents the runtime recorded (``Incidents.record``) were scrubbed field by field as
+    # they were made (``Incident.scrubbed``); any other is scrubbed here.
+    if incident.scrubbed:
+        return (
+            incident.reference_id,
+            incident.pack,
+            incident.request_id,
+            incident.kind,
+            incident.summary,
+            incident.traceback,
+            float(incident.created_at),
+        )
     return (
         incident.reference_id,
         scrub(incident.pack),

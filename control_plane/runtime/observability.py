@@ -67,6 +67,11 @@ __all__ = [
 ]
 
 
+#: Seconds ``packctl serve`` lets error-event lines for stderr gather before a background
+#: thread writes them (:class:`~control_plane.runtime.events.StreamSink`).
+STREAM_DELAY = 0.05
+
+
 class IncidentNotFound(LookupError):
     """No incident under that reference id (unknown, or aged out of retention)."""
 
@@ -81,7 +86,7 @@ class Observability:
         events: ErrorEvents,
         metrics: Metrics,
         store: IncidentStore | None,
-        owned_sinks: Sequence[FileSink] = (),
+        owned_sinks: Sequence[FileSink | StreamSink] = (),
     ) -> None:
         self.invoker = invoker
         self.events = events
@@ -506,14 +511,17 @@ def install_from_args(
 ) -> Observability:
     """:func:`install` configured by :func:`add_serve_arguments` options; serves metrics
     when ``--metrics-port`` was given (``obs.metrics.port`` is the bound port)."""
-    owned: list[FileSink] = []
+    owned: list[FileSink | StreamSink] = []
     if args.no_event_stream:
         events = ErrorEvents()
     elif args.events_file is not None:
         owned.append(FileSink(args.events_file))
         events = ErrorEvents(owned)
     else:
-        events = ErrorEvents([StreamSink()])
+        # Off the serving thread: lines written by a background thread, at most
+        # STREAM_DELAY seconds after the event (closed, so flushed, with the observability).
+        owned.append(StreamSink(delay=STREAM_DELAY))
+        events = ErrorEvents(owned)
     store = None if args.no_incident_db else _open_store(args)
     obs = install(
         invoker,

@@ -552,6 +552,10 @@ class ServerOptions:
     #: One OpenTelemetry span per call (:mod:`control_plane.wire.tracing`); the caller
     #: closes it.
     tracing: Tracing | None = None
+    #: ``SO_REUSEPORT``: several processes share the port (the workers of ``packctl serve
+    #: --workers N``, :mod:`control_plane.wire.workers`). Off by default, so a second
+    #: server on a taken port fails to bind instead of silently joining it.
+    reuse_port: bool = False
 
 
 def _interceptors(auth: TokenAuth | None, tracing: Tracing | None) -> list[Any] | None:
@@ -587,7 +591,7 @@ def create_server(
         options=[
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
-            ("grpc.so_reuseport", 0),
+            ("grpc.so_reuseport", 1 if options.reuse_port else 0),
             *options.grpc_options,
         ],
         maximum_concurrent_rpcs=options.max_concurrent_rpcs,

@@ -68,7 +68,12 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="pack calls this worker runs at once (Temporal's default if unset)",
     )
     w.add_argument(
-        "--workers", type=int, default=None, metavar="N", help="threads for sync pack handlers"
+        "--workers",
+        dest="threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="threads for sync pack handlers",
     )
     w.add_argument(
         "--default-timeout",

@@ -1,0 +1,435 @@
+"""``packctl serve --workers N``: N server processes on one port, one supervisor.
+
+Python runs one thread of Python at a time per process, so one control plane process uses
+about one core. ``--workers N`` (``auto``: the cores this process may run on) starts N
+worker processes, each a complete ``packctl serve`` with every pack loaded, all listening
+on the same address with ``SO_REUSEPORT``: the kernel spreads new connections over them
+(a connection, and so a channel, stays with one worker).
+
+The supervisor (the process you started) owns what must stay one across workers:
+
+* **the port**: it binds the address first (``SO_REUSEPORT``, not listening) so ``:0``
+  resolves to one port for every worker and the port stays reserved while a worker
+  restarts;
+* **metrics**: with ``--metrics-port`` it serves ``/metrics`` itself; each scrape reads
+  every worker's own endpoint (a loopback port of its own) and returns every sample with a
+  ``worker`` label (``"0"`` .. ``"N-1"``), plus ``capability_packs_worker_up``. Sum over
+  ``worker`` for totals (``sum without (worker) (...)``);
+* **lifecycle**: it waits until every worker reports ready before printing the banner;
+  SIGTERM/SIGINT is passed to every worker, each drains gracefully (health
+  ``NOT_SERVING``, new calls refused, in-flight calls finish within ``--grace``), and the
+  supervisor exits 0 once all have; a worker still running ``grace + 10`` s later is
+  killed. A worker that dies unexpectedly is restarted (at most
+  :data:`MAX_RESTARTS` times a minute, then the whole server stops with exit 1).
+
+Shared by construction (nothing to coordinate): the incident store is one SQLite file in
+WAL mode with ``BEGIN IMMEDIATE`` transactions and a busy timeout (several writers are
+safe; reference ids are random, so unique across workers); ``--events-file`` is opened
+``O_APPEND`` and every event is one ``write`` of one line, so lines from several workers
+never interleave (on stderr the lines go in chunks of whole lines of at most ``PIPE_BUF``,
+4096 bytes, which a pipe takes atomically).
+
+Per worker, by design: admission limits (``--max-in-flight``, ``--pack-limit``: each
+worker admits that many; the server as a whole up to N times as many), the thread pool of
+sync handlers (``--threads``), isolation pools (``--isolate``: each worker has its own
+``--isolation-workers`` processes per pack), health (each worker answers
+``grpc.health.v1`` for itself; all report ``SERVING`` once the banner is printed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import start_http_server
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.parser import text_string_to_metric_families
+
+__all__ = [
+    "ENV_STATUS_FD",
+    "ENV_WORKER",
+    "MAX_RESTARTS",
+    "Supervisor",
+    "WorkerInfo",
+    "parse_workers",
+    "report_ready",
+    "worker_index",
+]
+
+#: Set in a worker's environment: its index, ``0`` .. ``N-1``.
+ENV_WORKER = "CAPABILITY_PACKS_WORKER"
+#: Set in a worker's environment: the file descriptor it reports readiness on.
+ENV_STATUS_FD = "CAPABILITY_PACKS_WORKER_STATUS_FD"
+#: Unexpected worker exits tolerated per minute before the whole server stops.
+MAX_RESTARTS = 5
+#: Seconds a worker may take from spawn to ready.
+START_TIMEOUT = 60.0
+#: Extra seconds after ``--grace`` before a draining worker is killed.
+KILL_MARGIN = 10.0
+#: Seconds a scrape of one worker's metrics may take.
+SCRAPE_TIMEOUT = 5.0
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def parse_workers(text: str) -> int:
+    """``--workers`` value: a positive integer, or ``auto`` for :func:`available_cores`."""
+    value = text.strip().lower()
+    if value == "auto":
+        return available_cores()
+    try:
+        count = int(value)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not a number of workers (a positive integer or auto)"
+        ) from None
+    if count < 1:
+        raise ValueError(f"{text!r}: the number of workers must be >= 1")
+    return count
+
+
+def worker_index() -> int | None:
+    """This process's worker index when it runs under a supervisor, else ``None``."""
+    value = os.environ.get(ENV_WORKER)
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def report_ready(port: int, metrics_port: int | None, packs: int = 0) -> None:
+    """Tell the supervisor this worker serves ``packs`` packs (no-op outside one)."""
+    fd_text = os.environ.pop(ENV_STATUS_FD, None)
+    if fd_text is None or not fd_text.isdigit():
+        return
+    line = orjson.dumps(
+        {"pid": os.getpid(), "port": port, "metrics_port": metrics_port, "packs": packs}
+    )
+    fd = int(fd_text)
+    try:
+        os.write(fd, line + b"\n")
+    finally:
+        os.close(fd)
+
+
+# -- the port ---------------------------------------------------------------------------
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT`` too) -> (host, port)."""
+    host, sep, port_text = address.rpartition(":")
+    if not sep or not port_text.isdigit():
+        raise ValueError(f"{address!r} is not HOST:PORT")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, int(port_text)
+
+
+def join_address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def reserve_port(address: str) -> tuple[socket.socket, str]:
+    """Bind ``address`` with ``SO_REUSEPORT`` (not listening): the socket and the address
+    with its port resolved. Workers bind the same port; nobody else can meanwhile."""
+    host, port = split_address(address)
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, sockaddr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(sockaddr)
+    except OSError:
+        sock.close()
+        raise
+    bound = sock.getsockname()[1]
+    return sock, join_address(host, bound)
+
+
+# -- metrics: one scrape, every worker --------------------------------------------------
+
+
+class WorkerMetricsCollector:
+    """A Prometheus collector reading every worker's ``/metrics`` at scrape time."""
+
+    def __init__(self, supervisor: Supervisor) -> None:
+        self._supervisor = supervisor
+
+    def collect(self) -> Iterable[Metric]:
+        merged: dict[str, Metric] = {}
+        up = GaugeMetricFamily(
+            "capability_packs_worker_up",
+            "1 when the worker's metrics could be read in this scrape, else 0.",
+            labels=["worker"],
+        )
+        for worker in self._supervisor.workers():
+            label = str(worker.index)
+            text = _scrape(worker.metrics_port) if worker.metrics_port else None
+            up.add_metric([label], 0.0 if text is None else 1.0)
+            if text is None:
+                continue
+            for family in text_string_to_metric_families(text):
+                into = merged.get(family.name)
+                if into is None:
+                    into = Metric(family.name, family.documentation, family.type, family.unit)
+                    merged[family.name] = into
+                for sample in family.samples:
+                    into.add_sample(
+                        sample.name,
+                        {"worker": label, **sample.labels},
+                        sample.value,
+                        sample.timestamp,
+                        sample.exemplar,
+                    )
+        yield up
+        yield from merged.values()
+
+    def describe(self) -> Iterable[Metric]:
+        return ()
+
+
+def _scrape(port: int) -> str | None:
+    try:
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/metrics", timeout=SCRAPE_TIMEOUT
+        ) as reply:
+            return bytes(reply.read()).decode()
+    except OSError:
+        return None
+
+
+# -- the supervisor ---------------------------------------------------------------------
+
+
+@dataclass
+class WorkerInfo:
+    """One worker process as the supervisor sees it."""
+
+    index: int
+    proc: subprocess.Popen[bytes]
+    started: float
+    status_fd: int | None = None
+    pid: int = 0
+    metrics_port: int | None = None
+    packs: int = 0
+    ready: bool = False
+    buffer: bytes = field(default=b"", repr=False)
+
+
+class WorkerStartError(RuntimeError):
+    """A worker exited or stayed silent before it served."""
+
+
+class Supervisor:
+    """Start N ``packctl serve`` workers on one port; pass signals; restart the dead."""
+
+    def __init__(
+        self,
+        count: int,
+        worker_argv: Sequence[str],
+        *,
+        grace: float,
+        env: Mapping[str, str] | None = None,
+        stderr: IO[str] | None = None,
+    ) -> None:
+        self.count = count
+        self._argv = list(worker_argv)
+        self._grace = grace
+        self._env = dict(env if env is not None else os.environ)
+        self._stderr = stderr if stderr is not None else sys.stderr
+        self._workers: dict[int, WorkerInfo] = {}
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._restarts: list[float] = []
+        self._metrics_server: Any = None
+
+    # -- workers ------------------------------------------------------------------------
+
+    def workers(self) -> list[WorkerInfo]:
+        with self._lock:
+            return [w for _, w in sorted(self._workers.items()) if w.ready]
+
+    def _spawn(self, index: int) -> WorkerInfo:
+        read_fd, write_fd = os.pipe()
+        env = dict(self._env)
+        env[ENV_WORKER] = str(index)
+        env[ENV_STATUS_FD] = str(write_fd)
+        try:
+            proc = subprocess.Popen(
+                self._argv,
+                env=env,
+                pass_fds=(write_fd,),
+                stdin=subprocess.DEVNULL,
+            )
+        except BaseException:
+            os.close(read_fd)
+            raise
+        finally:
+            os.close(write_fd)
+        os.set_blocking(read_fd, False)
+        info = WorkerInfo(index, proc, time.monotonic(), status_fd=read_fd)
+        with self._lock:
+            self._workers[index] = info
+        return info
+
+    def _read_status(self, info: WorkerInfo) -> None:
+        """Consume what the worker reported on its status pipe (non-blocking)."""
+        if info.status_fd is None:
+            return
+        try:
+            chunk = os.read(info.status_fd, 4096)
+        except BlockingIOError:
+            return
+        if chunk:
+            info.buffer += chunk
+        if b"\n" in info.buffer:
+            line, _, info.buffer = info.buffer.partition(b"\n")
+            data = orjson.loads(line)
+            info.pid = int(data["pid"])
+            port = data.get("metrics_port")
+            info.metrics_port = int(port) if port is not None else None
+            info.packs = int(data.get("packs", 0))
+            with self._lock:
+                info.ready = True
+        if not chunk or info.ready:
+            os.close(info.status_fd)
+            info.status_fd = None
+
+    def _wait_ready(self, pending: Iterable[WorkerInfo], timeout: float) -> None:
+        waiting = {w.index: w for w in pending}
+        deadline = time.monotonic() + timeout
+        while waiting:
+            for info in list(waiting.values()):
+                if info.status_fd is not None:
+                    self._read_status(info)
+                if info.ready:
+                    del waiting[info.index]
+                elif info.proc.poll() is not None or info.status_fd is None:
+                    code = info.proc.wait()
+                    raise WorkerStartError(f"worker {info.index} exited with {code} before serving")
+            if not waiting:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerStartError(f"workers {sorted(waiting)} not ready after {timeout:g} s")
+            fds = [w.status_fd for w in waiting.values() if w.status_fd is not None]
+            select.select(fds, [], [], min(left, 0.1))
+
+    def start(self) -> None:
+        """Spawn every worker and wait until all serve; :class:`WorkerStartError` if not."""
+        infos = [self._spawn(i) for i in range(self.count)]
+        try:
+            self._wait_ready(infos, START_TIMEOUT)
+        except WorkerStartError:
+            self.stop(grace=1.0)
+            raise
+
+    def pids(self) -> list[int]:
+        """The ready workers' process ids, by worker index."""
+        return [w.proc.pid for w in self.workers()]
+
+    def packs(self) -> int:
+        """Packs served (every worker loads the same plugins; the first worker's count)."""
+        ready = self.workers()
+        return ready[0].packs if ready else 0
+
+    # -- metrics ------------------------------------------------------------------------
+
+    def serve_metrics(self, port: int, host: str) -> int:
+        """Serve the merged ``/metrics`` on ``host:port``; the bound port."""
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(WorkerMetricsCollector(self))
+        server, _ = start_http_server(port, addr=host, registry=registry)
+        self._metrics_server = server
+        return int(server.server_port)
+
+    # -- running and stopping -----------------------------------------------------------
+
+    def _signal(self, signum: int, sent: set[int] | None = None) -> None:
+        with self._lock:
+            procs = [w.proc for w in self._workers.values()]
+        for proc in procs:
+            if proc.poll() is None and (sent is None or proc.pid not in sent):
+                with contextlib.suppress(ProcessLookupError):
+                    proc.send_signal(signum)
+                if sent is not None:
+                    sent.add(proc.pid)
+
+    def run(self, stop: threading.Event) -> int:
+        """Supervise until ``stop`` is set or workers keep dying; then drain every worker.
+
+        Returns the exit status: 0 when every worker drained cleanly, else 1.
+        """
+        failed = False
+        while not stop.wait(0.1):
+            for info in list(self._workers.values()):
+                code = info.proc.poll()
+                if code is None:
+                    continue
+                if code == 0 and stop.wait(1.0):
+                    break  # a signal to the whole process group (Ctrl-C): we stop too
+                now = time.monotonic()
+                self._restarts = [t for t in self._restarts if now - t < 60.0] + [now]
+                self._log(f"worker {info.index} (pid {info.proc.pid}) exited with {code}")
+                if len(self._restarts) > MAX_RESTARTS:
+                    self._log(f"more than {MAX_RESTARTS} worker exits in a minute: stopping")
+                    failed = True
+                    stop.set()
+                    break
+                try:
+                    replacement = self._spawn(info.index)
+                    self._wait_ready([replacement], START_TIMEOUT)
+                except (WorkerStartError, OSError) as exc:
+                    self._log(f"could not restart worker {info.index}: {exc}")
+                    failed = True
+                    stop.set()
+                    break
+                self._log(f"worker {info.index} restarted (pid {replacement.proc.pid})")
+        return self.stop(self._grace) or (1 if failed else 0)
+
+    def stop(self, grace: float) -> int:
+        """SIGTERM every worker, wait ``grace`` + margin, kill the rest; 1 if any failed."""
+        self._stopping = True
+        sent: set[int] = set()
+        self._signal(signal.SIGTERM, sent)
+        deadline = time.monotonic() + grace + KILL_MARGIN
+        status = 0
+        with self._lock:
+            infos = list(self._workers.values())
+        for info in infos:
+            try:
+                code = info.proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self._log(f"worker {info.index} (pid {info.proc.pid}) did not stop: killed")
+                info.proc.kill()
+                code = info.proc.wait()
+            if code != 0:
+                status = 1
+            if info.status_fd is not None:
+                os.close(info.status_fd)
+                info.status_fd = None
+        server, self._metrics_server = self._metrics_server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        return status
+
+    def _log(self, text: str) -> None:
+        print(f"packctl: {text}", file=self._stderr, flush=True)

@@ -1,0 +1,258 @@
+"""``packctl serve --workers N``: N processes on one port, one supervisor.
+
+Real ``packctl serve`` processes, real clients on fresh channels (a channel is one
+connection, and the kernel hands each new connection to one worker).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import orjson
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from server_support import PACKCTL, subprocess_env
+from test_cli import start_serve
+
+from control_plane.core.errors import CapabilityPackError
+from control_plane.core.outcome import Outcome
+from control_plane.runtime.incident_store import IncidentStore
+from control_plane.wire.client import Client, InternalError
+from control_plane.wire.workers import available_cores, parse_workers
+
+ENV = subprocess_env(CAPABILITY_PACKS_PLUGINS="workerpacks")
+#: Fresh connections tried before giving up on seeing every worker answer.
+MAX_CONNECTIONS = 400
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+#: A channel of its own connection: grpc shares connections between channels to the same
+#: target by default, which would send every concurrent test call to one worker.
+OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
+
+
+def _whoami(target: str, **doc: object) -> Outcome:
+    with Client(target, options=OWN_CONNECTION) as client:
+        return client.invoke("worker.whoami", doc, timeout=60)
+
+
+def _pids_answering(target: str, want: int) -> set[int]:
+    pids: set[int] = set()
+    for _ in range(MAX_CONNECTIONS):
+        pids.add(_whoami(target).result["pid"])
+        if len(pids) >= want:
+            break
+    return pids
+
+
+@pytest.fixture
+def two_workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+    proc, target = start_serve(
+        "--plugin",
+        "workerpacks",
+        "--workers",
+        "2",
+        "--grace",
+        "20",
+        "--metrics-port",
+        "0",
+        "--events-file",
+        str(tmp_path / "events.jsonl"),
+        "--incident-db",
+        str(tmp_path / "incidents.db"),
+        env=ENV,
+    )
+    try:
+        yield proc, target, tmp_path
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
+def _metrics_url(banner: str) -> str:
+    for line in banner.splitlines():
+        if line.startswith("packctl: metrics on ") and "(all workers)" in line:
+            return line.split()[3]
+    raise AssertionError(f"no merged metrics endpoint in:\n{banner}")
+
+
+def _worker_pids(banner: str) -> list[int]:
+    line = next(x for x in banner.splitlines() if "workers (pids " in x)
+    return [int(p) for p in line.split("(pids ")[1].rstrip(")\n").split(", ")]
+
+
+def test_two_workers_share_the_port_and_both_answer(two_workers: tuple) -> None:
+    proc, target, _ = two_workers
+    banner: str = proc.banner  # type: ignore[attr-defined]
+    assert "with 2 workers" in banner
+    pids = _worker_pids(banner)
+    assert len(set(pids)) == 2
+    assert all(_parent(pid) == proc.pid for pid in pids)  # children of the supervisor
+    assert _pids_answering(target, 2) == set(pids)
+    with Client(target) as client:
+        assert client.health(timeout=10) == "SERVING"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert err.rstrip().endswith("packctl: stopped")
+
+
+def test_metrics_events_and_incidents_from_every_worker_are_complete(
+    two_workers: tuple,
+) -> None:
+    proc, target, tmp = two_workers
+    pids = set(_worker_pids(proc.banner))
+    answered: dict[str, list[int]] = {"ok": [], "network_error": [], "internal_error": []}
+    references: list[str] = []
+    connections = 0
+    # Fresh connections until every worker has served each path at least twice.
+    while connections < MAX_CONNECTIONS:
+        connections += 1
+        with Client(target, options=OWN_CONNECTION) as client:
+            pid = client.invoke("worker.whoami", {}, timeout=60).result["pid"]
+            answered["ok"].append(pid)
+            with pytest.raises(CapabilityPackError) as refused:
+                client.invoke("worker.refused", {}, timeout=60)
+            assert refused.value.code == "network_error"
+            answered["network_error"].append(pid)
+            with pytest.raises(InternalError) as broken:
+                client.invoke("worker.broken", {}, timeout=60)
+            references.append(broken.value.reference_id)
+            answered["internal_error"].append(pid)
+        if all(answered["ok"].count(p) >= 2 for p in pids):
+            break
+    calls = len(answered["ok"])
+    assert set(answered["ok"]) == pids
+
+    # One scrape shows every worker; the sums are every call made.
+    text = urllib.request.urlopen(_metrics_url(proc.banner), timeout=30).read().decode()
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    up = {s.labels["worker"]: s.value for s in families["capability_packs_worker_up"].samples}
+    assert up == {"0": 1.0, "1": 1.0}
+    per_worker: dict[tuple[str, str], float] = {}
+    for sample in families["capability_packs_invocations"].samples:
+        if sample.name.endswith("_total"):
+            key = (sample.labels["pack"], sample.labels["worker"])
+            per_worker[key] = per_worker.get(key, 0) + sample.value
+    for pack in ("worker.whoami", "worker.refused", "worker.broken"):
+        assert sum(v for (p, _), v in per_worker.items() if p == pack) == calls
+        assert {w for (p, w) in per_worker if p == pack} == {"0", "1"}
+
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+
+    # The event file: one whole JSON line per failed call, from both workers.
+    lines = (tmp / "events.jsonl").read_bytes().splitlines()
+    events = [orjson.loads(line) for line in lines]
+    assert len(events) == 2 * calls
+    codes = [e["code"] for e in events]
+    assert codes.count("network_error") == codes.count("internal_error") == calls
+    refused_from = {
+        int(e["message"].rsplit(" ", 1)[1]) for e in events if e["code"] == "network_error"
+    }
+    assert refused_from == pids
+
+    # The incident store: every reference id a caller got, and every event.
+    store = IncidentStore(tmp / "incidents.db", read_only=True)
+    for ref in references:
+        incident = store.get(ref)
+        assert incident is not None, ref
+        assert "broken in worker" in incident.traceback
+    assert store.counts() == {"incidents": calls, "events": 2 * calls}
+    assert {
+        int(i.traceback.rsplit("broken in worker ", 1)[1].split()[0])
+        for i in store.recent(limit=2 * calls)
+    } == pids
+
+
+def test_sigterm_drains_every_worker_with_no_lost_response(two_workers: tuple) -> None:
+    proc, target, _ = two_workers
+    pids = set(_worker_pids(proc.banner))
+    with ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(_whoami, target, seconds=3.0, tag=f"t{i}") for i in range(16)]
+        time.sleep(1.0)  # every call is in flight now
+        assert not any(f.done() for f in futures)
+        proc.send_signal(signal.SIGTERM)
+        outcomes = [f.result(timeout=60) for f in futures]
+    assert [o.result["tag"] for o in outcomes] == [f"t{i}" for i in range(16)]
+    # 16 connections over 2 workers: both had calls in flight when the signal came (the
+    # chance that one got all 16 is 2**-15; the assertion below then says so).
+    assert {o.result["pid"] for o in outcomes} == pids
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert err.count('"event":"stopping"') == 2
+    assert err.rstrip().endswith("packctl: stopped")
+
+
+def test_a_worker_that_dies_is_replaced(two_workers: tuple) -> None:
+    proc, target, _ = two_workers
+    first, second = _worker_pids(proc.banner)
+    os.kill(first, signal.SIGKILL)
+    log = []
+    for line in proc.stderr:  # the supervisor says when the replacement serves
+        log.append(line)
+        if "worker 0 restarted" in line:
+            break
+    seen: set[int] = set()
+    for _ in range(MAX_CONNECTIONS):
+        try:
+            seen.add(_whoami(target).result["pid"])
+        except CapabilityPackError:
+            continue  # the connection reached the dying worker
+        if len(seen - {first, second}) == 1 and second in seen:
+            break
+    replacement = seen - {first, second}
+    assert len(replacement) == 1
+    assert _parent(replacement.pop()) == proc.pid
+    proc.send_signal(signal.SIGTERM)
+    _, rest = proc.communicate(timeout=60)
+    err = "".join(log) + rest
+    assert f"worker 0 (pid {first}) exited with -9" in err
+    assert "worker 0 restarted" in err
+    assert proc.returncode == 0, err
+
+
+def test_a_single_server_still_refuses_a_taken_port(two_workers: tuple) -> None:
+    # SO_REUSEPORT is for the workers only: a plain `packctl serve` on the same port
+    # must fail to bind, not silently take a share of the connections.
+    _, target, _ = two_workers
+    other = subprocess.run(
+        [*PACKCTL, "serve", "--address", target, "--plugin", "workerpacks"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert other.returncode == 2, other.stderr
+    assert "cannot listen on" in other.stderr
+
+
+def test_workers_option_values() -> None:
+    assert parse_workers("auto") == available_cores() == len(os.sched_getaffinity(0))
+    assert parse_workers("3") == 3
+    for bad in ("0", "-1", "many", ""):
+        with pytest.raises(ValueError):
+            parse_workers(bad)
+    usage = subprocess.run(
+        [*PACKCTL, "serve", "--workers", "0"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert usage.returncode == 2
+    assert "--workers" in usage.stderr
