@@ -68,13 +68,14 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="pack calls this worker runs at once (Temporal's default if unset)",
     )
     w.add_argument(
-        "--workers",
-        dest="threads",
+        "--threads",
         type=int,
         default=None,
         metavar="N",
-        help="threads for sync pack handlers",
+        help="threads for sync pack handlers (as `packctl serve --threads`)",
     )
+    # The old spelling, kept working and hidden (`serve --workers` now counts processes).
+    w.add_argument("--workers", dest="threads", type=int, help=argparse.SUPPRESS)
     w.add_argument(
         "--default-timeout",
         type=_positive_float,
