@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
 from control_plane.core.redact import scrub
 
@@ -156,10 +157,12 @@ def _attr(obj: Any, name: str) -> Any:
 def _text(exc: BaseException) -> str:
     """``str(exc)``, or ``""`` when the exception cannot even render itself."""
     try:
-        return str(exc)
+        text = str(exc)
     # Hostile input: a broken ``__str__`` must not break classification.
     except Exception:  # noqa: BLE001
         return ""
+    # Bounded before anything scrubs it: a multi-megabyte text must not stall the loop.
+    return text if type(text) is str and len(text) <= MAX_TEXT else safe_text(text)
 
 
 def parse_retry_after(value: Any, now: float | None = None) -> float | None:
