@@ -42,6 +42,7 @@ __all__ = [
     "HTTP_STATUS_CODES",
     "TYPE_CODES",
     "Classification",
+    "ClassifiedError",
     "Classifier",
     "classify",
     "http_status_code",
@@ -70,6 +71,19 @@ class Classification:
 
 
 Classifier = Callable[[BaseException], Classification | None]
+
+
+class ClassifiedError(Exception):
+    """A failure classified where it happened and carried here as data (an isolated
+    worker's exception): :func:`classify` returns its :attr:`classification` as it is.
+    Enforcement (vocabulary, scrubbing, bounds) still runs on it here, as for any
+    classification. ``classification`` is ``None`` when no rule matched there; the
+    plugin classifiers then see it (and its chain of :class:`RemoteError`-like stand-ins)."""
+
+    def __init__(self, text: str, classification: Classification | None) -> None:
+        super().__init__(text)
+        self.classification = classification
+
 
 #: HTTP status -> baseline code. 429 and 503-with-Retry-After become ``rate_limited``.
 HTTP_STATUS_CODES: Mapping[int, str] = {
@@ -297,6 +311,8 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     A typed :class:`PackError` anywhere in the chain wins over every other rule: it was
     raised where the most was known.
     """
+    if isinstance(exc, ClassifiedError) and exc.classification is not None:
+        return exc.classification
     chain = list(iter_chain(exc))
     for current in chain:
         if isinstance(current, PackError):

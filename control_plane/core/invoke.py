@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from control_plane.core.bounds import json_safe, safe_text
+from control_plane.core.bounds import safe_text
 from control_plane.core.classify import Classification, Classifier, classify
 from control_plane.core.enforce import Enforcer
 from control_plane.core.errors import FieldViolation, InvalidInput, UnknownPack
@@ -36,9 +36,10 @@ from control_plane.core.limits import (
     refine_unknown_pack,
 )
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
-from control_plane.core.pack import Check, Context, Result
+from control_plane.core.pack import Context
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
+from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.schema import CompiledSchema
 from control_plane.core.validation import FailOn, failing, worst_of
 
@@ -235,7 +236,7 @@ class Invoker:
                     returned = await self._call_handler(loaded, doc, ctx)
             # Still inside the boundary: what the handler returned becomes plain JSON data
             # before anything else touches it (its methods may raise anything).
-            copied = _copy_returned(returned)
+            copied = copy_returned(returned)
         except TimeoutError as exc:
             if scope is not None and scope.expired():
                 ctx.cancel()
@@ -290,9 +291,9 @@ class Invoker:
         return self._failed(loaded, ctx, cls, exc, f"pack:{loaded.name}")
 
     def _finish(
-        self, loaded: LoadedPack, ctx: Context, copied: _Returned, strict: bool, fail_on: FailOn
+        self, loaded: LoadedPack, ctx: Context, copied: Returned, strict: bool, fail_on: FailOn
     ) -> Outcome:
-        """Check what the handler returned (already plain data, see :func:`_copy_returned`);
+        """Check what the handler returned (already plain data, see :func:`copy_returned`);
         findings travel as data unless ``strict``."""
         if copied.kind is not None:
             return self._mismatch(loaded, ctx, f"pack returned {copied.kind}")
@@ -419,56 +420,3 @@ def _caller_cancelled() -> bool:
     server is stopping), as opposed to a cancellation a pack raised on its own."""
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
-
-
-class _Returned:
-    """What a handler returned, copied to plain JSON data inside the pack boundary.
-
-    ``kind``: not a JSON object (the type's name, for the ``schema_mismatch`` message);
-    ``output``: the copied object; ``checks``: a :class:`Result`'s checks as plain dicts
-    (``None`` when no Result was returned), ``all_checks`` whether each was a
-    :class:`Check`; ``problem``: why the output is not JSON data (it was then copied with
-    :func:`~control_plane.core.bounds.json_safe` so a returned ``error`` still counts).
-    """
-
-    __slots__ = ("all_checks", "checks", "exc", "kind", "output", "problem")
-
-    def __init__(self) -> None:
-        self.kind: str | None = None
-        self.output: dict[str, Any] = {}
-        self.checks: list[dict[str, Any]] | None = None
-        self.all_checks = True
-        self.problem: str | None = None
-        self.exc: BaseException | None = None
-
-
-def _copy_returned(returned: Any) -> _Returned:
-    """Copy ``returned`` to plain data (see :class:`_Returned`). Runs inside the pack
-    boundary: a hostile object's methods may raise anything while it is read."""
-    copied = _Returned()
-    output: Any = returned
-    if isinstance(returned, Result):
-        output = returned.output
-        raw_checks = list(returned.checks)
-        copied.all_checks = all(type(c) is Check or isinstance(c, Check) for c in raw_checks)
-        copied.checks = [c.to_dict() for c in raw_checks] if copied.all_checks else []
-        if not isinstance(output, Mapping):
-            copied.kind = f"a Result whose output is {type(output).__name__}"
-            return copied
-    elif not isinstance(output, Mapping):
-        copied.kind = f"{type(output).__name__}, not a JSON object"
-        return copied
-    doc = dict(output) if type(output) is not dict else output
-    try:
-        # One copy as plain JSON data: tuples become lists, subclasses their base types,
-        # and what JSON cannot carry (sets, bytes, non-string keys, integers beyond 64 bits,
-        # cycles) is refused here rather than by the transport after the outcome was built.
-        copied.output = orjson.loads(orjson.dumps(doc))
-        if copied.checks:
-            copied.checks = orjson.loads(orjson.dumps(copied.checks))
-    except (TypeError, ValueError, OverflowError) as exc:
-        copied.problem = safe_text(exc, 2000)
-        copied.exc = exc
-        copied.output = json_safe(doc)
-        copied.checks = json_safe(copied.checks) if copied.checks is not None else None
-    return copied
