@@ -459,6 +459,14 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--workers", type=int, default=None, metavar="N", help="threads for sync pack handlers"
     )
     p.add_argument(
+        "--pack-threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="most sync-handler threads one pack may hold, overrunning calls included "
+        "(default: a quarter of --workers, at least 2)",
+    )
+    p.add_argument(
         "--default-timeout",
         type=_positive_float,
         default=300.0,

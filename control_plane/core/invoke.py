@@ -17,7 +17,6 @@ import time
 import types
 import uuid
 from collections.abc import Callable, Generator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import orjson
@@ -41,6 +40,7 @@ from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
 from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.schema import CompiledSchema
+from control_plane.core.threads import PackThreads
 from control_plane.core.validation import FailOn, failing, worst_of
 
 __all__ = ["Invoker", "IsolatedHandlers"]
@@ -91,13 +91,15 @@ class Invoker:
         incidents: Incidents | None = None,
         max_workers: int | None = None,
         default_timeout: float | None = None,
+        pack_threads: int | None = None,
     ) -> None:
         self.registry = registry
         self.classifiers = tuple(classifiers)
         self.incidents = incidents if incidents is not None else Incidents()
         self.enforcer = Enforcer(self.incidents)
         self.default_timeout = default_timeout
-        self._executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="pack")
+        #: Sync handlers' threads, each pack up to its share (``pack_threads``).
+        self.threads = PackThreads(max_workers, pack_threads)
         self.listeners: list[OutcomeListener] = []
         self.start_listeners: list[StartListener] = []
         #: Packs whose handlers run in worker processes (``None``: none do).
@@ -108,7 +110,7 @@ class Invoker:
         return self.enforcer.contract_violations
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self.threads.shutdown()
         if self.isolation is not None:
             self.isolation.close()
 
@@ -171,8 +173,7 @@ class Invoker:
         if loaded.pack.is_async:
             returned = await handler(doc, ctx)  # type: ignore[misc]
         else:
-            loop = asyncio.get_running_loop()
-            returned = await loop.run_in_executor(self._executor, handler, doc, ctx)
+            returned = await self.threads.run(loaded.name, handler, doc, ctx)
         if inspect.isawaitable(returned):  # a sync callable returning a coroutine
             returned = await returned
         return returned
