@@ -7,8 +7,8 @@ worker.
 
 from __future__ import annotations
 
-import os
 import json
+import os
 import pickle
 import time
 from collections.abc import Iterator

@@ -34,6 +34,17 @@ __all__ = ["PackThreads", "default_pack_threads", "default_threads"]
 T = TypeVar("T")
 
 
+def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
+    """``fn(*args)`` in a pool thread, its exception returned rather than raised: an
+    asyncio future holding a ``GeneratorExit`` (or ``KeyboardInterrupt``) re-raises it in
+    every coroutine that awaits along the way, even after one handled it."""
+    try:
+        return True, fn(*args)
+    # Pack boundary (a thread): whatever the handler raises goes back as a value.
+    except BaseException as exc:  # noqa: BLE001
+        return False, exc
+
+
 def default_threads() -> int:
     """The pool size when none is given: ``min(32, cpus + 4)``, at least 8."""
     return max(8, min(32, (os.cpu_count() or 1) + 4))
@@ -74,7 +85,7 @@ class PackThreads:
             await self._wait_for_share(pack, loop)
         self._held[pack] = self._held.get(pack, 0) + 1
         try:
-            future: Future[T] = self.executor.submit(fn, *args)
+            future: Future[tuple[bool, Any]] = self.executor.submit(_guarded, fn, args)
         except BaseException:
             self._release(pack, False)
             raise
@@ -83,19 +94,22 @@ class PackThreads:
         def returned() -> None:  # on the loop: ordered with the cancellation below
             self._release(pack, not state["awaited"])
 
-        def done(_: Future[T]) -> None:
+        def done(_: Future[tuple[bool, Any]]) -> None:
             # The handler really returned (or never started): only now is the thread free.
             with contextlib.suppress(RuntimeError):  # the loop is closed: nothing to count
                 loop.call_soon_threadsafe(returned)
 
         future.add_done_callback(done)
         try:
-            return await asyncio.wrap_future(future, loop=loop)
+            ok, value = await asyncio.wrap_future(future, loop=loop)
         except asyncio.CancelledError:
             if not future.done():  # the thread keeps running: counted until it returns
                 state["awaited"] = False
                 self._overrun[pack] = self._overrun.get(pack, 0) + 1
             raise
+        if ok:
+            return value  # type: ignore[no-any-return]
+        raise value
 
     async def _wait_for_share(self, pack: str, loop: asyncio.AbstractEventLoop) -> None:
         queue = self._waiting.setdefault(pack, deque())

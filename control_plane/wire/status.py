@@ -398,7 +398,8 @@ def _error_info_bytes(
     if env.reference_id:
         metadata["reference_id"] = env.reference_id
     if cut:
-        metadata["truncated"] = ",".join(sorted(cut))
+        parts = {key.removesuffix("_keys").removesuffix("_bytes") for key in cut}
+        metadata["truncated"] = ",".join(sorted(parts))
         metadata.update(cut)
     domain = outcome.pack
     if len(domain) > _MAX_INFO_VALUE or any(len(v) > _MAX_INFO_VALUE for v in metadata.values()):
@@ -495,52 +496,68 @@ def _status_message(text: str) -> str:
     return raw[: MAX_STATUS_MESSAGE_BYTES - 3].decode("utf-8", "ignore") + "..."
 
 
+def _field_size(size: int) -> int:
+    """Bytes a length-delimited field of ``size`` bytes takes (tag of up to 2 bytes)."""
+    return 2 + max(1, (size.bit_length() + 6) // 7) + size
+
+
 def _fit(msg: pb.PackError, budget: int, cut: dict[str, str]) -> None:
     """Cut ``msg`` to at most ``budget`` serialized bytes, saying what was cut in ``cut``
     (``ErrorInfo.metadata``): violations, checks and the validation's checks keep a prefix
     (``violations: "kept/total"``...), ``partial_result`` keeps the top-level keys that fit
-    (``partial_result_keys``, ``partial_result_bytes``), every list getting a fair share.
-    Texts of the envelope itself are cut last; if it still cannot fit it is dropped
-    (``pack_error: "dropped"``) and ``ErrorInfo`` alone says what happened."""
-    parts: list[tuple[int, str]] = [
-        (sum(c.ByteSize() + 4 for c in msg.violations), "violations"),
-        (sum(c.ByteSize() + 4 for c in msg.checks), "checks"),
-        (sum(c.ByteSize() + 4 for c in msg.validation.checks), "validation_checks"),
-        (len(msg.partial_result) + 4, "partial_result"),
-    ]
-    fixed = msg.ByteSize() - sum(size for size, _ in parts)
-    if fixed > budget // 2:  # the envelope's own texts are huge: cut them first
-        for field in ("message", "detail", "recovery_hint", "origin"):
-            value = getattr(msg, field)
+    (``partial_result_keys``, ``partial_result_bytes``), every part getting a fair share.
+    Texts of the envelope itself are cut first when they alone take half the budget; if
+    it still cannot fit it is dropped (``pack_error: "dropped"``) and ``ErrorInfo`` alone
+    says what happened."""
+    probe = pb.PackError()
+    probe.CopyFrom(msg)
+    del probe.violations[:]
+    del probe.checks[:]
+    del probe.validation.checks[:]
+    probe.partial_result = b""
+    if probe.ByteSize() > budget // 2:  # the envelope's own texts are huge: cut them first
+        for name in ("message", "detail", "recovery_hint", "origin"):
+            value = getattr(msg, name)
             if len(value) > 256:
-                setattr(msg, field, _status_message(value)[:256] + "...")
+                short = _status_message(value)[:256] + "..."
+                setattr(msg, name, short)
+                setattr(probe, name, short)
                 cut["texts"] = "cut"
-        fixed = msg.ByteSize() - sum(size for size, _ in parts)
-    remaining = budget - fixed
-    parts.sort()
+    remaining = budget - probe.ByteSize() - 8  # 8: the validation's own length prefix
+    parts = sorted(
+        [
+            (sum(_field_size(c.ByteSize()) for c in msg.violations), "violations"),
+            (sum(_field_size(c.ByteSize()) for c in msg.checks), "checks"),
+            (sum(_field_size(c.ByteSize()) for c in msg.validation.checks), "validation_checks"),
+            (_field_size(len(msg.partial_result)) if msg.partial_result else 0, "partial_result"),
+        ]
+    )
     left = len(parts)
     for size, name in parts:
         allowance = max(0, remaining // left)
         left -= 1
-        used = size if size <= allowance else _cut_part(msg, name, allowance, cut)
-        remaining -= used
+        remaining -= size if size <= allowance else _cut_part(msg, name, allowance, cut)
     if msg.ByteSize() > budget:
         cut["pack_error"] = "dropped"
         msg.Clear()
 
 
-def _cut_part(msg: pb.PackError, name: str, allowance: int, cut: dict[str, str]) -> int:
-    if name == "partial_result":
-        return _cut_partial(msg, allowance, cut)
-    items: Any = {
+def _lists(msg: pb.PackError) -> dict[str, Any]:
+    return {
         "violations": msg.violations,
         "checks": msg.checks,
         "validation_checks": msg.validation.checks,
-    }[name]
+    }
+
+
+def _cut_part(msg: pb.PackError, name: str, allowance: int, cut: dict[str, str]) -> int:
+    if name == "partial_result":
+        return _cut_partial(msg, allowance, cut)
+    items = _lists(msg)[name]
     total = len(items)
     used = kept = 0
     for item in items:
-        size = item.ByteSize() + 4
+        size = _field_size(item.ByteSize())
         if used + size > allowance:
             break
         used += size
@@ -560,7 +577,7 @@ def _cut_partial(msg: pb.PackError, allowance: int, cut: dict[str, str]) -> int:
     total = 0
     if isinstance(doc, dict):
         total = len(doc)
-        used = 2
+        used = _field_size(2)
         for key, value in doc.items():
             size = len(orjson.dumps({key: value}))
             if used + size > allowance:
@@ -570,7 +587,7 @@ def _cut_partial(msg: pb.PackError, allowance: int, cut: dict[str, str]) -> int:
     cut["partial_result_keys"] = f"{len(kept)}/{total}"
     cut["partial_result_bytes"] = str(len(raw))
     msg.partial_result = orjson.dumps(kept)
-    return len(msg.partial_result) + 4
+    return _field_size(len(msg.partial_result))
 
 
 def _sanitized(outcome: Outcome) -> Outcome:
