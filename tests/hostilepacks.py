@@ -189,6 +189,141 @@ async def act_async(doc: dict[str, Any], ctx: Context) -> Any:
     return act(doc, ctx)
 
 
+# -- the fuzz pack: what to do comes from the (JSON) input, built into hostile objects ------
+
+EXCEPTIONS: dict[str, Any] = {
+    "ValueError": ValueError,
+    "TypeError": TypeError,
+    "RuntimeError": RuntimeError,
+    "KeyError": KeyError,
+    "OSError": OSError,
+    "TimeoutError": TimeoutError,
+    "ConnectionResetError": ConnectionResetError,
+    "ConnectionRefusedError": ConnectionRefusedError,
+    "FileNotFoundError": FileNotFoundError,
+    "PermissionError": PermissionError,
+    "RecursionError": RecursionError,
+    "MemoryError": MemoryError,
+    "UnicodeError": UnicodeError,
+    "StopIteration": StopIteration,
+    "StopAsyncIteration": StopAsyncIteration,
+    "KeyboardInterrupt": KeyboardInterrupt,
+    "SystemExit": SystemExit,
+    "GeneratorExit": GeneratorExit,
+    "CancelledError": asyncio.CancelledError,
+    "FuturesCancelledError": concurrent.futures.CancelledError,
+    "BaseException": BaseException,
+    "NoisyStr": NoisyStr,
+    "HTTPError": HTTPError,
+    "ExceptionGroup": ExceptionGroup,
+    "BaseExceptionGroup": BaseExceptionGroup,
+}
+
+
+def text_of(spec: dict[str, Any]) -> Any:
+    kind = spec.get("text_kind", "plain")
+    n = min(int(spec.get("n", 10)), 3_000_000)
+    text = str(spec.get("text", ""))
+    if kind == "surrogate":
+        return text + "\udcff\ud800" * max(1, n % 50)
+    if kind == "huge":
+        return text + "h" * n
+    if kind == "secret":
+        return f"{text} {TOKEN} Bearer {SECRET}"
+    if kind == "forged":
+        return ForgedCode(text or "undeclared")
+    if kind == "not_a_string":
+        return n
+    return text
+
+
+def value_of(value: Any, wraps: list[str]) -> Any:
+    """``value`` (JSON from the input) made hostile as ``wraps`` says."""
+    for wrap in wraps:
+        if wrap == "bigint":
+            value = {"v": value, "big": 2**64 + 1, "neg": -(2**100)}
+        elif wrap == "nan":
+            value = {"v": value, "nan": float("nan"), "inf": float("inf")}
+        elif wrap == "set":
+            value = {"v": value, "set": {1, 2}}
+        elif wrap == "bytes":
+            value = {"v": value, "bytes": b"\x00\xff"}
+        elif wrap == "tuple":
+            value = {"v": (value, (1, 2))}
+        elif wrap == "surrogate_key":
+            value = {"k\udcff": value, "s": "\ud800"}
+        elif wrap == "int_key":
+            value = {1: value, None: 2}
+        elif wrap == "deep":
+            for _ in range(300):
+                value = {"d": value}
+        elif wrap == "exiting_dict":
+            value = ExitingDict(v=value)
+        elif wrap == "cycle":
+            cyclic: dict[str, Any] = {"v": value}
+            cyclic["self"] = cyclic
+            value = cyclic
+        elif wrap == "huge_string":
+            value = {"v": value, "huge": "u" * 2_000_000}
+        elif wrap == "object":
+            value = {"v": value, "o": object()}
+        elif wrap == "reduce_exit":
+            value = {"v": value, "o": ExitOnUnpickle()}
+        elif wrap == "list":
+            value = [value]
+    return value
+
+
+def fuzz(doc: dict[str, Any], ctx: Context) -> Any:
+    """Do what ``doc`` says (built by tests/test_adversarial_fuzz.py)."""
+    act_ = doc.get("act")
+    value = value_of(doc.get("value"), list(doc.get("wraps", [])))
+    if act_ == "raise":
+        cls = EXCEPTIONS.get(str(doc.get("exc")), ValueError)
+        text = text_of(doc)
+        if cls is HTTPError:
+            raise HTTPError(int(doc.get("status", 500)), str(doc.get("retry_after", "1")))
+        if cls in (ExceptionGroup, BaseExceptionGroup):
+            raise cls("group", [ValueError(text), KeyboardInterrupt()])
+        if cls is NoisyStr:
+            raise NoisyStr
+        raise cls(text)
+    if act_ == "pack_error":
+        try:
+            exc = PackError(
+                text_of({"text_kind": doc.get("code_kind"), "text": doc.get("code", "x")}),
+                text_of(doc),
+                retry_after=doc.get("retry_after_number"),
+                partial_result=value if isinstance(value, dict) else None,
+            )
+        except ValueError:
+            exc = PackError("not_found", text_of(doc))
+            exc.code = doc.get("code")  # whatever the constructor refused
+        raise exc
+    if act_ == "return_error":
+        return {
+            "error": {
+                "code": doc.get("code"),
+                "message": text_of(doc),
+                "retry_after": doc.get("retry_after_number"),
+                "partial_result": value,
+            }
+        }
+    if act_ == "return_result":
+        checks = [
+            Check(f"c{i}", doc.get("severity", "fail"), text_of(doc), expected=value)
+            for i in range(min(int(doc.get("n", 1)), 2000))
+        ]
+        return Result({"items": []}, checks)
+    if act_ == "return_value":
+        return value
+    return {"items": [1], "extra": value}
+
+
+async def fuzz_async(doc: dict[str, Any], ctx: Context) -> Any:
+    return fuzz(doc, ctx)
+
+
 def noop(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {"items": []}
 
@@ -217,3 +352,6 @@ def register_packs(register: Any) -> None:
     register(pack("hostile.iso", act, isolated=True))
     register(pack("hostile.noop", noop))
     register(pack("hostile.hang", act))
+    register(pack("hostile.fuzz", fuzz))
+    register(pack("hostile.fuzz_async", fuzz_async))
+    register(pack("hostile.fuzz_iso", fuzz, isolated=True))
