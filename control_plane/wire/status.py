@@ -954,8 +954,9 @@ def parse_status(
     return _parsed(status, message, rich)
 
 
-def parse_call(call: grpc.Call) -> ParsedStatus:
-    """Decode the rich status of a failed call (``grpc_status.rpc_status.from_call``)."""
+def parse_call(call: Any) -> ParsedStatus:
+    """Decode the rich status of a failed call (``grpc_status.rpc_status.from_call``):
+    ``call`` is a ``grpc.RpcError`` that is a ``grpc.Call`` (sync or ``grpc.aio``)."""
     status = call.code()
     message = call.details()
     try:

@@ -138,7 +138,7 @@ class ServedPack:
             try:
                 stub.InvokePack(request, timeout=timeout)
             except grpc.RpcError as exc:
-                return wire.parse_status(exc.code(), exc.details(), exc.trailing_metadata())
+                return wire.parse_call(exc)
         raise AssertionError(f"expected {self.name} to fail for {dict(doc or {})!r}; it succeeded")
 
     @contextmanager
