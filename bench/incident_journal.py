@@ -28,7 +28,7 @@ import orjson
 from bench import packs
 from control_plane.core.invoke import Invoker
 from control_plane.runtime.events import ErrorEvents
-from control_plane.runtime.incidents import IncidentStore
+from control_plane.runtime.incident_store import IncidentStore
 from control_plane.runtime.observability import install
 from control_plane.runtime.plugins import load_registry
 

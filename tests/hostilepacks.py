@@ -136,6 +136,9 @@ def act(doc: dict[str, Any], ctx: Context) -> Any:
     if mode == "many_checks":
         checks = [Check(f"check-{i:04d}", "fail", f"finding {i} " + "y" * 40) for i in range(n)]
         return Result({"items": []}, checks)
+    if mode == "huge_checks":  # a success whose checks outgrow the message limit
+        checks = [Check(f"c{i}", "pass", "p" * 3000) for i in range(2000)]
+        return Result({"items": []}, checks)
     if mode == "huge_message":
         raise PackError("not_found", "z" * n)
     if mode == "cancelled":

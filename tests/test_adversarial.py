@@ -22,7 +22,7 @@ from hostilepacks import SECRET
 from raw_wire import Received, Serve, call_raw, invoke, serve_env, vocabulary
 
 from control_plane.core.bounds import MAX_RETRY_AFTER, MAX_TEXT
-from control_plane.runtime.incidents import IncidentStore
+from control_plane.runtime.incident_store import IncidentStore
 from control_plane.wire.status import MAX_DETAILS_BYTES, MAX_STATUS_MESSAGE_BYTES
 
 PACKS = ("hostile.sync", "hostile.async", "hostile.iso")

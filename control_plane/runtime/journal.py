@@ -31,7 +31,7 @@ from pathlib import Path
 
 import orjson
 
-from control_plane.core.redact import Incident
+from control_plane.core.incidents import Incident
 
 __all__ = [
     "ROTATE_BYTES",

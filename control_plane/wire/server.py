@@ -324,6 +324,9 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
                 )
                 if outcome.validation is not None:
                     response.validation.CopyFrom(wire.validation_to_proto(outcome.validation))
+                    size = response.ByteSize()  # the checks count too
+                    if size > self.max_send_bytes:
+                        await self._too_large(outcome, size, context)
                 if call_logger.isEnabledFor(logging.DEBUG):
                     self._log(logging.DEBUG, "ok", outcome, None, started)
                 return response
