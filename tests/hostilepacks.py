@@ -57,11 +57,11 @@ class ForgedCode(str):
 
     __slots__ = ()
 
-    def __eq__(self, other: object) -> bool:
-        return True
+    def __eq__(self, other: object) -> bool:  # equal to the declared code, and only to it
+        return isinstance(other, str) and str.__eq__("not_found", str.__str__(other))
 
     def __ne__(self, other: object) -> bool:
-        return False
+        return not self.__eq__(other)
 
     def __hash__(self) -> int:
         return hash("not_found")
