@@ -88,10 +88,13 @@ def _load(target: str, calls: int, concurrency: int, deadline: float) -> dict[st
     channel = grpc.insecure_channel(target)
     stub: Any = channel.unary_unary(METHOD)
     request = _request("hostile.noop", {})
-    stub(request, timeout=10)  # warm the channel
     latencies: list[float] = []
     failed: dict[str, int] = {}
     lock = threading.Lock()
+    try:
+        stub(request, timeout=deadline)  # warm the channel (not counted when it answers)
+    except grpc.RpcError as err:
+        failed["warm-up " + err.code().name] = 1
 
     def one(_: int) -> None:
         started = time.perf_counter()
