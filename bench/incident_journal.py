@@ -27,8 +27,8 @@ from pathlib import Path
 import orjson
 
 from bench import packs
+from control_plane.core.incidents import Incident
 from control_plane.core.invoke import Invoker
-from control_plane.core.redact import Incident
 from control_plane.runtime.events import ErrorEvents
 from control_plane.runtime.incident_store import IncidentStore
 from control_plane.runtime.observability import install
