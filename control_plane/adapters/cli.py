@@ -464,7 +464,7 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=None,
         metavar="N",
         help="most sync-handler threads one pack may hold, overrunning calls included "
-        "(default: a quarter of --workers, at least 2)",
+        "(default: half of --workers)",
     )
     p.add_argument(
         "--default-timeout",

@@ -6,7 +6,7 @@ pool, eight such calls took every thread and starved every other sync pack, buil
 included. Here:
 
 * the pool has ``total`` threads; each pack may hold at most ``per_pack`` of them at once
-  (default: a quarter of the pool, at least 2), so one pack -- however many of its calls
+  (default: half of the pool), so one pack -- however many of its calls
   hang -- leaves ``total - per_pack`` threads to the others;
 * a thread is held by its pack from the moment its call is handed to the pool until the
   handler *really returns*: a call that overran its deadline still counts against its
@@ -46,13 +46,15 @@ def _guarded(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[bool, Any]:
 
 
 def default_threads() -> int:
-    """The pool size when none is given: ``min(32, cpus + 4)``, at least 8."""
-    return max(8, min(32, (os.cpu_count() or 1) + 4))
+    """The pool size when none is given: ``min(32, cpus + 4)``, at least 16 (idle threads
+    cost nothing; sync handlers mostly wait on I/O)."""
+    return max(16, min(32, (os.cpu_count() or 1) + 4))
 
 
 def default_pack_threads(total: int) -> int:
-    """One pack's share of a pool of ``total`` threads when none is given."""
-    return max(2, total // 4) if total >= 4 else max(1, total - 1)
+    """One pack's share of a pool of ``total`` threads when none is given: half of it (one
+    pack hanging every call leaves the other half to the rest)."""
+    return max(1, total // 2)
 
 
 class PackThreads:

@@ -68,7 +68,7 @@ class RuntimeConfig:
     #: Threads for synchronous handlers (``None``: Python's default for the pool).
     handler_threads: int | None = None
     #: Most of those threads one pack may hold at once, overrunning calls included
-    #: (``None``: a quarter of the pool, at least 2; see :mod:`control_plane.core.threads`).
+    #: (``None``: half of the pool; see :mod:`control_plane.core.threads`).
     pack_threads: int | None = None
     #: Deadline of calls that carry none (``None``: no deadline).
     default_timeout: float | None = DEFAULT_TIMEOUT
