@@ -229,3 +229,28 @@ async def test_what_a_thread_raises_is_re_raised_once() -> None:
         assert await threads.run("p", lambda: "after") == "after"
     finally:
         threads.shutdown()
+
+
+def test_a_thread_that_outlives_its_event_loop_gives_its_share_back() -> None:
+    threads = PackThreads(total=2, per_pack=1)
+    release = threading.Event()
+
+    async def overrun() -> None:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.05):
+                await threads.run("p", release.wait, 30)
+
+    try:
+        asyncio.run(overrun())  # its loop is closed; the thread still runs
+        assert threads.held("p") == 1 and threads.overrunning("p") == 1
+        release.set()
+        for _ in range(500):
+            if threads.held("p") == 0:
+                break
+            threading.Event().wait(0.01)
+        assert threads.held("p") == 0 and threads.overrunning("p") == 0
+        # A call from another loop gets the thread.
+        assert asyncio.run(asyncio.wait_for(threads.run("p", lambda: 7), 10)) == 7
+    finally:
+        release.set()
+        threads.shutdown()

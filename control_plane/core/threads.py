@@ -15,15 +15,15 @@ included. Here:
 * a call over its pack's share waits for one of its own pack's threads, under the
   call's own deadline; it never takes a thread another pack could use.
 
-All bookkeeping runs on the event loop's thread (completions are handed back with
-``call_soon_threadsafe``), so plain integers suffice.
+The counts are kept under a lock, so a thread that outlives the event loop of its call
+still gives its pack's share back when it returns.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
+import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -58,18 +58,25 @@ def default_pack_threads(total: int) -> int:
 
 
 class PackThreads:
-    """A thread pool whose threads each pack may use only up to its share (module docs)."""
+    """A thread pool whose threads each pack may use only up to its share (module docs).
+
+    The counts live under a lock, not on an event loop: a thread may outlive the loop
+    that started its call (``asyncio.run`` per call, a server stopped meanwhile), and its
+    return must still give its pack's share back.
+    """
 
     def __init__(self, total: int | None = None, per_pack: int | None = None) -> None:
         self.total = total if total is not None and total > 0 else default_threads()
         share = per_pack if per_pack is not None and per_pack > 0 else None
         self.per_pack = min(self.total, share or default_pack_threads(self.total))
         self.executor = ThreadPoolExecutor(max_workers=self.total, thread_name_prefix="pack")
+        self._lock = threading.Lock()
         #: pack -> threads it holds (running or queued in the pool, overrunning included).
         self._held: dict[str, int] = {}
         #: pack -> calls that ended (deadline, caller gone) while their thread still runs.
         self._overrun: dict[str, int] = {}
-        self._waiting: dict[str, deque[asyncio.Future[None]]] = {}
+        self._waiting: dict[str, deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]]
+        self._waiting = {}
 
     def held(self, pack: str) -> int:
         """Threads ``pack`` holds now."""
@@ -82,72 +89,85 @@ class PackThreads:
     async def run(self, pack: str, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` on one of ``pack``'s threads; waits for one when the pack
         holds its whole share (cancellation -- the call's deadline -- ends the wait)."""
-        loop = asyncio.get_running_loop()
-        if self._held.get(pack, 0) >= self.per_pack:
-            await self._wait_for_share(pack, loop)
-        self._held[pack] = self._held.get(pack, 0) + 1
+        await self._acquire(pack)
+        state = {"overran": False}
         try:
             future: Future[tuple[bool, Any]] = self.executor.submit(_guarded, fn, args)
         except BaseException:
-            self._release(pack, False)
+            self._release(pack, state)
             raise
-        state = {"awaited": True}
-
-        def returned() -> None:  # on the loop: ordered with the cancellation below
-            self._release(pack, not state["awaited"])
-
-        def done(_: Future[tuple[bool, Any]]) -> None:
-            # The handler really returned (or never started): only now is the thread free.
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nothing to count
-                loop.call_soon_threadsafe(returned)
-
-        future.add_done_callback(done)
+        # The handler really returned (or never started): only now is the thread free.
+        future.add_done_callback(lambda _: self._release(pack, state))
         try:
-            ok, value = await asyncio.wrap_future(future, loop=loop)
+            ok, value = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
-            if not future.done():  # the thread keeps running: counted until it returns
-                state["awaited"] = False
-                self._overrun[pack] = self._overrun.get(pack, 0) + 1
+            with self._lock:
+                if not future.done():  # the thread keeps running: counted until it returns
+                    state["overran"] = True
+                    self._overrun[pack] = self._overrun.get(pack, 0) + 1
             raise
         if ok:
             return value  # type: ignore[no-any-return]
         raise value
 
-    async def _wait_for_share(self, pack: str, loop: asyncio.AbstractEventLoop) -> None:
-        queue = self._waiting.setdefault(pack, deque())
-        while self._held.get(pack, 0) >= self.per_pack:
-            waiter: asyncio.Future[None] = loop.create_future()
-            queue.append(waiter)
+    async def _acquire(self, pack: str) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._lock:
+                held = self._held.get(pack, 0)
+                if held < self.per_pack:
+                    self._held[pack] = held + 1
+                    return
+                waiter: asyncio.Future[None] = loop.create_future()
+                self._waiting.setdefault(pack, deque()).append((loop, waiter))
             try:
                 await waiter
             except asyncio.CancelledError:
-                if waiter in queue:
-                    queue.remove(waiter)
-                elif waiter.done() and not waiter.cancelled():
+                with self._lock:
+                    queue = self._waiting.get(pack, deque())
+                    if (loop, waiter) in queue:
+                        queue.remove((loop, waiter))
+                        woken = False
+                    else:
+                        woken = True
+                if woken:
                     self._wake(pack)  # it was woken for a free thread: pass it on
                 raise
 
-    def _release(self, pack: str, overran: bool) -> None:
-        held = self._held.get(pack, 0) - 1
-        if held > 0:
-            self._held[pack] = held
-        else:
-            self._held.pop(pack, None)
-        if overran:
-            left = self._overrun.get(pack, 0) - 1
-            if left > 0:
-                self._overrun[pack] = left
+    def _release(self, pack: str, state: dict[str, bool]) -> None:
+        """Runs in the pool thread (or wherever the call ended): under the lock."""
+        with self._lock:
+            held = self._held.get(pack, 0) - 1
+            if held > 0:
+                self._held[pack] = held
             else:
-                self._overrun.pop(pack, None)
+                self._held.pop(pack, None)
+            if state["overran"]:
+                state["overran"] = False
+                left = self._overrun.get(pack, 0) - 1
+                if left > 0:
+                    self._overrun[pack] = left
+                else:
+                    self._overrun.pop(pack, None)
         self._wake(pack)
 
     def _wake(self, pack: str) -> None:
-        queue = self._waiting.get(pack)
-        while queue:
-            waiter = queue.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
+        while True:
+            with self._lock:
+                queue = self._waiting.get(pack)
+                if not queue:
+                    return
+                loop, waiter = queue.popleft()
+            try:
+                loop.call_soon_threadsafe(_set, waiter)
+            except RuntimeError:  # its loop is closed: nobody waits there any more
+                continue
+            return
 
     def shutdown(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _set(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
