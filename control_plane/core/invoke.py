@@ -173,7 +173,9 @@ class Invoker:
         if loaded.pack.is_async:
             returned = await handler(doc, ctx)  # type: ignore[misc]
         else:
-            returned = await self.threads.run(loaded.name, handler, doc, ctx)
+            # The copy to plain data happens in the pack's thread too: a huge or slow
+            # return value costs the pack's thread, not the event loop.
+            returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx)
         if inspect.isawaitable(returned):  # a sync callable returning a coroutine
             returned = await returned
         return returned
@@ -414,6 +416,14 @@ def _number(value: Any) -> float | None:
         if math.isfinite(seconds) and seconds >= 0:
             return seconds
     return None
+
+
+def _call_and_copy(handler: Any, doc: dict[str, Any], ctx: Context) -> Any:
+    """A sync handler's call and the copy of what it returned (in its pool thread)."""
+    returned = handler(doc, ctx)
+    if inspect.isawaitable(returned):  # a sync callable returning a coroutine: on the loop
+        return returned
+    return copy_returned(returned)
 
 
 def _caller_cancelled() -> bool:

@@ -383,10 +383,10 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
             encoded.status.code, encoded.status.details, encoded.status.trailing_metadata
         )
         ref = parsed.error_info.metadata.get("reference_id") if parsed.error_info else None
-        sent = Outcome.construct_trusted(
-            pack=outcome.pack,
-            version=outcome.version,
-            request_id=outcome.request_id,
+        sent = Outcome.build(
+            outcome.pack,
+            outcome.version,
+            outcome.request_id,
             error=ErrorEnvelope.internal(ref or None),
         )
         if self.observability is not None:

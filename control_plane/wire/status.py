@@ -591,62 +591,56 @@ def _cut_partial(msg: pb.PackError, allowance: int, cut: dict[str, str]) -> int:
 
 
 def _sanitized(outcome: Outcome) -> Outcome:
-    """``outcome`` with every string valid UTF-8 and every value JSON/protobuf data."""
+    """``outcome`` rebuilt through the scrubbing constructors with every string valid
+    UTF-8 and every value JSON/protobuf data (the slow path, when encoding failed)."""
     env = outcome.error
 
     def check(c: CheckRecord) -> CheckRecord:
-        return CheckRecord.construct_trusted(
-            id=valid_text(c.id),
-            severity=c.severity if c.severity in _SEVERITY_TO_PB else "fail",
-            message=valid_text(c.message),
+        return CheckRecord.build(
+            valid_text(c.id),
+            c.severity if c.severity in _SEVERITY_TO_PB else "fail",
+            valid_text(c.message),
             expected=json_safe(c.expected),
             actual=json_safe(c.actual),
             location=None if c.location is None else valid_text(c.location),
         )
 
-    def text(value: str | None) -> str | None:
-        return None if value is None else valid_text(value)
-
     clean_env: ErrorEnvelope | None = None
     if env is not None:
         partial = json_safe(env.partial_result) if env.partial_result is not None else None
-        clean_env = ErrorEnvelope.construct_trusted(
-            code=valid_text(env.code),
-            message=valid_text(env.message),
+        clean_env = ErrorEnvelope.build(
+            valid_text(env.code),
+            valid_text(env.message),
             retryable=bool(env.retryable),
             origin=valid_text(env.origin),
+            recovery_hint=None if env.recovery_hint is None else valid_text(env.recovery_hint),
             retry_after=(
                 None if env.retry_after is None else clamp_retry_after(float(env.retry_after))
             ),
-            partial=env.partial,
             partial_result=partial if isinstance(partial, dict) else None,
             violations=(
                 None
                 if env.violations is None
                 else [
-                    Violation.construct_trusted(
-                        field=valid_text(v.field), description=valid_text(v.description)
-                    )
+                    {"field": valid_text(v.field), "description": valid_text(v.description)}
                     for v in env.violations
                 ]
             ),
-            detail=text(env.detail),
-            reference_id=text(env.reference_id),
             checks=None if env.checks is None else [check(c) for c in env.checks],
-            recovery_hint=text(env.recovery_hint),
+            detail=None if env.detail is None else valid_text(env.detail),
+            reference_id=None if env.reference_id is None else valid_text(env.reference_id),
         )
     validation = outcome.validation
-    return Outcome.construct_trusted(
-        pack=valid_text(outcome.pack),
-        version=valid_text(outcome.version),
-        request_id=valid_text(outcome.request_id),
-        result=None,
+    return Outcome.build(
+        valid_text(outcome.pack),
+        valid_text(outcome.version),
+        valid_text(outcome.request_id),
         validation=(
             None
             if validation is None
-            else ValidationRecord.construct_trusted(
-                status=validation.status if validation.status in _SEVERITY_TO_PB else "fail",
-                checks=[check(c) for c in validation.checks],
+            else ValidationRecord.build(
+                validation.status if validation.status in _SEVERITY_TO_PB else "fail",
+                [check(c) for c in validation.checks],
             )
         ),
         error=clean_env,
