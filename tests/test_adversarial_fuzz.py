@@ -171,6 +171,7 @@ def one_call(holder: list[Serve], pack: str, spec: dict[str, Any], strict: bool)
 @pytest.mark.parametrize("pack", ["hostile.fuzz", "hostile.fuzz_async", "hostile.fuzz_iso"])
 def test_wire_fuzz(server: list[Serve], pack: str, tmp_path: Path) -> None:
     started = time.monotonic()
+    FAILURES.clear()
 
     @settings(
         max_examples=EXAMPLES,

@@ -25,6 +25,7 @@ from typing import Any
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_NODES",
     "MAX_RETRY_AFTER",
     "MAX_TEXT",
     "bound_text",
@@ -101,8 +102,24 @@ def safe_text(value: object, limit: int = MAX_TEXT) -> str:
     return valid_text(bound_text(text, limit))
 
 
-def json_safe(value: Any, _depth: int = 0) -> Any:
-    """``value`` as plain JSON data that orjson and protobuf always accept (module docs)."""
+#: Most values :func:`json_safe` copies; the rest become a marker (shared sub-objects
+#: would otherwise expand exponentially).
+MAX_NODES = 100_000
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON data that orjson and protobuf always accept (module docs).
+
+    Linear whatever ``value`` is: a cycle becomes ``"[REDACTED cycle]"``, nesting deeper
+    than :data:`MAX_DEPTH` or more than :data:`MAX_NODES` values become markers too.
+    """
+    return _safe(value, 0, [MAX_NODES], set())
+
+
+def _safe(value: Any, depth: int, budget: list[int], path: set[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        return "[REDACTED too many values]"
     kind = type(value)
     if value is None or kind is bool:
         return value
@@ -118,20 +135,25 @@ def json_safe(value: Any, _depth: int = 0) -> Any:
         return real if math.isfinite(real) else None
     if isinstance(value, str):
         return valid_text(str.__str__(value))
-    if _depth >= MAX_DEPTH:
+    if not isinstance(value, dict | list | tuple):
+        return f"[REDACTED {type(value).__name__}]"
+    if depth >= MAX_DEPTH:
         return "[REDACTED nested too deep]"
-    if isinstance(value, dict):
-        return {
-            _key(k): json_safe(v, _depth + 1)
-            for k, v in dict.items(value)  # not value.items(): a subclass may override it
-        }
-    if isinstance(value, list):
-        items: Any = list.__getitem__(value, slice(None))  # no overridden __iter__
-        return [json_safe(v, _depth + 1) for v in items]
-    if isinstance(value, tuple):
-        items = tuple.__getitem__(value, slice(None))
-        return [json_safe(v, _depth + 1) for v in items]
-    return f"[REDACTED {type(value).__name__}]"
+    if id(value) in path:
+        return "[REDACTED cycle]"
+    path.add(id(value))
+    try:
+        if isinstance(value, dict):
+            # dict.items, not value.items(): a subclass may override it
+            return {_key(k): _safe(v, depth + 1, budget, path) for k, v in dict.items(value)}
+        items: Any = (
+            list.__getitem__(value, slice(None))  # no overridden __iter__
+            if isinstance(value, list)
+            else tuple.__getitem__(value, slice(None))
+        )
+        return [_safe(v, depth + 1, budget, path) for v in items]
+    finally:
+        path.discard(id(value))
 
 
 def _key(key: Any) -> str:
