@@ -155,6 +155,7 @@ def one_call(holder: list[Serve], pack: str, spec: dict[str, Any], strict: bool)
         TALLY.leaked += 1
     if not server.alive():
         TALLY.deaths += 1
+        FAILURES.append(f"server died (exit {server.proc.poll()}): {''.join(server.stderr[-5:])}")
         holder[0] = Serve(server.db, "--workers", "16")  # keep fuzzing; the death counts
     failed = (
         got.problems
@@ -168,6 +169,7 @@ def one_call(holder: list[Serve], pack: str, spec: dict[str, Any], strict: bool)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(SECONDS + 120)
 @pytest.mark.parametrize("pack", ["hostile.fuzz", "hostile.fuzz_async", "hostile.fuzz_iso"])
 def test_wire_fuzz(server: list[Serve], pack: str, tmp_path: Path) -> None:
     started = time.monotonic()
