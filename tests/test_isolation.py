@@ -7,6 +7,7 @@ worker.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import time
@@ -23,6 +24,7 @@ from control_plane.runtime.isolation import (
     Isolation,
     IsolationError,
     Locator,
+    RemoteError,
     freeze_exception,
     locate,
     thaw_exception,
@@ -164,22 +166,34 @@ def test_exception_chain_survives_the_trip() -> None:
             raise PackError("rate_limited", "slow_down", retry_after=2.0) from inner
     except PackError as exc:
         data = freeze_exception(exc)
+    json.loads(data)  # data only: JSON, never a pickle
     back = thaw_exception(data, pid=1)
-    assert isinstance(back, PackError)
-    assert (back.code, back.message, back.retry_after) == ("rate_limited", "slow_down", 2.0)
-    assert isinstance(back.__cause__, ConnectionResetError)
-    assert back.__cause__.errno == 104
+    assert isinstance(back, RemoteError) and back.type_name == "PackError"
+    cls = back.classification
+    assert cls is not None
+    assert (cls.code, cls.message, cls.retry_after) == ("rate_limited", "slow_down", 2.0)
+    assert isinstance(back.__cause__, RemoteError)
+    assert back.__cause__.type_name == "ConnectionResetError"
+    assert "reset by peer" in str(back.__cause__)
     assert any("traceback in isolated worker (pid 1)" in note for note in back.__notes__)
 
 
-def test_unpicklable_exception_becomes_remote_error() -> None:
+def test_unclassified_exception_becomes_remote_error() -> None:
     class Local(Exception):
         pass
 
     back = thaw_exception(freeze_exception(Local("odd")))
     assert type(back).__name__ == "RemoteError"
+    assert back.classification is None
     assert "odd" in str(back)
     assert pickle.loads(pickle.dumps(Locator("p", "m", "f"))) == Locator("p", "m", "f")
+
+
+def test_malformed_failure_data_is_a_remote_error() -> None:
+    for data in (b"\x80not json", b"[]", b'{"chain": "x", "classification": {"code": 3}}'):
+        back = thaw_exception(data)
+        assert isinstance(back, RemoteError)
+        assert back.classification is None
 
 
 def test_handler_that_cannot_be_imported_is_refused_at_startup() -> None:

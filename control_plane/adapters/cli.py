@@ -470,6 +470,14 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--threads", type=int, default=None, metavar="N", help="threads for sync pack handlers"
     )
     p.add_argument(
+        "--pack-threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="most sync-handler threads one pack may hold, overrunning calls included "
+        "(default: half of --workers)",
+    )
+    p.add_argument(
         "--default-timeout",
         type=_positive_float,
         default=300.0,

@@ -164,6 +164,7 @@ def runtime_config(args: argparse.Namespace) -> RuntimeConfig:
         isolation_workers=getattr(args, "isolation_workers", DEFAULT_WORKERS),
         isolation_memory_limit=memory,
         handler_threads=getattr(args, "threads", None),
+        pack_threads=getattr(args, "pack_threads", None),
         default_timeout=getattr(args, "default_timeout", DEFAULT_TIMEOUT),
         mcp_config=mcp_config_path(args),
     )

@@ -48,6 +48,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
 from control_plane.core.redact import scrub
 
@@ -57,6 +58,7 @@ __all__ = [
     "HTTP_STATUS_CODES",
     "TYPE_CODES",
     "Classification",
+    "ClassifiedError",
     "Classifier",
     "TypeRule",
     "class_names",
@@ -92,6 +94,19 @@ class Classification:
 
 
 Classifier = Callable[[BaseException], Classification | None]
+
+
+class ClassifiedError(Exception):
+    """A failure classified where it happened and carried here as data (an isolated
+    worker's exception): :func:`classify` returns its :attr:`classification` as it is.
+    Enforcement (vocabulary, scrubbing, bounds) still runs on it here, as for any
+    classification. ``classification`` is ``None`` when no rule matched there; the
+    plugin classifiers then see it (and its chain of :class:`RemoteError`-like stand-ins)."""
+
+    def __init__(self, text: str, classification: Classification | None) -> None:
+        super().__init__(text)
+        self.classification = classification
+
 
 #: HTTP status -> baseline code. 429 and 503-with-Retry-After become ``rate_limited``.
 HTTP_STATUS_CODES: Mapping[int, str] = {
@@ -283,10 +298,12 @@ def _attr(obj: Any, name: str) -> Any:
 def _text(exc: BaseException) -> str:
     """``str(exc)``, or ``""`` when the exception cannot even render itself."""
     try:
-        return str(exc)
+        text = str(exc)
     # Hostile input: a broken ``__str__`` must not break classification.
     except Exception:  # noqa: BLE001
         return ""
+    # Bounded before anything scrubs it: a multi-megabyte text must not stall the loop.
+    return text if type(text) is str and len(text) <= MAX_TEXT else safe_text(text)
 
 
 def parse_retry_after(value: Any, now: float | None = None) -> float | None:
@@ -426,6 +443,8 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     A typed :class:`PackError` anywhere in the chain wins over every other rule: it was
     raised where the most was known.
     """
+    if isinstance(exc, ClassifiedError) and exc.classification is not None:
+        return exc.classification
     chain = list(iter_chain(exc))
     for current in chain:
         if isinstance(current, PackError):

@@ -20,7 +20,14 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from control_plane.core.bounds import (
+    clamp_retry_after,
+    exact_str,
+    json_safe,
+    safe_text,
+)
 from control_plane.core.classify import DEFAULT_RETRY_AFTER, Classification
 from control_plane.core.incidents import Incidents
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, bounded_text
@@ -38,12 +45,29 @@ __all__ = ["Enforcer", "nearest_code"]
 logger = logging.getLogger("capability_packs.enforce")
 
 
+def _partial(classification: Classification) -> Mapping[str, Any]:
+    """The partial result of a ``schema_mismatch``, as data JSON and protobuf can carry
+    (integers beyond 64 bits, lone surrogates...: see :func:`json_safe`); a checked copy
+    of the pack's JSON output (rule ``output``) already is."""
+    partial = classification.partial_result
+    if not isinstance(partial, Mapping):
+        return {}
+    if classification.rule == "output":
+        return partial
+    safe = json_safe(partial)
+    return safe if isinstance(safe, dict) else {}
+
+
 def _retry_after(value: object) -> float:
-    """A usable ``retry_after``: finite and >= 0, else the documented default."""
+    """A usable ``retry_after``: clamped to ``[0, MAX_RETRY_AFTER]`` (a day; ``+inf`` and
+    integers beyond a float's range clamp too); NaN or not a number: the documented default."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = float(value)
-        if math.isfinite(seconds):
-            return max(0.0, seconds)
+        try:
+            seconds = float(value)
+        except OverflowError:  # an int beyond a float's range
+            seconds = math.inf if value > 0 else 0.0
+        if not math.isnan(seconds):
+            return clamp_retry_after(seconds)
     return DEFAULT_RETRY_AFTER
 
 
@@ -83,8 +107,9 @@ class Enforcer:
         """The envelope for a failure, given what classification found (or None)."""
         if classification is None:
             return self.internal(loaded, exc, request_id, "unclassified", "unclassified failure")
-        code = classification.code
-        if not isinstance(code, str) or (
+        # An exact str before any membership test: a str subclass may forge __eq__/__hash__.
+        code = exact_str(classification.code)
+        if code is None or (
             code not in BASELINE
             and code not in loaded.vocabulary
             and code not in WELL_KNOWN_PACK_CODES
@@ -93,7 +118,8 @@ class Enforcer:
                 loaded,
                 exc,
                 request_id,
-                f"pack raised undeclared code {code!r}: {classification.message}",
+                f"pack raised undeclared code {safe_text(classification.code, 200)!r}: "
+                f"{safe_text(classification.message)}",
             )
         final = nearest_code(loaded, code)
         if final == INTERNAL_ERROR:
@@ -105,7 +131,6 @@ class Enforcer:
             summary = f"{code} is not declared and nothing absorbs it: {classification.message}"
             return self.internal(loaded, exc, request_id, "unmapped", summary)
         info = loaded.vocabulary[final]
-        partial = classification.partial_result
         return ErrorEnvelope.build(
             final,
             classification.message,
@@ -115,9 +140,7 @@ class Enforcer:
             retry_after=_retry_after(classification.retry_after)
             if final == "rate_limited"
             else None,
-            partial_result=(partial if isinstance(partial, Mapping) else {})
-            if final == "schema_mismatch"
-            else None,
+            partial_result=_partial(classification) if final == "schema_mismatch" else None,
             violations=classification.violations or None if final == "schema_mismatch" else None,
             checks=[] if final == ARTIFACT_FAILED else None,
         )

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from control_plane.core.bounds import valid_text
 from control_plane.core.redact import WINDOW, scrub
 
 __all__ = ["Incident", "Incidents", "format_exception", "new_reference_id"]
@@ -30,7 +31,7 @@ logger = logging.getLogger("capability_packs.incidents")
 _RECURSIVE_CUTOFF = 3
 
 
-def format_exception(exc: BaseException) -> str:
+def _format_fast(exc: BaseException) -> str:
     """``traceback.format_exception(exc)`` without the column carets, at a third of the cost.
 
     The same text operators know -- the chain (``__cause__`` / ``__context__``, guarded
@@ -131,6 +132,21 @@ class Incident:
     scrubbed: bool = field(default=False, compare=False, repr=False)
 
 
+def format_exception(exc: BaseException | None) -> str:
+    """``exc`` with its chain and traceback as text (valid UTF-8); never raises, whatever
+    the exception's ``__str__`` does. Callers bound it (:func:`_bounded_traceback`)."""
+    if exc is None:
+        return ""
+    try:
+        text = _format_fast(exc)
+    # A hostile __str__/__repr__ may raise anything, SystemExit included: the record
+    # keeps what can be known (the type) rather than failing the call.
+    except BaseException:  # noqa: BLE001
+        name = valid_text(str.__str__(type(exc).__qualname__))[:256]
+        text = f"{name}: <the exception could not be formatted>"
+    return valid_text(text)
+
+
 class Incidents:
     """Bounded in-memory incident record, logged as it is written.
 
@@ -158,14 +174,13 @@ class Incidents:
     ) -> str:
         """Keep ``exc`` (with its chain and traceback) under a new reference id."""
         ref = new_reference_id()
-        tb = format_exception(exc) if exc is not None else ""
         incident = Incident(
             reference_id=ref,
             pack=scrub(pack, MAX_INCIDENT_NAME),
             request_id=scrub(request_id, MAX_INCIDENT_NAME),
             kind=scrub(kind, MAX_INCIDENT_NAME),
             summary=scrub(summary, MAX_INCIDENT_SUMMARY),
-            traceback=_bounded_traceback(tb),
+            traceback=_bounded_traceback(format_exception(exc)),
             created_at=time.time(),
             scrubbed=True,
         )

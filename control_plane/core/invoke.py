@@ -17,11 +17,11 @@ import time
 import types
 import uuid
 from collections.abc import Callable, Generator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 import orjson
 
+from control_plane.core.bounds import safe_text
 from control_plane.core.classify import Classification, Classifier, classify
 from control_plane.core.enforce import Enforcer
 from control_plane.core.errors import FieldViolation, InvalidInput, UnknownPack
@@ -35,10 +35,12 @@ from control_plane.core.limits import (
     refine_unknown_pack,
 )
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
-from control_plane.core.pack import Check, Context, Result
+from control_plane.core.pack import Context
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
+from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.schema import CompiledSchema
+from control_plane.core.threads import PackThreads
 from control_plane.core.validation import FailOn, failing, worst_of
 
 __all__ = ["Invoker", "IsolatedHandlers"]
@@ -89,13 +91,15 @@ class Invoker:
         incidents: Incidents | None = None,
         max_workers: int | None = None,
         default_timeout: float | None = None,
+        pack_threads: int | None = None,
     ) -> None:
         self.registry = registry
         self.classifiers = tuple(classifiers)
         self.incidents = incidents if incidents is not None else Incidents()
         self.enforcer = Enforcer(self.incidents)
         self.default_timeout = default_timeout
-        self._executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="pack")
+        #: Sync handlers' threads, each pack up to its share (``pack_threads``).
+        self.threads = PackThreads(max_workers, pack_threads)
         self.listeners: list[OutcomeListener] = []
         self.start_listeners: list[StartListener] = []
         #: Packs whose handlers run in worker processes (``None``: none do).
@@ -106,7 +110,7 @@ class Invoker:
         return self.enforcer.contract_violations
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        self.threads.shutdown()
         if self.isolation is not None:
             self.isolation.close()
 
@@ -169,8 +173,9 @@ class Invoker:
         if loaded.pack.is_async:
             returned = await handler(doc, ctx)  # type: ignore[misc]
         else:
-            loop = asyncio.get_running_loop()
-            returned = await loop.run_in_executor(self._executor, handler, doc, ctx)
+            # The copy to plain data happens in the pack's thread too: a huge or slow
+            # return value costs the pack's thread, not the event loop.
+            returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx)
         if inspect.isawaitable(returned):  # a sync callable returning a coroutine
             returned = await returned
         return returned
@@ -186,12 +191,14 @@ class Invoker:
     ) -> Outcome:
         try:
             return await self._guarded_run(loaded, doc, ctx, budget, strict, fail_on)
-        # The closed-set guarantee's last line: a bug of the runtime itself (or an object the
-        # pack returned that broke it) still ends as internal_error, never as a stray raise.
-        except Exception as exc:  # noqa: BLE001
-            envelope = self.enforcer.internal(
-                loaded, exc, ctx.request_id, "runtime", f"enforcement failed: {exc!r}"
-            )
+        # The closed-set guarantee's last line: a bug of the runtime itself (or anything a
+        # pack's object raised while it was classified -- SystemExit included) still ends as
+        # internal_error, never as a stray raise. Only the caller's own cancellation passes.
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError) and _caller_cancelled():
+                raise
+            summary = f"enforcement failed: {safe_text(type(exc).__name__, 200)}"
+            envelope = self.enforcer.internal(loaded, exc, ctx.request_id, "runtime", summary)
             return self._outcome(loaded, ctx, error=envelope)
 
     async def _guarded_run(
@@ -230,6 +237,9 @@ class Invoker:
             else:
                 async with asyncio.timeout(budget) as scope:
                     returned = await self._call_handler(loaded, doc, ctx)
+            # Still inside the boundary: what the handler returned becomes plain JSON data
+            # before anything else touches it (its methods may raise anything).
+            copied = copy_returned(returned)
         except TimeoutError as exc:
             if scope is not None and scope.expired():
                 ctx.cancel()
@@ -240,13 +250,15 @@ class Invoker:
                 )
                 return self._failed(loaded, ctx, cls, exc, "control_plane")
             return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
-        except (KeyboardInterrupt, asyncio.CancelledError, GeneratorExit):
-            raise  # the process or the caller is going away: not the pack's failure
-        # The pack boundary: a handler may raise anything (SystemExit and other
-        # BaseExceptions included), and every failure is classified.
-        except BaseException as exc:  # noqa: BLE001
+        # The pack boundary: a handler may raise anything -- KeyboardInterrupt, SystemExit,
+        # GeneratorExit, a cancellation of its own (awaiting a cancelled task, a
+        # concurrent.futures.CancelledError from a thread) -- and every failure is
+        # classified. Only the caller's own cancellation (this task being cancelled) passes.
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError) and _caller_cancelled():
+                raise
             return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
-        return self._finish(loaded, ctx, returned, strict, fail_on)
+        return self._finish(loaded, ctx, copied, strict, fail_on)
 
     def _failed(
         self,
@@ -282,25 +294,26 @@ class Invoker:
         return self._failed(loaded, ctx, cls, exc, f"pack:{loaded.name}")
 
     def _finish(
-        self, loaded: LoadedPack, ctx: Context, returned: Any, strict: bool, fail_on: FailOn
+        self, loaded: LoadedPack, ctx: Context, copied: Returned, strict: bool, fail_on: FailOn
     ) -> Outcome:
-        """Check what the handler returned; findings travel as data unless ``strict``."""
-        output: Any = returned
-        if isinstance(returned, Result):
-            if not isinstance(returned.output, Mapping):
-                kind = type(returned.output).__name__
-                return self._mismatch(loaded, ctx, f"pack returned a Result whose output is {kind}")
-            output = dict(returned.output)
-            if returned.checks and not loaded.validates:
+        """Check what the handler returned (already plain data, see :func:`copy_returned`);
+        findings travel as data unless ``strict``."""
+        if copied.kind is not None:
+            return self._mismatch(loaded, ctx, f"pack returned {copied.kind}")
+        output = copied.output
+        if copied.checks is not None:  # a Result
+            if copied.checks and not loaded.validates:
                 summary = "pack returned validation checks but does not declare validation"
                 envelope = self.enforcer.contract_violation(loaded, None, ctx.request_id, summary)
                 return self._outcome(loaded, ctx, error=envelope)
             if loaded.validates:
-                if not all(isinstance(c, Check) for c in returned.checks):
+                if not copied.all_checks:
                     return self._mismatch(loaded, ctx, "pack returned checks that are not Check")
-                items = [c.to_dict() for c in returned.checks]
-                output["validation"] = {"status": worst_of(items), "checks": items}
-        if isinstance(output, Mapping) and isinstance(output.get("error"), Mapping):
+                output["validation"] = {
+                    "status": worst_of(copied.checks),
+                    "checks": copied.checks,
+                }
+        if isinstance(output.get("error"), dict):
             error = output["error"]
             code = error.get("code")
             partial = error.get("partial_result")
@@ -308,22 +321,16 @@ class Invoker:
                 code=code if isinstance(code, str) else f"<non-string code {code!r}>",
                 message=str(error.get("message", code)),
                 retry_after=_number(error.get("retry_after")),
-                partial_result=partial if isinstance(partial, Mapping) else None,
+                partial_result=partial if isinstance(partial, dict) else None,
                 rule="returned_error",
                 typed=True,
             )
             return self._failed(loaded, ctx, cls, None, f"pack:{loaded.name}")
-        if not isinstance(output, Mapping):
-            kind = type(output).__name__
-            return self._mismatch(loaded, ctx, f"pack returned {kind}, not a JSON object")
-        try:
-            # One copy as plain JSON data: tuples become lists, and what JSON cannot carry
-            # (sets, bytes, non-string keys, integers beyond 64 bits, cycles) is refused here
-            # rather than by the transport after the outcome was built.
-            output = orjson.loads(orjson.dumps(dict(output)))
-        except (TypeError, ValueError, OverflowError) as exc:
-            reason = scrub(str(exc))
-            return self._mismatch(loaded, ctx, f"pack output is not JSON data: {reason}", exc=exc)
+        if copied.problem is not None:
+            reason = scrub(copied.problem)
+            return self._mismatch(
+                loaded, ctx, f"pack output is not JSON data: {reason}", exc=copied.exc
+            )
         if not loaded.output_validator.is_valid(output):
             partial, violations = loaded.output_validator.partial(output)
             message = "pack output did not match its output schema"
@@ -409,3 +416,18 @@ def _number(value: Any) -> float | None:
         if math.isfinite(seconds) and seconds >= 0:
             return seconds
     return None
+
+
+def _call_and_copy(handler: Any, doc: dict[str, Any], ctx: Context) -> Any:
+    """A sync handler's call and the copy of what it returned (in its pool thread)."""
+    returned = handler(doc, ctx)
+    if inspect.isawaitable(returned):  # a sync callable returning a coroutine: on the loop
+        return returned
+    return copy_returned(returned)
+
+
+def _caller_cancelled() -> bool:
+    """True when the running task itself is being cancelled (the caller went away or the
+    server is stopping), as opposed to a cancellation a pack raised on its own."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

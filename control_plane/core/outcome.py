@@ -19,6 +19,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
+from control_plane.core.bounds import safe_text
 from control_plane.core.pack import Check
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
@@ -63,8 +64,11 @@ _MARKER = re.compile(r"\[REDACTED[^\]]*\]")
 def bounded_text(text: object, limit: int = MAX_MESSAGE) -> str:
     """``text`` as a caller may see it: scrubbed first, then cut to ``limit`` characters
     (a secret cut in half would no longer match the scrubber)."""
-    # Only a window past the cut is scrubbed: the cost is bounded by ``limit`` (issue 16).
-    return scrub(text if type(text) is str else str(text), limit)
+    # Made encodable (lone surrogates) and never raising, whatever __str__ does; only a
+    # window past the cut is scrubbed: the cost is bounded by ``limit`` (issue 16).
+    if type(text) is not str or not text.isascii():
+        text = safe_text(text)
+    return scrub(text, limit)
 
 
 class _Frozen(BaseModel):

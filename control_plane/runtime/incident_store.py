@@ -45,6 +45,7 @@ import orjson
 from control_plane.core.incidents import Incident
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.runtime.events import ErrorEvent
+from control_plane.runtime.journal import IncidentJournal, find, orphaned, read_journal
 
 __all__ = [
     "DEFAULT_MAX_AGE",
@@ -197,6 +198,7 @@ class IncidentStore:
         busy_timeout: float = 30.0,
         linger: float = DEFAULT_LINGER,
         read_only: bool = False,
+        durable: bool = True,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_incident_db()
         self.max_age = max_age
@@ -222,9 +224,14 @@ class IncidentStore:
         #: Records written (incidents + events).
         self.written = 0
         self._thread: threading.Thread | None = None
+        #: Incidents written to the kernel before the caller is answered (``durable``).
+        self.journal: IncidentJournal | None = None
         if read_only:
             return
         self._initialise()
+        self._replay_journals()
+        if durable:
+            self.journal = IncidentJournal(self.path)
         self._thread = threading.Thread(
             target=self._run, name=f"incident-store:{self.path.name}", daemon=True
         )
@@ -273,8 +280,39 @@ class IncidentStore:
     # -- writing -------------------------------------------------------------------------
 
     def add_incident(self, incident: Incident) -> None:
-        """Queue ``incident`` for writing (an ``Incidents`` sink); never blocks or raises."""
-        self._enqueue(incident)
+        """Journal ``incident`` (one ``write`` to the kernel: it survives a killed process)
+        and queue it for the database (an ``Incidents`` sink); never blocks or raises."""
+        journal = self.journal
+        if journal is not None:
+            journal.append(incident)
+            if not self._enqueue(incident):
+                journal.settled(1)  # still in the journal; not to hold its rotation back
+        else:
+            self._enqueue(incident)
+
+    def _replay_journals(self) -> None:
+        """Commit the journals of processes that died before their writer did; remove them."""
+        paths = orphaned(self.path)
+        if not paths:
+            return
+        found = [_incident_row(i) for path in paths for i in read_journal(path)]
+        conn = self._connect()
+        try:
+            if found:
+                with self._transaction(conn):
+                    conn.executemany(_INSERT_INCIDENT, found)
+        except sqlite3.OperationalError as exc:
+            logger.warning("incident store %s: journal replay failed: %s", self.path, exc)
+            return
+        finally:
+            conn.close()
+        for path in paths:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        if found:
+            logger.info(
+                "incident store %s: %d journaled incident(s) recovered", self.path, len(found)
+            )
 
     def add_event(self, event: ErrorEvent) -> None:
         """Queue ``event`` for writing (an event sink); never blocks or raises."""
@@ -285,12 +323,13 @@ class IncidentStore:
         if self._idle:  # set by the writer *before* it looks at the deque: no lost wake-up
             self._ready.set()
 
-    def _enqueue(self, item: Incident | ErrorEvent) -> None:
+    def _enqueue(self, item: Incident | ErrorEvent) -> bool:
         if self._closed or self._thread is None:
             self.dropped += 1
-            return
+            return False
         if len(self._pending) < self._queue_size:
             self._put(item)
+            return True
         else:
             self.dropped += 1
             if self.dropped == 1 or self.dropped % 1000 == 0:
@@ -299,6 +338,7 @@ class IncidentStore:
                     self.path,
                     self.dropped,
                 )
+        return False
 
     def flush(self, timeout: float | None = 30.0) -> bool:
         """Wait until everything queued before this call is written; False on timeout."""
@@ -322,6 +362,8 @@ class IncidentStore:
             self._wake.set()
             thread.join(timeout)
         self._closed = True
+        if self.journal is not None:
+            self.journal.close(remove=thread is None or not thread.is_alive())
 
     def __enter__(self) -> IncidentStore:
         return self
@@ -359,6 +401,8 @@ class IncidentStore:
                         events.append(_event_row(item))
                 if incidents or events:
                     self._write(conn, incidents, events)
+                    if incidents and self.journal is not None:
+                        self.journal.settled(len(incidents))
                     self._prune_if_due(conn)
                 for marker in markers:
                     marker.set()
@@ -498,7 +542,15 @@ class IncidentStore:
                 " FROM incidents WHERE reference_id = ?",
                 (reference_id.strip(),),
             ).fetchone()
-        return Incident(*row) if row is not None else None
+        if row is not None:
+            return Incident(*row)
+        # Not committed yet (or its process was killed first): the journals have it.
+        found = find(self.path, reference_id.strip())
+        if found is None or (
+            self.max_age is not None and found.created_at < time.time() - self.max_age
+        ):
+            return None  # retention applies to journaled incidents too
+        return Incident(*_incident_row(found))
 
     def recent(self, limit: int = 20) -> list[Incident]:
         """The newest incidents, newest first."""

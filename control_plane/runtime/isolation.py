@@ -18,9 +18,18 @@ of worker processes (``packctl serve --isolate PACK`` or ``--isolate all``, or
 * ``memory_limit`` caps each worker's address space (``RLIMIT_AS``): a leak ends in
   ``MemoryError`` (``internal_error``) and the worker is retired, as is a worker whose
   resident set grew past ``rss_limit`` after a call;
-* exceptions travel back with their type, attributes, ``__cause__``/``__context__`` chain
-  and the worker's traceback (as a note), so classification and incidents work as they
-  do in-process.
+* only data crosses the process boundary, never a pickle (an object's ``__reduce__``
+  would run in the control plane): requests and replies are JSON. What the handler
+  returned is copied to plain JSON data in the worker
+  (:class:`~control_plane.core.returned.Returned`); an exception is classified in the
+  worker by the built-in rules and travels as that classification plus its chain's type
+  names and bounded texts and the worker's traceback (:func:`describe_exception`). The
+  parent type-checks every reply (a malformed, stale or oversized one retires the
+  worker), applies the plugin classifiers to the rebuilt chain (:class:`RemoteError`),
+  and does the vocabulary check, scrubbing and bounding itself;
+* workers (and the fork server) ignore SIGINT and SIGTERM: a signal to the whole process
+  group is the control plane's to handle, which drains in-flight calls and then stops
+  its workers.
 
 When no pack is isolated, the only cost on the invoke path is one ``is None`` test.
 """
@@ -30,17 +39,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
 import importlib
 import inspect
+import itertools
 import logging
 import multiprocessing
 import os
-import pickle
 import signal
 import sys
 import threading
 import time
-import traceback
 import types
 from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -49,10 +58,22 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from typing import Any
 
+import orjson
+
+from control_plane.core.bounds import MAX_TEXT, json_safe, safe_text
 from control_plane.core.classifiers._frames import mark_origin
-from control_plane.core.errors import CapabilityPackError
+from control_plane.core.classify import (
+    Classification,
+    ClassifiedError,
+    Classifier,
+    classify,
+    iter_chain,
+)
+from control_plane.core.errors import CapabilityPackError, FieldViolation
+from control_plane.core.incidents import format_exception
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
+from control_plane.core.returned import Returned, copy_returned
 
 __all__ = [
     "ALL",
@@ -88,22 +109,16 @@ class IsolationError(CapabilityPackError, ConfigError):
 class WorkerCrashed(CapabilityPackError):
     """The worker process running a call died before answering (never a pack code)."""
 
-    def __init__(self, pack: str, pid: int | None, exitcode: int | None) -> None:
+    def __init__(
+        self, pack: str, pid: int | None, exitcode: int | None, how: str | None = None
+    ) -> None:
         super().__init__(
-            f"the isolated worker (pid {pid}) of pack {pack} died before answering: "
-            f"{describe_exit(exitcode)}"
+            f"the isolated worker (pid {pid}) of pack {pack} "
+            f"{how or 'died before answering: ' + describe_exit(exitcode)}"
         )
         self.pack = pack
         self.pid = pid
         self.exitcode = exitcode
-
-
-class RemoteError(Exception):
-    """Stands in for a worker exception that could not be sent back as itself."""
-
-    def __init__(self, type_name: str, text: str) -> None:
-        super().__init__(f"{type_name}: {text}")
-        self.type_name = type_name
 
 
 def describe_exit(exitcode: int | None) -> str:
@@ -181,7 +196,24 @@ def locate(pack: str, handler: Any, plugin: str) -> Locator:
     )
 
 
-# -- exceptions across the process boundary --------------------------------------------
+# -- failures across the process boundary: data only ---------------------------------------
+
+#: Longest text of one exception in the chain sent back (characters).
+_MAX_EXC_TEXT = 8 * 1024
+#: Largest reply the parent reads from a worker (bytes); a longer one retires the worker.
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+
+
+class RemoteError(ClassifiedError):
+    """Stands in, in the parent, for one exception raised in a worker: its type's name and
+    text (never the object: only data crosses the boundary). The outermost one carries
+    the worker's classification (see :class:`~control_plane.core.classify.ClassifiedError`)."""
+
+    def __init__(
+        self, type_name: str, text: str, classification: Classification | None = None
+    ) -> None:
+        super().__init__(f"{type_name}: {text}" if text else type_name, classification)
+        self.type_name = type_name
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -200,121 +232,131 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return order
 
 
-def _freeze_one(exc: BaseException) -> tuple[str, Any]:
-    """One exception as picklable data that rebuilds it as faithfully as possible."""
-    state = dict(getattr(exc, "__dict__", {}))
-    if not state:
-        try:
-            data = pickle.dumps(exc)
-            if type(pickle.loads(data)) is type(exc):
-                return ("pickle", data)
-        # Arbitrary exception types: pickling may fail in any way; fall through.
-        except Exception:  # noqa: BLE001
-            pass
-    kept: dict[str, Any] = {}
-    for key, raw in state.items():
-        if key.startswith("__"):
-            continue
-        value: Any = raw
-        try:
-            pickle.dumps(value)
-        # A pack's attribute of any type: keep only what pickles.
-        except Exception:  # noqa: BLE001
-            value = _plain_mapping(raw)  # headers (aiohttp's CIMultiDictProxy) as a dict
-            if value is None:
-                continue
-        kept[key] = value
-    for args in (exc.args, ()):  # args that do not pickle (aiohttp's request_info): drop them
-        try:
-            return ("state", pickle.dumps((type(exc), args, kept)))
-        # The exception's class or args may not pickle (local classes, odd args).
-        except Exception:  # noqa: BLE001
-            continue
-    return ("remote", (type(exc).__qualname__, _safe_str(exc)))
+@functools.cache
+def _builtin_classifiers() -> tuple[Classifier, ...]:
+    """The built-in classifier plugins, as the worker's classification uses them: what only
+    live objects answer (a gRPC call's status, a subprocess's frames) is known only here."""
+    from control_plane.runtime import plugins
+
+    pm = plugins.get_plugin_manager(builtins=False, entry_points_=False)
+    return tuple(plugins.classifiers_of(pm))
 
 
-def _plain_mapping(value: Any) -> dict[str, str] | None:
-    """A mapping of strings that does not pickle (a headers proxy) as a plain dict."""
-    if not isinstance(value, Mapping):
-        return None
+def _classification_data(exc: BaseException) -> dict[str, Any] | None:
     try:
-        plain = {str(k): str(v) for k, v in list(value.items())[:200]}
-        pickle.dumps(plain)
-    # A hostile mapping: its items or their str() may raise anything.
-    except Exception:  # noqa: BLE001
+        for current in iter_chain(exc):
+            mark_origin(current)  # frames and live objects, recorded as data on the exception
+        found = classify(exc, _builtin_classifiers())
+    # Worker side of the boundary: a hostile exception's attributes may raise anything;
+    # the parent then classifies from the chain's data.
+    except BaseException:  # noqa: BLE001
         return None
-    return plain
+    if found is None:
+        return None
+    return {
+        "code": safe_text(found.code, 256),
+        "message": safe_text(found.message),
+        "retry_after": found.retry_after,
+        "partial_result": (
+            json_safe(dict(found.partial_result)) if found.partial_result is not None else None
+        ),
+        "violations": [
+            {"field": safe_text(v.field, 1024), "description": safe_text(v.description, 4096)}
+            for v in found.violations[:1000]
+        ],
+        "rule": safe_text(found.rule, 64),
+        "typed": bool(found.typed),
+    }
 
 
-def _safe_str(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    # Hostile ``__str__``: the text is only for the operator's incident record.
-    except Exception:  # noqa: BLE001
-        return f"<{type(exc).__name__} with unprintable text>"
+def describe_exception(exc: BaseException) -> dict[str, Any]:
+    """``exc`` as JSON data: the worker's classification of it, the chain's type names
+    and (bounded) texts, and the traceback text. Never raises."""
+    chain = [
+        {
+            "type": safe_text(type(e).__qualname__, 256),
+            "module": safe_text(type(e).__module__, 256),
+            "text": safe_text(e, _MAX_EXC_TEXT),
+        }
+        for e in _chain(exc)
+    ]
+    return {
+        "classification": _classification_data(exc),
+        "chain": chain,
+        "traceback": format_exception(exc),
+    }
 
 
 def freeze_exception(exc: BaseException) -> bytes:
-    """``exc`` with its chain and traceback text, as bytes for :func:`thaw_exception`."""
-    order = _chain(exc)
-    for e in order:
-        mark_origin(e)  # what only the frames show (a missing program, ...) travels as data
-    index = {id(e): i for i, e in enumerate(order)}
-    items = [
-        (
-            _freeze_one(e),
-            index.get(id(e.__cause__)) if e.__cause__ is not None else None,
-            index.get(id(e.__context__)) if e.__context__ is not None else None,
-            e.__suppress_context__,
-        )
-        for e in order
+    """:func:`describe_exception` as JSON bytes, for :func:`thaw_exception`."""
+    return _dumps(describe_exception(exc))
+
+
+def _str(value: Any, limit: int = _MAX_EXC_TEXT) -> str:
+    return safe_text(value, limit) if isinstance(value, str) else ""
+
+
+def _classification_from(data: Any) -> Classification | None:
+    """A worker's classification, from untrusted data: every field type-checked."""
+    if not isinstance(data, dict) or not isinstance(data.get("code"), str):
+        return None
+    retry_after = data.get("retry_after")
+    partial = data.get("partial_result")
+    violations = data.get("violations")
+    return Classification(
+        code=_str(data["code"], 256),
+        message=_str(data.get("message")),
+        retry_after=(
+            float(retry_after)
+            if isinstance(retry_after, int | float) and not isinstance(retry_after, bool)
+            else None
+        ),
+        partial_result=partial if isinstance(partial, dict) else None,
+        violations=tuple(
+            FieldViolation(_str(v.get("field"), 1024), _str(v.get("description"), 4096))
+            for v in (violations if isinstance(violations, list) else [])[:1000]
+            if isinstance(v, dict)
+        ),
+        rule=_str(data.get("rule"), 64) or "worker",
+        typed=data.get("typed") is True,
+    )
+
+
+def thaw_exception(data: bytes | dict[str, Any], pid: int | None = None) -> BaseException:
+    """The stand-in for what :func:`freeze_exception` described: a :class:`RemoteError`
+    per exception of the chain (outermost first, each the ``__cause__`` of the one
+    before), the outermost carrying the classification, the worker's traceback as a note.
+    Malformed data gives a plain :class:`RemoteError`."""
+    try:
+        info = orjson.loads(data) if isinstance(data, bytes) else data
+    except orjson.JSONDecodeError:
+        info = None
+    if not isinstance(info, dict):
+        return RemoteError("WorkerProtocolError", "the worker sent a malformed failure")
+    items = info.get("chain")
+    chain = (
+        [i for i in items if isinstance(i, dict)][:_MAX_CHAIN] if isinstance(items, list) else []
+    )
+    if not chain:
+        chain = [{"type": "Exception", "text": ""}]
+    rebuilt = [
+        RemoteError(_str(item.get("type"), 256) or "Exception", _str(item.get("text")))
+        for item in chain
     ]
+    rebuilt[0].classification = _classification_from(info.get("classification"))
+    for outer, inner in itertools.pairwise(rebuilt):
+        outer.__cause__ = inner
+    text = _str(info.get("traceback"), MAX_TEXT)
+    rebuilt[0].add_note(f"--- traceback in isolated worker (pid {pid}) ---\n{text.rstrip()}")
+    return rebuilt[0]
+
+
+def _dumps(data: Any) -> bytes:
+    """JSON bytes of ``data``; what JSON cannot carry is made encodable first."""
     try:
-        text = "".join(traceback.format_exception(exc))
-    # Formatting runs the exceptions' __str__; it must not stop the reply.
-    except Exception:  # noqa: BLE001
-        text = f"{type(exc).__name__} (traceback unavailable)"
-    return pickle.dumps((items, text))
-
-
-def _thaw_one(kind: str, data: Any) -> BaseException:
-    if kind == "pickle":
-        with contextlib.suppress(Exception):
-            rebuilt = pickle.loads(data)
-            if isinstance(rebuilt, BaseException):
-                return rebuilt
-    elif kind == "state":
-        with contextlib.suppress(Exception):
-            cls, args, state = pickle.loads(data)
-            obj = cls.__new__(cls)
-            obj.args = args
-            obj.__dict__.update(state)
-            if isinstance(obj, BaseException):
-                return obj
-    elif kind == "remote":
-        type_name, text = data
-        return RemoteError(str(type_name), str(text))
-    return RemoteError("Exception", "an exception that could not be rebuilt")
-
-
-def thaw_exception(data: bytes, pid: int | None = None) -> BaseException:
-    """The exception :func:`freeze_exception` sent, chain relinked, worker traceback noted."""
-    items, text = pickle.loads(data)
-    rebuilt = [_thaw_one(kind, payload) for (kind, payload), _, _, _ in items]
-    for exc, (_, cause, context, suppress) in zip(rebuilt, items, strict=True):
-        exc.__cause__ = rebuilt[cause] if cause is not None else None
-        exc.__context__ = rebuilt[context] if context is not None else None
-        exc.__suppress_context__ = bool(suppress)
-    top = rebuilt[0]
-    note = f"--- traceback in isolated worker (pid {pid}) ---\n{text.rstrip()}"
-    try:
-        top.add_note(note)
-    # A rebuilt object missing unpicklable state (urllib's HTTPError without its file)
-    # may raise from any attribute access; keep it, noted where possible.
-    except Exception:  # noqa: BLE001
-        with contextlib.suppress(Exception):
-            object.__setattr__(top, "__notes__", [note])
-    return top
+        return orjson.dumps(data)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return orjson.dumps(json_safe(data))
 
 
 # -- the worker process --------------------------------------------------------------------
@@ -340,16 +382,30 @@ def _has_memory_error(exc: BaseException) -> bool:
     return any(isinstance(e, MemoryError) for e in _chain(exc))
 
 
+def _ignore_stop_signals() -> None:
+    """SIGINT and SIGTERM sent to the whole process group (Ctrl-C, ``docker stop``,
+    systemd's ``KillMode=control-group``) are for the control plane: it drains its
+    workers and then stops them itself."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(signum, signal.SIG_IGN)
+
+
+_BROKEN_REPLY = b'{"seq":-1,"kind":"error","retire":true,"error":{"chain":[]}}'
+
+
 def worker_main(
     conn: Connection, locator: Locator, memory_limit: int | None, rss_limit: int
 ) -> None:
     """A worker's loop: receive a call, run the handler, send back the result or error.
 
-    Requests are ``pickle((request_id, doc, deadline))``; replies are
-    ``pickle((kind, payload, retire))`` with ``kind`` ``"ok"`` or ``"error"``.
+    Only JSON crosses the pipe, both ways. Requests are ``{"seq", "request_id", "doc",
+    "deadline"}``; replies ``{"seq", "kind": "ok", "returned": ...}`` (what the handler
+    returned, copied to plain data here: :class:`~control_plane.core.returned.Returned`)
+    or ``{"seq", "kind": "error", "error": ...}`` (:func:`describe_exception`), each with
+    ``retire`` (the worker is about to exit).
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the control plane decides when we stop
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _ignore_stop_signals()
     _die_with_parent()
     if memory_limit:
         import resource
@@ -366,34 +422,37 @@ def worker_main(
     loop: asyncio.AbstractEventLoop | None = None
     while True:
         try:
-            request_id, doc, deadline = pickle.loads(conn.recv_bytes())
-        except (EOFError, OSError):
+            request = orjson.loads(conn.recv_bytes())
+            seq, request_id = int(request["seq"]), str(request["request_id"])
+            doc, deadline = request["doc"], request["deadline"]
+        except (EOFError, OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
             return
         retire = False
+        reply: dict[str, Any]
         try:
             returned = _run(handler, setup_error, locator.pack, doc, request_id, deadline)
             if inspect.isawaitable(returned):
                 if loop is None:
                     loop = asyncio.new_event_loop()
                 returned = loop.run_until_complete(_awaited(returned))
-            try:
-                reply = pickle.dumps(("ok", returned, False))
-            except (TypeError, ValueError, AttributeError, pickle.PicklingError) as exc:
-                raise TypeError(
-                    f"the pack's output cannot leave the worker process: {exc}"
-                ) from None
-        # Process boundary: the handler may raise anything; it all goes back to the caller.
+            reply = {"seq": seq, "kind": "ok", "returned": copy_returned(returned).to_data()}
+        # Process boundary: the handler may raise anything; it all goes back as data.
         except BaseException as exc:  # noqa: BLE001
             retire = _has_memory_error(exc)
             try:
-                reply = pickle.dumps(("error", freeze_exception(exc), retire))
+                reply = {"seq": seq, "kind": "error", "error": describe_exception(exc)}
             except MemoryError:
                 os._exit(70)
         if rss_limit and not retire and _rss_bytes() > rss_limit:
             retire = True
-            reply = _retired(reply)
+        reply["retire"] = retire
         try:
-            conn.send_bytes(reply)
+            data = _dumps(reply)
+        # The reply must leave whatever happened; a fixed failure if nothing else can.
+        except BaseException:  # noqa: BLE001
+            data, retire = _BROKEN_REPLY, True
+        try:
+            conn.send_bytes(data)
         except (OSError, ValueError):
             return
         if retire:
@@ -411,11 +470,6 @@ def _run(
     if handler is None:
         raise IsolationError(f"the worker could not load pack {pack}") from setup_error
     return handler(doc, Context(pack, request_id, deadline))
-
-
-def _retired(reply: bytes) -> bytes:
-    kind, payload, _ = pickle.loads(reply)
-    return pickle.dumps((kind, payload, True))
 
 
 async def _awaited(awaitable: Any) -> Any:
@@ -488,6 +542,7 @@ class WorkerPool:
         self._idle: list[_Worker] = []
         self._busy: set[_Worker] = set()
         self._closed = False
+        self._seq = 0
         self._slots: asyncio.Semaphore | None = None
         # One thread per slot: a call's blocking exchange never waits for a thread.
         self._threads = ThreadPoolExecutor(
@@ -520,8 +575,12 @@ class WorkerPool:
         self.stats.started += 1
         return _Worker(process, parent_end)
 
-    def _exchange(self, worker: _Worker, data: bytes) -> tuple[str, Any]:
-        """Blocking: send one call, wait for the reply or the worker's death (a thread)."""
+    def _exchange(self, worker: _Worker, data: bytes, seq: int) -> tuple[str, Any]:
+        """Blocking: send one call, wait for the reply or the worker's death (a thread).
+
+        The reply is untrusted data: anything but a well-formed JSON reply to this very
+        call (a stale or forged one, an oversized one, bytes that are not JSON) retires the
+        worker, and the call fails as if it had crashed."""
         outcome: tuple[str, Any] = ("died", None)
         retire = False
         try:
@@ -529,14 +588,18 @@ class WorkerPool:
                 worker.conn.send_bytes(data)
                 ready = wait([worker.conn, worker.process.sentinel])
                 if worker.conn in ready:
-                    kind, payload, retire = pickle.loads(worker.conn.recv_bytes())
-                    outcome = (kind, payload)
-                else:
-                    outcome = ("died", None)
-            except (EOFError, OSError, pickle.UnpicklingError):
+                    reply = orjson.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
+                    kind = reply.get("kind") if isinstance(reply, dict) else None
+                    if kind not in ("ok", "error") or reply.get("seq") != seq:
+                        outcome, retire = ("protocol", None), True
+                    else:
+                        retire = reply.get("retire") is True
+                        outcome = (kind, reply.get("returned" if kind == "ok" else "error"))
+            except (EOFError, OSError, orjson.JSONDecodeError):
                 outcome = ("died", None)
         finally:
-            self._release(worker, retire=retire, dead=outcome[0] == "died")
+            dead = outcome[0] in ("died", "protocol")
+            self._release(worker, retire=retire and not dead, dead=dead)
         return outcome
 
     def _release(self, worker: _Worker, *, retire: bool, dead: bool) -> None:
@@ -578,9 +641,13 @@ class WorkerPool:
             self._busy.add(worker)
         pid = worker.pid
         self.stats.calls += 1
-        data = pickle.dumps((ctx.request_id, doc, ctx.deadline))
+        self._seq += 1
+        seq = self._seq
+        data = orjson.dumps(
+            {"seq": seq, "request_id": ctx.request_id, "doc": doc, "deadline": ctx.deadline}
+        )
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._threads, self._exchange, worker, data)
+        future = loop.run_in_executor(self._threads, self._exchange, worker, data, seq)
         future.add_done_callback(lambda f: _settle(f, slots))
         try:
             kind, payload = await asyncio.shield(future)
@@ -591,10 +658,12 @@ class WorkerPool:
             worker.kill()
             raise
         if kind == "ok":
-            return payload
+            return Returned.from_data(payload)
         if kind == "error":
-            raise thaw_exception(payload, pid)
+            raise thaw_exception(payload if isinstance(payload, dict) else {}, pid)
         self.stats.crashes += 1
+        if kind == "protocol":
+            raise WorkerCrashed(self.pack, pid, None, "sent a malformed reply")
         code = worker.process.exitcode
         logger.warning(
             "isolated worker of pack %s (pid %s) died during a call: %s",
@@ -645,7 +714,12 @@ def default_context() -> BaseContext:
     """``forkserver`` (workers fork from a small preloaded server) on Linux, else ``spawn``."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["control_plane.runtime.isolation"])
+        # The preload module also makes the fork server ignore SIGINT/SIGTERM: a signal to
+        # the whole process group must not take it (and, through PR_SET_PDEATHSIG, every
+        # worker it forked) down before the control plane has drained them.
+        ctx.set_forkserver_preload(
+            ["control_plane.runtime._forkserver_preload", "control_plane.runtime.isolation"]
+        )
         return ctx
     return multiprocessing.get_context("spawn")
 

@@ -48,6 +48,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ENV_PLUGINS",
     "LoadResult",
+    "classifiers_of",
     "get_plugin_manager",
     "load_registry",
 ]
@@ -190,6 +191,13 @@ def _hook_classifier(pm: pluggy.PluginManager) -> Classifier:
     return classifier
 
 
+def classifiers_of(pm: pluggy.PluginManager) -> list[Classifier]:
+    """The ``classify_exception`` hook of ``pm`` as a classifier list (each implementation
+    guarded; empty when no plugin classifies)."""
+    _guard_classifiers(pm)
+    return [_hook_classifier(pm)] if pm.hook.classify_exception.get_hookimpls() else []
+
+
 def _check_pending(pm: pluggy.PluginManager, registry: Registry) -> None:
     """Report every hook implementation that matches no spec (a misspelled hook) as a load
     failure naming its plugin; such a hook would otherwise never be called."""
@@ -262,8 +270,7 @@ def load_registry(
             registry.record_failure(
                 LoadFailure(plugin, f"register_packs raised {type(exc).__name__}: {exc}")
             )
-    _guard_classifiers(pm)
-    classifiers = [_hook_classifier(pm)] if pm.hook.classify_exception.get_hookimpls() else []
+    classifiers = classifiers_of(pm)
     mcp: McpSource | None = None
     if mcp_config is not None:
         from control_plane.runtime.mcp_source import open_source

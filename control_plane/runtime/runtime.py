@@ -67,6 +67,9 @@ class RuntimeConfig:
     isolation_memory_limit: int | None = isolation.DEFAULT_MEMORY_LIMIT
     #: Threads for synchronous handlers (``None``: Python's default for the pool).
     handler_threads: int | None = None
+    #: Most of those threads one pack may hold at once, overrunning calls included
+    #: (``None``: half of the pool; see :mod:`control_plane.core.threads`).
+    pack_threads: int | None = None
     #: Deadline of calls that carry none (``None``: no deadline).
     default_timeout: float | None = DEFAULT_TIMEOUT
     #: Load failures found before loading (e.g. a ``--plugin`` module that did not import).
@@ -217,6 +220,7 @@ def build_runtime(
         classifiers=load.classifiers,
         max_workers=config.handler_threads,
         default_timeout=config.default_timeout,
+        pack_threads=config.pack_threads,
     )
     try:
         invoker.isolation = isolation.Isolation.for_registry(

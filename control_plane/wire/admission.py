@@ -14,7 +14,7 @@ without them the service is registered as is and this module costs nothing per c
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,7 +80,12 @@ class Admission:
     in ``names`` get a per-pack counter: a hostile caller cannot grow this table.
     """
 
-    def __init__(self, limits: AdmissionLimits, names: Iterable[str]) -> None:
+    def __init__(
+        self,
+        limits: AdmissionLimits,
+        names: Iterable[str],
+        overrunning: Callable[[str], int] | None = None,
+    ) -> None:
         unknown = sorted(set(limits.per_pack) - set(names))
         if unknown:
             raise ConfigError(f"per-pack limits name unknown pack(s): {', '.join(unknown)}")
@@ -94,6 +99,9 @@ class Admission:
         self._pack_in_flight: dict[str, int] = dict.fromkeys(self._pack_limit, 0)
         #: scope ("global" or a pack name) -> calls refused.
         self.refused: dict[str, int] = {}
+        #: Calls of a pack that ended (deadline) while their handler's thread still runs:
+        #: they count against the pack's limit until the thread returns.
+        self._overrunning = overrunning
 
     def pack_in_flight(self, pack: str) -> int:
         return self._pack_in_flight.get(pack, 0)
@@ -105,7 +113,10 @@ class Admission:
             return self._refuse("global", cap)
         pack_cap = self._pack_limit.get(pack)
         if pack_cap is not None:
-            if self._pack_in_flight[pack] >= pack_cap:
+            busy = self._pack_in_flight[pack]
+            if self._overrunning is not None:
+                busy += self._overrunning(pack)
+            if busy >= pack_cap:
                 return self._refuse(pack, pack_cap)
             self._pack_in_flight[pack] += 1
         self.in_flight += 1
@@ -207,7 +218,11 @@ def guard(
     max_input_bytes: int | None = None,
 ) -> Any:
     """``servicer`` itself when nothing is limited, else a :class:`GuardedServicer`."""
-    admission = Admission(limits, names) if limits is not None and limits.enabled else None
+    threads = getattr(getattr(servicer, "invoker", None), "threads", None)
+    overrunning = threads.overrunning if threads is not None else None
+    admission = (
+        Admission(limits, names, overrunning) if limits is not None and limits.enabled else None
+    )
     if admission is None and max_input_bytes is None:
         return servicer
     return GuardedServicer(servicer, admission=admission, max_input_bytes=max_input_bytes)

@@ -31,7 +31,7 @@ from typing import Any
 
 import grpc
 
-from control_plane.core.limits import ConfigError
+from control_plane.core.limits import ConfigError, clip
 from control_plane.core.rejection import Rejection
 
 __all__ = [
@@ -159,6 +159,10 @@ def _denying(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[
     return grpc.stream_stream_rpc_method_handler(_deny, **kwargs)
 
 
+#: Refuses a call to any method, whatever its shape (bytes in, nothing out).
+_DENY_ANY: grpc.RpcMethodHandler[Any, Any] = grpc.stream_stream_rpc_method_handler(_deny)
+
+
 class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
     """Server interceptor: calls without an accepted bearer token reach no servicer."""
 
@@ -180,14 +184,16 @@ class BearerAuthInterceptor(grpc.aio.ServerInterceptor):
         ):
             return await continuation(handler_call_details)
         handler = await continuation(handler_call_details)
-        if handler is None:
-            return None
         self.denied += 1
         logger.warning(
             "unauthenticated call to %s refused",
-            method,
+            clip(method, 256) if isinstance(method, str) else "?",
             extra={"event": "unauthenticated", "status": "UNAUTHENTICATED"},
         )
+        if handler is None:
+            # An unknown method is refused like a known one: answering UNIMPLEMENTED
+            # before authentication would tell anyone which methods exist.
+            return _DENY_ANY
         return _denying(handler)
 
 

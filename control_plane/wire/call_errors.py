@@ -279,7 +279,7 @@ def error_from_rpc(
 ) -> CapabilityPackError:
     """The typed exception for a failed call (``exc`` is a ``grpc.RpcError``/``grpc.Call``)."""
     status: grpc.StatusCode = exc.code()
-    parsed = wire.parse_status(status, exc.details(), exc.trailing_metadata())
+    parsed = wire.parse_call(exc)
     if parsed.pack_error is not None:
         msg = parsed.pack_error
         envelope = wire.envelope_from_proto(msg)

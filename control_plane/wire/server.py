@@ -52,6 +52,7 @@ from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
 from control_plane.wire.admission import AdmissionLimits, guard
 from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
+from control_plane.wire.decoding import add_service
 
 if TYPE_CHECKING:
     from control_plane.runtime.observability import Observability
@@ -323,6 +324,9 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
                 )
                 if outcome.validation is not None:
                     response.validation.CopyFrom(wire.validation_to_proto(outcome.validation))
+                    size = response.ByteSize()  # the checks count too
+                    if size > self.max_send_bytes:
+                        await self._too_large(outcome, size, context)
                 if call_logger.isEnabledFor(logging.DEBUG):
                     self._log(logging.DEBUG, "ok", outcome, None, started)
                 return response
@@ -350,16 +354,44 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
             outcome = self._internal(name, request.request_id, exc)
             if obs is not None:
                 obs.record_outcome(outcome, time.perf_counter() - started)
-        rich = wire.error_status(outcome)
+        # Total: every outcome encodes (bounded, made encodable), else internal_error.
+        encoded = wire.encode_failure(
+            outcome, reference=lambda exc: self._encoding_incident(outcome, exc)
+        )
+        if encoded.last_resort:
+            outcome = self._last_resort(outcome, encoded, started)
         # internal_error at WARNING; a classified, declared failure at DEBUG only: its error
         # event (same facts, plus the message) is already one line on the event stream.
         level = logging.WARNING if outcome.code == INTERNAL_ERROR else logging.DEBUG
         if call_logger.isEnabledFor(level):
-            self._log(level, "failed", outcome, rich.code, started)
-        env = outcome.error
-        pushback = wire.pushback_for(env.retryable, env.retry_after) if env is not None else None
-        await context.abort_with_status(wire.to_grpc_status(rich, pushback=pushback))
+            self._log(level, "failed", outcome, encoded.status.code.value[0], started)
+        await context.abort_with_status(encoded.status)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _encoding_incident(self, outcome: Outcome, exc: BaseException) -> str:
+        return self.invoker.incidents.record(
+            exc,
+            pack=outcome.pack,
+            request_id=outcome.request_id,
+            kind="encoding",
+            summary=f"the {outcome.code} outcome could not be encoded; sent internal_error",
+        )
+
+    def _last_resort(self, outcome: Outcome, encoded: wire.Encoded, started: float) -> Outcome:
+        """What the caller got instead of ``outcome``: recorded in metrics and events."""
+        parsed = wire.parse_status(
+            encoded.status.code, encoded.status.details, encoded.status.trailing_metadata
+        )
+        ref = parsed.error_info.metadata.get("reference_id") if parsed.error_info else None
+        sent = Outcome.build(
+            outcome.pack,
+            outcome.version,
+            outcome.request_id,
+            error=ErrorEnvelope.internal(ref or None),
+        )
+        if self.observability is not None:
+            self.observability.record_outcome(sent, time.perf_counter() - started)
+        return sent
 
     def _invoke(
         self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -600,7 +632,9 @@ def create_server(
     servicer = ControlPlaneServicer(
         runtime.invoker, max_send_bytes=max_message_bytes, observability=runtime.observability
     )
-    pb_grpc.add_ControlPlaneServiceServicer_to_server(
+    # Not the generated add_ControlPlaneServiceServicer_to_server: malformed requests
+    # must end as INVALID_ARGUMENT, not UNKNOWN (control_plane.wire.decoding).
+    add_service(
         guard(servicer, runtime.registry.names(), options.limits, options.max_input_bytes), server
     )
     health_servicer = health.aio.HealthServicer()

@@ -23,7 +23,7 @@ This module also holds the reverse direction, used by the client: :func:`parse_s
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -31,8 +31,11 @@ from typing import Any
 import grpc
 import orjson
 from google.protobuf import any_pb2, duration_pb2
+from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
 
+from control_plane.core.bounds import clamp_retry_after, json_safe, valid_text
 from control_plane.core.errors import FieldViolation, RequestRejected
 from control_plane.core.outcome import (
     CheckRecord,
@@ -50,6 +53,8 @@ __all__ = [
     "DETAILS_KEY",
     "INVALID_INPUT_REASON",
     "INVALID_INPUT_STATUS",
+    "MAX_DETAILS_BYTES",
+    "MAX_STATUS_MESSAGE_BYTES",
     "NO_RETRY_PUSHBACK",
     "PUSHBACK_KEY",
     "REJECTION_DOMAIN",
@@ -57,15 +62,18 @@ __all__ = [
     "STATUS_BY_CODE",
     "UNKNOWN_PACK_REASON",
     "UNKNOWN_PACK_STATUS",
+    "Encoded",
     "ParsedStatus",
     "StatusRow",
     "check_from_proto",
     "check_to_proto",
+    "encode_failure",
     "envelope_from_proto",
     "envelope_to_proto",
     "error_status",
     "grpc_status",
     "markdown_table",
+    "parse_call",
     "parse_status",
     "pushback_for",
     "reason_for",
@@ -218,11 +226,20 @@ def _json_default(value: Any) -> str:
 
 
 def _dump(value: Any) -> bytes:
-    return orjson.dumps(value, default=_json_default)
+    try:
+        return orjson.dumps(value, default=_json_default)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        # Integers beyond 64 bits, lone surrogates, non-string keys, cycles: made encodable.
+        return orjson.dumps(json_safe(value), default=_json_default)
 
 
 def _load(raw: bytes) -> Any:
-    return orjson.loads(raw) if raw else None
+    if not raw:
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:  # a hostile or broken peer: keep the text, not a crash
+        return raw.decode("utf-8", "replace")
 
 
 def check_to_proto(check: CheckRecord) -> pb.Check:
@@ -364,7 +381,9 @@ _RETRY_INFO_URL = _type_url(error_details_pb2.RetryInfo.DESCRIPTOR)
 _PACK_ERROR_URL = _type_url(pb.PackError.DESCRIPTOR)
 
 
-def _error_info_bytes(outcome: Outcome, env: ErrorEnvelope) -> bytes:
+def _error_info_bytes(
+    outcome: Outcome, env: ErrorEnvelope, cut: Mapping[str, str] | None = None
+) -> bytes:
     """The serialized ``ErrorInfo`` of a failed outcome.
 
     (Caching its static part per (pack, code) and appending the per-call metadata was
@@ -378,15 +397,23 @@ def _error_info_bytes(outcome: Outcome, env: ErrorEnvelope) -> bytes:
     }
     if env.reference_id:
         metadata["reference_id"] = env.reference_id
+    if cut:
+        parts = {key.removesuffix("_keys").removesuffix("_bytes") for key in cut}
+        metadata["truncated"] = ",".join(sorted(parts))
+        metadata.update(cut)
+    domain = outcome.pack
+    if len(domain) > _MAX_INFO_VALUE or any(len(v) > _MAX_INFO_VALUE for v in metadata.values()):
+        domain = domain[:_MAX_INFO_VALUE]
+        metadata = {k: v[:_MAX_INFO_VALUE] for k, v in metadata.items()}
     info = error_details_pb2.ErrorInfo(
-        reason=reason_for(env.code), domain=outcome.pack, metadata=metadata
+        reason=reason_for(env.code), domain=domain, metadata=metadata
     )
     serialized: bytes = info.SerializeToString()
     return serialized
 
 
 def _duration(seconds: float) -> duration_pb2.Duration:
-    seconds = max(0.0, seconds) if math.isfinite(seconds) else 0.0
+    seconds = clamp_retry_after(float(seconds))  # Duration overflows past ~1e10 s
     whole = int(seconds)
     return duration_pb2.Duration(seconds=whole, nanos=round((seconds - whole) * 1e9))
 
@@ -405,20 +432,281 @@ def _bad_request(
 
 
 def error_status(outcome: Outcome) -> status_pb2.Status:
-    """The ``google.rpc.Status`` for a failed outcome (see module docs)."""
-    env = outcome.error
-    if env is None:
+    """The ``google.rpc.Status`` for a failed outcome (see module docs), bounded.
+
+    Data protobuf or JSON cannot carry (integers beyond 64 bits, lone surrogates,
+    non-finite numbers) is made encodable; the details are cut to fit
+    :data:`MAX_DETAILS_BYTES` (see :func:`_fit`), ``ErrorInfo`` always kept.
+    """
+    if outcome.error is None:
         raise ValueError("outcome has no error")
+    try:
+        return _error_status(outcome)
+    except (TypeError, ValueError, OverflowError, UnicodeError, RecursionError):
+        return _error_status(_sanitized(outcome))
+
+
+def _error_status(outcome: Outcome) -> status_pb2.Status:
+    env = outcome.error
+    assert env is not None
     status = status_for(env.code, env.retryable)
-    details = [any_pb2.Any(type_url=_ERROR_INFO_URL, value=_error_info_bytes(outcome, env))]
+    pack_error = envelope_to_proto(outcome)
+    retry: bytes | None = None
     if env.retry_after is not None:
-        retry = error_details_pb2.RetryInfo(retry_delay=_duration(env.retry_after))
-        details.append(any_pb2.Any(type_url=_RETRY_INFO_URL, value=retry.SerializeToString()))
-    pack_error = envelope_to_proto(outcome).SerializeToString()
-    details.append(any_pb2.Any(type_url=_PACK_ERROR_URL, value=pack_error))
+        retry = error_details_pb2.RetryInfo(
+            retry_delay=_duration(env.retry_after)
+        ).SerializeToString()
+    cut: dict[str, str] = {}
+    if pack_error.ByteSize() > _PACK_ERROR_BUDGET:
+        _fit(pack_error, _PACK_ERROR_BUDGET, cut)
+    details = [any_pb2.Any(type_url=_ERROR_INFO_URL, value=_error_info_bytes(outcome, env, cut))]
+    if retry is not None:
+        details.append(any_pb2.Any(type_url=_RETRY_INFO_URL, value=retry))
+    if "pack_error" not in cut:
+        details.append(any_pb2.Any(type_url=_PACK_ERROR_URL, value=pack_error.SerializeToString()))
     return status_pb2.Status(
-        code=status.value[0], message=f"{env.code}: {env.message}", details=details
+        code=status.value[0],
+        message=_status_message(f"{env.code}: {env.message}"),
+        details=details,
     )
+
+
+# -- bounds: the details always fit gRPC's metadata limits --------------------------------
+
+#: Largest serialized ``google.rpc.Status`` in ``grpc-status-details-bin`` (bytes). The
+#: trailer travels base64-encoded (4/3 of this) beside ``grpc-message``; both stay well
+#: inside gRPC's default 8 KiB metadata limit (past it the caller gets
+#: ``RESOURCE_EXHAUSTED``, past 16 KiB no status at all).
+MAX_DETAILS_BYTES = 3584
+#: Longest status message (``grpc-message``) in UTF-8 bytes; percent-encoded it is at most
+#: three times as long. The full message travels in ``PackError.message``.
+MAX_STATUS_MESSAGE_BYTES = 512
+#: What ``ErrorInfo`` (with truncation counts) and ``RetryInfo`` may take, at most.
+_INFO_RESERVE = 1024
+_PACK_ERROR_BUDGET = MAX_DETAILS_BYTES - _INFO_RESERVE
+#: Longest ``ErrorInfo`` metadata value or domain (characters).
+_MAX_INFO_VALUE = 256
+
+
+def _status_message(text: str) -> str:
+    text = valid_text(text)
+    raw = text.encode("utf-8")
+    if len(raw) <= MAX_STATUS_MESSAGE_BYTES:
+        return text
+    return raw[: MAX_STATUS_MESSAGE_BYTES - 3].decode("utf-8", "ignore") + "..."
+
+
+def _field_size(size: int) -> int:
+    """Bytes a length-delimited field of ``size`` bytes takes (tag of up to 2 bytes)."""
+    return 2 + max(1, (size.bit_length() + 6) // 7) + size
+
+
+def _fit(msg: pb.PackError, budget: int, cut: dict[str, str]) -> None:
+    """Cut ``msg`` to at most ``budget`` serialized bytes, saying what was cut in ``cut``
+    (``ErrorInfo.metadata``): violations, checks and the validation's checks keep a prefix
+    (``violations: "kept/total"``...), ``partial_result`` keeps the top-level keys that fit
+    (``partial_result_keys``, ``partial_result_bytes``), every part getting a fair share.
+    Texts of the envelope itself are cut first when they alone take half the budget; if
+    it still cannot fit it is dropped (``pack_error: "dropped"``) and ``ErrorInfo`` alone
+    says what happened."""
+    probe = pb.PackError()
+    probe.CopyFrom(msg)
+    del probe.violations[:]
+    del probe.checks[:]
+    del probe.validation.checks[:]
+    probe.partial_result = b""
+    if probe.ByteSize() > budget // 2:  # the envelope's own texts are huge: cut them first
+        for name in ("message", "detail", "recovery_hint", "origin"):
+            value = getattr(msg, name)
+            if len(value) > 256:
+                short = _status_message(value)[:256] + "..."
+                setattr(msg, name, short)
+                setattr(probe, name, short)
+                cut["texts"] = "cut"
+    remaining = budget - probe.ByteSize() - 8  # 8: the validation's own length prefix
+    parts = sorted(
+        [
+            (sum(_field_size(c.ByteSize()) for c in msg.violations), "violations"),
+            (sum(_field_size(c.ByteSize()) for c in msg.checks), "checks"),
+            (sum(_field_size(c.ByteSize()) for c in msg.validation.checks), "validation_checks"),
+            (_field_size(len(msg.partial_result)) if msg.partial_result else 0, "partial_result"),
+        ]
+    )
+    left = len(parts)
+    for size, name in parts:
+        allowance = max(0, remaining // left)
+        left -= 1
+        remaining -= size if size <= allowance else _cut_part(msg, name, allowance, cut)
+    if msg.ByteSize() > budget:
+        cut["pack_error"] = "dropped"
+        msg.Clear()
+
+
+def _lists(msg: pb.PackError) -> dict[str, Any]:
+    return {
+        "violations": msg.violations,
+        "checks": msg.checks,
+        "validation_checks": msg.validation.checks,
+    }
+
+
+def _cut_part(msg: pb.PackError, name: str, allowance: int, cut: dict[str, str]) -> int:
+    if name == "partial_result":
+        return _cut_partial(msg, allowance, cut)
+    items = _lists(msg)[name]
+    total = len(items)
+    used = kept = 0
+    for item in items:
+        size = _field_size(item.ByteSize())
+        if used + size > allowance:
+            break
+        used += size
+        kept += 1
+    del items[kept:]
+    cut[name] = f"{kept}/{total}"
+    return used
+
+
+def _cut_partial(msg: pb.PackError, allowance: int, cut: dict[str, str]) -> int:
+    raw = msg.partial_result
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        doc = None
+    kept: dict[str, Any] = {}
+    total = 0
+    if isinstance(doc, dict):
+        total = len(doc)
+        used = _field_size(2)
+        for key, value in doc.items():
+            size = len(orjson.dumps({key: value}))
+            if used + size > allowance:
+                continue
+            kept[key] = value
+            used += size
+    cut["partial_result_keys"] = f"{len(kept)}/{total}"
+    cut["partial_result_bytes"] = str(len(raw))
+    msg.partial_result = orjson.dumps(kept)
+    return _field_size(len(msg.partial_result))
+
+
+def _sanitized(outcome: Outcome) -> Outcome:
+    """``outcome`` rebuilt through the scrubbing constructors with every string valid
+    UTF-8 and every value JSON/protobuf data (the slow path, when encoding failed)."""
+    env = outcome.error
+
+    def check(c: CheckRecord) -> CheckRecord:
+        return CheckRecord.build(
+            valid_text(c.id),
+            c.severity if c.severity in _SEVERITY_TO_PB else "fail",
+            valid_text(c.message),
+            expected=json_safe(c.expected),
+            actual=json_safe(c.actual),
+            location=None if c.location is None else valid_text(c.location),
+        )
+
+    clean_env: ErrorEnvelope | None = None
+    if env is not None:
+        partial = json_safe(env.partial_result) if env.partial_result is not None else None
+        clean_env = ErrorEnvelope.build(
+            valid_text(env.code),
+            valid_text(env.message),
+            retryable=bool(env.retryable),
+            origin=valid_text(env.origin),
+            recovery_hint=None if env.recovery_hint is None else valid_text(env.recovery_hint),
+            retry_after=(
+                None if env.retry_after is None else clamp_retry_after(float(env.retry_after))
+            ),
+            partial_result=partial if isinstance(partial, dict) else None,
+            violations=(
+                None
+                if env.violations is None
+                else [
+                    {"field": valid_text(v.field), "description": valid_text(v.description)}
+                    for v in env.violations
+                ]
+            ),
+            checks=None if env.checks is None else [check(c) for c in env.checks],
+            detail=None if env.detail is None else valid_text(env.detail),
+            reference_id=None if env.reference_id is None else valid_text(env.reference_id),
+        )
+    validation = outcome.validation
+    return Outcome.build(
+        valid_text(outcome.pack),
+        valid_text(outcome.version),
+        valid_text(outcome.request_id),
+        validation=(
+            None
+            if validation is None
+            else ValidationRecord.build(
+                validation.status if validation.status in _SEVERITY_TO_PB else "fail",
+                [check(c) for c in validation.checks],
+            )
+        ),
+        error=clean_env,
+    )
+
+
+# -- the total encoder --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A failed outcome as the caller receives it: the ``grpc.Status`` to end the call
+    with, and whether the last-resort ``internal_error`` encoding had to be used."""
+
+    status: grpc.Status
+    last_resort: bool = False
+
+
+def _last_resort_status(pack: str, request_id: str, reference_id: str) -> status_pb2.Status:
+    info = BASELINE["internal_error"]
+    metadata = {
+        "code": "internal_error",
+        "retryable": "false",
+        "request_id": valid_text(request_id)[:_MAX_INFO_VALUE],
+        "encoding": "last_resort",
+    }
+    if reference_id:
+        metadata["reference_id"] = valid_text(reference_id)[:_MAX_INFO_VALUE]
+    return status_pb2.Status(
+        code=STATUS_BY_CODE["internal_error"].value[0],
+        message=f"internal_error: {info.title}",
+        details=[
+            _pack_any(
+                error_details_pb2.ErrorInfo(
+                    reason="INTERNAL_ERROR",
+                    domain=valid_text(pack)[:_MAX_INFO_VALUE] or REJECTION_DOMAIN,
+                    metadata=metadata,
+                )
+            )
+        ],
+    )
+
+
+def encode_failure(
+    outcome: Outcome, *, reference: Callable[[BaseException], str] | None = None
+) -> Encoded:
+    """The ``grpc.Status`` of a failed outcome; never raises.
+
+    :func:`error_status` already makes any outcome encodable and bounded; should it still
+    fail (a bug), the caller gets ``internal_error`` built from constants, with a reference
+    id from ``reference(exc)`` (which records the incident) when one is given, else the
+    fixed :data:`LAST_RESORT` status.
+    """
+    try:
+        env = outcome.error
+        pushback = pushback_for(env.retryable, env.retry_after) if env is not None else None
+        return Encoded(to_grpc_status(error_status(outcome), pushback=pushback))
+    # The last line of the closed set: whatever went wrong, the caller gets a code.
+    except Exception as exc:  # noqa: BLE001
+        try:
+            ref = reference(exc) if reference is not None else ""
+            rich = _last_resort_status(outcome.pack, outcome.request_id, ref)
+            return Encoded(to_grpc_status(rich), last_resort=True)
+        # Even the constants failed (pack name or request id unencodable): fixed bytes.
+        except Exception:  # noqa: BLE001
+            return Encoded(LAST_RESORT, last_resort=True)
 
 
 def rejection_status(
@@ -537,13 +825,24 @@ def pushback_for(retryable: bool, retry_after: float | None) -> str:
 def to_grpc_status(rich: status_pb2.Status, *, pushback: str | None = None) -> grpc.Status:
     """``rich`` as the ``grpc.Status`` to end a call with (details in the trailer, and
     ``grpc-retry-pushback-ms`` when there is one: ``pushback`` if given, e.g. from
-    :func:`pushback_for`, else :func:`retry_pushback` reads it from ``rich``)."""
-    trailing: tuple[tuple[str, Any], ...] = ((DETAILS_KEY, rich.SerializeToString()),)
+    :func:`pushback_for`, else :func:`retry_pushback` reads it from ``rich``).
+
+    Held to the same bounds as failed outcomes: the message to
+    :data:`MAX_STATUS_MESSAGE_BYTES`, the details to :data:`MAX_DETAILS_BYTES`
+    (``BadRequest`` keeps the violations that fit, ``ErrorInfo`` always stays). Encoded by
+    ``grpc_status.rpc_status.to_status``."""
+    rich.message = _status_message(rich.message)
+    if rich.ByteSize() > MAX_DETAILS_BYTES:
+        _fit_status(rich)
+    if rich.code not in _CODE_BY_VALUE or rich.code == 0:
+        rich.code = grpc.StatusCode.UNKNOWN.value[0]
+    encoded = rpc_status.to_status(rich)
     if pushback is None:
         pushback = retry_pushback(rich)
-    if pushback:
-        trailing = (*trailing, (PUSHBACK_KEY, pushback))
-    return _Status(_CODE_BY_VALUE.get(rich.code, grpc.StatusCode.UNKNOWN), rich.message, trailing)
+    if not pushback:
+        return encoded
+    trailing = (*encoded.trailing_metadata, (PUSHBACK_KEY, pushback))
+    return _Status(encoded.code, encoded.details, trailing)
 
 
 def service_config(
@@ -572,6 +871,33 @@ def service_config(
             }
         ]
     }
+
+
+def _fit_status(rich: status_pb2.Status) -> None:
+    budget = MAX_DETAILS_BYTES - len(rich.message.encode()) - 16
+    kept: list[any_pb2.Any] = []
+    used = 0
+    for original in rich.details:
+        detail = original
+        size = detail.ByteSize() + 4
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR) and used + size > budget:
+            bad = error_details_pb2.BadRequest()
+            original.Unpack(bad)
+            total = len(bad.field_violations)
+            while bad.field_violations and used + bad.ByteSize() + 64 > budget:
+                del bad.field_violations[-1]
+            if bad.field_violations:
+                bad.field_violations.add(
+                    field="", description=f"[truncated: {len(bad.field_violations)} of {total}]"
+                )
+            detail = _pack_any(bad)
+            size = detail.ByteSize() + 4
+        if used + size > budget and kept:
+            continue
+        kept.append(detail)
+        used += size
+    del rich.details[:]
+    rich.details.extend(kept)
 
 
 # -- the parsing direction (client) ----------------------------------------------------
@@ -615,26 +941,52 @@ def parse_status(
             break
     if raw is None:
         return ParsedStatus(status=status, message=message or "")
-    rich = status_pb2.Status.FromString(raw)
+    try:
+        rich = status_pb2.Status.FromString(raw)
+    except DecodeError:  # a broken or hostile peer: the status code still counts
+        return ParsedStatus(status=status, message=message or "")
+    return _parsed(status, message, rich)
+
+
+def parse_call(call: Any) -> ParsedStatus:
+    """Decode the rich status of a failed call (``grpc_status.rpc_status.from_call``):
+    ``call`` is a ``grpc.RpcError`` that is a ``grpc.Call`` (sync or ``grpc.aio``)."""
+    status = call.code()
+    message = call.details()
+    try:
+        rich = rpc_status.from_call(call)
+    except (ValueError, DecodeError):  # code or message disagree, or undecodable details
+        rich = None
+    if rich is None:
+        return parse_status(status, message, call.trailing_metadata())
+    return _parsed(status, message, rich)
+
+
+def _parsed(status: grpc.StatusCode, message: str | None, rich: status_pb2.Status) -> ParsedStatus:
     error_info: error_details_pb2.ErrorInfo | None = None
     retry_delay: float | None = None
     violations: list[FieldViolation] = []
     pack_error: pb.PackError | None = None
     for detail in rich.details:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            error_info = error_details_pb2.ErrorInfo()
-            detail.Unpack(error_info)
-        elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-            info = error_details_pb2.RetryInfo()
-            detail.Unpack(info)
-            retry_delay = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
-        elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-            bad = error_details_pb2.BadRequest()
-            detail.Unpack(bad)
-            violations.extend(FieldViolation(v.field, v.description) for v in bad.field_violations)
-        elif detail.Is(pb.PackError.DESCRIPTOR):
-            pack_error = pb.PackError()
-            detail.Unpack(pack_error)
+        try:
+            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                error_info = error_details_pb2.ErrorInfo()
+                detail.Unpack(error_info)
+            elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+                info = error_details_pb2.RetryInfo()
+                detail.Unpack(info)
+                retry_delay = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+            elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                bad = error_details_pb2.BadRequest()
+                detail.Unpack(bad)
+                violations.extend(
+                    FieldViolation(v.field, v.description) for v in bad.field_violations
+                )
+            elif detail.Is(pb.PackError.DESCRIPTOR):
+                pack_error = pb.PackError()
+                detail.Unpack(pack_error)
+        except DecodeError:  # one undecodable detail does not hide the others
+            continue
     return ParsedStatus(
         status=status,
         message=rich.message or message or "",
@@ -657,6 +1009,10 @@ def rejection_table() -> str:
         for reason, info in REASONS.items()
     )
     return "\n".join(lines) + "\n"
+
+
+#: The fixed encoding when nothing else can be built (not even from constants per call).
+LAST_RESORT: grpc.Status = to_grpc_status(_last_resort_status("", "", ""))
 
 
 if __name__ == "__main__":

@@ -162,7 +162,7 @@ class ServedPack:
                 stub.InvokePack(request, timeout=timeout)
             except grpc.RpcError as exc:
                 self._check_loopback()
-                return wire.parse_status(exc.code(), exc.details(), exc.trailing_metadata())
+                return wire.parse_call(exc)
         self._check_loopback()
         raise AssertionError(f"expected {self.name} to fail for {dict(doc or {})!r}; it succeeded")
 

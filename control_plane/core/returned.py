@@ -1,0 +1,107 @@
+"""What a handler returned, as plain data: the one copy the pack boundary makes.
+
+The invoke pipeline copies a handler's return value inside the pack boundary, before
+anything else touches it (a returned object's methods may raise anything, ``SystemExit``
+included). Isolated workers make the same copy in the worker and send it as JSON
+(:meth:`Returned.to_data` / :meth:`Returned.from_data`), so the parent never runs code of
+an object the pack built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from control_plane.core.bounds import json_safe, safe_text
+from control_plane.core.pack import Check, Result
+
+__all__ = ["Returned", "copy_returned"]
+
+
+class Returned:
+    """What a handler returned, copied to plain JSON data inside the pack boundary.
+
+    ``kind``: not a JSON object (the type's name, for the ``schema_mismatch`` message);
+    ``output``: the copied object; ``checks``: a :class:`Result`'s checks as plain dicts
+    (``None`` when no Result was returned), ``all_checks`` whether each was a
+    :class:`Check`; ``problem``: why the output is not JSON data (it was then copied with
+    :func:`~control_plane.core.bounds.json_safe` so a returned ``error`` still counts).
+    """
+
+    __slots__ = ("all_checks", "checks", "exc", "kind", "output", "problem")
+
+    def __init__(self) -> None:
+        self.kind: str | None = None
+        self.output: dict[str, Any] = {}
+        self.checks: list[dict[str, Any]] | None = None
+        self.all_checks = True
+        self.problem: str | None = None
+        self.exc: BaseException | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        """As JSON data (an isolated worker's reply)."""
+        return {
+            "kind": self.kind,
+            "output": self.output,
+            "checks": self.checks,
+            "all_checks": self.all_checks,
+            "problem": self.problem,
+        }
+
+    @classmethod
+    def from_data(cls, data: Any) -> Returned:
+        """Rebuilt from :meth:`to_data` output received from an untrusted peer: every field
+        is type-checked; what does not fit the shape makes it a ``schema_mismatch``."""
+        copied = cls()
+        if not isinstance(data, dict):
+            copied.kind = "a malformed reply from its worker"
+            return copied
+        kind, output, checks = data.get("kind"), data.get("output"), data.get("checks")
+        problem = data.get("problem")
+        copied.kind = None if kind is None else safe_text(kind, 200)
+        copied.output = output if isinstance(output, dict) else {}
+        if kind is None and not isinstance(output, dict):
+            copied.kind = "a malformed reply from its worker"
+        if checks is not None:
+            copied.checks = (
+                [c for c in checks if isinstance(c, dict)] if isinstance(checks, list) else []
+            )
+        copied.all_checks = data.get("all_checks") is True
+        copied.problem = None if problem is None else safe_text(problem, 2000)
+        return copied
+
+
+def copy_returned(returned: Any) -> Returned:
+    """Copy ``returned`` to plain data (see :class:`Returned`). Runs inside the pack
+    boundary: a hostile object's methods may raise anything while it is read."""
+    if type(returned) is Returned:  # already copied (an isolated worker's reply)
+        return returned
+    copied = Returned()
+    output: Any = returned
+    if isinstance(returned, Result):
+        output = returned.output
+        raw_checks = list(returned.checks)
+        copied.all_checks = all(type(c) is Check or isinstance(c, Check) for c in raw_checks)
+        copied.checks = [c.to_dict() for c in raw_checks] if copied.all_checks else []
+        if not isinstance(output, Mapping):
+            copied.kind = f"a Result whose output is {type(output).__name__}"
+            return copied
+    elif not isinstance(output, Mapping):
+        copied.kind = f"{type(output).__name__}, not a JSON object"
+        return copied
+    doc = dict(output) if type(output) is not dict else output
+    try:
+        # One copy as plain JSON data: tuples become lists, subclasses their base types,
+        # and what JSON cannot carry (sets, bytes, non-string keys, integers beyond 64 bits,
+        # cycles) is refused here rather than by the transport after the outcome was built.
+        copied.output = orjson.loads(orjson.dumps(doc))
+        if copied.checks:
+            copied.checks = orjson.loads(orjson.dumps(copied.checks))
+    except (TypeError, ValueError, OverflowError) as exc:
+        copied.problem = safe_text(exc, 2000)
+        copied.exc = exc
+        copied.output = json_safe(doc)
+        copied.checks = json_safe(copied.checks) if copied.checks is not None else None
+    return copied

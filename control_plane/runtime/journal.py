@@ -1,0 +1,183 @@
+"""The incident journal: a reference id handed to a caller resolves even after ``kill -9``.
+
+The incident store writes SQLite from a background thread, in batches, so an
+``internal_error`` never waits for a commit. A process killed between the answer and the
+batch would leave reference ids that resolve to nothing. So before the answer is sent,
+:meth:`IncidentJournal.append` writes the incident as one JSON line to an append-only
+file with a single ``write(2)``: once it returns, the data is in the kernel and survives
+the process (not a power cut: nothing is fsynced, as with the store's
+``synchronous=NORMAL``). Cost: one small ``write`` per incident (see
+``bench/incident_journal.py``).
+
+* one journal per process, ``<db>.pending-<pid>.jsonl`` beside the database (several
+  ``packctl serve`` processes may share one store);
+* the writer thread reports what it committed; once everything appended is committed
+  (or dropped), a journal grown past :data:`ROTATE_BYTES` is truncated, and ``close()``
+  removes it;
+* opening a store for writing replays the journals of processes that are gone
+  (``INSERT OR IGNORE``) and removes them; a read-only store (``packctl incident``)
+  looks in the journals when the database does not have the id yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+
+from control_plane.core.incidents import Incident
+
+__all__ = [
+    "ROTATE_BYTES",
+    "IncidentJournal",
+    "find",
+    "journal_paths",
+    "orphaned",
+    "read_journal",
+]
+
+logger = logging.getLogger("capability_packs.incidents")
+
+#: A fully committed journal larger than this is truncated.
+ROTATE_BYTES = 1024 * 1024
+_SUFFIX = ".jsonl"
+
+
+def _infix(db: Path) -> str:
+    return f"{db.name}.pending-"
+
+
+def journal_paths(db: Path) -> list[Path]:
+    """Every journal file beside the database ``db``."""
+    try:
+        names = os.listdir(db.parent)
+    except OSError:
+        return []
+    infix = _infix(db)
+    return sorted(db.parent / n for n in names if n.startswith(infix) and n.endswith(_SUFFIX))
+
+
+def journal_pid(path: Path) -> int | None:
+    """The process id a journal file belongs to."""
+    middle = path.name.rsplit(".pending-", 1)[-1].removesuffix(_SUFFIX).split("-")[0]
+    return int(middle) if middle.isdigit() else None
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_journal(path: Path) -> Iterator[Incident]:
+    """The incidents in one journal (a torn last line is skipped)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return
+    for line in data.splitlines():
+        try:
+            fields = orjson.loads(line)
+            yield Incident(
+                reference_id=str(fields[0]),
+                pack=str(fields[1]),
+                request_id=str(fields[2]),
+                kind=str(fields[3]),
+                summary=str(fields[4]),
+                traceback=str(fields[5]),
+                created_at=float(fields[6]),
+            )
+        except (orjson.JSONDecodeError, IndexError, TypeError, ValueError):
+            continue
+
+
+class IncidentJournal:
+    """This process's journal file (module docs)."""
+
+    _instances = itertools.count()
+
+    def __init__(self, db: Path) -> None:
+        # pid first (orphan detection), then a per-process counter: several stores of one
+        # process may share a database.
+        token = f"{os.getpid()}-{next(self._instances)}"
+        self.path = db.parent / f"{_infix(db)}{token}{_SUFFIX}"
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._lock = threading.Lock()
+        self._appended = 0
+        self._settled = 0
+        self._size = os.fstat(self._fd).st_size
+        self._closed = False
+
+    def append(self, incident: Incident) -> None:
+        """Write ``incident`` to the kernel (one ``write``); never raises."""
+        line = orjson.dumps(
+            [
+                incident.reference_id,
+                incident.pack,
+                incident.request_id,
+                incident.kind,
+                incident.summary,
+                incident.traceback,
+                incident.created_at,
+            ]
+        )
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                os.write(self._fd, line + b"\n")
+            except OSError as exc:  # a full disk: the store's queue still has it
+                logger.warning("incident journal %s: write failed: %s", self.path, exc)
+                return
+            self._appended += 1
+            self._size += len(line) + 1
+
+    def settled(self, count: int) -> None:
+        """``count`` journaled incidents were committed to the database (or given up)."""
+        with self._lock:
+            self._settled += count
+            if self._size > ROTATE_BYTES and self._settled >= self._appended and not self._closed:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, 0)
+                    self._size = 0
+
+    def close(self, *, remove: bool) -> None:
+        """Close the file; ``remove`` it when everything in it is committed."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            if remove and self._settled >= self._appended:
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+
+
+def orphaned(db: Path) -> list[Path]:
+    """Journals beside ``db`` whose process is gone."""
+    me = os.getpid()
+    return [
+        path
+        for path in journal_paths(db)
+        if (pid := journal_pid(path)) is None or (pid != me and not alive(pid))
+    ]
+
+
+def find(db: Path, reference_id: str) -> Incident | None:
+    """The incident ``reference_id`` in any journal beside ``db``."""
+    for path in journal_paths(db):
+        for incident in read_journal(path):
+            if incident.reference_id == reference_id:
+                return incident
+    return None

@@ -1,0 +1,95 @@
+"""Registering the service so that malformed requests are the caller's error, not ours.
+
+gRPC decodes each request before any servicer code runs; a request that is not a valid
+protobuf message (truncated, wrong wire types, invalid UTF-8 in a string field) makes the
+generated deserializer raise ``DecodeError``, which gRPC turns into ``UNKNOWN`` with the
+exception text. :func:`add_service` registers the same handlers as the generated
+``add_ControlPlaneServiceServicer_to_server`` but with deserializers that return a
+:class:`Malformed` marker instead, and the method answers it with ``INVALID_ARGUMENT``
+(``ErrorInfo.reason`` ``INVALID_INPUT``, ``BadRequest`` on field ``request``), without the
+decoder's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from control_plane.core.errors import FieldViolation, InvalidInput
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.wire import status as wire
+
+__all__ = ["SERVICE_NAME", "Malformed", "add_service", "malformed_status"]
+
+SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["ControlPlaneService"].full_name
+
+Behavior = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
+
+
+class Malformed:
+    """A request whose bytes did not decode as the method's message type."""
+
+    __slots__ = ("message_type", "size")
+
+    def __init__(self, message_type: str, size: int) -> None:
+        self.message_type = message_type
+        self.size = size
+
+
+def malformed_status(request: Malformed) -> grpc.Status:
+    """``INVALID_ARGUMENT`` for a request that is not a valid protobuf message."""
+    rejected = InvalidInput(
+        "",
+        [
+            FieldViolation(
+                "request",
+                f"the request ({request.size} bytes) is not a valid "
+                f"{request.message_type} protobuf message",
+            )
+        ],
+    )
+    return wire.to_grpc_status(wire.rejection_status(rejected))
+
+
+def _deserializer(message: Any) -> Callable[[bytes], Any]:
+    from_string = message.FromString
+    name = str(message.DESCRIPTOR.full_name)
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return from_string(data)
+        except DecodeError:
+            return Malformed(name, len(data))
+
+    return deserialize
+
+
+def _checked(behavior: Behavior) -> Behavior:
+    async def method(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        if type(request) is Malformed:
+            await context.abort_with_status(malformed_status(request))
+        return await behavior(request, context)
+
+    return method
+
+
+def add_service(servicer: Any, server: grpc.aio.Server) -> None:
+    """Register ``servicer`` (``ControlPlaneService``) on ``server`` (see module docs)."""
+    methods: dict[str, tuple[Any, Any]] = {
+        "ListPacks": (pb.ListPacksRequest, pb.ListPacksResponse),
+        "DescribePack": (pb.DescribePackRequest, pb.DescribePackResponse),
+        "InvokePack": (pb.InvokePackRequest, pb.InvokePackResponse),
+    }
+    handlers = {
+        name: grpc.unary_unary_rpc_method_handler(
+            _checked(getattr(servicer, name)),
+            request_deserializer=_deserializer(request),
+            response_serializer=response.SerializeToString,
+        )
+        for name, (request, response) in methods.items()
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
