@@ -68,6 +68,7 @@ __all__ = [
     "UsageProblem",
     "add_backend_options",
     "add_mcp_config_option",
+    "add_runtime_arguments",
     "build_parser",
     "command",
     "local_runtime",
@@ -409,6 +410,37 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
     add_client_options(parser)
 
 
+def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a long-running command that runs packs (``serve``, ``worker``): what
+    :func:`~control_plane.adapters.reliability_cli.runtime_config` reads, and the logs."""
+    parser.add_argument(
+        "--plugin", action="append", default=[], metavar="MODULE", help="extra plugin module"
+    )
+    add_mcp_config_option(parser)
+    parser.add_argument(
+        "--threads", type=int, default=None, metavar="N", help="threads for sync pack handlers"
+    )
+    parser.add_argument(
+        "--pack-threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="most sync-handler threads one pack may hold, overrunning calls included "
+        "(default: half of --threads)",
+    )
+    parser.add_argument(
+        "--default-timeout",
+        type=_positive_float,
+        default=300.0,
+        metavar="S",
+        help="deadline of calls that carry none (default 300)",
+    )
+    parser.add_argument("--log-format", choices=("json", "kv"), default="json")
+    parser.add_argument(
+        "--log-level", choices=("debug", "info", "warning", "error"), default="info"
+    )
+
+
 def add_mcp_config_option(parser: argparse.ArgumentParser, when: str = "") -> None:
     """``--mcp-config PATH``: MCP servers whose tools load as packs (docs/mcp.md)."""
     parser.add_argument(
@@ -440,10 +472,7 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Serve the built-in and installed packs over gRPC until SIGTERM/SIGINT.",
     )
     p.add_argument("--address", default=DEFAULT_ADDRESS, metavar="HOST:PORT")
-    p.add_argument(
-        "--plugin", action="append", default=[], metavar="MODULE", help="extra plugin module"
-    )
-    add_mcp_config_option(p)
+    add_runtime_arguments(p)
     p.add_argument(
         "--grace",
         type=_positive_float,
@@ -466,26 +495,6 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="server processes sharing the port (default 1; auto: one per core; "
         "docs/cli.md#workers)",
     )
-    p.add_argument(
-        "--threads", type=int, default=None, metavar="N", help="threads for sync pack handlers"
-    )
-    p.add_argument(
-        "--pack-threads",
-        type=int,
-        default=None,
-        metavar="N",
-        help="most sync-handler threads one pack may hold, overrunning calls included "
-        "(default: half of --workers)",
-    )
-    p.add_argument(
-        "--default-timeout",
-        type=_positive_float,
-        default=300.0,
-        metavar="S",
-        help="deadline of calls that carry none (default 300)",
-    )
-    p.add_argument("--log-format", choices=("json", "kv"), default="json")
-    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     add_serve_options(p)
     add_serve_arguments(p)
     add_tracing_arguments(p)

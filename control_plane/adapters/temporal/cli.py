@@ -31,7 +31,7 @@ from control_plane.adapters.cli import (
     _print_outcome,
     _problem,
     _read_input,
-    add_mcp_config_option,
+    add_runtime_arguments,
     rejection_problem,
 )
 from control_plane.adapters.reliability_cli import runtime_config
@@ -56,10 +56,7 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "on a task queue, until SIGTERM/SIGINT.",
     )
     _add_temporal(w)
-    w.add_argument(
-        "--plugin", action="append", default=[], metavar="MODULE", help="extra plugin module"
-    )
-    add_mcp_config_option(w)
+    add_runtime_arguments(w)  # --plugin, --mcp-config, --threads, ...: as `packctl serve`
     w.add_argument(
         "--max-concurrent-activities",
         type=int,
@@ -67,22 +64,8 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="N",
         help="pack calls this worker runs at once (Temporal's default if unset)",
     )
-    w.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        metavar="N",
-        help="threads for sync pack handlers (as `packctl serve --threads`)",
-    )
     # The old spelling, kept working and hidden (`serve --workers` now counts processes).
     w.add_argument("--workers", dest="threads", type=int, help=argparse.SUPPRESS)
-    w.add_argument(
-        "--default-timeout",
-        type=_positive_float,
-        default=300.0,
-        metavar="S",
-        help="deadline of calls that carry none (default 300)",
-    )
     w.add_argument(
         "--grace",
         type=_positive_float,
@@ -90,8 +73,6 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="S",
         help="seconds running calls get to finish on shutdown (default 10)",
     )
-    w.add_argument("--log-format", choices=("json", "kv"), default="json")
-    w.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     add_serve_arguments(w)  # metrics, error events, incident store: as `packctl serve`
     w.set_defaults(func=lambda args: _finish(_worker(args)))
 
