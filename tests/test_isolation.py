@@ -20,16 +20,9 @@ from server_support import ServerThread
 
 from control_plane import Pack, PackError
 from control_plane.core.outcome import INTERNAL_MESSAGE
-from control_plane.runtime.isolation import (
-    Isolation,
-    IsolationError,
-    Locator,
-    RemoteError,
-    freeze_exception,
-    locate,
-    thaw_exception,
-)
+from control_plane.runtime.isolation import Isolation, IsolationError, Locator, locate
 from control_plane.runtime.plugins import load_registry
+from control_plane.runtime.worker_failures import RemoteError, freeze_exception, thaw_exception
 from control_plane.wire.client import Client, InternalError, NetworkError, RateLimited, Timeout
 
 MEMORY_LIMIT = 512 * 1024 * 1024
