@@ -31,7 +31,7 @@ PACKS = ("hostile.sync", "hostile.async", "hostile.iso")
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
     db = tmp_path_factory.mktemp("adversarial") / "incidents.db"
-    with Serve(db, "--workers", "16") as server:
+    with Serve(db, "--threads", "16") as server:
         yield server
 
 

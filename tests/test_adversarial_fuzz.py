@@ -119,7 +119,7 @@ FAILURES: list[str] = []
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Serve]]:
     db = tmp_path_factory.mktemp("fuzz") / "incidents.db"
-    holder = [Serve(db, "--workers", "16")]
+    holder = [Serve(db, "--threads", "16")]
     yield holder
     holder[0].stop()
     holder[0].kill()
@@ -156,7 +156,7 @@ def one_call(holder: list[Serve], pack: str, spec: dict[str, Any], strict: bool)
     if not server.alive():
         TALLY.deaths += 1
         FAILURES.append(f"server died (exit {server.proc.poll()}): {''.join(server.stderr[-5:])}")
-        holder[0] = Serve(server.db, "--workers", "16")  # keep fuzzing; the death counts
+        holder[0] = Serve(server.db, "--threads", "16")  # keep fuzzing; the death counts
     failed = (
         got.problems
         or code is None
