@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
-__all__ = ["TomlLocator", "key_path", "one_line", "split_dotted", "where"]
+import jsonschema
+
+__all__ = ["TomlLocator", "key_path", "one_line", "schema_problem", "split_dotted", "where"]
 
 
 def one_line(text: str) -> str:
@@ -112,3 +114,31 @@ class TomlLocator:
                 return self.lines[full]
             full = full[:-1]
         return None
+
+
+def schema_problem(
+    validator: jsonschema.protocols.Validator,
+    data: Mapping[str, Any],
+    path: Path | str,
+    locator: TomlLocator,
+    explain: Callable[[jsonschema.exceptions.ValidationError], str | None] = lambda _: None,
+) -> str | None:
+    """The best schema violation of ``data`` as ``FILE:LINE: key: message (and N more)``,
+    or ``None`` when it conforms. An unknown key names itself and the allowed ones;
+    ``explain`` may give a file-specific message for an error (``None``: the schema's own)."""
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    error = jsonschema.exceptions.best_match(errors)
+    assert error is not None
+    keys: list[str | int] = list(error.absolute_path)
+    message = explain(error) or error.message
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(cast(Mapping[str, Any], error.schema.get("properties", {})))
+        extra = sorted(k for k in error.instance if k not in allowed)
+        if extra:
+            keys.append(extra[0])
+            message = f"unknown key (allowed: {', '.join(sorted(allowed))})"
+    more = len(errors) - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return where(path, locator, keys) + f"{one_line(message)}{suffix}"

@@ -13,14 +13,14 @@ import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import jsonschema
 
 from control_plane._resources import load_schema_file
 from control_plane.core.tomlfile import TomlLocator as _Locator
 from control_plane.core.tomlfile import one_line as _one_line
-from control_plane.core.tomlfile import where
+from control_plane.core.tomlfile import schema_problem, where
 
 __all__ = [
     "ARTIFACT_PLACEHOLDER",
@@ -130,24 +130,14 @@ def load_gate(path: Path) -> GateConfig:
 
 
 def _check_schema(path: Path, data: dict[str, Any], locator: _Locator) -> None:
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
-    if not errors:
-        return
-    error = jsonschema.exceptions.best_match(errors)
-    assert error is not None
-    keys: list[str | int] = list(error.absolute_path)
-    message = error.message
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set(cast(Mapping[str, Any], error.schema.get("properties", {})))
-        extra = sorted(k for k in error.instance if k not in allowed)
-        if extra:
-            keys.append(extra[0])
-            message = f"unknown key (allowed: {', '.join(sorted(allowed))})"
-    elif error.validator == "anyOf" and error.context:
-        message = f"{_short(error.instance)} is neither a glob string nor a list of globs"
-    more = len(errors) - 1
-    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-    raise GateFileError(_where(path, locator, keys) + f"{_one_line(message)}{suffix}")
+    def explain(error: jsonschema.exceptions.ValidationError) -> str | None:
+        if error.validator == "anyOf" and error.context:
+            return f"{_short(error.instance)} is neither a glob string nor a list of globs"
+        return None
+
+    problem = schema_problem(_validator(), data, path, locator, explain)
+    if problem is not None:
+        raise GateFileError(problem)
 
 
 def _steps(path: Path, data: Mapping[str, Any], locator: _Locator) -> tuple[Step, ...]:

@@ -21,7 +21,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import jsonschema
 
@@ -29,7 +29,7 @@ from control_plane._resources import load_schema_file
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import CodeDoc
-from control_plane.core.tomlfile import TomlLocator, one_line, where
+from control_plane.core.tomlfile import TomlLocator, one_line, schema_problem, where
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
 from control_plane.runtime.mcp_source.rules import BUILTIN_CODES, BUILTIN_RULES, DEFAULT_CODES, Rule
 
@@ -213,31 +213,18 @@ def load_config(path: str | os.PathLike[str]) -> McpConfig:
 
 
 def _check_schema(path: Path, data: dict[str, Any], locator: TomlLocator) -> None:
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
-    if not errors:
-        return
-    error = jsonschema.exceptions.best_match(errors)
-    assert error is not None
-    keys: list[str | int] = list(error.absolute_path)
-    message = error.message
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set(cast(Mapping[str, Any], error.schema.get("properties", {})))
-        extra = sorted(k for k in error.instance if k not in allowed)
-        if extra:
-            keys.append(extra[0])
-            message = f"unknown key (allowed: {', '.join(sorted(allowed))})"
-    elif error.validator == "oneOf" and isinstance(error.instance, dict):
-        both = "command" in error.instance and "url" in error.instance
-        message = (
-            "give either command (stdio) or url (streamable HTTP), not both"
-            if both
-            else "a server needs command (stdio) or url (streamable HTTP)"
-        )
-    elif error.validator == "anyOf" and error.context:
-        message = f'{error.instance!r} is neither "all" nor a list of tool names'
-    more = len(errors) - 1
-    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-    raise McpConfigError(where(path, locator, keys) + f"{one_line(message)}{suffix}")
+    def explain(error: jsonschema.exceptions.ValidationError) -> str | None:
+        if error.validator == "oneOf" and isinstance(error.instance, dict):
+            if "command" in error.instance and "url" in error.instance:
+                return "give either command (stdio) or url (streamable HTTP), not both"
+            return "a server needs command (stdio) or url (streamable HTTP)"
+        if error.validator == "anyOf" and error.context:
+            return f'{error.instance!r} is neither "all" nor a list of tool names'
+        return None
+
+    problem = schema_problem(_validator(), data, path, locator, explain)
+    if problem is not None:
+        raise McpConfigError(problem)
 
 
 # -- one server ----------------------------------------------------------------------
