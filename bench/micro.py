@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="best of N")
     parser.add_argument("--scenarios", default=",".join(s.key for s in SCENARIOS))
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--profile-sort", default="tottime", help="pstats key (cumulative, ...)")
+    parser.add_argument("--profile-top", type=int, default=25, help="rows of the profile")
     parser.add_argument("--serve-args", default="", help="as for `packctl serve`")
     args = parser.parse_args(argv)
     wanted = args.scenarios.split(",")
@@ -108,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
                     asyncio.run(_run(servicer, sc, args.calls))
                     prof.disable()
                     out = io.StringIO()
-                    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
+                    pstats.Stats(prof, stream=out).sort_stats(args.profile_sort).print_stats(
+                        args.profile_top
+                    )
                     profiles[sc.key] = out.getvalue()
         finally:
             sys.stderr = saved

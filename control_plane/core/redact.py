@@ -39,7 +39,13 @@ WINDOW = 1024
 
 #: Lower-case trigger words of every rule (the fast exit on every string out).
 _TRIGGER_WORDS: tuple[str, ...] = tuple(sorted({w for rule in RULES for w in rule.triggers}))
-_RUN_RULES = any(rule.run for rule in RULES)
+#: Each trigger word with the positions in ``RULES`` of the rules it calls for.
+_BY_TRIGGER: tuple[tuple[str, tuple[int, ...]], ...] = tuple(
+    (word, tuple(i for i, rule in enumerate(RULES) if word in rule.triggers))
+    for word in _TRIGGER_WORDS
+)
+#: Positions of the rules a long run of key characters calls for.
+_RUN_INDICES: tuple[int, ...] = tuple(i for i, rule in enumerate(RULES) if rule.run)
 
 
 #: Recently seen texts that hold nothing to scrub (key == value), so a text that comes back
@@ -106,33 +112,30 @@ def _triggered(text: str) -> bool:
 def _scrub(text: str) -> str:
     if text in _CLEAN:
         return text
+    original = text
+    text = normalize_escapes(text)  # an escaped key is still a key
     low = _fold(text)
-    hit = False
-    for word in _TRIGGER_WORDS:
-        if word in low:
-            hit = True
-            break
-    run = _RUN_RULES and len(text) >= 20 and LONG_RUN.search(text) is not None
-    if not (hit or run or "\\u00" in text):
-        if len(text) <= _CLEAN_LONGEST:
-            if len(_CLEAN) >= _CLEAN_MAX:
-                _CLEAN.clear()
-            _CLEAN[text] = text
-        return text
-    normalized = normalize_escapes(text)
-    if normalized is not text:
-        text, low = normalized, _fold(normalized)
-    for rule in RULES:
-        if rule.run:
-            if not run:
-                continue
-        elif not any(word in low for word in rule.triggers):
-            continue
-        scrubbed = rule.apply(text, low)
+    # The rules whose trigger words occur (usually none), and the ``run`` rules when the
+    # text holds a long run of key characters; in the rules' own order, so a later rule
+    # sees an earlier one's output.
+    chosen = {i for word, rules in _BY_TRIGGER if word in low for i in rules}
+    if len(text) >= 20 and LONG_RUN.search(text) is not None:
+        chosen.update(_RUN_INDICES)
+    for i in sorted(chosen):
+        scrubbed = RULES[i].apply(text, low)
         if scrubbed is not text:
             text = scrubbed
             low = _fold(text)
+    if text is original:  # nothing to scrub: the next time, not even the word scan
+        _remember_clean(text)
     return text
+
+
+def _remember_clean(text: str) -> None:
+    if len(text) <= _CLEAN_LONGEST:
+        if len(_CLEAN) >= _CLEAN_MAX:
+            _CLEAN.clear()
+        _CLEAN[text] = text
 
 
 def scrub_data(value: Any, _depth: int = 0) -> Any:

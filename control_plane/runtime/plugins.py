@@ -185,8 +185,18 @@ def _hook_classifier(pm: pluggy.PluginManager) -> Classifier:
     hook = pm.hook.classify_exception
 
     def classifier(exc: BaseException) -> Classification | None:
-        result: Classification | None = hook(exc=exc)
-        return result
+        impls = hook.get_hookimpls()
+        if any(impl.hookwrapper or impl.wrapper for impl in impls):
+            result: Classification | None = hook(exc=exc)
+            return result
+        # pluggy's firstresult loop without its machinery (~20 % of a classification):
+        # the same order (the list reversed: newest and ``tryfirst`` first), the first
+        # answer wins; each implementation is guarded (:func:`_guard_classifiers`).
+        for impl in reversed(impls):
+            found = impl.function(exc) if impl.argnames else impl.function()
+            if isinstance(found, Classification):  # what the guard lets through, or None
+                return found
+        return None
 
     return classifier
 
