@@ -7,6 +7,9 @@ trailing metadata the control plane sent (``{"kind": "abort", "code": NAME, "det
 TEXT, "trailers": [[KEY, HEX | TEXT, is_binary]]}``): the echo carries the same bytes both
 ways and does no other work. Request bytes are received raw and ignored.
 
+``--work-us N`` makes every call first spend N microseconds of its thread's CPU in Python
+(:mod:`bench.budget`: what a given amount of per-call work costs in throughput).
+
 ``--sync`` serves the same on the synchronous ``grpc.server`` (a pool of ``--threads``
 threads, 16 by default) instead of ``grpc.aio``: the ceiling of Python gRPC is not the aio
 server's.
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -33,9 +37,27 @@ def method_for(scenario: str) -> str:
     return f"/{SERVICE}/{scenario}"
 
 
-def _handler(spec: dict[str, Any]) -> Callable[[bytes, Any], Awaitable[bytes]]:
+def spin(microseconds: float) -> None:
+    """Spend ``microseconds`` of this thread's CPU time in Python bytecode."""
+    end = time.thread_time() + microseconds / 1e6
+    total = 0
+    while time.thread_time() < end:
+        for i in range(16):
+            total += i
+
+
+def _handler(
+    spec: dict[str, Any], work_us: float = 0.0
+) -> Callable[[bytes, Any], Awaitable[bytes]]:
     if spec["kind"] == "ok":
         reply = bytes.fromhex(spec["reply"])
+        if work_us > 0:
+
+            async def busy(request: bytes, context: Any) -> bytes:
+                spin(work_us)
+                return reply
+
+            return busy
 
         async def ok(request: bytes, context: Any) -> bytes:
             return reply
@@ -91,10 +113,11 @@ def serve_sync(port: int, specs: dict[str, dict[str, Any]], threads: int = 16) -
     server.wait_for_termination()
 
 
-async def serve(port: int, specs: dict[str, dict[str, Any]]) -> None:
+async def serve(port: int, specs: dict[str, dict[str, Any]], work_us: float = 0.0) -> None:
     """Serve every scenario of ``specs`` on 127.0.0.1:``port`` until killed."""
     handlers = {
-        name: grpc.unary_unary_rpc_method_handler(_handler(spec)) for name, spec in specs.items()
+        name: grpc.unary_unary_rpc_method_handler(_handler(spec, work_us))
+        for name, spec in specs.items()
     }
     server = grpc.aio.server()
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
@@ -109,12 +132,15 @@ def main() -> None:
     parser.add_argument("--spec", type=Path, required=True)
     parser.add_argument("--sync", action="store_true", help="the synchronous grpc.server")
     parser.add_argument("--threads", type=int, default=16, help="threads of --sync")
+    parser.add_argument(
+        "--work-us", type=float, default=0.0, help="CPU microseconds of Python per OK call"
+    )
     args = parser.parse_args()
     specs = json.loads(args.spec.read_text())
     if args.sync:
         serve_sync(args.port, specs, args.threads)
     else:
-        asyncio.run(serve(args.port, specs))
+        asyncio.run(serve(args.port, specs, args.work_us))
 
 
 if __name__ == "__main__":

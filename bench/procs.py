@@ -121,14 +121,19 @@ def start_control_plane(
     return Server(name, argv, port, _env(plugin))
 
 
-def start_echo(specs: dict[str, dict[str, Any]], spec_dir: Path, *, sync: bool = False) -> Server:
-    """The bare ``grpc.aio`` echo server answering ``specs`` (``sync``: ``grpc.server``)."""
+def start_echo(
+    specs: dict[str, dict[str, Any]], spec_dir: Path, *, sync: bool = False, work_us: float = 0.0
+) -> Server:
+    """The bare ``grpc.aio`` echo server answering ``specs`` (``sync``: ``grpc.server``;
+    ``work_us``: CPU microseconds of Python spent per OK call, see :mod:`bench.budget`)."""
     path = spec_dir / "echo-spec.json"
     path.write_text(json.dumps(specs))
     port = free_port()
     argv = [sys.executable, "-m", "bench.echo", "--port", str(port), "--spec", str(path)]
     if sync:
         argv.append("--sync")
+    if work_us:
+        argv += ["--work-us", str(work_us)]
     return Server("sync_echo" if sync else "echo", argv, port, _env(""))
 
 

@@ -177,3 +177,33 @@ def test_micro_benchmark_runs() -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     for scenario in SCENARIOS:
         assert re.search(rf"^{scenario} +[0-9.]+ us CPU +[0-9.]+ us wall$", proc.stdout, re.M)
+
+
+def test_budget_runs_and_spends_the_work() -> None:
+    """``bench.budget``: one row per variant; the busy echo costs more CPU per call than the
+    plain one (the work is really spent, not a no-op)."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.budget",
+            "--work-us",
+            "2000",
+            "--rounds",
+            "1",
+            "--duration",
+            "0.3",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = re.findall(
+        r"^\| ([0-9.]+) \| ([0-9]+) \| ([0-9.]+) \[.*\] \| ([0-9]+) \|$", proc.stdout, re.M
+    )
+    assert [float(r[0]) for r in rows] == [0.0, 2000.0]
+    plain_cpu, busy_cpu = int(rows[0][3]), int(rows[1][3])
+    assert busy_cpu > plain_cpu + 1000  # 2 ms of Python per call shows in the server's CPU
