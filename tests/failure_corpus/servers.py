@@ -26,18 +26,17 @@ from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-LOOPBACK = "127.0.0.1"
-#: Longer than the 255 octets a DNS name may have: the resolver fails without a query.
-UNRESOLVABLE_HOST = ".".join(c * 60 for c in "abcde") + ".invalid"
+# The loopback helpers the pack tests use (tests/packs/pack_servers.py), shared as
+# tests/data/stderr/capture.py shares them.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packs"))
+
+from pack_servers import LOOPBACK, UNRESOLVABLE_HOST, BacklogFull, free_port
+
+__all__ = ["LOOPBACK", "PLANTED", "RETRY_AFTER", "UNRESOLVABLE_HOST", "Endpoints", "start"]
+
 #: A secret planted in every reply body, status detail and URL the corpus uses.
 PLANTED = "tok-PLANTED-CORPUS-9313"
 RETRY_AFTER = 7
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((LOOPBACK, 0))
-        return int(sock.getsockname()[1])
 
 
 # -- HTTP statuses --------------------------------------------------------------------
@@ -167,29 +166,6 @@ class Listener:
         self._stop.set()
         self.sock.close()
         self._thread.join(timeout=2)
-
-
-class BacklogFull:
-    """A listener with backlog 0 whose queue is filled, so new connects hang."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind((LOOPBACK, 0))
-        self.sock.listen(0)
-        self.port = int(self.sock.getsockname()[1])
-        self._fillers: list[socket.socket] = []
-        for _ in range(4):
-            filler = socket.socket()
-            filler.setblocking(False)
-            with contextlib.suppress(BlockingIOError):
-                filler.connect((LOOPBACK, self.port))
-            self._fillers.append(filler)
-        time.sleep(0.1)
-
-    def close(self) -> None:
-        for filler in self._fillers:
-            filler.close()
-        self.sock.close()
 
 
 # -- TLS ----------------------------------------------------------------------------
