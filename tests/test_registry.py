@@ -587,6 +587,82 @@ def test_plugin_classifiers_are_loaded_and_a_broken_one_is_skipped() -> None:
     assert outcome.error.retryable is True
 
 
+def _answering(rule: str, **marks: bool) -> object:
+    """A classifier plugin that answers every exception, marked with ``rule``."""
+
+    class _Answers:
+        @hookimpl(**marks)
+        def classify_exception(self, exc: BaseException) -> Classification | None:
+            return Classification("timeout", "answered", rule=rule)
+
+    return _Answers()
+
+
+class _Wrapper:
+    @hookimpl(wrapper=True)
+    def classify_exception(self, exc: BaseException) -> Any:
+        result = yield
+        return Classification("timeout", "wrapped", rule="wrapper") if result else result
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_plugin_classifiers_answer_in_pluggys_order(wrapped: bool) -> None:
+    """The classifier the runtime builds asks the implementations as pluggy's firstresult
+    call does (newest first, ``tryfirst`` before, ``trylast`` after, hook wrappers around):
+    every rotation of registration order gives pluggy's own answer."""
+    specs = [
+        ("p.plain", {}),
+        ("p.first", {"tryfirst": True}),
+        ("p.last", {"trylast": True}),
+        ("p.newer", {}),
+    ]
+    for turn in range(len(specs)):
+        rotated = specs[turn:] + specs[:turn]
+        extra: list[tuple[str, object]] = [(name, _answering(name, **m)) for name, m in rotated]
+        if wrapped:
+            extra.append(("p.wrapper", _Wrapper()))
+        result = load_registry(builtins=False, entry_points_=False, extra=extra)
+        exc = _AcmeTimeout("x")
+        expected = result.plugin_manager.hook.classify_exception(exc=exc)
+        (classifier,) = result.classifiers
+        assert classifier(exc) == expected
+        assert expected.rule == ("wrapper" if wrapped else "p.first")
+
+
+class _BrokenWrapper:
+    @hookimpl(wrapper=True)
+    def classify_exception(self, exc: BaseException) -> Any:
+        raise RuntimeError("wrapper bug")
+        yield  # pragma: no cover - a generator function
+
+
+def test_a_broken_classifier_hook_wrapper_leaves_the_built_in_rules() -> None:
+    """A hook wrapper that raises costs the plugins' answers, not the call: the failure is
+    still classified by the built-in rules (ConnectionRefusedError -> network_error)."""
+
+    def refused(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        raise ConnectionRefusedError(111, "refused")
+
+    pack = make_pack("acme.refused", codes=["network_error"], handler=refused)
+    result = load_registry(
+        builtins=False,
+        entry_points_=False,
+        extra=[
+            ("acme.classifier", _ClassifierPlugin()),
+            ("acme.wrapper", _BrokenWrapper()),
+            ("acme.packs", plugin(pack)),
+        ],
+    )
+    (classifier,) = result.classifiers
+    assert classifier(_AcmeTimeout("x")) is None
+    invoker = Invoker(result.registry, classifiers=result.classifiers, max_workers=2)
+    try:
+        outcome = invoker.invoke_sync("acme.refused", {})
+    finally:
+        invoker.close()
+    assert outcome.code == "network_error"
+
+
 # --------------------------------------------------------------------------- the author API
 
 

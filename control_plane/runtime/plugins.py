@@ -163,6 +163,8 @@ def _guard_classifiers(pm: pluggy.PluginManager) -> None:
         original = impl.function
         if getattr(original, "_capability_packs_guarded", False):
             continue
+        if impl.hookwrapper or impl.wrapper:  # a generator around the others, not an answer
+            continue
 
         def guarded(
             *args: Any, _fn: Any = original, _plugin: str = impl.plugin_name
@@ -187,8 +189,14 @@ def _hook_classifier(pm: pluggy.PluginManager) -> Classifier:
     def classifier(exc: BaseException) -> Classification | None:
         impls = hook.get_hookimpls()
         if any(impl.hookwrapper or impl.wrapper for impl in impls):
-            result: Classification | None = hook(exc=exc)
-            return result
+            try:
+                result = hook(exc=exc)
+            # Plugin boundary: a broken hook wrapper must not break classification (the
+            # built-in rules of core.classify still answer).
+            except Exception:
+                logger.exception("a classify_exception hook wrapper raised; plugins skipped")
+                return None
+            return result if isinstance(result, Classification) else None
         # pluggy's firstresult loop without its machinery (~20 % of a classification):
         # the same order (the list reversed: newest and ``tryfirst`` first), the first
         # answer wins; each implementation is guarded (:func:`_guard_classifiers`).
