@@ -37,6 +37,14 @@ def method_for(scenario: str) -> str:
     return f"/{SERVICE}/{scenario}"
 
 
+def _abort_parts(spec: dict[str, Any]) -> tuple[grpc.StatusCode, str, tuple[tuple[str, Any], ...]]:
+    """Status code, message and trailing metadata of an ``abort`` scenario."""
+    trailers = tuple(
+        (key, bytes.fromhex(value) if binary else value) for key, value, binary in spec["trailers"]
+    )
+    return grpc.StatusCode[spec["code"]], spec["details"], trailers
+
+
 def spin(microseconds: float) -> None:
     """Spend ``microseconds`` of this thread's CPU time in Python bytecode."""
     end = time.thread_time() + microseconds / 1e6
@@ -63,11 +71,7 @@ def _handler(
             return reply
 
         return ok
-    code = grpc.StatusCode[spec["code"]]
-    details = spec["details"]
-    trailers = tuple(
-        (key, bytes.fromhex(value) if binary else value) for key, value, binary in spec["trailers"]
-    )
+    code, details, trailers = _abort_parts(spec)
 
     async def abort(request: bytes, context: Any) -> bytes:
         await context.abort(code, details, trailing_metadata=trailers)
@@ -84,11 +88,7 @@ def _sync_handler(spec: dict[str, Any]) -> Callable[[bytes, Any], bytes]:
             return reply
 
         return ok
-    code = grpc.StatusCode[spec["code"]]
-    details = spec["details"]
-    trailers = tuple(
-        (key, bytes.fromhex(value) if binary else value) for key, value, binary in spec["trailers"]
-    )
+    code, details, trailers = _abort_parts(spec)
 
     def abort(request: bytes, context: Any) -> bytes:
         context.set_trailing_metadata(trailers)

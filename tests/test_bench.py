@@ -165,15 +165,20 @@ def test_construct_trusted_is_model_construct() -> None:
     assert Outcome.from_dict(outcome.to_dict()) == outcome
 
 
-def test_micro_benchmark_runs() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench.micro", "--calls", "30", "--repeat", "1"],
+def _bench(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` in the repository, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def test_micro_benchmark_runs() -> None:
+    proc = _bench("bench.micro", "--calls", "30", "--repeat", "1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     for scenario in SCENARIOS:
         assert re.search(rf"^{scenario} +[0-9.]+ us CPU +[0-9.]+ us wall$", proc.stdout, re.M)
@@ -182,24 +187,7 @@ def test_micro_benchmark_runs() -> None:
 def test_budget_runs_and_spends_the_work() -> None:
     """``bench.budget``: one row per variant; the busy echo costs more CPU per call than the
     plain one (the work is really spent, not a no-op)."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.budget",
-            "--work-us",
-            "2000",
-            "--rounds",
-            "1",
-            "--duration",
-            "0.3",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = _bench("bench.budget", "--work-us", "2000", "--rounds", "1", "--duration", "0.3")
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = re.findall(
         r"^\| ([0-9.]+) \| ([0-9]+) \| ([0-9.]+) \[.*\] \| ([0-9]+) \|$", proc.stdout, re.M
