@@ -324,6 +324,84 @@ def test_retention_by_row_count_keeps_the_newest(tmp_path: Path) -> None:
         assert {e.pack for e in store.events(limit=1000)} == {f"p.n{i}" for i in range(70, 120)}
 
 
+def test_an_event_delivered_twice_is_stored_once(tmp_path: Path) -> None:
+    """Its id and timestamp are the event's own: the object again, or its JSON form read
+    back (a sink forwarding it), is the same row; another event of the same call is not."""
+    event = ErrorEvent.rejection("unknown_pack", pack="p.dup", message="m")
+    again = ErrorEvent.from_dict(json.loads(event.to_json()))
+    other = ErrorEvent.rejection("unknown_pack", pack="p.dup", message="m")
+    with IncidentStore(tmp_path / "i.db") as store:
+        for delivered in (event, again, event, other):
+            store.add_event(delivered)
+        assert store.flush()
+        assert store.counts()["events"] == 2
+        assert {e.event_id for e in store.events()} == {event.event_id, other.event_id}
+
+
+#: The events table as schema 1 made it (``event_id`` the primary key).
+_SCHEMA1_EVENTS = """CREATE TABLE events (
+    event_id TEXT PRIMARY KEY, created_at REAL NOT NULL, event TEXT NOT NULL,
+    code TEXT NOT NULL, pack TEXT NOT NULL, version TEXT, origin TEXT NOT NULL,
+    retryable INTEGER NOT NULL, reference_id TEXT, request_id TEXT, body TEXT NOT NULL)"""
+
+
+def test_a_schema1_database_keeps_its_events_and_moves_to_the_time_ordered_key(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "i.db"
+    old = [ErrorEvent.rejection("unknown_pack", pack=f"p.old{i}", message="m") for i in range(3)]
+    conn = sqlite3.connect(db)
+    conn.execute(_SCHEMA1_EVENTS)
+    conn.execute("CREATE INDEX events_created_at ON events(created_at)")
+    conn.executemany(
+        "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                e.event_id,
+                e.epoch,
+                e.event,
+                e.code,
+                e.pack,
+                e.version,
+                e.origin,
+                0,
+                None,
+                None,
+                e.to_json().decode(),
+            )
+            for e in old
+        ],
+    )
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    with IncidentStore(db) as store:
+        assert {e.pack for e in store.events()} == {"p.old0", "p.old1", "p.old2"}
+        store.add_event(old[0])  # already there: ignored
+        store.add_event(ErrorEvent.rejection("unknown_pack", pack="p.new", message="m"))
+        assert store.flush()
+        assert store.counts()["events"] == 4
+    with IncidentStore(db) as store:  # opening again changes nothing
+        assert {e.pack for e in store.events()} == {"p.old0", "p.old1", "p.old2", "p.new"}
+        assert store.integrity_check() == "ok"
+    conn = sqlite3.connect(db)
+    (table,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events'").fetchone()
+    indexes = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    plan = " ".join(
+        str(row[-1])
+        for row in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT body FROM events WHERE created_at >= ?"
+            " ORDER BY created_at DESC, rowid DESC LIMIT 5",
+            (0.0,),
+        )
+    )
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    conn.close()
+    assert "UNIQUE (created_at, event_id)" in table
+    assert "events_created_at" not in indexes and "events_schema1" not in table
+    assert "USING INDEX" in plan  # the time-window queries read the key's index
+
+
 def test_pruning_on_write_happens_at_most_every_interval(tmp_path: Path) -> None:
     with IncidentStore(tmp_path / "i.db", max_rows=5, prune_interval=3600) as store:
         for i in range(20):
