@@ -370,3 +370,72 @@ def test_serve_options_configure_everything(tmp_path: Path) -> None:
     assert obs.store is None and obs.events.sinks == () and obs.metrics.port is None
     obs.close()
     invoker.close()
+
+
+def test_latency_and_counts_match_prometheus_clients_own_histogram_under_threads() -> None:
+    """The per-call series are plain counters turned into families at scrape time: the
+    histogram must say what ``prometheus_client.Histogram`` says for the same durations
+    (bounds themselves, zero, past the last bound), and no update may be lost when many
+    threads count at once."""
+    from prometheus_client import CollectorRegistry, Histogram, generate_latest
+
+    from control_plane.core.outcome import ErrorEnvelope, Outcome
+    from control_plane.runtime.metrics import LATENCY_BUCKETS
+
+    invoker = make_invoker()
+    metrics = Metrics()
+    metrics.prime(invoker.registry)
+    loaded = invoker.registry.get("t.fail")
+    reference_registry = CollectorRegistry()
+    reference = Histogram("ref", "reference", buckets=LATENCY_BUCKETS, registry=reference_registry)
+    durations = [0.0, *LATENCY_BUCKETS, *(b * 1.0001 for b in LATENCY_BUCKETS), 61.0, 1e9]
+    ok = Outcome.build("t.fail", "3.1.4", "r", result={"ok": True})
+    failed = Outcome.build(
+        "t.fail",
+        "3.1.4",
+        "r",
+        error=ErrorEnvelope.build(
+            code="not_found", message="gone", retryable=False, origin="pack:t.fail"
+        ),
+    )
+    per_thread = 500
+
+    def count() -> None:
+        for i in range(per_thread):
+            end = metrics.on_start(loaded)
+            metrics.on_outcome(loaded, failed if i % 5 == 0 else ok, durations[i % len(durations)])
+            end()
+
+    threads = [threading.Thread(target=count) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for _ in range(8):
+        for i in range(per_thread):
+            reference.observe(durations[i % len(durations)])
+
+    ours = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for f in text_string_to_metric_families(generate_latest(metrics.registry).decode())
+        for s in f.samples
+    }
+    theirs = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for f in text_string_to_metric_families(generate_latest(reference_registry).decode())
+        for s in f.samples
+        if not s.name.endswith("_created")
+    }
+    hist = "capability_packs_invocation_duration_seconds"
+    for (name, labels), expected in theirs.items():
+        suffix = name.removeprefix("ref")
+        got = ours[(hist + suffix, tuple(sorted((*labels, ("pack", "t.fail")))))]
+        assert got == pytest.approx(expected), (suffix, labels)
+    calls = 8 * per_thread
+    assert ours[(f"{hist}_count", (("pack", "t.fail"),))] == calls
+    ok_labels = (("code", "ok"), ("origin", "none"), ("pack", "t.fail"))
+    failed_labels = (("code", "not_found"), ("origin", "pack:t.fail"), ("pack", "t.fail"))
+    assert ours[("capability_packs_invocations_total", ok_labels)] == calls * 4 / 5
+    assert ours[("capability_packs_invocations_total", failed_labels)] == calls / 5
+    assert ours[("capability_packs_in_flight", (("pack", "t.fail"),))] == 0
+    assert metrics.value("t.fail", "not_found", "pack:t.fail") == calls / 5

@@ -129,9 +129,7 @@ class Observability:
         if outcome.error is not None:
             self.events.emit(ErrorEvent.from_outcome(outcome, elapsed_s=elapsed_s))
             if outcome.pack in self.invoker.registry:
-                self.metrics.invocations.labels(
-                    outcome.pack, outcome.error.code, outcome.error.origin
-                ).inc()
+                self.metrics.count(outcome.pack, outcome.error.code, outcome.error.origin)
 
     def serve_metrics(self, port: int = 0, host: str = "127.0.0.1") -> int:
         """Serve ``/metrics`` on ``host:port`` (0 picks one); the bound port."""
