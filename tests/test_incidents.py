@@ -381,7 +381,11 @@ def test_a_schema1_database_keeps_its_events_and_moves_to_the_time_ordered_key(
         store.add_event(ErrorEvent.rejection("unknown_pack", pack="p.new", message="m"))
         assert store.flush()
         assert store.counts()["events"] == 4
-    with IncidentStore(db) as store:  # opening again changes nothing
+    conn = sqlite3.connect(db)  # an older version opens it: makes its index again
+    conn.execute("CREATE INDEX IF NOT EXISTS events_created_at ON events(created_at)")
+    conn.commit()
+    conn.close()
+    with IncidentStore(db) as store:  # opening again changes nothing but that
         assert {e.pack for e in store.events()} == {"p.old0", "p.old1", "p.old2", "p.new"}
         assert store.integrity_check() == "ok"
     conn = sqlite3.connect(db)
