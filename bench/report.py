@@ -253,7 +253,11 @@ def build(
             }
             for sc in scenarios
         },
-        "throughput": {"rounds": throughput["results"], "summary": summary},
+        "throughput": {
+            "rounds": throughput["results"],
+            "summary": summary,
+            "processes": throughput.get("processes", []),
+        },
         "peers": {"rounds": throughput.get("peers", {}), "summary": peers},
         "scaling": (
             None
@@ -293,7 +297,8 @@ def markdown(doc: dict[str, Any]) -> str:
         f"{m['implementation']} {m['python']}, Linux {m['kernel']}",
         f"- packages: {pkgs}",
         f"- load average at start {m['loadavg_start']}, at end {m.get('loadavg_end')}",
-        f"- {st['rounds']} interleaved round(s) of {st['duration_s']:g} s per window "
+        f"- {st['rounds']} interleaved round(s) of {st['duration_s']:g} s per window"
+        f"{' (a new echo and control plane per round)' if st.get('fresh_servers') else ''} "
         f"(after {st['warmup_s']:g} s warm-up), concurrency {st['concurrency']}; "
         f"wall time {st['wall_s']} s",
         "",

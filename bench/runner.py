@@ -214,10 +214,18 @@ async def _throughput(
     warmup: float,
     log: Any,
     peers: Sequence[str] = (),
+    fresh: Sequence[str] | None = None,
 ) -> dict[str, Any]:
+    """``fresh``: start a new echo and control plane (with these ``packctl serve``
+    arguments) for every round after the first, so that what differs between two processes
+    of the same code (hash seeds, memory layout: it lasts a process's life) is averaged over
+    the rounds instead of biasing all of them."""
     results: dict[str, Any] = {}
     peer_results: dict[str, Any] = {}
+    processes: list[dict[str, int]] = []
+    round_servers = contextlib.ExitStack()
     async with contextlib.AsyncExitStack() as stack:
+        stack.callback(round_servers.close)
         cp_channel = await stack.enter_async_context(grpc.aio.insecure_channel(cp.target))
         specs: dict[str, dict[str, Any]] = {}
         expected: dict[str, grpc.StatusCode] = {}
@@ -258,6 +266,19 @@ async def _throughput(
             )
 
         for rnd in range(rounds):
+            if fresh is not None and rnd > 0:
+                await echo_channel.close()
+                await cp_channel.close()
+                round_servers.close()
+                echo = round_servers.enter_context(start_echo(specs, echo_specs_dir))
+                cp = round_servers.enter_context(
+                    start_control_plane(state_dir=echo_specs_dir, extra_args=fresh)
+                )
+                wait_ready(echo)
+                wait_healthy(cp)
+                echo_channel = grpc.aio.insecure_channel(echo.target)
+                cp_channel = grpc.aio.insecure_channel(cp.target)
+            processes.append({"round": rnd + 1, "echo_pid": echo.pid, "control_plane_pid": cp.pid})
             for sc in scenarios:
                 payload = sc.request()
                 for conc in concurrencies:
@@ -301,7 +322,11 @@ async def _throughput(
                         figures = await _one_mcp(name, call, pid, conc, duration, warmup)
                         prow.setdefault(name, []).append(figures)
                         show(rnd, sc.key, conc, name, figures)
+        if fresh is not None and rounds > 1:
+            await echo_channel.close()
+            await cp_channel.close()
     return {
+        "processes": processes,
         "results": results,
         "peers": peer_results,
         "request_bytes": {sc.key: len(sc.request()) for sc in scenarios},
@@ -519,6 +544,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     args.warmup,
                     log,
                     args.peers,
+                    extra if args.fresh_servers else None,
                 )
             )
         scaling = None
@@ -556,6 +582,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "serve_args": extra,
             "peers": list(args.peers),
             "workers": list(args.workers),
+            "fresh_servers": args.fresh_servers,
             "wall_s": round(time.time() - started, 1),
         },
         scenarios=scenarios,
@@ -647,6 +674,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="LIST",
         help="scaling mode: packctl serve --workers N for each N, e.g. 1,2 (default 1,auto;"
         " 1 alone skips it)",
+    )
+    parser.add_argument(
+        "--fresh-servers",
+        action="store_true",
+        help="a new echo and control plane for every round (averages what differs between"
+        " two processes of the same code over the rounds)",
     )
     parser.add_argument("--out", default=str(RESULTS_DIR), help="directory for the results")
     parser.add_argument("--name", default="results", help="file stem (results.json/.md)")

@@ -122,6 +122,55 @@ def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
     assert all(isinstance(t["met"], bool) for t in doc["targets"])
 
 
+def test_fresh_servers_measure_each_round_on_new_processes(tmp_path: Path) -> None:
+    """``--fresh-servers``: every round after the first on a new echo and control plane."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--rounds",
+            "2",
+            "--fresh-servers",
+            "--duration",
+            "0.25",
+            "--warmup",
+            "0.05",
+            "--scenarios",
+            "success,error",
+            "--concurrency",
+            "16",
+            "--peers",
+            "none",
+            "--workers",
+            "1",
+            "--rss-calls",
+            "0",
+            "--cold-starts",
+            "0",
+            "--out",
+            str(tmp_path),
+            "--silent",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = json.loads((tmp_path / "results.json").read_text())
+    processes = doc["throughput"]["processes"]
+    assert [p["round"] for p in processes] == [1, 2]
+    for role in ("echo_pid", "control_plane_pid"):
+        assert processes[0][role] != processes[1][role]
+    for scenario in ("success", "error"):
+        row = doc["throughput"]["rounds"][scenario]["16"]
+        assert len(row["echo"]) == len(row["control_plane"]) == 2
+        assert _finite(doc["throughput"]["summary"][scenario]["16"]["ratio_rps"]["median"])
+    assert "(a new echo and control plane per round)" in (tmp_path / "results.md").read_text()
+
+
 # -- the hot-path shortcuts agree with what they replace ---------------------------------
 
 
