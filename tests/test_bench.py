@@ -28,32 +28,36 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value) and value > 0
 
 
-def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench",
-            "--quick",
-            "--duration",
-            "0.25",
-            "--warmup",
-            "0.05",
-            "--rss-calls",
-            "400",
-            "--peers",
-            "jsonschema_rs,mcp_http",
-            "--workers",
-            "1,2",
-            "--out",
-            str(tmp_path),
-            "--silent",
-        ],
+def _bench(module: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` in the repository, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=timeout,
         check=False,
+    )
+
+
+def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
+    proc = _bench(
+        "bench",
+        "--quick",
+        "--duration",
+        "0.25",
+        "--warmup",
+        "0.05",
+        "--rss-calls",
+        "400",
+        "--peers",
+        "jsonschema_rs,mcp_http",
+        "--workers",
+        "1,2",
+        "--out",
+        str(tmp_path),
+        "--silent",
+        timeout=240,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((tmp_path / "results.json").read_text())
@@ -124,39 +128,31 @@ def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
 
 def test_fresh_servers_measure_each_round_on_new_processes(tmp_path: Path) -> None:
     """``--fresh-servers``: every round after the first on a new echo and control plane."""
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench",
-            "--rounds",
-            "2",
-            "--fresh-servers",
-            "--duration",
-            "0.25",
-            "--warmup",
-            "0.05",
-            "--scenarios",
-            "success,error",
-            "--concurrency",
-            "16",
-            "--peers",
-            "none",
-            "--workers",
-            "1",
-            "--rss-calls",
-            "0",
-            "--cold-starts",
-            "0",
-            "--out",
-            str(tmp_path),
-            "--silent",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
+    proc = _bench(
+        "bench",
+        "--rounds",
+        "2",
+        "--fresh-servers",
+        "--duration",
+        "0.25",
+        "--warmup",
+        "0.05",
+        "--scenarios",
+        "success,error",
+        "--concurrency",
+        "16",
+        "--peers",
+        "none",
+        "--workers",
+        "1",
+        "--rss-calls",
+        "0",
+        "--cold-starts",
+        "0",
+        "--out",
+        str(tmp_path),
+        "--silent",
         timeout=240,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = json.loads((tmp_path / "results.json").read_text())
@@ -212,18 +208,6 @@ def test_construct_trusted_is_model_construct() -> None:
         == Outcome.model_construct(pack="p", version="1", request_id="r", error=slow).to_dict()
     )
     assert Outcome.from_dict(outcome.to_dict()) == outcome
-
-
-def _bench(module: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m MODULE ARGS`` in the repository, output captured."""
-    return subprocess.run(
-        [sys.executable, "-m", module, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_micro_benchmark_runs() -> None:

@@ -25,9 +25,10 @@ from control_plane import CodeDoc, Pack, PackError, hookimpl
 from control_plane.core.classify import Classification
 from control_plane.core.errors import PluginLoadError
 from control_plane.core.invoke import Invoker
+from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime import plugins as plugins_module
-from control_plane.runtime.plugins import BUILTIN_CLASSIFIERS, load_registry
+from control_plane.runtime.plugins import BUILTIN_CLASSIFIERS, LoadResult, load_registry
 
 BAD_PLUGIN = "acme.broken_plugin"
 
@@ -555,6 +556,15 @@ class _BrokenClassifierPlugin:
         raise RuntimeError("classifier bug")
 
 
+def _invoke_once(result: LoadResult, pack: str) -> Outcome:
+    """One call of ``pack`` through an invoker with the loaded classifiers."""
+    invoker = Invoker(result.registry, classifiers=result.classifiers, max_workers=2)
+    try:
+        return invoker.invoke_sync(pack, {})
+    finally:
+        invoker.close()
+
+
 def _raise_acme(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
     raise _AcmeTimeout("slow upstream")
 
@@ -577,11 +587,7 @@ def test_plugin_classifiers_are_loaded_and_a_broken_one_is_skipped() -> None:
     assert names[:2] == ["acme.classifier", "acme.broken_classifier"]
     assert set(names[2:]) == set(BUILTIN_CLASSIFIERS)
     assert len(result.classifiers) == 1  # the hook itself, firstresult
-    invoker = Invoker(result.registry, classifiers=result.classifiers, max_workers=2)
-    try:
-        outcome = invoker.invoke_sync("acme.slow", {})
-    finally:
-        invoker.close()
+    outcome = _invoke_once(result, "acme.slow")
     assert outcome.code == "timeout"
     assert outcome.error is not None
     assert outcome.error.retryable is True
@@ -655,12 +661,7 @@ def test_a_broken_classifier_hook_wrapper_leaves_the_built_in_rules() -> None:
     )
     (classifier,) = result.classifiers
     assert classifier(_AcmeTimeout("x")) is None
-    invoker = Invoker(result.registry, classifiers=result.classifiers, max_workers=2)
-    try:
-        outcome = invoker.invoke_sync("acme.refused", {})
-    finally:
-        invoker.close()
-    assert outcome.code == "network_error"
+    assert _invoke_once(result, "acme.refused").code == "network_error"
 
 
 # --------------------------------------------------------------------------- the author API

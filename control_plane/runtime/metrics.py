@@ -265,11 +265,6 @@ class Metrics:
             self._rejection(reason)
         self._live.packs = tuple(dict.fromkeys((*self._live.packs, *names)))
 
-    def value(self, pack: str, code: str = _OK, origin: str = _NO_ORIGIN) -> int:
-        """Calls of ``pack`` counted with ``code`` and ``origin`` (0 when none)."""
-        series = self._series.get(pack)
-        return 0 if series is None else series.invocations.get((code, origin), 0)
-
     # -- listeners --------------------------------------------------------------------------
 
     def count(self, pack: str, code: str, origin: str) -> None:
@@ -283,7 +278,7 @@ class Metrics:
 
     def on_outcome(self, loaded: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
         """Invoker listener: count the outcome, its latency and its findings."""
-        series = self._series.get(loaded.name) or self._pack(loaded.name)
+        series = self._pack(loaded.name)
         error = outcome.error
         key = _OK_KEY if error is None else (error.code, error.origin)
         # le="x" counts durations <= x: the first bound not below the duration.
@@ -301,7 +296,7 @@ class Metrics:
 
     def on_start(self, loaded: LoadedPack) -> Callable[[], None]:
         """Invoker start listener: in-flight up now, down when the call ends."""
-        series = self._series.get(loaded.name) or self._pack(loaded.name)
+        series = self._pack(loaded.name)
         with self._lock:
             series.in_flight += 1
         return series.leave
