@@ -122,10 +122,16 @@ def start_control_plane(
 
 
 def start_echo(
-    specs: dict[str, dict[str, Any]], spec_dir: Path, *, sync: bool = False, work_us: float = 0.0
+    specs: dict[str, dict[str, Any]],
+    spec_dir: Path,
+    *,
+    sync: bool = False,
+    work_us: float = 0.0,
+    loop: str = "asyncio",
 ) -> Server:
     """The bare ``grpc.aio`` echo server answering ``specs`` (``sync``: ``grpc.server``;
-    ``work_us``: CPU microseconds of Python spent per OK call, see :mod:`bench.budget`)."""
+    ``work_us``: CPU microseconds of Python spent per OK call, see :mod:`bench.budget`;
+    ``loop``: its event loop, ``asyncio`` or ``uvloop``)."""
     path = spec_dir / "echo-spec.json"
     path.write_text(json.dumps(specs))
     port = free_port()
@@ -134,7 +140,10 @@ def start_echo(
         argv.append("--sync")
     if work_us:
         argv += ["--work-us", str(work_us)]
-    return Server("sync_echo" if sync else "echo", argv, port, _env(""))
+    if loop != "asyncio":
+        argv += ["--loop", loop]
+    name = "sync_echo" if sync else "echo" if loop == "asyncio" else f"{loop}_echo"
+    return Server(name, argv, port, _env(""))
 
 
 def start_peer(name: str, *args: str) -> Server:

@@ -97,6 +97,9 @@ def _summarize(row: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
 
 
 PEER_TITLES = {
+    "uvloop_echo": "the same bare `grpc.aio` echo on uvloop (the control plane's default loop)",
+    "cp_asyncio": "the control plane on the standard library's loop (`packctl serve --loop "
+    "asyncio`)",
     "sync_echo": "bare synchronous `grpc.server` echo (16 threads), same bytes",
     "jsonschema": "hand-written `grpc.aio` servicer, same handlers, validating with `jsonschema`",
     "jsonschema_rs": "the same servicer validating with `jsonschema_rs`",

@@ -50,7 +50,7 @@ __all__ = ["main", "run"]
 
 INVOKE = "/control_plane.v1.ControlPlaneService/InvokePack"
 #: Peers measured beside the echo and the control plane (see ``bench/peers.py``).
-GRPC_PEERS = ("sync_echo", "jsonschema", "jsonschema_rs")
+GRPC_PEERS = ("uvloop_echo", "cp_asyncio", "sync_echo", "jsonschema", "jsonschema_rs")
 MCP_PEERS = ("mcp_http", "mcp_stdio")
 PEERS = GRPC_PEERS + MCP_PEERS
 #: The control plane on the synchronous grpc.server (bench/sync_serve.py): opt-in.
@@ -215,6 +215,7 @@ async def _throughput(
     log: Any,
     peers: Sequence[str] = (),
     fresh: Sequence[str] | None = None,
+    serve_args: Sequence[str] = (),
 ) -> dict[str, Any]:
     """``fresh``: start a new echo and control plane (with these ``packctl serve``
     arguments) for every round after the first, so that what differs between two processes
@@ -234,6 +235,18 @@ async def _throughput(
             specs[sc.key], expected[sc.key], sizes[sc.key] = await _capture(cp_channel, sc)
         echo = stack.enter_context(start_echo(specs, echo_specs_dir))
         others: dict[str, Server] = {}
+        if "uvloop_echo" in peers:
+            others["uvloop_echo"] = stack.enter_context(
+                start_echo(specs, echo_specs_dir, loop="uvloop")
+            )
+        if "cp_asyncio" in peers:
+            others["cp_asyncio"] = stack.enter_context(
+                start_control_plane(
+                    name="cp_asyncio",
+                    state_dir=echo_specs_dir,
+                    extra_args=[*serve_args, "--loop", "asyncio"],
+                )
+            )
         if "sync_echo" in peers:
             others["sync_echo"] = stack.enter_context(start_echo(specs, echo_specs_dir, sync=True))
         for kind in ("jsonschema", "jsonschema_rs"):
@@ -247,8 +260,11 @@ async def _throughput(
                 argv = [sys.executable, "-m", "bench.sync_serve", "--port", str(port)]
                 argv += ["--db", str(echo_specs_dir / f"{name}.db"), "--mode", mode]
                 others[name] = stack.enter_context(Server(name, argv, port, _env("bench.packs")))
-        for server in (echo, *others.values()):
-            wait_ready(server)
+        for name, server in (("echo", echo), *others.items()):
+            if name.startswith("cp_"):
+                wait_healthy(server)
+            else:
+                wait_ready(server)
         echo_channel = await stack.enter_async_context(grpc.aio.insecure_channel(echo.target))
         channels = {
             name: await stack.enter_async_context(grpc.aio.insecure_channel(server.target))
@@ -303,7 +319,7 @@ async def _throughput(
                         show(rnd, sc.key, conc, server.name, figures)
                     prow = peer_results.setdefault(sc.key, {}).setdefault(str(conc), {})
                     for name, server in others.items():
-                        method = method_for(sc.key) if name == "sync_echo" else INVOKE
+                        method = method_for(sc.key) if name.endswith("_echo") else INVOKE
                         figures = await _one(
                             channels[name],
                             server,
@@ -545,6 +561,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     log,
                     args.peers,
                     extra if args.fresh_servers else None,
+                    extra,
                 )
             )
         scaling = None

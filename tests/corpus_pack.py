@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from failure_corpus.cases import by_id, provoke
+from failure_corpus.cases import by_id, provoke, provoke_on_loop
 from failure_corpus.servers import Endpoints
 
 from control_plane import CodeDoc, Context, Pack, hookimpl
@@ -31,34 +31,49 @@ def _provoke(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     raise provoke(case, Endpoints.from_dict(doc["endpoints"]))
 
 
+async def _provoke_on_loop(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """An async handler: an async case fails on the server's own event loop."""
+    (case,) = by_id([doc["case"]])
+    raise await provoke_on_loop(case, Endpoints.from_dict(doc["endpoints"]))
+
+
+def _pack(name: str, handler: Any, description: str) -> Pack:
+    return Pack(
+        name,
+        "1.0.0",
+        description,
+        {
+            "type": "object",
+            "required": ["case", "endpoints"],
+            "properties": {"case": {"type": "string"}, "endpoints": {"type": "object"}},
+        },
+        {
+            "type": "object",
+            "properties": {
+                "error": {
+                    "type": "object",
+                    "properties": {"code": {"enum": CODES}, "message": {"type": "string"}},
+                }
+            },
+        },
+        handler,
+        codes={
+            "dependency_missing": CodeDoc(
+                "A program the pack runs is not installed on the host.",
+                retryable=False,
+                recovery_hint="Install the tool on the pack host.",
+            )
+        },
+    )
+
+
 @hookimpl
 def register_packs(register: Any) -> None:
+    register(_pack("corpus.provoke", _provoke, "Provoke one failure of the live failure corpus."))
     register(
-        Pack(
-            "corpus.provoke",
-            "1.0.0",
-            "Provoke one failure of the live failure corpus.",
-            {
-                "type": "object",
-                "required": ["case", "endpoints"],
-                "properties": {"case": {"type": "string"}, "endpoints": {"type": "object"}},
-            },
-            {
-                "type": "object",
-                "properties": {
-                    "error": {
-                        "type": "object",
-                        "properties": {"code": {"enum": CODES}, "message": {"type": "string"}},
-                    }
-                },
-            },
-            _provoke,
-            codes={
-                "dependency_missing": CodeDoc(
-                    "A program the pack runs is not installed on the host.",
-                    retryable=False,
-                    recovery_hint="Install the tool on the pack host.",
-                )
-            },
+        _pack(
+            "corpus.provoke_on_loop",
+            _provoke_on_loop,
+            "The same, an async case on the serving process's event loop.",
         )
     )

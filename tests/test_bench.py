@@ -51,7 +51,7 @@ def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
         "--rss-calls",
         "400",
         "--peers",
-        "jsonschema_rs,mcp_http",
+        "jsonschema_rs,mcp_http,uvloop_echo,cp_asyncio",
         "--workers",
         "1,2",
         "--out",
@@ -102,14 +102,15 @@ def test_one_short_round_has_every_figure(tmp_path: Path) -> None:
     for scenario in SCENARIOS:
         for conc in ("1", "16", "64"):
             found = peers[scenario][conc]
-            assert set(found) == (
-                {"jsonschema_rs", "mcp_http"} if scenario == "success" else {"jsonschema_rs"}
-            )
+            want = {"jsonschema_rs", "uvloop_echo", "cp_asyncio"}
+            assert set(found) == (want | {"mcp_http"} if scenario == "success" else want)
             for figures in found.values():
                 for key in ("rps", "peer_over_echo", "control_plane_over_peer", "cpu_us_per_call"):
                     assert _finite(figures[key]["median"]), (scenario, conc, key)
     assert "| success | 16 | mcp_http |" in markdown
     assert "| error | 16 | jsonschema_rs |" in markdown
+    assert "| strict | 16 | uvloop_echo |" in markdown
+    assert "| internal_error | 16 | cp_asyncio |" in markdown
     # The --workers scaling mode: 1 and 2 workers, success and error.
     scaling = doc["scaling"]["summary"]
     assert set(scaling) == {"success", "error"}

@@ -8,6 +8,7 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -282,9 +283,13 @@ def test_defaults() -> None:
 
 
 def start_serve(
-    *extra: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+    *extra: str, env: dict[str, str] | None = None, cwd: Path = ROOT, drain: bool = False
 ) -> tuple[subprocess.Popen[str], str]:
-    """`packctl serve` on an ephemeral port; returns the process and its target."""
+    """`packctl serve` on an ephemeral port; returns the process and its target.
+
+    ``drain``: keep reading stderr after the banner (a thread), for a server that logs
+    more than a pipe holds (~64 KB) before :func:`stop_serve`; otherwise it blocks on
+    its next log write once the pipe is full."""
     proc = subprocess.Popen(
         [*PACKCTL, "serve", "--address", "127.0.0.1:0", *extra],
         stdout=subprocess.PIPE,
@@ -304,15 +309,27 @@ def start_serve(
         match = re.search(r"serving \d+ pack\(s\) on (127\.0\.0\.1:\d+)", line)
         if match:
             proc.banner = "".join(lines)  # type: ignore[attr-defined]
+            if drain:
+                rest: list[str] = []
+                reader = threading.Thread(target=rest.extend, args=(proc.stderr,), daemon=True)
+                reader.start()
+                proc.drained = (reader, rest)  # type: ignore[attr-defined]
             return proc, match.group(1)
     proc.kill()
     raise AssertionError("packctl serve did not start:\n" + "".join(lines))
 
 
 def stop_serve(proc: subprocess.Popen[str]) -> str:
+    """SIGTERM, wait; what the server wrote on stderr after its banner."""
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=30)
-    return err
+    drained = getattr(proc, "drained", None)
+    if drained is None:
+        _, err = proc.communicate(timeout=30)
+        return err
+    reader, rest = drained
+    proc.wait(timeout=30)
+    reader.join(timeout=30)
+    return "".join(rest)
 
 
 def test_serve_starts_when_a_builtin_plugin_fails(tmp_path: Path) -> None:

@@ -164,7 +164,7 @@ def test_the_runtime_imports_none_of_the_libraries_it_knows_about() -> None:
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
     env = subprocess_env(CAPABILITY_PACKS_PLUGINS="corpus_pack")
-    proc, target = start_serve("--plugin", "corpus_pack", env=env)
+    proc, target = start_serve("--plugin", "corpus_pack", "--loop", "uvloop", env=env, drain=True)
     try:
         yield target
     finally:
@@ -180,17 +180,19 @@ def _stderr_lines(exc: BaseException) -> list[str]:
     return [line.strip() for line in raw.splitlines() if len(line.strip()) > 8]
 
 
+@pytest.mark.parametrize("pack", ["corpus.provoke", "corpus.provoke_on_loop"])
 @pytest.mark.parametrize("case", SAMPLE, ids=lambda c: c.id)
 def test_served_pack_delivers_the_same_code_over_grpc(
-    case: Case, endpoints: Endpoints, served: str
+    case: Case, pack: str, endpoints: Endpoints, served: str
 ) -> None:
+    """In-process on the standard loop vs. raised in a pack of a server on uvloop: by a
+    sync handler (async cases on a loop of their own) and by an async one (async cases on
+    the server's uvloop loop, so what uvloop's transports raise is what gets classified)."""
     exc = provoke(case, endpoints)
     local = classify(exc, classifiers())
     want = local.code if local is not None else "internal_error"
     with Client(served) as client, pytest.raises(PackCallError) as caught:
-        client.invoke(
-            "corpus.provoke", {"case": case.id, "endpoints": endpoints.to_dict()}, timeout=60
-        )
+        client.invoke(pack, {"case": case.id, "endpoints": endpoints.to_dict()}, timeout=60)
     error = caught.value
     assert error.code == want, f"{case.id}: served {error.code}, in-process {want}"
     assert error.code in case.expect | {"internal_error"}
@@ -203,6 +205,30 @@ def test_served_pack_delivers_the_same_code_over_grpc(
     assert PLANTED not in text
     for line in _stderr_lines(exc):
         assert line not in text, f"raw stderr travelled: {line!r}"
+
+
+#: The libraries whose corpus cases include async ones.
+ASYNC_CLASSES = {"grpc.aio", "httpx", "aiohttp", "asyncio", "subprocess"}
+
+
+def test_async_cases_get_the_same_code_on_uvloop(
+    endpoints: Endpoints, results: dict[str, Result]
+) -> None:
+    """``packctl serve`` runs on uvloop (``--loop auto``): what its transports, resolver
+    and subprocesses raise must classify as the standard loop's failures do."""
+    import uvloop
+
+    cases = [c for c in CASES if c.klass in ASYNC_CLASSES]
+    assert len(cases) >= 40
+    on_uvloop = run(cases, endpoints, loop_factory=uvloop.new_event_loop)
+    differ = [
+        f"{r.case.id}: uvloop {r.exc_type} -> {r.code} ({r.verdict}); asyncio "
+        f"{results[r.case.id].exc_type} -> {results[r.case.id].code}"
+        for r in on_uvloop
+        if (r.code, r.retry_after, r.verdict)
+        != (results[r.case.id].code, results[r.case.id].retry_after, results[r.case.id].verdict)
+    ]
+    assert not differ, "\n".join(differ)
 
 
 def test_the_planted_secret_is_really_in_what_some_sample_cases_raise(
@@ -226,7 +252,7 @@ def test_the_planted_secret_is_really_in_what_some_sample_cases_raise(
 @pytest.fixture(scope="module")
 def served_isolated() -> Iterator[str]:
     env = subprocess_env(CAPABILITY_PACKS_PLUGINS="corpus_pack")
-    proc, target = start_serve("--plugin", "corpus_pack", "--isolate", "all", env=env)
+    proc, target = start_serve("--plugin", "corpus_pack", "--isolate", "all", env=env, drain=True)
     try:
         yield target
     finally:

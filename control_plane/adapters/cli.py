@@ -20,7 +20,6 @@ Subcommands register through :func:`command`, so later ones plug in the same way
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import importlib
 import os
@@ -495,6 +494,13 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="server processes sharing the port (default 1; auto: one per core; "
         "docs/cli.md#workers)",
     )
+    p.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        default="auto",
+        help="event loop of the server (default auto: uvloop where installed, else the "
+        "standard library's; docs/cli.md#event-loop)",
+    )
     add_serve_options(p)
     add_serve_arguments(p)
     add_tracing_arguments(p)
@@ -511,11 +517,13 @@ def _workers(text: str) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from control_plane.wire import event_loop
     from control_plane.wire.server import PackServer, configure_logging, serve
     from control_plane.wire.workers import report_ready, worker_index
 
     try:
         options = server_options(args)
+        loop = event_loop.resolve_loop(args.loop)
     except (ConfigError, UnicodeDecodeError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -552,7 +560,7 @@ def _serve(args: argparse.Namespace) -> int:
         if worker is not None:
             print(
                 f"packctl: worker {worker} (pid {os.getpid()}) ready: "
-                f"{len(server.registry)} pack(s) on {host}:{server.port}",
+                f"{len(server.registry)} pack(s) on {host}:{server.port} ({loop.name})",
                 file=sys.stderr,
                 flush=True,
             )
@@ -565,7 +573,7 @@ def _serve(args: argparse.Namespace) -> int:
             )
         print(
             f"packctl: serving {len(server.registry)} pack(s) on {host}:{server.port} "
-            f"(health and reflection on): {names}",
+            f"(health and reflection on, event loop {loop.name}): {names}",
             file=sys.stderr,
             flush=True,
         )
@@ -573,14 +581,15 @@ def _serve(args: argparse.Namespace) -> int:
         sys.stderr.flush()
 
     try:
-        asyncio.run(
+        event_loop.run(
             serve(
                 args.address,
                 grace=args.grace,
                 ready=ready,
                 runtime=runtime,
                 options=options,
-            )
+            ),
+            loop,
         )
     except ConfigError as exc:
         print(f"packctl: {exc}", file=sys.stderr)

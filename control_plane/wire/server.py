@@ -112,6 +112,7 @@ _LOG_FIELDS = (
     "plugin",
     "address",
     "port",
+    "loop",
     "reason",
 )
 
@@ -521,7 +522,13 @@ class PackServer:
             "serving %d pack(s) on port %d",
             len(self.registry),
             self.port,
-            extra={"event": "serving", "address": self.address, "port": self.port},
+            extra={
+                "event": "serving",
+                "address": self.address,
+                "port": self.port,
+                # the loop's package: "asyncio" or "uvloop" (packctl serve --loop)
+                "loop": type(asyncio.get_running_loop()).__module__.partition(".")[0],
+            },
         )
 
     async def _follow_pack_health(self) -> None:

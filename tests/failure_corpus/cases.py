@@ -66,12 +66,28 @@ def case(
     CASES.append(Case(f"{klass}:{id}", klass, expect, reason, run, retry_after, sample))
 
 
-def provoke(c: Case, ep: Endpoints) -> BaseException:
-    """The exception ``c`` raises (``AssertionError`` if it did not fail)."""
+def provoke(
+    c: Case, ep: Endpoints, loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+) -> BaseException:
+    """The exception ``c`` raises (``AssertionError`` if it did not fail); an async case
+    runs on a new loop of ``loop_factory`` (default: the standard library's)."""
     try:
         result = c.run(ep)
         if asyncio.iscoroutine(result):
-            asyncio.run(result)
+            with asyncio.Runner(loop_factory=loop_factory) as runner:
+                runner.run(result)
+    except BaseException as exc:
+        return exc
+    return AssertionError(f"case {c.id} did not fail")
+
+
+async def provoke_on_loop(c: Case, ep: Endpoints) -> BaseException:
+    """As :func:`provoke`, but an async case runs on the running loop (a sync one in a
+    thread, so it does not block the loop)."""
+    try:
+        result = await asyncio.to_thread(c.run, ep)
+        if asyncio.iscoroutine(result):
+            await result
     except BaseException as exc:
         return exc
     return AssertionError(f"case {c.id} did not fail")
@@ -1640,6 +1656,14 @@ def _tool_cases() -> None:
     def missing_cwd(ep: Endpoints) -> None:
         subprocess.run(["true"], check=True, cwd=os.path.join(ep.files["tmp"], "no-such-dir"))
 
+    async def missing_cwd_async(ep: Endpoints) -> None:
+        await asyncio.create_subprocess_exec(
+            "true", cwd=os.path.join(ep.files["tmp"], "no-such-dir")
+        )
+
+    async def not_executable_async(ep: Endpoints) -> None:
+        await asyncio.create_subprocess_exec(ep.files["not_executable"])
+
     def broken_pipe(ep: Endpoints) -> None:
         proc = subprocess.Popen(["true"], stdin=subprocess.PIPE)
         proc.wait()
@@ -1697,6 +1721,20 @@ def _tool_cases() -> None:
         NF | INT,
         "chdir to an absent directory before exec",
         missing_cwd,
+    )
+    case(
+        "missing_cwd_async",
+        "subprocess",
+        NF | INT,
+        "asyncio: chdir to an absent directory (uvloop: the same ENOENT as a missing program)",
+        missing_cwd_async,
+    )
+    case(
+        "not_executable_async",
+        "subprocess",
+        DEP,
+        "asyncio: PermissionError from exec (uvloop: without a file name)",
+        not_executable_async,
     )
     case(
         "broken_pipe",

@@ -16,11 +16,12 @@ classifiers every plugin (built-in and installed) contributes; ``None`` is
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,13 +75,18 @@ def judge(c: Case, exc: BaseException, found: Any) -> tuple[str, float | None, s
     return code, retry_after, rule, "wrong"
 
 
-def run(cases: Iterable[Case], ep: Endpoints, plugins: Sequence[Any] | None = None) -> list[Result]:
+def run(
+    cases: Iterable[Case],
+    ep: Endpoints,
+    plugins: Sequence[Any] | None = None,
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+) -> list[Result]:
     chosen = classifiers() if plugins is None else tuple(plugins)
     results: list[Result] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for c in cases:
-            exc = provoke(c, ep)
+            exc = provoke(c, ep, loop_factory)
             code, retry_after, rule, verdict = judge(c, exc, classify(exc, chosen))
             results.append(Result(c, type(exc).__name__, code, retry_after, rule, verdict))
     return results

@@ -12,7 +12,15 @@ import contextlib
 from collections.abc import Iterator
 from types import FrameType
 
-__all__ = ["MAX_FRAMES", "ORIGIN_ATTR", "frame_locals", "frames", "mark_origin", "origin"]
+__all__ = [
+    "MAX_FRAMES",
+    "ORIGIN_ATTR",
+    "frame_locals",
+    "frames",
+    "mark_origin",
+    "origin",
+    "uvloop_frame",
+]
 
 #: Attribute recording where an ``OSError`` came from (``exec``, ``af_unix``,
 #: ``pipe_to_child``), set by :func:`mark_origin` before an exception leaves an isolated
@@ -43,6 +51,21 @@ def frame_locals(exc: BaseException) -> Iterator[tuple[FrameType, object]]:
             continue
         for value in values:
             yield frame, value
+
+
+def uvloop_frame(exc: BaseException, names: frozenset[str]) -> bool:
+    """Whether ``exc`` was raised through one of uvloop's functions ``names`` (the last
+    part of a Cython frame's name: ``UVProcess._init`` -> ``_init``).
+
+    uvloop (``packctl serve --loop``) is compiled: its frames carry a name but no locals,
+    so the rules that read the standard loop's locals (an ``AF_UNIX`` socket, ``cwd``)
+    recognize its functions by name instead."""
+    for frame in frames(exc):
+        if frame.f_globals.get("__name__") != "uvloop.loop":
+            continue
+        if frame.f_code.co_name.rpartition(".")[2] in names:
+            return True
+    return False
 
 
 def origin(exc: BaseException) -> str | None:

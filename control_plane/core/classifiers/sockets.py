@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import socket
 
-from control_plane.core.classifiers._frames import frame_locals, origin
+from control_plane.core.classifiers._frames import frame_locals, origin, uvloop_frame
 from control_plane.core.classify import Classification, safe_attr
 from control_plane.core.hookspecs import hookimpl
 
@@ -31,14 +31,21 @@ def _unix_socket_in_frames(exc: BaseException) -> bool:
     return False
 
 
+#: uvloop's functions that connect an ``AF_UNIX`` socket (its frames have no locals).
+_UVLOOP_UNIX_CONNECT = frozenset({"create_unix_connection"})
+
+
 def frame_origin(exc: BaseException) -> str | None:
     """``"af_unix"`` for ``ENOENT`` without a file name where an ``AF_UNIX`` socket was
-    connecting (read from the traceback's frames), else ``None``."""
+    connecting (read from the traceback's frames: the standard loop's locals, uvloop's
+    function names), else ``None``."""
     if not isinstance(exc, OSError) or safe_attr(exc, "errno") != errno.ENOENT:
         return None
     if safe_attr(exc, "filename") is not None:
         return None
-    return "af_unix" if _unix_socket_in_frames(exc) else None
+    if _unix_socket_in_frames(exc) or uvloop_frame(exc, _UVLOOP_UNIX_CONNECT):
+        return "af_unix"
+    return None
 
 
 @hookimpl

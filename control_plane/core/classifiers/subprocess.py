@@ -8,7 +8,9 @@
   program itself (``subprocess``, ``asyncio.create_subprocess_exec``): the program is
   missing or not executable on this host -> ``dependency_missing``, a well-known pack code
   (``internal_error`` for a pack that does not declare it) -- never ``not_found`` (the
-  caller named no such file) nor ``auth_failed``.
+  caller named no such file) nor ``auth_failed``. On uvloop (``packctl serve``'s default
+  loop) the error names no file: its spawn frame does, unless the call's ``cwd`` is
+  missing (the same ``ENOENT``).
 * ``BrokenPipeError`` / ``ConnectionResetError`` writing to a child's stdin after it
   exited -> ``internal_error``: not a network failure.
 """
@@ -16,8 +18,9 @@
 from __future__ import annotations
 
 import errno
+import os
 
-from control_plane.core.classifiers._frames import frame_locals, frames, origin
+from control_plane.core.classifiers._frames import frame_locals, frames, origin, uvloop_frame
 from control_plane.core.classify import Classification, class_names, safe_attr
 from control_plane.core.hookspecs import hookimpl
 from control_plane.core.stderr import table_for
@@ -64,12 +67,33 @@ def _called_process_error(exc: BaseException) -> Classification | None:
     )
 
 
+#: uvloop's spawn (libuv ``uv_spawn``): its exec failures carry no file name.
+_UVLOOP_SPAWN = frozenset({"_init"})
+
+
+def _missing_cwd(exc: BaseException) -> bool:
+    """Whether ``asyncio.create_subprocess_*`` was given a ``cwd`` that is not a directory
+    (uvloop reports a failed ``chdir`` as the same ``ENOENT`` as a missing program)."""
+    for frame in frames(exc):
+        code = frame.f_code
+        if not code.co_name.startswith("create_subprocess_"):
+            continue
+        if frame.f_globals.get("__name__") != "asyncio.subprocess":
+            continue
+        kwds = frame.f_locals.get("kwds")
+        cwd = kwds.get("cwd") if isinstance(kwds, dict) else None
+        if isinstance(cwd, str | bytes | os.PathLike):
+            return not os.path.isdir(cwd)
+    return False
+
+
 def _is_exec_failure(exc: BaseException) -> bool:
     if not isinstance(exc, OSError) or safe_attr(exc, "errno") not in _EXEC_ERRNOS:
         return False
     filename = safe_attr(exc, "filename")
     if filename is None:
-        return False
+        # uvloop: the spawn's frame, and no cwd of the caller's that is missing
+        return uvloop_frame(exc, _UVLOOP_SPAWN) and not _missing_cwd(exc)
     for frame in frames(exc):
         if frame.f_code.co_name not in _EXEC_FRAMES:
             continue

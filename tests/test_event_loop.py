@@ -1,0 +1,131 @@
+"""``packctl serve --loop``: the server's event loop (uvloop by default where installed).
+
+The rest of the suite serves on the default (``auto``, uvloop here: it is a dependency);
+these tests pin each loop explicitly and check the fallback when uvloop cannot import.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from server_support import PACKCTL, subprocess_env
+from test_cli import start_serve, stop_serve
+
+from control_plane.core.limits import ConfigError
+from control_plane.wire import event_loop
+from control_plane.wire.client import Client, PackCallError, Timeout
+
+
+def _loops(proc: subprocess.Popen[str], err: str) -> list[object]:
+    """The ``loop`` of each ``serving`` log record (read before and after the banner)."""
+    text = proc.banner + err  # type: ignore[attr-defined]
+    lines = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+    return [line["loop"] for line in lines if line.get("event") == "serving"]
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_serve_on_each_loop_answers_fails_times_out_and_drains(loop: str) -> None:
+    proc, target = start_serve("--plugin", "testpacks", "--loop", loop, "--grace", "10")
+    try:
+        assert f"event loop {loop}" in proc.banner  # type: ignore[attr-defined]
+        with Client(target) as client:
+            assert client.invoke("test.echo", {"n": 1}).result["echo"] == {"n": 1}
+            with pytest.raises(PackCallError) as failed:
+                client.invoke("test.fail", {"code": "rate_limited"})
+            assert failed.value.code == "rate_limited"
+            # The deadline is enforced on the server: the pack's own timeout envelope.
+            with pytest.raises(Timeout) as late:
+                client.invoke("test.hang_async", {"seconds": 30}, timeout=1.0)
+            assert late.value.envelope.origin != "client"
+            with ThreadPoolExecutor(2) as pool:
+                slow = pool.submit(client.invoke, "test.slow", {"seconds": 1.5, "tag": loop})
+                time.sleep(0.5)
+                proc.send_signal(signal.SIGTERM)
+                assert slow.result(timeout=30).result == {"done": loop}
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert _loops(proc, err) == [loop]
+
+
+@pytest.fixture
+def no_uvloop(tmp_path: Path) -> dict[str, str]:
+    """An environment where ``import uvloop`` fails (a package shadowing the real one)."""
+    shadow = tmp_path / "shadow" / "uvloop"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('uvloop hidden by the test')\n")
+    env = subprocess_env()
+    env["PYTHONPATH"] = f"{shadow.parent}:{env.get('PYTHONPATH', '')}"
+    return env
+
+
+def test_auto_serves_on_the_standard_loop_without_uvloop(no_uvloop: dict[str, str]) -> None:
+    proc, target = start_serve("--plugin", "testpacks", env=no_uvloop)
+    try:
+        assert "event loop asyncio" in proc.banner  # type: ignore[attr-defined]
+        with Client(target) as client:
+            assert client.invoke("test.echo", {"n": 2}).result["echo"] == {"n": 2}
+    finally:
+        err = stop_serve(proc)
+    assert _loops(proc, err) == ["asyncio"]
+
+
+def test_asking_for_uvloop_without_it_is_a_usage_error(no_uvloop: dict[str, str]) -> None:
+    done = subprocess.run(
+        [*PACKCTL, "serve", "--address", "127.0.0.1:0", "--loop", "uvloop"],
+        capture_output=True,
+        text=True,
+        env=no_uvloop,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "uvloop is not installed" in done.stderr
+    assert "--loop asyncio" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_resolve_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    import uvloop
+
+    assert event_loop.resolve_loop("auto").name == "uvloop"
+    assert event_loop.resolve_loop("uvloop").factory is uvloop.new_event_loop
+    assert event_loop.resolve_loop("asyncio").factory is asyncio.new_event_loop
+    with pytest.raises(ConfigError, match="unknown event loop 'trio'"):
+        event_loop.resolve_loop("trio")
+    monkeypatch.setattr(event_loop, "_uvloop_factory", lambda: None)
+    assert event_loop.resolve_loop("auto").name == "asyncio"
+    with pytest.raises(ConfigError, match="uvloop is not installed"):
+        event_loop.resolve_loop("uvloop")
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_run_returns_the_result_on_a_loop_of_the_choice(loop: str) -> None:
+    import asyncio
+
+    async def main() -> str:
+        return type(asyncio.get_running_loop()).__module__.partition(".")[0]
+
+    assert event_loop.run(main(), event_loop.resolve_loop(loop)) == loop
+
+
+def test_workers_serve_on_the_chosen_loop() -> None:
+    proc, target = start_serve("--plugin", "testpacks", "--workers", "2", "--loop", "asyncio")
+    try:
+        with Client(target) as client:
+            for n in range(4):
+                assert client.invoke("test.echo", {"n": n}).result["echo"] == {"n": n}
+    finally:
+        err = stop_serve(proc)
+    assert _loops(proc, err) == ["asyncio", "asyncio"], err
