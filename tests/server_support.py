@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -120,3 +121,11 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 
 PACKCTL = [sys.executable, "-m", "control_plane.adapters.cli"]
+
+
+def reap(proc: subprocess.Popen[Any]) -> None:
+    """Kill ``proc`` if it is still running (a test's ``finally``: an assertion failed
+    before the server was stopped, or it did not stop)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(30)

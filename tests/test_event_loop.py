@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from server_support import PACKCTL, subprocess_env
+from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve, stop_serve
 
 from control_plane.core.limits import ConfigError
@@ -50,9 +50,7 @@ def test_serve_on_each_loop_answers_fails_times_out_and_drains(loop: str) -> Non
                 assert slow.result(timeout=30).result == {"done": loop}
         _, err = proc.communicate(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     assert proc.returncode == 0, err
     assert _loops(proc, err) == [loop]
 

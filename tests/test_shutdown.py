@@ -7,6 +7,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
+from server_support import reap
 from test_cli import start_serve
 
 from control_plane.core.errors import CapabilityPackError
@@ -67,9 +68,7 @@ def test_in_flight_calls_finish_and_new_ones_are_refused(signum: int) -> None:
         assert timed_out.envelope.recovery_hint
         _, err = proc.communicate(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     assert proc.returncode == 0, err
     assert "packctl: stopped" in err
 
@@ -87,7 +86,5 @@ def test_calls_longer_than_the_grace_period_are_cut() -> None:
             proc.communicate(timeout=15)
             assert time.monotonic() - started < 10
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     assert proc.returncode == 0

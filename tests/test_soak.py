@@ -34,7 +34,7 @@ from typing import Any
 import grpc
 import orjson
 import pytest
-from server_support import PACKCTL, ROOT, subprocess_env
+from server_support import PACKCTL, ROOT, reap, subprocess_env
 from testpacks import FAIL_CODES, SECRET
 
 from control_plane.v1 import control_plane_pb2 as pb
@@ -444,9 +444,7 @@ def test_soak(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         sent, drained, drain_failures = asyncio.run(drain_on_sigterm(target, proc))
         returncode = proc.wait(timeout=60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        reap(proc)
     text = log.read_text(errors="replace")
     replaced = text.count("starting a replacement")
     figures = _figures(tally, elapsed, rss_start, rss_end, sent, drained, replaced)

@@ -29,7 +29,7 @@ import pytest
 import pytest_asyncio
 import temporal_packs
 import testpacks
-from server_support import PACKCTL, ServerThread, subprocess_env
+from server_support import PACKCTL, ServerThread, reap, subprocess_env
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
@@ -512,9 +512,7 @@ async def test_worker_killed_mid_activity_is_retried_on_another(env: Env, tmp_pa
         assert outcome.request_id == rid
         assert time.monotonic() - killed_at < 10
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+        reap(proc)
 
 
 # -- packctl ---------------------------------------------------------------------------
@@ -583,9 +581,7 @@ async def test_worker_cli_stops_cleanly_on_sigterm(env: Env) -> None:
         assert await asyncio.to_thread(proc.wait, 30) == 0, rest
         assert "packctl: worker stopped" in rest
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+        reap(proc)
 
 
 @MODULE_LOOP

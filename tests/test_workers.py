@@ -18,7 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from server_support import PACKCTL, subprocess_env
+from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve
 
 from control_plane.core.errors import CapabilityPackError
@@ -75,9 +75,7 @@ def two_workers(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Pa
     try:
         yield proc, target, tmp_path
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
+        reap(proc)
 
 
 def _metrics_url(banner: str) -> str:

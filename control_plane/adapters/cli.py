@@ -48,6 +48,7 @@ from control_plane.runtime.mcp_source.config import McpConfigError
 from control_plane.runtime.observability import add_serve_arguments
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.runtime.tracing import add_tracing_arguments, tracing_from_args
+from control_plane.wire import event_loop
 from control_plane.wire.client import (
     DEFAULT_TARGET,
     Client,
@@ -496,7 +497,7 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     p.add_argument(
         "--loop",
-        choices=("auto", "asyncio", "uvloop"),
+        choices=event_loop.LOOPS,
         default="auto",
         help="event loop of the server (default auto: uvloop where installed, else the "
         "standard library's; docs/cli.md#event-loop)",
@@ -517,7 +518,6 @@ def _workers(text: str) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from control_plane.wire import event_loop
     from control_plane.wire.server import PackServer, configure_logging, serve
     from control_plane.wire.workers import report_ready, worker_index
 
