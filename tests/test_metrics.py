@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import socket
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -370,6 +372,33 @@ def test_serve_options_configure_everything(tmp_path: Path) -> None:
     assert obs.store is None and obs.events.sinks == () and obs.metrics.port is None
     obs.close()
     invoker.close()
+
+
+def test_flush_writes_the_delayed_event_lines_and_the_store_rows_before_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As served (events on stderr through the delayed writer, the incident store), a
+    failure's line and row may wait; ``flush()`` writes both now, without closing."""
+    parser = argparse.ArgumentParser(prog="packctl serve")
+    add_serve_arguments(parser)
+    args = parser.parse_args(["--incident-db", str(tmp_path / "i.db")])
+    stderr = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    invoker = make_invoker()
+    obs = install_from_args(invoker, args)
+    try:
+        invoker.invoke_sync("t.fail", {"code": "not_found"})
+        obs.flush()
+        assert [json.loads(x)["code"] for x in stderr.getvalue().splitlines()] == ["not_found"]
+        assert IncidentStore(tmp_path / "i.db", read_only=True).errors() == [("not_found", 1)]
+        invoker.invoke_sync("t.fail", {"code": "auth_failed"})  # still served after a flush
+    finally:
+        obs.close()
+        invoker.close()
+    assert [json.loads(x)["code"] for x in stderr.getvalue().splitlines()] == [
+        "not_found",
+        "auth_failed",
+    ]
 
 
 def test_latency_and_counts_match_prometheus_clients_own_histogram_under_threads() -> None:

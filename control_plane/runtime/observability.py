@@ -137,6 +137,14 @@ class Observability:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
+    def flush(self) -> None:
+        """Write what is queued now: the event stream's delayed lines, the store's rows."""
+        for sink in self._owned_sinks:
+            if isinstance(sink, StreamSink):
+                sink.flush()
+        if self.store is not None:
+            self.store.flush()
+
     def close(self) -> None:
         """Detach from the invoker, stop the metrics endpoint, flush and close the store."""
         if self._closed:
