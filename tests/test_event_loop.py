@@ -127,3 +127,57 @@ def test_workers_serve_on_the_chosen_loop() -> None:
     finally:
         err = stop_serve(proc)
     assert _loops(proc, err) == ["asyncio", "asyncio"], err
+
+
+_SPAWN_PLUGIN = """
+import asyncio
+from typing import Any
+
+from control_plane import Pack, hookimpl
+
+OUTPUT = {
+    "type": "object",
+    "properties": {"error": {"type": "object", "properties": {"code": {"enum": ["timeout"]}}}},
+}
+
+
+async def spawn(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def one() -> list[Any]:
+        proc = await asyncio.create_subprocess_exec(
+            "sh", "-c", "echo hi", stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await proc.communicate()
+        return [proc.returncode, out.decode()]
+
+    return {"runs": await asyncio.gather(*(one() for _ in range(doc["n"])))}
+
+
+@hookimpl
+def register_packs(register: Any) -> None:
+    register(Pack("spawn.sh", "1.0.0", "Spawn sh n times.", {"type": "object"}, OUTPUT, spawn))
+"""
+
+
+def test_subprocesses_spawned_on_uvloop_under_grpc_do_not_crash(tmp_path: Path) -> None:
+    """libuv spawns with ``fork()``, which runs gRPC's fork handlers in the child while the
+    server's threads are inside gRPC: with gRPC's fork support on, ~1-2 % of the children
+    died of SIGSEGV before ``exec`` (an empty result, or a spurious failure). ``packctl
+    serve`` turns the support off (the control plane never forks without ``exec``)."""
+    (tmp_path / "spawnpack.py").write_text(_SPAWN_PLUGIN)
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="spawnpack,testpacks")
+    env.pop("GRPC_ENABLE_FORK_SUPPORT", None)  # as on an operator's machine
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    proc, target = start_serve(
+        "--plugin", "spawnpack", "--plugin", "testpacks", "--loop", "uvloop", env=env, drain=True
+    )
+    try:
+        with Client(target) as client, ThreadPoolExecutor(8) as pool:
+            echoes = [pool.submit(client.invoke, "test.echo", {"i": i}) for i in range(400)]
+            spawns = [pool.submit(client.invoke, "spawn.sh", {"n": 16}) for _ in range(12)]
+            runs = [run for call in spawns for run in call.result(timeout=120).result["runs"]]
+            assert all(call.result(timeout=120).result["echo"] for call in echoes)
+    finally:
+        err = stop_serve(proc)
+        reap(proc)
+    assert runs == [[0, "hi\n"]] * 192
+    assert "fork" not in err, err[-2000:]
