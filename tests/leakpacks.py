@@ -15,12 +15,14 @@ Used by ``tests/test_redact_channels.py`` in a real ``packctl serve``.
 
 from __future__ import annotations
 
+import gc
 import io
 import logging
 import re
 import subprocess
 import threading
 import urllib.error
+import warnings
 from email.message import Message
 from typing import Any
 
@@ -44,6 +46,8 @@ MODES = (
     "log",
     "thirdparty_log",
     "thread",
+    "unraisable",
+    "warning",
 )
 
 CODES = ["not_found", "network_error", "auth_failed", "schema_mismatch", "timeout"]
@@ -129,7 +133,26 @@ def channel(doc: dict[str, Any], ctx: Context) -> Any:
         thread.start()
         thread.join()
         raise PackError("timeout", "a thread died")
+    if mode == "unraisable":  # Python prints it through sys.unraisablehook
+        finalizer = _FailingFinalizer(text)
+        del finalizer
+        gc.collect()
+        raise PackError("timeout", "a finalizer failed")
+    if mode == "warning":  # printed by the warnings module (once per text and line)
+        warnings.warn(f"deprecated: {text}", RuntimeWarning, stacklevel=1)
+        raise PackError("timeout", "a warning was shown")
     raise AssertionError(mode)
+
+
+class _FailingFinalizer:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"<finalizer holding {self.text}>"
+
+    def __del__(self) -> None:
+        raise RuntimeError(f"finalizer failed: {self.text}")
 
 
 def _raise_in_thread(text: str) -> None:

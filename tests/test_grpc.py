@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import logging
+import sys
 import time
+import types
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -513,6 +516,65 @@ def test_configured_json_logs(stub: Any) -> None:
     assert by_rid["ok-1"]["status"] == "OK"
     assert by_rid["nf-1"]["code"] == "not_found"
     assert by_rid["nf-1"]["status"] == "NOT_FOUND"
+
+
+class _Hostile:
+    """Collected with an error in ``__del__`` and a ``__repr__`` that raises SystemExit."""
+
+    def __repr__(self) -> str:
+        raise SystemExit(f"repr {testpacks.SECRET_TEXTS[0]}")
+
+    def __del__(self) -> None:
+        raise RuntimeError(f"finalizer failed: {testpacks.SECRET_TEXTS[1]}")
+
+
+def test_unraisable_exceptions_and_warnings_print_scrubbed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What Python can only report (a failing ``__del__``; gRPC's Cython layer reports the
+    same way) and ``warnings.warn`` went to stderr raw, bypassing the log formatters."""
+    import threading
+    import warnings
+
+    from control_plane.wire.server import configure_logging
+
+    for name in ("unraisablehook", "excepthook"):
+        monkeypatch.setattr(sys, name, getattr(sys, name))
+    monkeypatch.setattr(threading, "excepthook", threading.excepthook)
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    stream = io.StringIO()
+    logging.captureWarnings(False)  # as in a fresh process (pytest records warnings itself)
+    configure_logging("json", "info", stream)
+    try:
+        hostile = _Hostile()
+        del hostile
+        gc.collect()
+        # A report whose object's repr raises (the hook reads only these attributes).
+        sys.unraisablehook(
+            types.SimpleNamespace(  # type: ignore[arg-type]
+                exc_type=RuntimeError,
+                exc_value=RuntimeError(f"callback failed: {testpacks.SECRET_TEXTS[0]}"),
+                exc_traceback=None,
+                err_msg=None,
+                object=_Hostile.__new__(_Hostile),
+            )
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            warnings.warn(f"deprecated: {testpacks.SECRET_TEXTS[2]}", RuntimeWarning, stacklevel=1)
+    finally:
+        logging.captureWarnings(False)
+        root = logging.getLogger("capability_packs")
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        root.setLevel(logging.NOTSET)
+        root.propagate = True
+    text = stream.getvalue()
+    assert "Exception ignored in: <function _Hostile.__del__" in text
+    assert "Exception ignored in: <unprintable _Hostile>" in text
+    assert "finalizer failed: " in text and "deprecated: " in text and "callback failed" in text
+    assert "[REDACTED" in text
+    assert testpacks.SECRET not in text
 
 
 # -- the table -------------------------------------------------------------------------

@@ -174,6 +174,7 @@ def test_the_corpus_leaks_through_no_channel(served: Served) -> None:
     assert len(received) == 1 + len(requests)
     stderr = sinks["stderr"].decode(errors="replace")
     assert "load failure" in stderr and "thread failed" in stderr and "client failed" in stderr
+    assert "finalizer failed" in stderr and "deprecated: " in stderr
 
     assert leakpacks.CHECK_ID_SECRET.encode() not in b"".join(sinks.values())
     leaks = [

@@ -98,7 +98,9 @@ CHANNELS: Mapping[str, Channel] = MappingProxyType(
         ),
         "traceback": Channel(
             "control_plane.wire.server:_scrubbing_excepthook",
-            "tracebacks of uncaught exceptions (main thread, other threads)",
+            "tracebacks of uncaught exceptions (main thread, other threads) and of exceptions "
+            "Python can only report (sys.unraisablehook: a failing __del__, gRPC's Cython "
+            "layer); warnings go to the log as py.warnings records",
         ),
         "rejection": Channel(
             "control_plane.core.rejection:Rejection.of",

@@ -37,6 +37,7 @@ import orjson
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from control_plane.core.bounds import safe_text
 from control_plane.core.errors import RequestRejected
 from control_plane.core.invoke import Invoker
 from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
@@ -171,21 +172,40 @@ class ScrubbingFormatter(logging.Formatter):
         return scrub(super().format(record))
 
 
-def _scrubbing_excepthook(stream: TextIO | None) -> None:
-    """Uncaught exceptions (the main thread's, a thread's) print scrubbed tracebacks."""
+def _shown(obj: object) -> str:
+    """``repr(obj)`` for a report, bounded; a hostile ``__repr__`` gives a fixed text."""
+    try:
+        text = repr(obj)
+    # Hostile input: the object of an "Exception ignored" report may be anything.
+    except BaseException:  # noqa: BLE001
+        text = f"<unprintable {type(obj).__name__}>"
+    return safe_text(text, 2000)
 
-    def write(exc: BaseException | None) -> None:
+
+def _scrubbing_excepthook(stream: TextIO | None) -> None:
+    """Uncaught exceptions (the main thread's, a thread's) and exceptions Python can only
+    report (a failing ``__del__``, a callback of a collected object, gRPC's Cython layer:
+    ``sys.unraisablehook``) print scrubbed tracebacks."""
+
+    def write(exc: BaseException | None, head: str = "") -> None:
         if exc is None:
             return
-        text = "".join(traceback.format_exception(exc))
+        text = head + "".join(traceback.format_exception(exc))
         (stream if stream is not None else sys.stderr).write(scrub(text))
 
     def on_thread(args: threading.ExceptHookArgs) -> None:
         if args.exc_type is not SystemExit:
             write(args.exc_value)
 
+    def on_unraisable(args: sys.UnraisableHookArgs) -> None:
+        head = args.err_msg or "Exception ignored in"
+        if args.object is not None:
+            head = f"{head}: {_shown(args.object)}"
+        write(args.exc_value, head + "\n")
+
     sys.excepthook = lambda kind, exc, tb: write(exc)
     threading.excepthook = on_thread
+    sys.unraisablehook = on_unraisable
 
 
 def configure_logging(
@@ -210,6 +230,9 @@ def configure_logging(
         other = logging.StreamHandler(stream if stream is not None else sys.stderr)
         other.setFormatter(ScrubbingFormatter("%(levelname)s %(name)s: %(message)s"))
         top.addHandler(other)
+    # Warnings (``warnings.warn`` in a pack or a library) as log records of ``py.warnings``:
+    # through the handlers above, so scrubbed, instead of printed raw by the warnings module.
+    logging.captureWarnings(True)
     _scrubbing_excepthook(stream)
 
 
