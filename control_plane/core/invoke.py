@@ -11,6 +11,7 @@ outcome whose code is inside the pack's effective vocabulary.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import math
 import time
@@ -233,7 +234,7 @@ class Invoker:
                         returned = await _resume(coro, pending)
                 if inspect.isawaitable(returned):  # as _call_handler: an awaitable returned
                     async with asyncio.timeout_at(when) as scope:
-                        returned = await returned
+                        returned = await _await_relayed(returned)
             else:
                 async with asyncio.timeout(budget) as scope:
                     returned = await self._call_handler(loaded, doc, ctx)
@@ -391,14 +392,21 @@ class Invoker:
 def _resume(coro: Any, pending: Any) -> Generator[Any, Any, Any]:
     """Await ``coro`` whose first step already ran and yielded ``pending``: what
     ``yield from`` would do from there (values and exceptions, cancellation included, are
-    passed through to it)."""
+    passed through to it) -- except that the asyncio futures the pack awaits are relayed
+    (:func:`_relay`): the task never throws a future's exception into the call's chain of
+    coroutines, the pack's own ``await`` raises it inside the pack."""
     while True:
+        waiter = _relay(pending)
         try:
-            value = yield pending
+            value = yield pending if waiter is None else waiter
         except GeneratorExit:
-            coro.close()
+            close = getattr(coro, "close", None)
+            if close is not None:
+                close()
             raise
         except BaseException as exc:  # noqa: BLE001 - handed to the coroutine, as yield from does
+            if waiter is not None and isinstance(exc, asyncio.CancelledError):
+                pending.cancel(*exc.args[:1])  # as the task would have cancelled it
             try:
                 pending = coro.throw(exc)
             except StopIteration as done:
@@ -408,6 +416,48 @@ def _resume(coro: Any, pending: Any) -> Generator[Any, Any, Any]:
                 pending = coro.send(value)
             except StopIteration as done:
                 return done.value
+
+
+def _relay(pending: Any) -> asyncio.Future[None] | None:
+    """For an asyncio future a pack's coroutine yielded to wait on: a future of the
+    invoker's for the task to wait on instead, done (never failed) once ``pending`` is done;
+    ``None`` for anything else, which is yielded as it is.
+
+    Resuming a coroutine after its future failed, the task *throws* the future's exception
+    into the call's whole chain of coroutines; a thrown ``GeneratorExit`` closes every
+    coroutine of the chain instead of failing the pack (gRPC's frames included: the call
+    never got an answer). Relayed, the task resumes the chain by sending ``None``, and the
+    pack's ``await`` (``Future.__await__``) reads the future's outcome and raises it inside
+    the pack, where the boundary classifies it like any other exception.
+    """
+    if getattr(pending, "_asyncio_future_blocking", None) is not True:
+        return None  # a bare yield (``sleep(0)``) or a bad yield: the task's own rules
+    try:
+        loop = pending.get_loop()
+    except (AttributeError, RuntimeError):
+        return None
+    if loop is not asyncio.get_running_loop():
+        return None  # the task reports a future of another loop, as it always did
+    waiter: asyncio.Future[None] = loop.create_future()
+    pending._asyncio_future_blocking = False  # accepted, as the task would
+    waiter._asyncio_future_blocking = True
+    pending.add_done_callback(functools.partial(_wake, waiter))
+    return waiter
+
+
+def _wake(waiter: asyncio.Future[None], _: object) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+async def _await_relayed(awaitable: Any) -> Any:
+    """``await awaitable`` with its futures relayed (:func:`_resume`)."""
+    steps = awaitable.__await__()
+    try:
+        pending = steps.send(None)
+    except StopIteration as done:
+        return done.value
+    return await _resume(steps, pending)
 
 
 def _number(value: Any) -> float | None:

@@ -1,0 +1,181 @@
+"""A pack's coroutine that awaits a future, a task or a gather which failed with a
+``BaseException`` (``GeneratorExit`` above all): the failure is the pack's, classified, and
+the call ends with a code -- in process and served.
+
+The event loop's task resumes an awaiting coroutine by *throwing* the awaited future's
+exception into it. A thrown ``GeneratorExit`` is not an exception like the others: every
+``await`` on the way closes the coroutine below it, so the whole chain up to gRPC's own
+frames was closed instead of failing, the call never got an answer (the caller waited for
+its deadline) and gRPC printed the unscrubbed text. The invoker now relays the pack's
+futures: the task waits on a future of the invoker's that never fails, and the pack's own
+``await`` raises the outcome inside the pack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
+
+import pytest
+import testpacks
+from server_support import subprocess_env
+from test_cli import start_serve, stop_serve
+
+from control_plane import Context, Pack, hookimpl
+from control_plane.core.invoke import Invoker
+from control_plane.runtime.plugins import load_registry
+from control_plane.wire.client import Client, PackCallError
+
+SECRET_TEXT = testpacks.SECRET_TEXTS[0]
+
+KINDS: dict[str, Callable[[], BaseException]] = {
+    "GeneratorExit": lambda: GeneratorExit(SECRET_TEXT),
+    "KeyboardInterrupt": lambda: KeyboardInterrupt(SECRET_TEXT),
+    "SystemExit": lambda: SystemExit(SECRET_TEXT),
+    "RuntimeError": lambda: RuntimeError(SECRET_TEXT),
+    "CancelledError": lambda: asyncio.CancelledError(SECRET_TEXT),
+}
+
+
+async def _raise_soon(kind: str) -> None:
+    await asyncio.sleep(0.01)
+    raise KINDS[kind]()
+
+
+async def awaits(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Await something that fails with ``doc["kind"]``, as ``doc["via"]`` says."""
+    kind, via = doc["kind"], doc["via"]
+    loop = asyncio.get_running_loop()
+    if via == "future":
+        fut = loop.create_future()
+        loop.call_later(0.01, fut.set_exception, KINDS[kind]())
+        await fut
+    elif via == "future_after_sleep":  # the failing await is not the handler's first
+        await asyncio.sleep(0.01)
+        fut = loop.create_future()
+        loop.call_soon(fut.set_exception, KINDS[kind]())
+        await fut
+    elif via == "gather":
+        await asyncio.gather(asyncio.sleep(0.05), _raise_in_future(kind))
+    elif via == "returned":  # the handler returns the failing future itself
+        fut = loop.create_future()
+        loop.call_later(0.01, fut.set_exception, KINDS[kind]())
+        return fut  # type: ignore[return-value]
+    return {"survived": True}
+
+
+async def _raise_in_future(kind: str) -> None:
+    fut = asyncio.get_running_loop().create_future()
+    asyncio.get_running_loop().call_later(0.01, fut.set_exception, KINDS[kind]())
+    await fut
+
+
+async def ok(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    await asyncio.sleep(0.001)
+    return {"value": doc.get("value")}
+
+
+CODES = ["internal_error", "timeout", "network_error"]
+OUTPUT = {
+    "type": "object",
+    "properties": {"error": {"type": "object", "properties": {"code": {"enum": CODES}}}},
+}
+PACKS = [
+    Pack("aw.awaits", "1.0.0", "Await a failing future.", {"type": "object"}, OUTPUT, awaits),
+    Pack("aw.ok", "1.0.0", "Suspend, then answer.", {"type": "object"}, OUTPUT, ok),
+]
+
+
+@hookimpl
+def register_packs(register: Any) -> None:
+    for pack in PACKS:
+        register(pack)
+
+
+@pytest.fixture
+def invoker() -> Iterator[Invoker]:
+    load = load_registry(builtins=False, entry_points_=False, extra=[sys.modules[__name__]])
+    inv = Invoker(load.registry, classifiers=load.classifiers)
+    yield inv
+    inv.close()
+
+
+def _run(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coro``; a hang is a failure of its own (a guard, not a measure of speed)."""
+
+    async def guarded() -> Any:
+        return await asyncio.wait_for(coro, 30)
+
+    return asyncio.run(guarded())
+
+
+VIAS = ["future", "future_after_sleep", "gather", "returned"]
+
+
+# gather runs each coroutine in a task of its own, and asyncio re-raises KeyboardInterrupt and
+# SystemExit out of the loop from any task: a documented limit of in-process packs
+# (docs/reliability.md, threat model; --isolate is the answer), so not cases here.
+CASES = [
+    (kind, via)
+    for kind in sorted(KINDS)
+    for via in VIAS
+    if not (via == "gather" and kind in ("KeyboardInterrupt", "SystemExit"))
+]
+
+
+@pytest.mark.parametrize(("kind", "via"), CASES)
+def test_an_awaited_failure_is_the_packs_in_process(invoker: Invoker, kind: str, via: str) -> None:
+    outcome = _run(invoker.invoke("aw.awaits", {"kind": kind, "via": via}))
+    assert outcome.error is not None, outcome
+    assert outcome.error.code in CODES
+    assert testpacks.SECRET not in outcome.error.message
+    # The invoker still serves, on the same loop too.
+    assert _run(invoker.invoke("aw.ok", {"value": 1})).result == {"value": 1}
+
+
+def test_cancelling_a_call_that_awaits_a_relayed_future_cancels_the_future(
+    invoker: Invoker,
+) -> None:
+    """The caller's cancellation reaches the future the pack awaits, as without the relay."""
+    seen: list[bool] = []
+
+    async def waits(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        fut = asyncio.get_running_loop().create_future()
+        try:
+            await fut
+        finally:
+            seen.append(fut.cancelled())
+        return {}
+
+    invoker.registry.register(Pack("aw.waits", "1.0.0", "Wait.", {"type": "object"}, OUTPUT, waits))
+
+    async def cancel_it() -> None:
+        call = asyncio.ensure_future(invoker.invoke("aw.waits", {}))
+        await asyncio.sleep(0.05)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    _run(cancel_it())
+    assert seen == [True]
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+def test_served_generator_exit_from_an_awaited_future_ends_with_a_code(loop: str) -> None:
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="test_awaited_failures,testpacks")
+    proc, target = start_serve(
+        "--plugin", "test_awaited_failures", "--loop", loop, env=env, drain=True
+    )
+    try:
+        with Client(target) as client:
+            for via in VIAS:
+                with pytest.raises(PackCallError) as failed:
+                    client.invoke("aw.awaits", {"kind": "GeneratorExit", "via": via}, timeout=60)
+                assert failed.value.code == "internal_error", via
+            assert client.invoke("aw.ok", {"value": 2}).result == {"value": 2}
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err[-2000:]
+    assert testpacks.SECRET not in err
