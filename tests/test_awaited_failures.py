@@ -72,6 +72,27 @@ async def _raise_in_future(kind: str) -> None:
     await fut
 
 
+async def cancels_itself(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Cancel the task running the pack (the call's own task), as ``doc["mode"]`` says."""
+    mode = doc["mode"]
+    if mode == "after_suspend":
+        await asyncio.sleep(0.01)
+    task = asyncio.current_task()
+    assert task is not None
+    task.cancel()
+    if mode == "no_await":
+        return {"returned": True}
+    if mode in ("catch", "catch_then_wait"):
+        try:
+            await asyncio.sleep(1)
+        except asyncio.CancelledError:
+            if mode == "catch":
+                return {"caught": True}
+        await asyncio.sleep(5)  # where the caller cancels
+    await asyncio.sleep(1)
+    return {"survived": True}
+
+
 async def ok(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     await asyncio.sleep(0.001)
     return {"value": doc.get("value")}
@@ -85,6 +106,7 @@ OUTPUT = {
 PACKS = [
     Pack("aw.awaits", "1.0.0", "Await a failing future.", {"type": "object"}, OUTPUT, awaits),
     Pack("aw.ok", "1.0.0", "Suspend, then answer.", {"type": "object"}, OUTPUT, ok),
+    Pack("aw.self", "1.0.0", "Cancel its own task.", {"type": "object"}, OUTPUT, cancels_itself),
 ]
 
 
@@ -135,6 +157,50 @@ def test_an_awaited_failure_is_the_packs_in_process(invoker: Invoker, kind: str,
     assert _run(invoker.invoke("aw.ok", {"value": 1})).result == {"value": 1}
 
 
+@pytest.mark.parametrize("mode", ["await", "after_suspend"])
+def test_a_pack_cancelling_its_own_task_fails_the_pack(invoker: Invoker, mode: str) -> None:
+    """``current_task().cancel()`` in a pack is a cancellation of its own, not the caller's:
+    the call ends with a code (it used to be re-raised as the caller's cancellation, and a
+    served call then went unanswered until its deadline)."""
+
+    async def call() -> Any:
+        outcome = await invoker.invoke("aw.self", {"mode": mode})
+        task = asyncio.current_task()
+        assert task is not None and task.cancelling() == 0  # nothing left on the caller's task
+        await asyncio.sleep(0.01)  # and no cancellation pending on it either
+        return outcome
+
+    outcome = _run(call())
+    assert outcome.error is not None and outcome.error.code in CODES
+
+
+@pytest.mark.parametrize("mode", ["catch", "no_await"])
+def test_a_pack_that_cancels_its_own_task_and_carries_on_answers(
+    invoker: Invoker, mode: str
+) -> None:
+    async def call() -> Any:
+        outcome = await invoker.invoke("aw.self", {"mode": mode})
+        await asyncio.sleep(0.01)  # the caller's task goes on: nothing pending on it
+        return outcome
+
+    outcome = _run(call())
+    assert outcome.error is None and outcome.result in ({"caught": True}, {"returned": True})
+
+
+def test_the_callers_cancellation_still_wins_over_a_packs_own(invoker: Invoker) -> None:
+    """The pack cancelled its task (and caught it); then the caller cancels the call."""
+
+    async def cancel_it() -> None:
+        call = asyncio.ensure_future(invoker.invoke("aw.self", {"mode": "catch_then_wait"}))
+        await asyncio.sleep(0.1)
+        assert not call.done()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    _run(cancel_it())
+
+
 def test_cancelling_a_call_that_awaits_a_relayed_future_cancels_the_future(
     invoker: Invoker,
 ) -> None:
@@ -174,6 +240,10 @@ def test_served_generator_exit_from_an_awaited_future_ends_with_a_code(loop: str
                 with pytest.raises(PackCallError) as failed:
                     client.invoke("aw.awaits", {"kind": "GeneratorExit", "via": via}, timeout=60)
                 assert failed.value.code == "internal_error", via
+            with pytest.raises(PackCallError) as cancelled:
+                client.invoke("aw.self", {"mode": "await"}, timeout=60)
+            assert cancelled.value.code in CODES
+            assert client.invoke("aw.self", {"mode": "catch"}).result == {"caught": True}
             assert client.invoke("aw.ok", {"value": 2}).result == {"value": 2}
     finally:
         err = stop_serve(proc)

@@ -11,6 +11,7 @@ outcome whose code is inside the pack's effective vocabulary.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import math
@@ -213,6 +214,7 @@ class Invoker:
     ) -> Outcome:
         origin = f"pack:{loaded.name}"
         scope: asyncio.Timeout | None = None
+        own: _OwnCancels | None = None
         try:
             if loaded.pack.is_async and (
                 self.isolation is None or loaded.name not in self.isolation
@@ -224,14 +226,15 @@ class Invoker:
                 # counted from before its first step.
                 loop = asyncio.get_running_loop()
                 when = None if budget is None else loop.time() + budget
+                own = _OwnCancels()
                 coro = loaded.pack.handler(doc, ctx)
                 try:
-                    pending = coro.send(None)  # type: ignore[union-attr]
+                    pending = own.step(coro.send, None)  # type: ignore[union-attr]
                 except StopIteration as done:
                     returned = done.value
                 else:
                     async with asyncio.timeout_at(when) as scope:
-                        returned = await _resume(coro, pending)
+                        returned = await _resume(coro, pending, own)
                 if inspect.isawaitable(returned):  # as _call_handler: an awaitable returned
                     async with asyncio.timeout_at(when) as scope:
                         returned = await _await_relayed(returned)
@@ -256,9 +259,13 @@ class Invoker:
         # concurrent.futures.CancelledError from a thread) -- and every failure is
         # classified. Only the caller's own cancellation (this task being cancelled) passes.
         except BaseException as exc:
-            if isinstance(exc, asyncio.CancelledError) and _caller_cancelled():
+            if isinstance(exc, asyncio.CancelledError) and _caller_cancelled(own):
                 raise
+            if own is not None and own.count:
+                await own.settle()
             return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
+        if own is not None and own.count:
+            await own.settle()
         return self._finish(loaded, ctx, copied, strict, fail_on)
 
     def _failed(
@@ -389,7 +396,7 @@ class Invoker:
 
 
 @types.coroutine
-def _resume(coro: Any, pending: Any) -> Generator[Any, Any, Any]:
+def _resume(coro: Any, pending: Any, own: _OwnCancels | None = None) -> Generator[Any, Any, Any]:
     """Await ``coro`` whose first step already ran and yielded ``pending``: what
     ``yield from`` would do from there (values and exceptions, cancellation included, are
     passed through to it) -- except that the asyncio futures the pack awaits are relayed
@@ -408,14 +415,61 @@ def _resume(coro: Any, pending: Any) -> Generator[Any, Any, Any]:
             if waiter is not None and isinstance(exc, asyncio.CancelledError):
                 pending.cancel(*exc.args[:1])  # as the task would have cancelled it
             try:
-                pending = coro.throw(exc)
+                pending = coro.throw(exc) if own is None else own.step(coro.throw, exc)
             except StopIteration as done:
                 return done.value
         else:
             try:
-                pending = coro.send(value)
+                pending = coro.send(value) if own is None else own.step(coro.send, value)
             except StopIteration as done:
                 return done.value
+
+
+class _OwnCancels:
+    """Tells a pack's cancellation of its own task from the caller's.
+
+    An in-process async pack runs in the call's own task, so ``current_task().cancel()`` in
+    the pack cancels the caller's task -- and a task cannot tell who cancelled it. But the
+    loop runs one thing at a time: a cancellation requested *during* one of the pack's steps
+    (:meth:`step`) is the pack's own; the caller's (the client went away, the server is
+    stopping) arrives while the pack is suspended. The pack's own count as its failure, and
+    :meth:`settle` takes them back off the caller's task so that nothing of them is left to
+    cancel the rest of the call.
+    """
+
+    __slots__ = ("count", "task")
+
+    def __init__(self) -> None:
+        self.task = asyncio.current_task()
+        self.count = 0
+
+    def step(self, advance: Callable[[Any], Any], value: Any) -> Any:
+        """One step of the pack's coroutine (``send`` or ``throw`` of ``value``)."""
+        task = self.task
+        if task is None:
+            return advance(value)
+        before = task.cancelling()
+        try:
+            return advance(value)
+        finally:
+            added = task.cancelling() - before
+            if added > 0:
+                self.count += added
+
+    async def settle(self) -> None:
+        """Undo the pack's own cancellations of the task (the caller's are not touched)."""
+        task = self.task
+        if task is None:
+            return
+        for _ in range(min(self.count, task.cancelling())):
+            task.uncancel()
+        self.count = 0
+        if task.cancelling() == 0 and getattr(task, "_must_cancel", False):
+            # Requested in the pack's last step and never delivered: the task would cancel
+            # its next await. Deliver it here, where it is known to be the pack's (with the
+            # caller's cancellation also pending, it is left to cancel the call).
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.sleep(0)
 
 
 def _relay(pending: Any) -> asyncio.Future[None] | None:
@@ -476,8 +530,9 @@ def _call_and_copy(handler: Any, doc: dict[str, Any], ctx: Context) -> Any:
     return copy_returned(returned)
 
 
-def _caller_cancelled() -> bool:
+def _caller_cancelled(own: _OwnCancels | None = None) -> bool:
     """True when the running task itself is being cancelled (the caller went away or the
-    server is stopping), as opposed to a cancellation a pack raised on its own."""
+    server is stopping), as opposed to a cancellation a pack raised on its own or requested
+    of its task (``own``: counted during the pack's steps)."""
     task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+    return task is not None and task.cancelling() > (own.count if own is not None else 0)
