@@ -222,6 +222,33 @@ def test_a_worker_that_dies_is_replaced(two_workers: tuple) -> None:
     assert proc.returncode == 0, err
 
 
+def _gone(pid: int, within: float = 60.0) -> bool:
+    """True once ``pid`` has exited (a hang guard, not a measure of speed)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":  # exited, not yet reaped by its (new) parent
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
+def test_workers_do_not_outlive_their_supervisor(two_workers: tuple, how: int) -> None:
+    """A supervisor that dies (kill -9, or a signal it does not handle: SIGHUP, a crash)
+    takes its workers with it: an orphaned worker would go on serving the port, unsupervised
+    (no restarts, no merged metrics) and joined by the next supervisor's workers."""
+    proc, target, _ = two_workers
+    pids = _worker_pids(proc.banner)
+    assert _pids_answering(target, 2) == set(pids)
+    proc.send_signal(how)
+    proc.wait(timeout=60)
+    assert all(_gone(pid) for pid in pids), [_parent(p) for p in pids]
+
+
 def test_a_single_server_still_refuses_a_taken_port(two_workers: tuple) -> None:
     # SO_REUSEPORT is for the workers only: a plain `packctl serve` on the same port
     # must fail to bind, not silently take a share of the connections.

@@ -526,7 +526,7 @@ def _workers(text: str) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from control_plane.wire.server import PackServer, configure_logging, serve
-    from control_plane.wire.workers import report_ready, worker_index
+    from control_plane.wire.workers import follow_supervisor, report_ready, worker_index
 
     try:
         options = server_options(args)
@@ -537,6 +537,9 @@ def _serve(args: argparse.Namespace) -> int:
     worker = worker_index()
     if args.workers > 1 and worker is None:
         return _serve_workers(args)
+    if worker is not None and not follow_supervisor():
+        print(f"packctl: worker {worker}: the supervisor is gone; not serving", file=sys.stderr)
+        return 1
     if worker is not None:  # one of several processes on the port
         options = dataclasses.replace(options, reuse_port=True)
     try:

@@ -39,6 +39,7 @@ sync handlers (``--threads``), isolation pools (``--isolate``: each worker has i
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import select
 import signal
@@ -60,10 +61,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 __all__ = [
     "ENV_STATUS_FD",
+    "ENV_SUPERVISOR",
     "ENV_WORKER",
     "MAX_RESTARTS",
     "Supervisor",
     "WorkerInfo",
+    "follow_supervisor",
     "parse_workers",
     "report_ready",
     "worker_index",
@@ -73,6 +76,11 @@ __all__ = [
 ENV_WORKER = "CAPABILITY_PACKS_WORKER"
 #: Set in a worker's environment: the file descriptor it reports readiness on.
 ENV_STATUS_FD = "CAPABILITY_PACKS_WORKER_STATUS_FD"
+#: Set in a worker's environment: the supervisor's pid (the worker ends when it is gone).
+ENV_SUPERVISOR = "CAPABILITY_PACKS_SUPERVISOR_PID"
+#: Seconds between two checks that the supervisor is alive, where the kernel cannot signal
+#: its death (not Linux).
+SUPERVISOR_POLL = 1.0
 #: Unexpected worker exits tolerated per minute before the whole server stops.
 MAX_RESTARTS = 5
 #: Seconds a worker may take from spawn to ready.
@@ -111,6 +119,35 @@ def worker_index() -> int | None:
     """This process's worker index when it runs under a supervisor, else ``None``."""
     value = os.environ.get(ENV_WORKER)
     return int(value) if value is not None and value.isdigit() else None
+
+
+def follow_supervisor() -> bool:
+    """In a worker: end (SIGTERM to itself: a graceful drain) when the supervisor is gone.
+
+    A supervisor killed outright (``kill -9``, a crash, a signal it does not handle such as
+    SIGHUP) cannot stop its workers; an orphaned worker would go on serving the port with
+    no supervision, and the next supervisor's workers would join it there. On Linux the
+    kernel sends the signal (``PR_SET_PDEATHSIG``); elsewhere a daemon thread checks the
+    parent once a second. False when the supervisor was gone before this was set up (the
+    worker should not start serving). Outside a supervisor: nothing, True.
+    """
+    text = os.environ.get(ENV_SUPERVISOR, "")
+    if not text.isdigit():
+        return True
+    supervisor = int(text)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: on the parent's death
+    else:
+
+        def watch() -> None:
+            while os.getppid() == supervisor:
+                time.sleep(SUPERVISOR_POLL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=watch, name="supervisor-watch", daemon=True).start()
+    return os.getppid() == supervisor  # checked after: a death before the request is seen
 
 
 def report_ready(port: int, metrics_port: int | None, packs: int = 0) -> None:
@@ -271,6 +308,7 @@ class Supervisor:
         env = dict(self._env)
         env[ENV_WORKER] = str(index)
         env[ENV_STATUS_FD] = str(write_fd)
+        env[ENV_SUPERVISOR] = str(os.getpid())
         try:
             proc = subprocess.Popen(
                 self._argv,
