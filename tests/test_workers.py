@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -25,7 +26,14 @@ from control_plane.core.errors import CapabilityPackError
 from control_plane.core.outcome import Outcome
 from control_plane.runtime.incident_store import IncidentStore
 from control_plane.wire.client import Client, InternalError
-from control_plane.wire.workers import available_cores, parse_workers
+from control_plane.wire.workers import (
+    MAX_WORKERS,
+    Supervisor,
+    WorkerInfo,
+    WorkerMetricsCollector,
+    available_cores,
+    parse_workers,
+)
 
 ENV = subprocess_env(CAPABILITY_PACKS_PLUGINS="workerpacks")
 #: Fresh connections tried before giving up on seeing every worker answer.
@@ -268,7 +276,8 @@ def test_a_single_server_still_refuses_a_taken_port(two_workers: tuple) -> None:
 def test_workers_option_values() -> None:
     assert parse_workers("auto") == available_cores() == len(os.sched_getaffinity(0))
     assert parse_workers("3") == 3
-    for bad in ("0", "-1", "many", ""):
+    assert parse_workers(str(MAX_WORKERS)) == MAX_WORKERS
+    for bad in ("0", "-1", "many", "", str(MAX_WORKERS + 1), "99999999999"):
         with pytest.raises(ValueError):
             parse_workers(bad)
     usage = subprocess.run(
@@ -281,3 +290,53 @@ def test_workers_option_values() -> None:
     )
     assert usage.returncode == 2
     assert "--workers" in usage.stderr
+
+
+def test_a_worker_that_is_not_serving_reads_worker_up_0() -> None:
+    """A worker slot whose process is (re)starting is in the scrape as 0, not missing: an
+    alert on ``capability_packs_worker_up == 0`` must fire for a worker stuck restarting."""
+    supervisor = Supervisor(2, [sys.executable, "-c", "pass"], grace=1.0)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        supervisor._workers[0] = WorkerInfo(0, sleeper, time.monotonic())  # never ready
+        families = list(WorkerMetricsCollector(supervisor).collect())
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    up = next(f for f in families if f.name == "capability_packs_worker_up")
+    assert [(s.labels, s.value) for s in up.samples] == [({"worker": "0"}, 0.0)]
+
+
+SLOW_ARGS = ("--plugin", "slowimport", "--no-incident-db", "--grace", "2")
+
+
+def test_sigterm_while_workers_start_stops_without_waiting_for_them(tmp_path: Path) -> None:
+    """The workers import a plugin that takes a minute; SIGTERM must not wait for it."""
+    (tmp_path / "slowimport.py").write_text("import time\ntime.sleep(60)\n")
+    env = dict(ENV)
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    env["CAPABILITY_PACKS_PLUGINS"] = "slowimport"
+    proc = subprocess.Popen(
+        [*PACKCTL, "serve", "--address", "127.0.0.1:0", "--workers", "2", *SLOW_ARGS],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        children: list[int] = []
+        while len(children) < 2 and time.monotonic() < deadline:  # both workers spawned
+            children = [p for p in _all_pids() if _parent(p) == proc.pid]
+            time.sleep(0.05)
+        assert len(children) == 2
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=40)  # the import alone takes 60 s
+    finally:
+        reap(proc)
+    assert "serving" not in err and "packctl: stopped" in err, err
+    assert all(_gone(pid) for pid in children)
+
+
+def _all_pids() -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]

@@ -643,10 +643,14 @@ def _serve_workers(args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         try:
-            supervisor.start()
+            supervisor.start(stop)
         except WorkerStartError as exc:
             print(f"packctl: {exc}", file=sys.stderr)
             return EXIT_USAGE
+        if stop.is_set():  # SIGTERM / SIGINT while the workers started: drain what started
+            status = supervisor.stop(args.grace)
+            print("packctl: stopped", file=sys.stderr)
+            return EXIT_OK if status == 0 else 1
         if args.metrics_port is not None:
             port = supervisor.serve_metrics(args.metrics_port, args.metrics_host)
             print(

@@ -64,6 +64,7 @@ __all__ = [
     "ENV_SUPERVISOR",
     "ENV_WORKER",
     "MAX_RESTARTS",
+    "MAX_WORKERS",
     "Supervisor",
     "WorkerInfo",
     "follow_supervisor",
@@ -83,6 +84,8 @@ ENV_SUPERVISOR = "CAPABILITY_PACKS_SUPERVISOR_PID"
 SUPERVISOR_POLL = 1.0
 #: Unexpected worker exits tolerated per minute before the whole server stops.
 MAX_RESTARTS = 5
+#: The most workers ``--workers`` accepts (each is a whole server process).
+MAX_WORKERS = 256
 #: Seconds a worker may take from spawn to ready.
 START_TIMEOUT = 60.0
 #: Extra seconds after ``--grace`` before a draining worker is killed.
@@ -112,6 +115,11 @@ def parse_workers(text: str) -> int:
         ) from None
     if count < 1:
         raise ValueError(f"{text!r}: the number of workers must be >= 1")
+    if count > MAX_WORKERS:
+        raise ValueError(
+            f"{text!r}: at most {MAX_WORKERS} workers (this machine has "
+            f"{available_cores()} core(s); auto uses them all)"
+        )
     return count
 
 
@@ -216,9 +224,10 @@ class WorkerMetricsCollector:
             "1 when the worker's metrics could be read in this scrape, else 0.",
             labels=["worker"],
         )
-        for worker in self._supervisor.workers():
+        for worker in self._supervisor.all_workers():
             label = str(worker.index)
-            text = _scrape(worker.metrics_port) if worker.metrics_port else None
+            ready = worker.ready and worker.metrics_port
+            text = _scrape(worker.metrics_port) if ready and worker.metrics_port else None
             up.add_metric([label], 0.0 if text is None else 1.0)
             if text is None:
                 continue
@@ -300,8 +309,14 @@ class Supervisor:
     # -- workers ------------------------------------------------------------------------
 
     def workers(self) -> list[WorkerInfo]:
+        """The workers that serve, by index."""
         with self._lock:
             return [w for _, w in sorted(self._workers.items()) if w.ready]
+
+    def all_workers(self) -> list[WorkerInfo]:
+        """Every worker slot's current process, serving or (re)starting, by index."""
+        with self._lock:
+            return [w for _, w in sorted(self._workers.items())]
 
     def _spawn(self, index: int) -> WorkerInfo:
         read_fd, write_fd = os.pipe()
@@ -350,10 +365,17 @@ class Supervisor:
             os.close(info.status_fd)
             info.status_fd = None
 
-    def _wait_ready(self, pending: Iterable[WorkerInfo], timeout: float) -> None:
+    def _wait_ready(
+        self,
+        pending: Iterable[WorkerInfo],
+        timeout: float,
+        stop: threading.Event | None = None,
+    ) -> None:
+        """Until every worker of ``pending`` serves, or ``stop`` is set (SIGTERM while
+        workers start: the caller drains what started instead of waiting for the rest)."""
         waiting = {w.index: w for w in pending}
         deadline = time.monotonic() + timeout
-        while waiting:
+        while waiting and not (stop is not None and stop.is_set()):
             for info in list(waiting.values()):
                 if info.status_fd is not None:
                     self._read_status(info)
@@ -370,11 +392,12 @@ class Supervisor:
             fds = [w.status_fd for w in waiting.values() if w.status_fd is not None]
             select.select(fds, [], [], min(left, 0.1))
 
-    def start(self) -> None:
-        """Spawn every worker and wait until all serve; :class:`WorkerStartError` if not."""
+    def start(self, stop: threading.Event | None = None) -> None:
+        """Spawn every worker and wait until all serve (or ``stop`` is set);
+        :class:`WorkerStartError` if one cannot."""
         infos = [self._spawn(i) for i in range(self.count)]
         try:
-            self._wait_ready(infos, START_TIMEOUT)
+            self._wait_ready(infos, START_TIMEOUT, stop)
         except WorkerStartError:
             self.stop(grace=1.0)
             raise
@@ -433,13 +456,14 @@ class Supervisor:
                     break
                 try:
                     replacement = self._spawn(info.index)
-                    self._wait_ready([replacement], START_TIMEOUT)
+                    self._wait_ready([replacement], START_TIMEOUT, stop)
                 except (WorkerStartError, OSError) as exc:
                     self._log(f"could not restart worker {info.index}: {exc}")
                     failed = True
                     stop.set()
                     break
-                self._log(f"worker {info.index} restarted (pid {replacement.proc.pid})")
+                if replacement.ready:
+                    self._log(f"worker {info.index} restarted (pid {replacement.proc.pid})")
         return self.stop(self._grace) or (1 if failed else 0)
 
     def stop(self, grace: float) -> int:
