@@ -7,7 +7,7 @@ import io
 import json
 import threading
 
-from control_plane.runtime.events import PIPE_BUF, ErrorEvent, StreamSink
+from control_plane.runtime.events import PIPE_BUF, ErrorEvent, StreamSink, fitted_line
 
 
 class Recorder(io.StringIO):
@@ -94,3 +94,31 @@ def test_many_threads_lose_nothing() -> None:
     for t in range(4):  # each thread's lines in the order it emitted them
         mine = [p for p in packs if p.startswith(f"t.p{t}") and len(p) == len(f"t.p{t}000")]
         assert mine == [f"t.p{t * 1000 + i}" for i in range(len(mine))]
+
+
+def test_an_event_line_longer_than_a_pipe_write_is_cut_to_fit() -> None:
+    """16 correlation ids of 256 characters (the caller's choice) make a ~5 KB line, which
+    would interleave with other workers' lines on a shared stderr pipe: the stream sink cuts
+    the correlation values (then the message) until the line is one atomic write."""
+    correlation = {f"id{i:02d}": f"{i:02d}" + "v" * 300 for i in range(16)}
+    event = ErrorEvent.rejection(
+        "overloaded", pack="t.big", message="m " + "é" * 900, correlation=correlation
+    )
+    assert len(event.to_json()) > PIPE_BUF  # the premise
+    stream = Recorder()
+    sink = StreamSink(stream, delay=0.05)
+    for _ in range(3):
+        sink(event)
+    sink(_event(1))
+    sink.close()
+    assert stream.writes and all(len(w.encode()) <= PIPE_BUF for w in stream.writes)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert len(lines) == 4
+    for line in lines[:3]:
+        assert set(line) == set(json.loads(event.to_json()))  # every key kept
+        assert sorted(line["correlation"]) == sorted(correlation)  # every id kept
+        assert all(v.endswith("...") for v in line["correlation"].values())
+        assert all(v[:2] == k[2:] for k, v in line["correlation"].items())  # each its own
+    assert lines[3]["pack"] == "t.p1"  # short lines untouched
+    short = _event(1)
+    assert fitted_line(short) == short.to_json() + b"\n"

@@ -119,9 +119,11 @@ def test_every_event_and_incident_sink_writes_through_a_channel_owner() -> None:
             if name in cls.__dict__:  # a store: it queues, its writer turns items into rows
                 sinks.append((cls, cls))
     assert len(sinks) >= 3
+    # fitted_line (stderr's pipe-sized lines) encodes through the event's to_json.
+    assert "to_json(" in inspect.getsource(events.fitted_line)
     for cls, where in sinks:
         source = inspect.getsource(where)
-        assert any(f"{owner}(" in source for owner in (*OWNERS, "to_json")), cls
+        assert any(f"{owner}(" in source for owner in (*OWNERS, "to_json", "fitted_line")), cls
 
 
 # -- every owner, driven with the corpus ----------------------------------------------------

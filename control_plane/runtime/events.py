@@ -63,6 +63,7 @@ __all__ = [
     "correlation_scope",
     "current_correlation",
     "emit_rejection",
+    "fitted_line",
     "rfc3339",
     "set_correlation",
 ]
@@ -385,17 +386,51 @@ PIPE_BUF = 4096
 MAX_PENDING_LINES = 4096
 
 
+def fitted_line(event: ErrorEvent, limit: int = PIPE_BUF) -> bytes:
+    """The event's JSON line and its newline in at most ``limit`` bytes, for a pipe.
+
+    An event line is bounded, but not by a pipe's atomic write: 16 correlation ids of 256
+    characters (the caller's to choose) make ~5 KB, and a longer write to a pipe several
+    workers share may interleave with theirs. Such a line gets its correlation values cut
+    further (ending ``...``, as values over 256 characters already are), then its message;
+    every key stays. A line that still cannot fit is returned whole.
+    """
+    line = event.to_json()
+    if len(line) < limit:
+        return line + b"\n"
+    data = orjson.loads(line)
+    correlation = data.get("correlation")
+    if isinstance(correlation, dict):
+        for cap in (128, 64, 32, 16, 8):
+            data["correlation"] = {key: _cut(value, cap) for key, value in correlation.items()}
+            line = orjson.dumps(data)
+            if len(line) < limit:
+                return line + b"\n"
+    message = data.get("message")
+    if isinstance(message, str):
+        for cap in (1024, 512, 256, 128, 64):
+            data["message"] = _cut(message, cap)
+            line = orjson.dumps(data)
+            if len(line) < limit:
+                break
+    return line + b"\n"
+
+
+def _cut(value: Any, cap: int) -> Any:
+    return value[: cap - 3] + "..." if isinstance(value, str) and len(value) > cap else value
+
+
 class StreamSink:
     """JSON lines to a text stream; ``sys.stderr`` (looked up per write) by default.
 
     ``delay=0`` (the default) writes and flushes each line as its event arrives. ``delay >
     0`` (what ``packctl serve`` uses) takes the write off the serving thread: lines are
     queued and a background thread writes them at most ``delay`` seconds after the first
-    queued one, in chunks of whole lines of at most :data:`PIPE_BUF` bytes (a longer line
-    alone), one ``write`` and ``flush`` per chunk. ``flush()`` writes what is queued now;
-    ``close()`` flushes and stops the thread. Lines arrive up to ``delay`` late, in order;
-    a process killed outright loses at most that much (the incident store's rows are held
-    the same way).
+    queued one, in chunks of whole lines of at most :data:`PIPE_BUF` bytes, one ``write``
+    and ``flush`` per chunk; a longer line is cut to fit (:func:`fitted_line`). ``flush()``
+    writes what is queued now; ``close()`` flushes and stops the thread. Lines arrive up to
+    ``delay`` late, in order; a process killed outright loses at most that much (the
+    incident store's rows are held the same way).
     """
 
     def __init__(self, stream: IO[str] | None = None, *, delay: float = 0.0) -> None:
@@ -410,11 +445,11 @@ class StreamSink:
 
     def __call__(self, event: ErrorEvent) -> None:
         if self._delay == 0.0 or self._closing.is_set():
-            self._write([event.to_json() + b"\n"])
+            self._write([fitted_line(event)])
             return
         with self._lock:
             pending = self._pending
-            pending.append(event.to_json() + b"\n")
+            pending.append(fitted_line(event))
             first = len(pending) == 1
             full = len(pending) >= MAX_PENDING_LINES
             if first and self._thread is None:
