@@ -273,6 +273,22 @@ def test_a_single_server_still_refuses_a_taken_port(two_workers: tuple) -> None:
     assert "cannot listen on" in other.stderr
 
 
+def test_a_second_supervisor_does_not_join_a_taken_port(two_workers: tuple) -> None:
+    """Workers share their port through SO_REUSEPORT; a second ``serve --workers`` (another
+    configuration, another incident store) must not join them there."""
+    _, target, _ = two_workers
+    other = subprocess.run(
+        [*PACKCTL, "serve", "--address", target, "--workers", "2", "--plugin", "workerpacks"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert other.returncode == 2, other.stderr
+    assert "cannot listen on" in other.stderr and "serving" not in other.stderr
+
+
 def test_workers_option_values() -> None:
     assert parse_workers("auto") == available_cores() == len(os.sched_getaffinity(0))
     assert parse_workers("3") == 3

@@ -192,10 +192,20 @@ def join_address(host: str, port: int) -> str:
 
 def reserve_port(address: str) -> tuple[socket.socket, str]:
     """Bind ``address`` with ``SO_REUSEPORT`` (not listening): the socket and the address
-    with its port resolved. Workers bind the same port; nobody else can meanwhile."""
+    with its port resolved. Workers bind the same port; nobody else can meanwhile.
+
+    A port someone already holds is refused (:class:`OSError`), even one held with
+    ``SO_REUSEPORT`` by another supervisor's workers: a second ``serve --workers`` on the
+    same port would otherwise take a share of its connections, silently. (Checked by a bind
+    without ``SO_REUSEPORT`` just before; a server starting in between is not seen.)
+    """
     host, port = split_address(address)
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     family, kind, proto, _, sockaddr = infos[0]
+    if port != 0:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(sockaddr)  # EADDRINUSE when anybody serves (or reserved) the port
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
