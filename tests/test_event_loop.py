@@ -121,6 +121,8 @@ def test_run_returns_the_result_on_a_loop_of_the_choice(loop: str) -> None:
 def test_workers_serve_on_the_chosen_loop() -> None:
     proc, target = start_serve("--plugin", "testpacks", "--workers", "2", "--loop", "asyncio")
     try:
+        banner = proc.banner.splitlines()[-1]  # type: ignore[attr-defined]
+        assert "with 2 workers" in banner and "event loop asyncio" in banner, banner
         with Client(target) as client:
             for n in range(4):
                 assert client.invoke("test.echo", {"n": n}).result["echo"] == {"n": n}

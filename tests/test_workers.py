@@ -95,7 +95,7 @@ def _metrics_url(banner: str) -> str:
 
 def _worker_pids(banner: str) -> list[int]:
     line = next(x for x in banner.splitlines() if "workers (pids " in x)
-    return [int(p) for p in line.split("(pids ")[1].rstrip(")\n").split(", ")]
+    return [int(p) for p in line.split("(pids ")[1].split(")")[0].split(", ")]
 
 
 def test_two_workers_share_the_port_and_both_answer(two_workers: tuple) -> None:

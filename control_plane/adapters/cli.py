@@ -536,7 +536,7 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     worker = worker_index()
     if args.workers > 1 and worker is None:
-        return _serve_workers(args)
+        return _serve_workers(args, loop.name)
     if worker is not None and not follow_supervisor():
         print(f"packctl: worker {worker}: the supervisor is gone; not serving", file=sys.stderr)
         return 1
@@ -618,7 +618,7 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _serve_workers(args: argparse.Namespace) -> int:
+def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     """``serve --workers N``: the supervisor (see :mod:`control_plane.wire.workers`)."""
     from control_plane.wire.workers import Supervisor, WorkerStartError, reserve_port
 
@@ -660,7 +660,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
         pids = ", ".join(str(p) for p in supervisor.pids())
         print(
             f"packctl: serving {supervisor.packs()} pack(s) on {address} "
-            f"with {args.workers} workers (pids {pids})",
+            f"with {args.workers} workers (pids {pids}), event loop {loop}",
             file=sys.stderr,
             flush=True,
         )
