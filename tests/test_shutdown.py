@@ -5,9 +5,10 @@ from __future__ import annotations
 import signal
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
-from server_support import reap
+from server_support import reap, subprocess_env
 from test_cli import start_serve
 
 from control_plane.core.errors import CapabilityPackError
@@ -88,3 +89,47 @@ def test_calls_longer_than_the_grace_period_are_cut() -> None:
     finally:
         reap(proc)
     assert proc.returncode == 0
+
+
+_STUCK_PLUGIN = """
+import time
+from typing import Any
+
+from control_plane import Pack, hookimpl
+
+OUTPUT = {
+    "type": "object",
+    "properties": {"error": {"type": "object", "properties": {"code": {"enum": ["timeout"]}}}},
+}
+
+
+def stuck(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    time.sleep(doc["seconds"])  # ignores its cancellation: a hung sync handler
+    return {}
+
+
+@hookimpl
+def register_packs(register: Any) -> None:
+    register(Pack("stuck.sleep", "1.0.0", "Sleep, deaf.", {"type": "object"}, OUTPUT, stuck))
+"""
+
+
+def test_a_hung_sync_handler_does_not_keep_the_stopped_server_alive(tmp_path: Path) -> None:
+    """After SIGTERM and the grace period the server exits 0 although a sync handler's
+    thread is still asleep; the interpreter used to wait for that thread at exit."""
+    (tmp_path / "stuckpack.py").write_text(_STUCK_PLUGIN)
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="stuckpack")
+    env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
+    proc, target = start_serve("--plugin", "stuckpack", "--grace", "1", env=env)
+    try:
+        with Client(target) as client, ThreadPoolExecutor(1) as pool:
+            call = pool.submit(client.invoke, "stuck.sleep", {"seconds": 600}, timeout=900)
+            time.sleep(0.5)  # the handler is asleep in its thread
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=120)  # the handler alone sleeps 600 s
+            with pytest.raises(CapabilityPackError):
+                call.result(timeout=60)
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err
+    assert "1 handler thread(s) still running after the grace period" in err

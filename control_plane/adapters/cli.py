@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -610,11 +611,25 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"packctl: cannot listen on {args.address}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
+        stuck = runtime.invoker.threads.busy()
         runtime.close()
         if tracing is not None:
             tracing.close()
     if worker is None:
         print("packctl: stopped", file=sys.stderr)
+    if stuck:
+        # Sync handlers still running after the grace period (one ignoring its
+        # cancellation, or hung): the interpreter would wait for their threads at exit,
+        # forever for a hung one. Everything durable is written (the runtime is closed).
+        print(
+            f"packctl: {stuck} handler thread(s) still running after the grace period; "
+            "exiting without them",
+            file=sys.stderr,
+            flush=True,
+        )
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(EXIT_OK)
     return EXIT_OK
 
 

@@ -164,6 +164,11 @@ class PackThreads:
                 continue
             return
 
+    def busy(self) -> int:
+        """Threads held by packs now (running a handler, overrunning ones included)."""
+        with self._lock:
+            return sum(self._held.values())
+
     def shutdown(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
 
