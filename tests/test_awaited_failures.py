@@ -93,6 +93,11 @@ async def cancels_itself(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {"survived": True}
 
 
+def returns_awaiting(doc: dict[str, Any], ctx: Context) -> Any:
+    """A sync handler returning the coroutine of :func:`awaits` (awaited on the loop)."""
+    return awaits(doc, ctx)
+
+
 async def ok(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     await asyncio.sleep(0.001)
     return {"value": doc.get("value")}
@@ -106,6 +111,7 @@ OUTPUT = {
 PACKS = [
     Pack("aw.awaits", "1.0.0", "Await a failing future.", {"type": "object"}, OUTPUT, awaits),
     Pack("aw.ok", "1.0.0", "Suspend, then answer.", {"type": "object"}, OUTPUT, ok),
+    Pack("aw.sync", "1.0.0", "Return a coroutine.", {"type": "object"}, OUTPUT, returns_awaiting),
     Pack("aw.self", "1.0.0", "Cancel its own task.", {"type": "object"}, OUTPUT, cancels_itself),
 ]
 
@@ -147,9 +153,12 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("pack", ["aw.awaits", "aw.sync"])
 @pytest.mark.parametrize(("kind", "via"), CASES)
-def test_an_awaited_failure_is_the_packs_in_process(invoker: Invoker, kind: str, via: str) -> None:
-    outcome = _run(invoker.invoke("aw.awaits", {"kind": kind, "via": via}))
+def test_an_awaited_failure_is_the_packs_in_process(
+    invoker: Invoker, pack: str, kind: str, via: str
+) -> None:
+    outcome = _run(invoker.invoke(pack, {"kind": kind, "via": via}))
     assert outcome.error is not None, outcome
     assert outcome.error.code in CODES
     assert testpacks.SECRET not in outcome.error.message

@@ -171,15 +171,13 @@ class Invoker:
     async def _call_handler(self, loaded: LoadedPack, doc: dict[str, Any], ctx: Context) -> Any:
         if self.isolation is not None and loaded.name in self.isolation:
             return await self.isolation.call(loaded.name, doc, ctx)
+        # A sync handler (async ones run inline, _guarded_run). The copy to plain data
+        # happens in the pack's thread too: a huge or slow return value costs the pack's
+        # thread, not the event loop.
         handler = loaded.pack.handler
-        if loaded.pack.is_async:
-            returned = await handler(doc, ctx)  # type: ignore[misc]
-        else:
-            # The copy to plain data happens in the pack's thread too: a huge or slow
-            # return value costs the pack's thread, not the event loop.
-            returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx)
+        returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx)
         if inspect.isawaitable(returned):  # a sync callable returning a coroutine
-            returned = await returned
+            returned = await _await_relayed(returned)
         return returned
 
     async def _run(

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import importlib
 import inspect
 import logging
@@ -62,6 +61,7 @@ from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
 from control_plane.core.returned import Returned, copy_returned
+from control_plane.runtime.parent_death import signal_on_parent_death
 from control_plane.runtime.worker_failures import (
     MAX_REPLY_BYTES,
     RemoteError,
@@ -196,10 +196,7 @@ def locate(pack: str, handler: Any, plugin: str) -> Locator:
 
 def _die_with_parent() -> None:
     """Linux: the worker gets SIGKILL when the control plane process dies."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    signal_on_parent_death(signal.SIGKILL)
 
 
 def _rss_bytes() -> int:

@@ -39,7 +39,6 @@ sync handlers (``--threads``), isolation pools (``--isolate``: each worker has i
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import select
 import signal
@@ -58,6 +57,8 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import start_http_server
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
+
+from control_plane.runtime.parent_death import signal_on_parent_death
 
 __all__ = [
     "ENV_STATUS_FD",
@@ -135,19 +136,15 @@ def follow_supervisor() -> bool:
     A supervisor killed outright (``kill -9``, a crash, a signal it does not handle such as
     SIGHUP) cannot stop its workers; an orphaned worker would go on serving the port with
     no supervision, and the next supervisor's workers would join it there. On Linux the
-    kernel sends the signal (``PR_SET_PDEATHSIG``); elsewhere a daemon thread checks the
-    parent once a second. False when the supervisor was gone before this was set up (the
+    kernel sends the signal (:func:`signal_on_parent_death`); elsewhere a daemon thread checks
+    the parent once a second. False when the supervisor was gone before this was set up (the
     worker should not start serving). Outside a supervisor: nothing, True.
     """
     text = os.environ.get(ENV_SUPERVISOR, "")
     if not text.isdigit():
         return True
     supervisor = int(text)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: on the parent's death
-    else:
+    if not signal_on_parent_death(signal.SIGTERM):
 
         def watch() -> None:
             while os.getppid() == supervisor:
