@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import subprocess
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+import grpc
 import pytest
-from server_support import reap, subprocess_env
+from server_support import ServerThread, load_test_packs, reap, subprocess_env
 from test_cli import start_serve
 
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.outcome import Outcome
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
+from control_plane.wire.call_errors import error_from_rpc
 from control_plane.wire.client import Client, Timeout, TransportError
+from control_plane.wire.drain import Drain
 
 
 def _call(target: str, pack: str, doc: dict[str, object], timeout: float = 30) -> Outcome:
@@ -133,3 +141,112 @@ def test_a_hung_sync_handler_does_not_keep_the_stopped_server_alive(tmp_path: Pa
         reap(proc)
     assert proc.returncode == 0, err
     assert "1 handler thread(s) still running after the grace period" in err
+
+
+def _closed_loop_through_sigterm(
+    proc: subprocess.Popen[str], target: str, *, callers: int, before: float, after: float
+) -> list[tuple[str, bool, grpc.aio.AioRpcError | None]]:
+    """``callers`` closed-loop callers of 10 ms calls on 16 connections; SIGTERM after
+    ``before`` seconds, go on for ``after`` more. Per call: the status name, whether it
+    was sent before the signal, and the error."""
+    ended: list[tuple[str, bool, grpc.aio.AioRpcError | None]] = []
+    request = pb.InvokePackRequest(pack="worker.whoami", input=b'{"seconds": 0.01}')
+
+    async def run() -> None:
+        own = [("grpc.use_local_subchannel_pool", 1)]
+        channels = [grpc.aio.insecure_channel(target, options=own) for _ in range(16)]
+        stubs = [pb_grpc.ControlPlaneServiceStub(c) for c in channels]
+        loop = asyncio.get_running_loop()
+        signalled = asyncio.Event()
+        end = loop.time() + before + after
+
+        async def caller(k: int) -> None:
+            while loop.time() < end:
+                sent_before = not signalled.is_set()
+                try:
+                    await stubs[k % len(stubs)].InvokePack(request, timeout=30)
+                    ended.append(("OK", sent_before, None))
+                except grpc.aio.AioRpcError as exc:
+                    ended.append((exc.code().name, sent_before, exc))
+                    await asyncio.sleep(0.01)
+
+        async def signal_it() -> None:
+            await asyncio.sleep(before)
+            signalled.set()
+            proc.send_signal(signal.SIGTERM)
+
+        await asyncio.gather(signal_it(), *(caller(k) for k in range(callers)))
+        for channel in channels:
+            await channel.close()
+
+    asyncio.run(run())
+    return ended
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_no_call_is_cancelled_by_a_stop_under_load(workers: str) -> None:
+    """SIGTERM while 48 callers keep 10 ms calls coming: every call ends with its answer
+    or with UNAVAILABLE saying it did not run, never CANCELLED. gRPC core cancels, at
+    shutdown, the calls it has received but the server has not yet picked up; the caller
+    cannot tell whether those ran (about 10 of 48 did so before the server drained)."""
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="workerpacks")
+    proc, target = start_serve("--plugin", "workerpacks", "--workers", workers, env=env)
+    try:
+        ended = _closed_loop_through_sigterm(proc, target, callers=48, before=1.5, after=2.5)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err
+    statuses = Counter(status for status, _, _ in ended)
+    assert statuses["OK"] > 100, statuses
+    assert set(statuses) <= {"OK", "UNAVAILABLE"}, statuses
+    assert Counter(status for status, before, _ in ended if before)["OK"] > 0
+    for _, _, exc in ended:
+        if exc is None:
+            continue
+        error = error_from_rpc(exc)
+        assert isinstance(error, TransportError), error
+        assert error.rejection.reason == "unavailable"
+        if "stopping" in (exc.details() or ""):
+            # the server's own refusal: typed, and it says nothing ran
+            assert "did not run" in error.rejection.message, error.rejection
+
+
+def test_calls_picked_up_while_stopping_are_held_then_refused_not_run() -> None:
+    """In-process: once the drain begins, a call is held, not run; one whose deadline
+    comes first is refused before it (not left to DEADLINE_EXCEEDED); the rest are
+    refused once the transport stops. Each refusal is typed and says nothing ran."""
+    srv = ServerThread(load_test_packs(), max_workers=4).start()
+    assert srv.server is not None
+    drain = srv.server.drain
+    try:
+        with Client(srv.target) as client, ThreadPoolExecutor(2) as pool:
+            running = pool.submit(_call, srv.target, "test.slow", {"seconds": 1.0, "tag": "r"})
+            time.sleep(0.3)  # running before the drain: it finishes
+            asyncio.run_coroutine_threadsafe(_begin(drain), srv._loop).result(5)
+
+            started = time.monotonic()
+            with pytest.raises(TransportError) as early:
+                client.invoke("test.echo", {"x": 1}, timeout=1.0, request_id="held-1")
+            assert time.monotonic() - started < 1.0  # refused before the deadline
+            assert early.value.status == grpc.StatusCode.UNAVAILABLE
+            assert early.value.rejection.reason == "unavailable"
+            assert "did not run" in early.value.rejection.message
+            assert early.value.rejection.request_id == "held-1"
+
+            held = pool.submit(client.list_packs, timeout=None)
+            time.sleep(0.3)
+            assert not held.done()  # held until the transport stops
+            assert running.result(timeout=10).result == {"done": "r"}
+            stopping = asyncio.run_coroutine_threadsafe(srv.server.stop(2.0), srv._loop)
+            with pytest.raises(TransportError) as late:
+                held.result(timeout=10)
+            assert late.value.rejection.reason == "unavailable"
+            stopping.result(10)
+        assert drain.refused == 2
+    finally:
+        srv.stop()
+
+
+async def _begin(drain: Drain) -> None:
+    drain.begin()

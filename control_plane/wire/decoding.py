@@ -7,7 +7,8 @@ exception text. :func:`add_service` registers the same handlers as the generated
 ``add_ControlPlaneServiceServicer_to_server`` but with deserializers that return a
 :class:`Malformed` marker instead, and the method answers it with ``INVALID_ARGUMENT``
 (``ErrorInfo.reason`` ``INVALID_INPUT``, ``BadRequest`` on field ``request``), without the
-decoder's text.
+decoder's text. It is also where a stopping server holds and refuses the calls it picks up
+(:mod:`control_plane.wire.drain`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from google.protobuf.message import DecodeError
 from control_plane.core.errors import FieldViolation, InvalidInput
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.wire import status as wire
+from control_plane.wire.drain import Drain
 
 __all__ = ["SERVICE_NAME", "Malformed", "add_service", "malformed_status"]
 
@@ -67,8 +69,10 @@ def _deserializer(message: Any) -> Callable[[bytes], Any]:
     return deserialize
 
 
-def _checked(behavior: Behavior) -> Behavior:
+def _checked(behavior: Behavior, drain: Drain) -> Behavior:
     async def method(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        if drain.closing:
+            await drain.refuse(request, context)
         if type(request) is Malformed:
             await context.abort_with_status(malformed_status(request))
         return await behavior(request, context)
@@ -76,8 +80,9 @@ def _checked(behavior: Behavior) -> Behavior:
     return method
 
 
-def add_service(servicer: Any, server: grpc.aio.Server) -> None:
-    """Register ``servicer`` (``ControlPlaneService``) on ``server`` (see module docs)."""
+def add_service(servicer: Any, server: grpc.aio.Server, drain: Drain) -> None:
+    """Register ``servicer`` (``ControlPlaneService``) on ``server`` (see module docs);
+    calls picked up once ``drain`` is closing are held and refused."""
     methods: dict[str, tuple[Any, Any]] = {
         "ListPacks": (pb.ListPacksRequest, pb.ListPacksResponse),
         "DescribePack": (pb.DescribePackRequest, pb.DescribePackResponse),
@@ -85,7 +90,7 @@ def add_service(servicer: Any, server: grpc.aio.Server) -> None:
     }
     handlers = {
         name: grpc.unary_unary_rpc_method_handler(
-            _checked(getattr(servicer, name)),
+            _checked(getattr(servicer, name), drain),
             request_deserializer=_deserializer(request),
             response_serializer=response.SerializeToString,
         )

@@ -53,7 +53,9 @@ from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
 from control_plane.wire.admission import AdmissionLimits, guard
 from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
+from control_plane.wire.deadline import deadline_budget
 from control_plane.wire.decoding import add_service
+from control_plane.wire.drain import Drain, drain_window
 
 if TYPE_CHECKING:
     from control_plane.runtime.observability import Observability
@@ -84,18 +86,6 @@ logger = logging.getLogger("capability_packs.server")
 call_logger = logging.getLogger("capability_packs.calls")
 
 _FAIL_ON: Mapping[int, Any] = {pb.FAIL_ON_WARN: "warn"}
-
-
-def deadline_budget(remaining: float | None) -> float | None:
-    """The pack's timeout for a call with ``remaining`` seconds left on its gRPC deadline.
-
-    The pack stops a little before the caller's deadline (10 %, between 10 ms and 250 ms)
-    so the ``timeout`` error still reaches the caller. ``None`` means no deadline.
-    """
-    if remaining is None:
-        return None
-    margin = min(0.25, max(0.01, remaining * 0.1))
-    return max(0.0, remaining - margin)
 
 
 # -- structured logs -------------------------------------------------------------------
@@ -510,10 +500,13 @@ class PackServer:
         address: str,
         port: int,
         owns_runtime: bool,
+        drain: Drain,
     ) -> None:
         self.grpc_server = server
         self.servicer = servicer
         self.health = health_servicer
+        #: Holds, then refuses, the calls picked up while stopping (:meth:`stop`).
+        self.drain = drain
         self.runtime = runtime
         self.address = address
         self.port = port
@@ -579,12 +572,32 @@ class PackServer:
             source.watch(changed)
 
     async def stop(self, grace: float | None = DEFAULT_GRACE) -> None:
-        """Refuse new calls, let in-flight ones finish within ``grace`` seconds, stop."""
+        """Refuse new calls, let in-flight ones finish within ``grace`` seconds, stop.
+
+        First the drain (:mod:`control_plane.wire.drain`, part of the grace period): calls
+        picked up from then on are held until the transport's queue is empty; then the
+        transport stops and the held calls are refused (``UNAVAILABLE``, did not run).
+        """
         if not self._stopped:
             self._stopped = True
             await self.health.enter_graceful_shutdown()
             logger.info("stopping (grace %ss)", grace, extra={"event": "stopping"})
-        await self.grpc_server.stop(grace)
+            window = drain_window(grace)
+            if window and grace is not None:
+                self.drain.begin()
+                grace = max(0.0, grace - await self.drain.settle(window))
+        stopping = asyncio.ensure_future(self.grpc_server.stop(grace))
+        # The stop's first step shuts the transport down (GOAWAY) before it waits, so the
+        # refused callers cannot send their next call on this connection.
+        await asyncio.sleep(0)
+        self.drain.release()
+        await stopping
+        if self.drain.refused:
+            logger.info(
+                "refused %d call(s) that came while stopping (UNAVAILABLE, not run)",
+                self.drain.refused,
+                extra={"event": "stopped_refusing"},
+            )
         if self._owns_runtime:
             self.runtime.close()
 
@@ -662,10 +675,13 @@ def create_server(
     servicer = ControlPlaneServicer(
         runtime.invoker, max_send_bytes=max_message_bytes, observability=runtime.observability
     )
+    drain = Drain(runtime.observability)
     # Not the generated add_ControlPlaneServiceServicer_to_server: malformed requests
     # must end as INVALID_ARGUMENT, not UNKNOWN (control_plane.wire.decoding).
     add_service(
-        guard(servicer, runtime.registry.names(), options.limits, options.max_input_bytes), server
+        guard(servicer, runtime.registry.names(), options.limits, options.max_input_bytes),
+        server,
+        drain,
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -685,6 +701,7 @@ def create_server(
             address=address,
             port=port,
             owns_runtime=owns_runtime,
+            drain=drain,
         ),
         port,
     )

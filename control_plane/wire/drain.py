@@ -1,0 +1,132 @@
+"""Draining: how a stopping server ends the calls it has not started.
+
+At shutdown gRPC core cancels every call it has received but the server has not yet
+picked up (the ``grpc.aio`` server takes them one at a time, so under load some always
+wait there). Their callers see ``CANCELLED`` and cannot tell whether anything ran. So
+:meth:`~control_plane.wire.server.PackServer.stop` stops in two steps:
+
+1. **Drain.** Health turns ``NOT_SERVING``; calls already running go on. Each call the
+   server picks up from now on is *held*: not run, not answered. A caller waiting on a
+   held call sends nothing more on its connection, so the transport's queue empties. The
+   drain ends once no call has come in for :data:`QUIET` seconds while the event loop kept
+   up (a busy loop could be hiding queued calls), or after its window
+   (:func:`drain_window`: half the grace period, at most :data:`MAX_WINDOW` seconds).
+2. **Stop.** The transport shuts down (it sends GOAWAY: callers stop using the
+   connection), and every held call is refused with ``UNAVAILABLE`` and the
+   ``unavailable`` rejection: the call did not run; send it again later or elsewhere.
+
+A held call whose deadline comes first is refused just before it (the same margin as a
+pack's timeout), never left to ``DEADLINE_EXCEEDED``. Each refusal counts in the
+``rejected`` metric and is one error event; the server logs how many there were.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import grpc
+
+from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
+from control_plane.core.rejection import Rejection
+from control_plane.wire import status as wire
+from control_plane.wire.deadline import deadline_budget
+
+if TYPE_CHECKING:
+    from control_plane.runtime.observability import Observability
+
+__all__ = ["MAX_WINDOW", "QUIET", "Drain", "drain_window", "stopping_rejection"]
+
+#: Seconds without a new call (the loop keeping up) after which the drain ends.
+QUIET = 0.05
+#: The longest drain, in seconds (it is also at most half the grace period).
+MAX_WINDOW = 2.0
+#: How often the drain looks; a look that comes this much later than asked means the
+#: event loop was busy, and calls may have waited in the transport meanwhile.
+_TICK = 0.005
+_LATE = QUIET / 2
+
+
+def drain_window(grace: float | None) -> float:
+    """Seconds the drain may take out of a ``grace`` period (none without one)."""
+    if not grace or grace <= 0:
+        return 0.0
+    return min(MAX_WINDOW, grace / 2)
+
+
+def stopping_rejection(pack: str = "", request_id: str = "") -> Rejection:
+    """The refusal of a call that came in while the server was stopping."""
+    return Rejection.of(
+        "unavailable",
+        "the control plane is stopping; the call did not run (send it again later or to "
+        "another server)",
+        pack=clip(pack, MAX_PACK_NAME),
+        request_id=clip(request_id, MAX_REQUEST_ID),
+    )
+
+
+class Drain:
+    """A server's drain state: :meth:`begin`, :meth:`settle`, then :meth:`release`.
+
+    Runs on the server's event loop; :attr:`closing` is the one check each call pays.
+    """
+
+    __slots__ = ("_last", "_released", "closing", "observability", "refused")
+
+    def __init__(self, observability: Observability | None = None) -> None:
+        #: Set by :meth:`begin`: calls picked up from now on are held, then refused.
+        self.closing = False
+        #: Calls refused so far.
+        self.refused = 0
+        self.observability = observability
+        self._released: asyncio.Event | None = None
+        self._last = 0.0
+
+    def begin(self) -> None:
+        """Hold every call picked up from now on."""
+        if not self.closing:
+            self._released = asyncio.Event()
+            self._last = time.monotonic()
+            self.closing = True
+
+    async def settle(self, window: float) -> float:
+        """Wait until no call has come in for :data:`QUIET` seconds while the loop kept
+        up, or ``window`` seconds; the seconds waited."""
+        started = time.monotonic()
+        end = started + window
+        while True:
+            asked = time.monotonic()
+            if asked >= end:
+                break
+            await asyncio.sleep(_TICK)
+            now = time.monotonic()
+            if now - asked > _TICK + _LATE:
+                self._last = now
+            if now - self._last >= QUIET:
+                break
+        return time.monotonic() - started
+
+    def release(self) -> None:
+        """Refuse the held calls (after the transport has begun its shutdown)."""
+        if self._released is not None:
+            self._released.set()
+
+    async def refuse(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
+        """Hold a call until :meth:`release` (or just before its deadline), then refuse it."""
+        self._last = time.monotonic()
+        released = self._released
+        if released is not None and not released.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(released.wait(), deadline_budget(context.time_remaining()))
+        self._last = time.monotonic()
+        self.refused += 1
+        rejection = stopping_rejection(
+            str(getattr(request, "pack", "") or getattr(request, "name", "")),
+            str(getattr(request, "request_id", "")),
+        )
+        if self.observability is not None:
+            self.observability.emit_rejection(rejection, request_id=rejection.request_id or None)
+        await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(rejection)))
+        raise AssertionError("unreachable")  # pragma: no cover
