@@ -41,7 +41,12 @@ MAX_CONNECTIONS = 400
 
 
 def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    """``pid``'s parent; 0 for a process that has already exited."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])
 
 
 #: A channel of its own connection: grpc shares connections between channels to the same

@@ -932,6 +932,15 @@ def _socket_cases() -> None:
     async def a_unix(ep: Endpoints) -> None:
         await asyncio.open_unix_connection(ep.files["uds_missing"])
 
+    async def a_unix_sock_connect(ep: Endpoints) -> None:
+        # the socket made inline: no frame of the pack holds it
+        def unix_socket() -> socket.socket:
+            made = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            made.setblocking(False)
+            return made
+
+        await asyncio.get_running_loop().sock_connect(unix_socket(), ep.files["uds_missing"])
+
     async def a_tls(ep: Endpoints) -> None:
         await open_conn(LOOPBACK, ep.tls["untrusted"], ssl=_tls_client(ep))
 
@@ -963,6 +972,13 @@ def _socket_cases() -> None:
     )
     case("reset", "asyncio", NET, "peer reset the connection", a_reset)
     case("unix_missing", "asyncio", NET, "open_unix_connection to an absent path", a_unix)
+    case(
+        "unix_sock_connect_missing",
+        "asyncio",
+        NET,
+        "loop.sock_connect of an AF_UNIX socket to an absent path",
+        a_unix_sock_connect,
+    )
     case("tls_untrusted", "asyncio", CERT, "server cert from an untrusted CA", a_tls)
     case("tls_client_cert_required", "asyncio", AUTH, "server requires a client cert", a_mtls)
     case("read_timeout", "asyncio", TO, "wait_for around a read that never returns", a_wait_for)
@@ -1661,6 +1677,21 @@ def _tool_cases() -> None:
             "true", cwd=os.path.join(ep.files["tmp"], "no-such-dir")
         )
 
+    async def missing_cwd_loop(ep: Endpoints) -> None:
+        cwd = os.path.join(ep.files["tmp"], "no-such-dir")
+        loop = asyncio.get_running_loop()
+        await loop.subprocess_exec(asyncio.SubprocessProtocol, "true", cwd=cwd)
+
+    async def missing_cwd_anyio(ep: Endpoints) -> None:
+        import anyio
+
+        await anyio.run_process(["true"], cwd=os.path.join(ep.files["tmp"], "no-such-dir"))
+
+    async def missing_exec_anyio(ep: Endpoints) -> None:
+        import anyio
+
+        await anyio.run_process(["corpus-no-such-tool-4711", "--version"])
+
     async def not_executable_async(ep: Endpoints) -> None:
         await asyncio.create_subprocess_exec(ep.files["not_executable"])
 
@@ -1728,6 +1759,27 @@ def _tool_cases() -> None:
         NF | INT,
         "asyncio: chdir to an absent directory (uvloop: the same ENOENT as a missing program)",
         missing_cwd_async,
+    )
+    case(
+        "missing_cwd_loop",
+        "subprocess",
+        NF | INT,
+        "loop.subprocess_exec with an absent cwd",
+        missing_cwd_loop,
+    )
+    case(
+        "missing_cwd_anyio",
+        "subprocess",
+        NF | INT,
+        "anyio.run_process with an absent cwd (it calls loop.subprocess_exec)",
+        missing_cwd_anyio,
+    )
+    case(
+        "missing_executable_anyio",
+        "subprocess",
+        DEP,
+        "anyio.run_process of a missing tool",
+        missing_exec_anyio,
     )
     case(
         "not_executable_async",

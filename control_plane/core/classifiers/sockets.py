@@ -31,8 +31,10 @@ def _unix_socket_in_frames(exc: BaseException) -> bool:
     return False
 
 
-#: uvloop's functions that connect an ``AF_UNIX`` socket (its frames have no locals).
-_UVLOOP_UNIX_CONNECT = frozenset({"create_unix_connection"})
+#: uvloop's functions that connect an ``AF_UNIX`` socket (its frames have no locals);
+#: ``sock_connect`` connects any family, but only an ``AF_UNIX`` connect fails with
+#: ``ENOENT``.
+_UVLOOP_UNIX_CONNECT = frozenset({"create_unix_connection", "sock_connect", "_sock_connect"})
 
 
 def frame_origin(exc: BaseException) -> str | None:

@@ -9,8 +9,8 @@
   missing or not executable on this host -> ``dependency_missing``, a well-known pack code
   (``internal_error`` for a pack that does not declare it) -- never ``not_found`` (the
   caller named no such file) nor ``auth_failed``. On uvloop (``packctl serve``'s default
-  loop) the error names no file: its spawn frame does, unless the call's ``cwd`` is
-  missing (the same ``ENOENT``).
+  loop) the error names no file: its spawn frame does, unless the ``cwd`` a frame passed
+  on is missing (the same ``ENOENT``).
 * ``BrokenPipeError`` / ``ConnectionResetError`` writing to a child's stdin after it
   exited -> ``internal_error``: not a network failure.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 import os
+from types import FrameType
 
 from control_plane.core.classifiers._frames import frame_locals, frames, origin, uvloop_frame
 from control_plane.core.classify import Classification, class_names, safe_attr
@@ -71,19 +72,35 @@ def _called_process_error(exc: BaseException) -> Classification | None:
 _UVLOOP_SPAWN = frozenset({"_init"})
 
 
+def _cwd_in(frame: FrameType) -> object:
+    """The ``cwd`` a frame was passing on: a local ``cwd``, or one in its ``**kwds``."""
+    try:
+        local = frame.f_locals
+    # Hostile input: a frame's locals mapping may be anything in odd interpreters.
+    except Exception:  # noqa: BLE001
+        return None
+    if "cwd" in local:
+        return local["cwd"]
+    for name in ("kwds", "kwargs"):
+        extra = local.get(name)
+        if isinstance(extra, dict) and "cwd" in extra:
+            return extra["cwd"]
+    return None
+
+
 def _missing_cwd(exc: BaseException) -> bool:
-    """Whether ``asyncio.create_subprocess_*`` was given a ``cwd`` that is not a directory
-    (uvloop reports a failed ``chdir`` as the same ``ENOENT`` as a missing program)."""
+    """Whether the spawn was given a ``cwd`` that is not a directory (uvloop reports a
+    failed ``chdir`` as the same ``ENOENT`` as a missing program, without a file name).
+
+    uvloop's frames have no locals: the ``cwd`` is read from the frame that called into
+    uvloop (``asyncio.create_subprocess_*``, anyio's ``open_process``, or a pack whose
+    ``cwd`` is a variable). A ``cwd`` written inline in a pack's own call is not seen: the
+    error then stays a missing program."""
     for frame in frames(exc):
-        code = frame.f_code
-        if not code.co_name.startswith("create_subprocess_"):
+        if frame.f_globals.get("__name__") == "uvloop.loop":
             continue
-        if frame.f_globals.get("__name__") != "asyncio.subprocess":
-            continue
-        kwds = frame.f_locals.get("kwds")
-        cwd = kwds.get("cwd") if isinstance(kwds, dict) else None
-        if isinstance(cwd, str | bytes | os.PathLike):
-            return not os.path.isdir(cwd)
+        cwd = _cwd_in(frame)
+        return isinstance(cwd, str | bytes | os.PathLike) and not os.path.isdir(cwd)
     return False
 
 
