@@ -10,10 +10,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import orjson
@@ -312,6 +314,54 @@ def test_a_worker_that_is_not_serving_reads_worker_up_0() -> None:
         sleeper.wait()
     up = next(f for f in families if f.name == "capability_packs_worker_up")
     assert [(s.labels, s.value) for s in up.samples] == [({"worker": "0"}, 0.0)]
+
+
+def test_the_merged_scrape_reads_every_worker_at_once() -> None:
+    """One hung worker must not cost every other worker its scrape, nor the scrape N
+    times the timeout: the workers are read side by side. Each worker's endpoint here
+    answers only once all three requests have arrived, which read one by one never do."""
+    arrived = threading.Barrier(3, timeout=30)
+
+    class Metrics(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            try:
+                arrived.wait()
+            except threading.BrokenBarrierError:
+                self.send_error(503)
+                return
+            body = b"# TYPE t_calls gauge\nt_calls 7.0\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    endpoint = ThreadingHTTPServer(("127.0.0.1", 0), Metrics)
+    serving = threading.Thread(target=endpoint.serve_forever, daemon=True)
+    serving.start()
+    supervisor = Supervisor(3, [sys.executable, "-c", "pass"], grace=1.0)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for index in range(3):
+            worker = WorkerInfo(index, sleeper, time.monotonic(), ready=True)
+            worker.metrics_port = endpoint.server_address[1]
+            supervisor._workers[index] = worker
+        families = list(WorkerMetricsCollector(supervisor).collect())
+    finally:
+        arrived.abort()
+        endpoint.shutdown()
+        sleeper.kill()
+        sleeper.wait()
+    up = next(f for f in families if f.name == "capability_packs_worker_up")
+    assert sorted((s.labels["worker"], s.value) for s in up.samples) == [
+        ("0", 1.0),
+        ("1", 1.0),
+        ("2", 1.0),
+    ]
+    calls = next(f for f in families if f.name == "t_calls")
+    assert sorted(s.labels["worker"] for s in calls.samples) == ["0", "1", "2"]
 
 
 SLOW_ARGS = ("--plugin", "slowimport", "--no-incident-db", "--grace", "2")
