@@ -237,6 +237,55 @@ def test_a_worker_that_dies_is_replaced(two_workers: tuple) -> None:
     assert proc.returncode == 0, err
 
 
+@pytest.mark.parametrize("how", ["SIGSTOP", "blocked loop"])
+def test_a_worker_that_stops_answering_is_killed_and_replaced(tmp_path: Path, how: str) -> None:
+    """A worker that is alive but silent (stopped, or its event loop blocked by a pack)
+    still gets connections from the kernel, and those calls hang: the supervisor misses
+    its heartbeats for --worker-timeout seconds, kills it and starts another."""
+    proc, target = start_serve(
+        "--plugin",
+        "workerpacks",
+        "--workers",
+        "2",
+        "--worker-timeout",
+        "2",
+        "--no-incident-db",
+        env=ENV,
+    )
+    try:
+        first, second = _worker_pids(proc.banner)
+        if how == "SIGSTOP":
+            os.kill(first, signal.SIGSTOP)
+        else:  # a pack that blocks the loop of whichever worker the call reaches
+            with (
+                Client(target, options=OWN_CONNECTION) as client,
+                pytest.raises(CapabilityPackError),
+            ):
+                client.invoke("worker.block", {"seconds": 600}, timeout=1)
+        log: list[str] = []
+        assert proc.stderr is not None
+        hang_guard = threading.Timer(120, proc.kill)  # never replaced: fail, do not hang
+        hang_guard.start()
+        try:
+            for line in proc.stderr:
+                log.append(line)
+                if "restarted" in line:
+                    break
+        finally:
+            hang_guard.cancel()
+        text = "".join(log)
+        silent = first if f"(pid {first}) sent no heartbeat" in text else second
+        assert f"(pid {silent}) sent no heartbeat for 2 s" in text, text
+        assert _gone(silent)
+        answering = _pids_answering(target, 2)
+        assert silent not in answering and len(answering) == 2
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=60)
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, text + rest
+
+
 def _gone(pid: int, within: float = 60.0) -> bool:
     """True once ``pid`` has exited (a hang guard, not a measure of speed)."""
     deadline = time.monotonic() + within

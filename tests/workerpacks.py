@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from typing import Any
 
 from testpacks import OPEN_INPUT, output_schema
@@ -15,6 +16,12 @@ async def whoami(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """The worker's pid (after ``seconds`` of sleep: in-flight calls for drain tests)."""
     await asyncio.sleep(doc.get("seconds", 0))
     return {"pid": os.getpid(), "tag": doc.get("tag", "")}
+
+
+async def block(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Block the worker's event loop (a pack bug: a blocking call in an async handler)."""
+    time.sleep(doc.get("seconds", 600))
+    return {}
 
 
 async def refused(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -35,6 +42,14 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["timeout"], pid={"type": "integer"}, tag={"type": "string"}),
         whoami,
+    ),
+    Pack(
+        "worker.block",
+        "1.0.0",
+        "Block the event loop.",
+        OPEN_INPUT,
+        output_schema(["timeout"]),
+        block,
     ),
     Pack(
         "worker.refused",

@@ -23,6 +23,7 @@ import argparse
 import dataclasses
 import importlib
 import logging
+import math
 import os
 import signal
 import sys
@@ -504,6 +505,14 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "docs/cli.md#workers)",
     )
     p.add_argument(
+        "--worker-timeout",
+        type=_non_negative_seconds,
+        default=None,
+        metavar="S",
+        help="with --workers: kill and replace a worker whose event loop sent no heartbeat "
+        "for S seconds (default 60; 0: never; docs/cli.md#workers)",
+    )
+    p.add_argument(
         "--loop",
         choices=event_loop.LOOPS,
         default="auto",
@@ -635,7 +644,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     """``serve --workers N``: the supervisor (see :mod:`control_plane.wire.workers`)."""
-    from control_plane.wire.workers import Supervisor, WorkerStartError, reserve_port
+    from control_plane.wire.workers import (
+        DEFAULT_WORKER_TIMEOUT,
+        Supervisor,
+        WorkerStartError,
+        reserve_port,
+    )
 
     try:
         reserved, address = reserve_port(args.address)
@@ -649,7 +663,8 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     argv += ["--workers", "1", "--address", address]
     if args.metrics_port is not None:
         argv += ["--metrics-port", "0", "--metrics-host", "127.0.0.1"]
-    supervisor = Supervisor(args.workers, argv, grace=args.grace)
+    timeout = args.worker_timeout if args.worker_timeout is not None else DEFAULT_WORKER_TIMEOUT
+    supervisor = Supervisor(args.workers, argv, grace=args.grace, worker_timeout=timeout)
     stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
@@ -788,6 +803,16 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be > 0")
+    return value
+
+
+def _non_negative_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds >= 0")
     return value
 
 

@@ -20,7 +20,11 @@ The supervisor (the process you started) owns what must stay one across workers:
   ``NOT_SERVING``, new calls refused, in-flight calls finish within ``--grace``), and the
   supervisor exits 0 once all have; a worker still running ``grace + 10`` s later is
   killed. A worker that dies unexpectedly is restarted (at most
-  :data:`MAX_RESTARTS` times a minute, then the whole server stops with exit 1).
+  :data:`MAX_RESTARTS` times a minute, then the whole server stops with exit 1);
+* **liveness**: a serving worker's event loop sends a heartbeat every :data:`HEARTBEAT`
+  second on its status pipe; one silent for ``--worker-timeout`` seconds (stopped, wedged,
+  or its loop blocked by a pack) still gets connections from the kernel and hangs them, so
+  the supervisor kills it (SIGKILL) and starts another, as for one that died.
 
 Shared by construction (nothing to coordinate): the incident store is one SQLite file in
 WAL mode with ``BEGIN IMMEDIATE`` transactions and a busy timeout (several writers are
@@ -38,6 +42,7 @@ sync handlers (``--threads``), isolation pools (``--isolate``: each worker has i
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import select
@@ -62,9 +67,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from control_plane.runtime.parent_death import signal_on_parent_death
 
 __all__ = [
+    "DEFAULT_WORKER_TIMEOUT",
     "ENV_STATUS_FD",
     "ENV_SUPERVISOR",
     "ENV_WORKER",
+    "HEARTBEAT",
     "MAX_RESTARTS",
     "MAX_WORKERS",
     "Supervisor",
@@ -94,6 +101,11 @@ START_TIMEOUT = 60.0
 KILL_MARGIN = 10.0
 #: Seconds a scrape of one worker's metrics may take.
 SCRAPE_TIMEOUT = 5.0
+#: Seconds between two heartbeats of a serving worker's event loop.
+HEARTBEAT = 1.0
+#: Seconds without a heartbeat after which a worker is killed and replaced
+#: (``--worker-timeout``; 0 turns it off).
+DEFAULT_WORKER_TIMEOUT = 60.0
 #: Workers' metrics read at once by one scrape of the merged endpoint.
 MAX_SCRAPERS = 32
 
@@ -159,7 +171,9 @@ def follow_supervisor() -> bool:
 
 
 def report_ready(port: int, metrics_port: int | None, packs: int = 0) -> None:
-    """Tell the supervisor this worker serves ``packs`` packs (no-op outside one)."""
+    """Tell the supervisor this worker serves ``packs`` packs, then send it a heartbeat
+    every :data:`HEARTBEAT` second from the running event loop (call it on the loop that
+    serves). No-op outside a supervisor."""
     fd_text = os.environ.pop(ENV_STATUS_FD, None)
     if fd_text is None or not fd_text.isdigit():
         return
@@ -169,8 +183,24 @@ def report_ready(port: int, metrics_port: int | None, packs: int = 0) -> None:
     fd = int(fd_text)
     try:
         os.write(fd, line + b"\n")
-    finally:
+        loop = asyncio.get_running_loop()
+    except (OSError, RuntimeError):
         os.close(fd)
+        return
+    os.set_inheritable(fd, False)  # not the pack's children
+    os.set_blocking(fd, False)
+
+    def beat() -> None:
+        try:
+            os.write(fd, b".")
+        except BlockingIOError:
+            pass  # the supervisor is behind reading: the pipe holds enough beats
+        except OSError:
+            os.close(fd)  # the supervisor is gone
+            return
+        loop.call_later(HEARTBEAT, beat)
+
+    loop.call_later(HEARTBEAT, beat)
 
 
 # -- the port ---------------------------------------------------------------------------
@@ -298,6 +328,8 @@ class WorkerInfo:
     packs: int = 0
     ready: bool = False
     buffer: bytes = field(default=b"", repr=False)
+    #: When the supervisor last heard from the worker (its ready line, a heartbeat).
+    heard: float = 0.0
 
 
 class WorkerStartError(RuntimeError):
@@ -315,10 +347,12 @@ class Supervisor:
         grace: float,
         env: Mapping[str, str] | None = None,
         stderr: IO[str] | None = None,
+        worker_timeout: float = DEFAULT_WORKER_TIMEOUT,
     ) -> None:
         self.count = count
         self._argv = list(worker_argv)
         self._grace = grace
+        self._worker_timeout = worker_timeout
         self._env = dict(env if env is not None else os.environ)
         self._stderr = stderr if stderr is not None else sys.stderr
         self._workers: dict[int, WorkerInfo] = {}
@@ -372,17 +406,20 @@ class Supervisor:
         except BlockingIOError:
             return
         if chunk:
-            info.buffer += chunk
-        if b"\n" in info.buffer:
+            info.heard = time.monotonic()
+            if not info.ready:
+                info.buffer += chunk
+        if not info.ready and b"\n" in info.buffer:
             line, _, info.buffer = info.buffer.partition(b"\n")
             data = orjson.loads(line)
             info.pid = int(data["pid"])
             port = data.get("metrics_port")
             info.metrics_port = int(port) if port is not None else None
             info.packs = int(data.get("packs", 0))
+            info.buffer = b""
             with self._lock:
                 info.ready = True
-        if not chunk or info.ready:
+        if not chunk:
             os.close(info.status_fd)
             info.status_fd = None
 
@@ -461,10 +498,14 @@ class Supervisor:
         """
         failed = False
         while not stop.wait(0.1):
+            self._kill_silent()
             for info in list(self._workers.values()):
                 code = info.proc.poll()
                 if code is None:
                     continue
+                if info.status_fd is not None:
+                    os.close(info.status_fd)
+                    info.status_fd = None
                 if code == 0 and stop.wait(1.0):
                     break  # a signal to the whole process group (Ctrl-C): we stop too
                 now = time.monotonic()
@@ -486,6 +527,28 @@ class Supervisor:
                 if replacement.ready:
                     self._log(f"worker {info.index} restarted (pid {replacement.proc.pid})")
         return self.stop(self._grace) or (1 if failed else 0)
+
+    def _kill_silent(self) -> None:
+        """Kill each serving worker that sent no heartbeat for ``--worker-timeout``
+        seconds; the loop of :meth:`run` then replaces it as a worker that died."""
+        timeout = self._worker_timeout
+        if timeout <= 0:
+            return
+        now = time.monotonic()
+        for info in list(self._workers.values()):
+            if not info.ready or info.proc.poll() is not None:
+                continue
+            if info.status_fd is not None:
+                self._read_status(info)
+            if now - info.heard <= timeout:
+                continue
+            self._log(
+                f"worker {info.index} (pid {info.proc.pid}) sent no heartbeat for "
+                f"{timeout:g} s (stopped, or its event loop blocked): killed"
+            )
+            with contextlib.suppress(ProcessLookupError):
+                info.proc.kill()
+            info.proc.wait()
 
     def stop(self, grace: float) -> int:
         """SIGTERM every worker, wait ``grace`` + margin, kill the rest; 1 if any failed."""
