@@ -332,7 +332,8 @@ def stop_serve(proc: subprocess.Popen[str]) -> str:
     return "".join(rest)
 
 
-def test_serve_starts_when_a_builtin_plugin_fails(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_starts_when_a_builtin_plugin_fails(tmp_path: Path, workers: str) -> None:
     # Shadow the built-in packs with a package whose first plugin cannot import.
     fake = tmp_path / "packs"
     fake.mkdir()
@@ -340,7 +341,17 @@ def test_serve_starts_when_a_builtin_plugin_fails(tmp_path: Path) -> None:
     (fake / "av_validate.py").write_text("raise ImportError('ffprobe bindings missing')\n")
     env = subprocess_env(CAPABILITY_PACKS_PLUGINS="packs.av_validate,testpacks")
     env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
-    proc, target = start_serve("--plugin", "testpacks", "--log-format", "kv", env=env, cwd=tmp_path)
+    proc, target = start_serve(
+        "--plugin",
+        "testpacks",
+        "--log-format",
+        "kv",
+        "--workers",
+        workers,
+        env=env,
+        cwd=tmp_path,
+        drain=True,  # what follows the banner line, whole
+    )
     try:
         with Client(target) as client:
             listing = client.list_packs(timeout=10)
@@ -352,6 +363,9 @@ def test_serve_starts_when_a_builtin_plugin_fails(tmp_path: Path) -> None:
         err = stop_serve(proc)
     banner = proc.banner  # type: ignore[attr-defined]
     assert "packs.av_validate" in banner and "load failure" in banner
+    # after the banner, as packctl list shows them (a supervisor: the workers' failures)
+    block = err.split("1 load failure(s):\n", 1)[1]
+    assert block.startswith("  plugin 'packs.av_validate': failed to load: ImportError")
     assert proc.returncode == 0
     assert "packctl: stopped" in err
 

@@ -210,7 +210,7 @@ def _print_listing(listing: PackListing) -> None:
     _print_failures(listing.failures, sys.stdout)
 
 
-def _print_failures(failures: Sequence[LoadFailure], stream: TextIO) -> None:
+def _print_failures(failures: Sequence[LoadFailure | str], stream: TextIO) -> None:
     if failures:
         print(f"\n{len(failures)} load failure(s):", file=stream)
         for failure in failures:
@@ -584,7 +584,8 @@ def _serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-            report_ready(server.port, obs.metrics.port, len(server.registry))
+            failures = [str(f) for f in server.registry.failures]
+            report_ready(server.port, obs.metrics.port, len(server.registry), failures)
             return
         if obs.metrics.port is not None:
             print(
@@ -692,8 +693,9 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
             f"packctl: serving {supervisor.packs()} pack(s) on {address} "
             f"with {args.workers} workers (pids {pids}), event loop {loop}",
             file=sys.stderr,
-            flush=True,
         )
+        _print_failures(supervisor.failures(), sys.stderr)
+        sys.stderr.flush()
         status = supervisor.run(stop)
     finally:
         for signum, handler in previous.items():

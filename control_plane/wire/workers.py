@@ -101,6 +101,9 @@ START_TIMEOUT = 60.0
 KILL_MARGIN = 10.0
 #: Seconds a scrape of one worker's metrics may take.
 SCRAPE_TIMEOUT = 5.0
+#: Load failures a worker reports to the supervisor (each cut to MAX_FAILURE_TEXT chars).
+MAX_REPORTED_FAILURES = 100
+MAX_FAILURE_TEXT = 2000
 #: Seconds between two heartbeats of a serving worker's event loop.
 HEARTBEAT = 1.0
 #: Seconds without a heartbeat after which a worker is killed and replaced
@@ -170,15 +173,24 @@ def follow_supervisor() -> bool:
     return os.getppid() == supervisor  # checked after: a death before the request is seen
 
 
-def report_ready(port: int, metrics_port: int | None, packs: int = 0) -> None:
-    """Tell the supervisor this worker serves ``packs`` packs, then send it a heartbeat
+def report_ready(
+    port: int, metrics_port: int | None, packs: int = 0, failures: Sequence[str] = ()
+) -> None:
+    """Tell the supervisor this worker serves ``packs`` packs (and which plugins failed to
+    load: ``failures``, at most :data:`MAX_REPORTED_FAILURES`), then send it a heartbeat
     every :data:`HEARTBEAT` second from the running event loop (call it on the loop that
     serves). No-op outside a supervisor."""
     fd_text = os.environ.pop(ENV_STATUS_FD, None)
     if fd_text is None or not fd_text.isdigit():
         return
     line = orjson.dumps(
-        {"pid": os.getpid(), "port": port, "metrics_port": metrics_port, "packs": packs}
+        {
+            "pid": os.getpid(),
+            "port": port,
+            "metrics_port": metrics_port,
+            "packs": packs,
+            "failures": [text[:MAX_FAILURE_TEXT] for text in failures[:MAX_REPORTED_FAILURES]],
+        }
     )
     fd = int(fd_text)
     try:
@@ -330,6 +342,8 @@ class WorkerInfo:
     buffer: bytes = field(default=b"", repr=False)
     #: When the supervisor last heard from the worker (its ready line, a heartbeat).
     heard: float = 0.0
+    #: The plugins that failed to load in this worker, as ``packctl list`` prints them.
+    failures: list[str] = field(default_factory=list)
 
 
 class WorkerStartError(RuntimeError):
@@ -416,6 +430,7 @@ class Supervisor:
             port = data.get("metrics_port")
             info.metrics_port = int(port) if port is not None else None
             info.packs = int(data.get("packs", 0))
+            info.failures = [str(text) for text in data.get("failures", ())]
             info.buffer = b""
             with self._lock:
                 info.ready = True
@@ -468,6 +483,11 @@ class Supervisor:
         """Packs served (every worker loads the same plugins; the first worker's count)."""
         ready = self.workers()
         return ready[0].packs if ready else 0
+
+    def failures(self) -> list[str]:
+        """Plugins that failed to load (the same in every worker; the first worker's)."""
+        ready = self.workers()
+        return list(ready[0].failures) if ready else []
 
     # -- metrics ------------------------------------------------------------------------
 
