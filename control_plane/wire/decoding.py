@@ -71,7 +71,7 @@ def _deserializer(message: Any) -> Callable[[bytes], Any]:
 
 def _checked(behavior: Behavior, drain: Drain) -> Behavior:
     async def method(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        if drain.closing:
+        if drain.picked_up():
             await drain.refuse(request, context)
         if type(request) is Malformed:
             await context.abort_with_status(malformed_status(request))

@@ -10,7 +10,11 @@ wait there). Their callers see ``CANCELLED`` and cannot tell whether anything ra
    held call sends nothing more on its connection, so the transport's queue empties. The
    drain ends once no call has come in for :data:`QUIET` seconds while the event loop kept
    up (a busy loop could be hiding queued calls), or after its window
-   (:func:`drain_window`: half the grace period, at most :data:`MAX_WINDOW` seconds).
+   (:func:`drain_window`: a quarter of the grace period, at most :data:`MAX_WINDOW`
+   seconds; the rest is for the calls that run and the refusals). A server that took a
+   call in the second before the signal drains at least :data:`MIN_BUSY_DRAIN` seconds:
+   on a starved host gRPC may hand queued calls over late, and 50 ms of nothing does not
+   prove its queue empty.
 2. **Stop.** The transport shuts down (it sends GOAWAY: callers stop using the
    connection), and every held call is refused with ``UNAVAILABLE`` and the
    ``unavailable`` rejection: the call did not run; send it again later or elsewhere.
@@ -18,6 +22,11 @@ wait there). Their callers see ``CANCELLED`` and cannot tell whether anything ra
 A held call whose deadline comes first is refused just before it (the same margin as a
 pack's timeout), never left to ``DEADLINE_EXCEEDED``. Each refusal counts in the
 ``rejected`` metric and is one error event; the server logs how many there were.
+
+What this cannot close: a call that reaches the server *while* the transport shuts down
+(between the drain's end and the caller reading GOAWAY) is cancelled by gRPC core before
+any handler sees it. Under continuous open-loop load a few calls a stop do that; each is
+a call sent after the signal, and none of them ran.
 """
 
 from __future__ import annotations
@@ -37,12 +46,23 @@ from control_plane.wire.deadline import deadline_budget
 if TYPE_CHECKING:
     from control_plane.runtime.observability import Observability
 
-__all__ = ["MAX_WINDOW", "QUIET", "Drain", "drain_window", "stopping_rejection"]
+__all__ = [
+    "MAX_WINDOW",
+    "MIN_BUSY_DRAIN",
+    "QUIET",
+    "Drain",
+    "drain_window",
+    "stopping_rejection",
+]
 
 #: Seconds without a new call (the loop keeping up) after which the drain ends.
 QUIET = 0.05
-#: The longest drain, in seconds (it is also at most half the grace period).
+#: The longest drain, in seconds (it is also at most a quarter of the grace period).
 MAX_WINDOW = 2.0
+#: The shortest drain of a server that took a call in the last second before the signal.
+MIN_BUSY_DRAIN = 0.2
+#: "In the last second before the signal": what makes a server busy.
+_RECENT = 1.0
 #: How often the drain looks; a look that comes this much later than asked means the
 #: event loop was busy, and calls may have waited in the transport meanwhile.
 _TICK = 0.005
@@ -53,7 +73,7 @@ def drain_window(grace: float | None) -> float:
     """Seconds the drain may take out of a ``grace`` period (none without one)."""
     if not grace or grace <= 0:
         return 0.0
-    return min(MAX_WINDOW, grace / 2)
+    return min(MAX_WINDOW, grace / 4)
 
 
 def stopping_rejection(pack: str = "", request_id: str = "") -> Rejection:
@@ -70,7 +90,8 @@ def stopping_rejection(pack: str = "", request_id: str = "") -> Rejection:
 class Drain:
     """A server's drain state: :meth:`begin`, :meth:`settle`, then :meth:`release`.
 
-    Runs on the server's event loop; :attr:`closing` is the one check each call pays.
+    Runs on the server's event loop. Each call pays :meth:`picked_up` (a clock read) and
+    one check of :attr:`closing`.
     """
 
     __slots__ = ("_last", "_released", "closing", "observability", "refused")
@@ -82,20 +103,29 @@ class Drain:
         self.refused = 0
         self.observability = observability
         self._released: asyncio.Event | None = None
-        self._last = 0.0
+        #: When a call was last picked up (or the loop last fell behind, while draining).
+        self._last = float("-inf")
+
+    def picked_up(self) -> bool:
+        """Note a call the server picked up; whether it must be held (:meth:`refuse`)."""
+        self._last = time.monotonic()
+        return self.closing
 
     def begin(self) -> None:
         """Hold every call picked up from now on."""
         if not self.closing:
             self._released = asyncio.Event()
-            self._last = time.monotonic()
             self.closing = True
 
     async def settle(self, window: float) -> float:
         """Wait until no call has come in for :data:`QUIET` seconds while the loop kept
-        up, or ``window`` seconds; the seconds waited."""
+        up (and at least :data:`MIN_BUSY_DRAIN` seconds after a busy second), or
+        ``window`` seconds; the seconds waited."""
         started = time.monotonic()
         end = started + window
+        busy = started - self._last < _RECENT
+        shortest = started + (MIN_BUSY_DRAIN if busy else 0.0)
+        self._last = max(self._last, started)
         while True:
             asked = time.monotonic()
             if asked >= end:
@@ -104,7 +134,7 @@ class Drain:
             now = time.monotonic()
             if now - asked > _TICK + _LATE:
                 self._last = now
-            if now - self._last >= QUIET:
+            if now - self._last >= QUIET and now >= shortest:
                 break
         return time.monotonic() - started
 
@@ -115,7 +145,6 @@ class Drain:
 
     async def refuse(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
         """Hold a call until :meth:`release` (or just before its deadline), then refuse it."""
-        self._last = time.monotonic()
         released = self._released
         if released is not None and not released.is_set():
             with contextlib.suppress(TimeoutError):
