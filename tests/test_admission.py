@@ -21,7 +21,7 @@ from control_plane.wire.admission import (
     AdmissionLimits,
     parse_pack_limit,
 )
-from control_plane.wire.client import Client, Overloaded, Timeout
+from control_plane.wire.client import Client, Overloaded, RetryPolicy, Timeout
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +77,27 @@ def test_client_raises_overloaded_with_retry_after(server: ServerThread) -> None
             f.result(10)
     assert caught.value.retry_after == 0.75
     assert caught.value.status == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+def test_a_retry_policy_waits_out_an_overload(server: ServerThread) -> None:
+    """``overloaded`` says nothing ran and when to come back: a RetryPolicy retries it
+    after ``retry_after`` (0.75 s here), under the same request id, and gets the answer."""
+    waits: list[tuple[int, str, float]] = []
+    policy = RetryPolicy(
+        attempts=6,
+        backoff=0.05,
+        on_retry=lambda n, exc, wait: waits.append((n, exc.code, wait)),
+    )
+    with ThreadPoolExecutor(2) as ex, Client(server.target) as client:
+        running = [ex.submit(_slow, server.target) for _ in range(2)]
+        time.sleep(0.3)
+        outcome = client.invoke(
+            "test.slow", {"seconds": 0.01, "tag": "late"}, timeout=20, retry=policy
+        )
+        for f in running:
+            f.result(10)
+    assert outcome.result == {"done": "late"}
+    assert waits and waits[0] == (1, "overloaded", 0.75)
 
 
 def test_global_limit_covers_every_pack(server: ServerThread) -> None:

@@ -264,6 +264,48 @@ def test_retry_never_retries_permanent_codes(client: Client) -> None:
     assert waits == []
 
 
+def test_retry_resends_refusals_that_say_nothing_ran_and_no_others() -> None:
+    """A refusal whose reason is retryable (a stopping server's ``unavailable``, an
+    unreachable control plane) is retried; a permanent one (``unauthenticated``) is not."""
+    from control_plane.core.rejection import Rejection
+    from control_plane.wire.drain import stopping_rejection
+
+    slept: list[float] = []
+    refusals = iter(
+        [
+            TransportError(
+                grpc.StatusCode.UNAVAILABLE, "stopping", rejection=stopping_rejection("p")
+            ),
+            TransportError(grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses"),
+            None,
+        ]
+    )
+
+    def fn() -> str:
+        refusal = next(refusals)
+        if refusal is None:
+            return "done"
+        raise refusal
+
+    assert call_with_retry(fn, RetryPolicy(attempts=3, backoff=0.5), sleep=slept.append) == "done"
+    assert slept == [0.5, 1.0]
+
+    denied = TransportError(
+        grpc.StatusCode.UNAUTHENTICATED,
+        "no token",
+        rejection=Rejection.of("unauthenticated", "no token"),
+    )
+    assert denied.code == "unauthenticated" and not denied.retryable
+
+    def refuse() -> str:
+        raise denied
+
+    with pytest.raises(TransportError) as info:
+        call_with_retry(refuse, RetryPolicy(attempts=5, backoff=0.0), sleep=slept.append)
+    assert info.value is denied
+    assert slept == [0.5, 1.0]
+
+
 def test_call_with_retry_sleeps_what_the_policy_says() -> None:
     slept: list[float] = []
     attempts = iter([RetryableError, RateLimited, None])

@@ -225,6 +225,21 @@ class TransportError(CapabilityPackError):
             else Rejection.of("unavailable", f"{status.name}{where}: {details}")
         )
 
+    @property
+    def code(self) -> str:
+        """The refusal's reason (``unavailable``, ``overloaded``, ``unauthenticated``...)."""
+        return self.rejection.reason
+
+    @property
+    def retryable(self) -> bool:
+        """Whether sending the same call again may succeed (the reason's flag): nothing ran."""
+        return self.rejection.retryable
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the server asked the caller to wait (``overloaded``)."""
+        return self.rejection.retry_after
+
 
 class Overloaded(TransportError):
     """The control plane refused the call at an in-flight limit (``RESOURCE_EXHAUSTED``);
@@ -245,7 +260,6 @@ class Overloaded(TransportError):
             target,
             rejection=rejection or Rejection.of("overloaded", details, retry_after=retry_after),
         )
-        self.retry_after = retry_after
 
 
 class Unauthenticated(TransportError):

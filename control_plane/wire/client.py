@@ -20,7 +20,8 @@ code raises the family class matching its retryable flag, with ``.code`` set. Re
 the control plane refused raise :class:`~control_plane.core.errors.UnknownPack` and
 :class:`~control_plane.core.errors.InvalidInput`; a call that never got a control plane answer
 raises :class:`TransportError`. :class:`RetryPolicy` opts into retries: it waits
-``max(backoff, retry_after)`` and retries only :class:`RetryableError`.
+``max(backoff, retry_after)`` and retries :class:`RetryableError` and the refusals whose
+reason is retryable (``overloaded``, ``unavailable``: nothing ran).
 """
 
 from __future__ import annotations

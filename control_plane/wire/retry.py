@@ -1,4 +1,10 @@
-"""Opt-in retries of retryable failures, honouring ``retry_after``."""
+"""Opt-in retries of retryable failures, honouring ``retry_after``.
+
+Retried: a pack's retryable code (:class:`RetryableError`) and a refusal whose reason is
+retryable (:class:`TransportError` with ``retryable``: ``overloaded``, ``unavailable`` --
+the control plane unreachable, or stopping and refusing a call it did not run). The same
+request id goes with every attempt, so a pack can tell a retry from a new call.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +14,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from control_plane.wire.call_errors import RetryableError
+from control_plane.wire.call_errors import RetryableError, TransportError
 
-__all__ = ["RetryPolicy", "call_with_retry", "call_with_retry_async"]
+__all__ = ["Retried", "RetryPolicy", "call_with_retry", "call_with_retry_async"]
 
 T = TypeVar("T")
+#: What a policy retries (see the module docs).
+Retried = RetryableError | TransportError
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Opt-in retries of :class:`RetryableError` only.
+    """Opt-in retries of :class:`RetryableError` and of retryable refusals
+    (:class:`TransportError` whose ``retryable`` is true).
 
     Attempt ``n`` (from 0) waits ``max(min(backoff * multiplier**n, max_backoff),
     retry_after)`` before the next try; ``attempts`` counts every try, the first included.
@@ -27,14 +36,18 @@ class RetryPolicy:
     backoff: float = 0.2
     multiplier: float = 2.0
     max_backoff: float = 30.0
-    on_retry: Callable[[int, RetryableError, float], None] | None = field(
-        default=None, compare=False
-    )
+    on_retry: Callable[[int, Retried, float], None] | None = field(default=None, compare=False)
 
-    def delay(self, attempt: int, error: RetryableError) -> float:
+    def delay(self, attempt: int, error: Retried) -> float:
         """Seconds to wait after failed attempt ``attempt`` (0-based)."""
         backoff = min(self.backoff * self.multiplier**attempt, self.max_backoff)
         return max(backoff, error.retry_after or 0.0)
+
+    def retries(self, error: Retried, attempt: int) -> bool:
+        """Whether failed attempt ``attempt`` (0-based) is followed by another."""
+        return attempt + 1 < self.attempts and (
+            isinstance(error, RetryableError) or error.retryable
+        )
 
 
 def call_with_retry(
@@ -45,8 +58,8 @@ def call_with_retry(
     while True:
         try:
             return fn()
-        except RetryableError as exc:
-            if attempt + 1 >= policy.attempts:
+        except (RetryableError, TransportError) as exc:
+            if not policy.retries(exc, attempt):
                 raise
             wait = policy.delay(attempt, exc)
             if policy.on_retry is not None:
@@ -66,8 +79,8 @@ async def call_with_retry_async(
     while True:
         try:
             return await fn()
-        except RetryableError as exc:
-            if attempt + 1 >= policy.attempts:
+        except (RetryableError, TransportError) as exc:
+            if not policy.retries(exc, attempt):
                 raise
             wait = policy.delay(attempt, exc)
             if policy.on_retry is not None:
