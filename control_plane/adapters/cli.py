@@ -506,11 +506,11 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     p.add_argument(
         "--worker-timeout",
-        type=_non_negative_seconds,
+        type=_worker_timeout,
         default=None,
         metavar="S",
         help="with --workers: kill and replace a worker whose event loop sent no heartbeat "
-        "for S seconds (default 60; 0: never; docs/cli.md#workers)",
+        "for S seconds (default 60; at least 1; 0: never; docs/cli.md#workers)",
     )
     p.add_argument(
         "--loop",
@@ -547,7 +547,7 @@ def _serve(args: argparse.Namespace) -> int:
     worker = worker_index()
     if args.workers > 1 and worker is None:
         return _serve_workers(args, loop.name)
-    if worker is not None and not follow_supervisor():
+    if worker is not None and not follow_supervisor(args.grace):
         print(f"packctl: worker {worker}: the supervisor is gone; not serving", file=sys.stderr)
         return 1
     if worker is not None:  # one of several processes on the port
@@ -808,13 +808,18 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _non_negative_seconds(text: str) -> float:
+def _worker_timeout(text: str) -> float:
+    from control_plane.wire.workers import MIN_WORKER_TIMEOUT
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds >= 0")
+    if not (math.isfinite(value) and (value == 0 or value >= MIN_WORKER_TIMEOUT)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: seconds >= {MIN_WORKER_TIMEOUT:g} (heartbeats come every "
+            "0.25 s), or 0 for never"
+        )
     return value
 
 

@@ -22,9 +22,10 @@ The supervisor (the process you started) owns what must stay one across workers:
   killed. A worker that dies unexpectedly is restarted (at most
   :data:`MAX_RESTARTS` times a minute, then the whole server stops with exit 1);
 * **liveness**: a serving worker's event loop sends a heartbeat every :data:`HEARTBEAT`
-  second on its status pipe; one silent for ``--worker-timeout`` seconds (stopped, wedged,
+  seconds on its status pipe; one silent for ``--worker-timeout`` seconds (stopped, wedged,
   or its loop blocked by a pack) still gets connections from the kernel and hangs them, so
-  the supervisor kills it (SIGKILL) and starts another, as for one that died.
+  the supervisor kills it (SIGKILL) and starts another. Such kills do not count towards
+  :data:`MAX_RESTARTS` (a caller must not be able to stop every worker with them).
 
 Shared by construction (nothing to coordinate): the incident store is one SQLite file in
 WAL mode with ``BEGIN IMMEDIATE`` transactions and a busy timeout (several writers are
@@ -74,6 +75,7 @@ __all__ = [
     "HEARTBEAT",
     "MAX_RESTARTS",
     "MAX_WORKERS",
+    "MIN_WORKER_TIMEOUT",
     "Supervisor",
     "WorkerInfo",
     "follow_supervisor",
@@ -105,7 +107,9 @@ SCRAPE_TIMEOUT = 5.0
 MAX_REPORTED_FAILURES = 100
 MAX_FAILURE_TEXT = 2000
 #: Seconds between two heartbeats of a serving worker's event loop.
-HEARTBEAT = 1.0
+HEARTBEAT = 0.25
+#: The shortest ``--worker-timeout`` (other than 0, off): four heartbeats.
+MIN_WORKER_TIMEOUT = 1.0
 #: Seconds without a heartbeat after which a worker is killed and replaced
 #: (``--worker-timeout``; 0 turns it off).
 DEFAULT_WORKER_TIMEOUT = 60.0
@@ -148,28 +152,41 @@ def worker_index() -> int | None:
     return int(value) if value is not None and value.isdigit() else None
 
 
-def follow_supervisor() -> bool:
-    """In a worker: end (SIGTERM to itself: a graceful drain) when the supervisor is gone.
+def follow_supervisor(grace: float = 10.0) -> bool:
+    """In a worker: end when the supervisor is gone -- a graceful drain (SIGTERM to itself),
+    and an exit regardless ``grace`` + :data:`KILL_MARGIN` seconds later.
 
     A supervisor killed outright (``kill -9``, a crash, a signal it does not handle such as
     SIGHUP) cannot stop its workers; an orphaned worker would go on serving the port with
     no supervision, and the next supervisor's workers would join it there. On Linux the
-    kernel sends the signal (:func:`signal_on_parent_death`); elsewhere a daemon thread checks
-    the parent once a second. False when the supervisor was gone before this was set up (the
-    worker should not start serving). Outside a supervisor: nothing, True.
+    kernel sends the signal (:func:`signal_on_parent_death`); elsewhere a daemon thread
+    checks the parent once a second and sends it. The drain needs the worker's event loop;
+    one blocked by a pack never drains, so the same thread ends the process
+    (``os._exit(1)``) once the drain has had its time. (A *stopped* orphan does nothing
+    until it is continued or killed.) False when the supervisor was gone before this was
+    set up (the worker should not start serving). Outside a supervisor: nothing, True.
     """
     text = os.environ.get(ENV_SUPERVISOR, "")
     if not text.isdigit():
         return True
     supervisor = int(text)
-    if not signal_on_parent_death(signal.SIGTERM):
+    signalled = signal_on_parent_death(signal.SIGTERM)
 
-        def watch() -> None:
-            while os.getppid() == supervisor:
-                time.sleep(SUPERVISOR_POLL)
+    def watch() -> None:
+        while os.getppid() == supervisor:
+            time.sleep(SUPERVISOR_POLL)
+        if not signalled:
             os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(grace + KILL_MARGIN)
+        with contextlib.suppress(OSError):
+            os.write(
+                2,
+                f"packctl: worker {os.getpid()}: the supervisor is gone and the drain did not "
+                f"end within {grace + KILL_MARGIN:g} s; exiting\n".encode(),
+            )
+        os._exit(1)
 
-        threading.Thread(target=watch, name="supervisor-watch", daemon=True).start()
+    threading.Thread(target=watch, name="supervisor-watch", daemon=True).start()
     return os.getppid() == supervisor  # checked after: a death before the request is seen
 
 
@@ -344,6 +361,8 @@ class WorkerInfo:
     heard: float = 0.0
     #: The plugins that failed to load in this worker, as ``packctl list`` prints them.
     failures: list[str] = field(default_factory=list)
+    #: Killed by the supervisor for its silence (not counted as a crash).
+    silenced: bool = False
 
 
 class WorkerStartError(RuntimeError):
@@ -459,6 +478,8 @@ class Supervisor:
                     raise WorkerStartError(f"worker {info.index} exited with {code} before serving")
             if not waiting:
                 return
+            # the serving workers stay watched while others (re)start
+            self._kill_silent()
             left = deadline - time.monotonic()
             if left <= 0:
                 raise WorkerStartError(f"workers {sorted(waiting)} not ready after {timeout:g} s")
@@ -529,7 +550,9 @@ class Supervisor:
                 if code == 0 and stop.wait(1.0):
                     break  # a signal to the whole process group (Ctrl-C): we stop too
                 now = time.monotonic()
-                self._restarts = [t for t in self._restarts if now - t < 60.0] + [now]
+                self._restarts = [t for t in self._restarts if now - t < 60.0]
+                if not info.silenced:  # a crash; a silent worker's kill is not one
+                    self._restarts.append(now)
                 self._log(f"worker {info.index} (pid {info.proc.pid}) exited with {code}")
                 if len(self._restarts) > MAX_RESTARTS:
                     self._log(f"more than {MAX_RESTARTS} worker exits in a minute: stopping")
@@ -554,18 +577,20 @@ class Supervisor:
         timeout = self._worker_timeout
         if timeout <= 0:
             return
-        now = time.monotonic()
         for info in list(self._workers.values()):
-            if not info.ready or info.proc.poll() is not None:
+            if not info.ready or info.silenced or info.proc.poll() is not None:
                 continue
             if info.status_fd is not None:
                 self._read_status(info)
-            if now - info.heard <= timeout:
+            silent = time.monotonic() - info.heard
+            if silent <= timeout:
                 continue
             self._log(
                 f"worker {info.index} (pid {info.proc.pid}) sent no heartbeat for "
-                f"{timeout:g} s (stopped, or its event loop blocked): killed"
+                f"{silent:.1f} s (--worker-timeout {timeout:g}; stopped, or its event loop "
+                "blocked): killed"
             )
+            info.silenced = True
             with contextlib.suppress(ProcessLookupError):
                 info.proc.kill()
             info.proc.wait()
