@@ -240,30 +240,17 @@ def test_a_worker_that_dies_is_replaced(two_workers: tuple) -> None:
 
 
 @pytest.mark.parametrize("how", ["SIGSTOP", "blocked loop"])
-def test_a_worker_that_stops_answering_is_killed_and_replaced(tmp_path: Path, how: str) -> None:
+def test_a_worker_that_stops_answering_is_killed_and_replaced(how: str) -> None:
     """A worker that is alive but silent (stopped, or its event loop blocked by a pack)
     still gets connections from the kernel, and those calls hang: the supervisor misses
     its heartbeats for --worker-timeout seconds, kills it and starts another."""
-    proc, target = start_serve(
-        "--plugin",
-        "workerpacks",
-        "--workers",
-        "2",
-        "--worker-timeout",
-        "2",
-        "--no-incident-db",
-        env=ENV,
-    )
+    proc, target = _serve_with_worker_timeout("2")
     try:
         first, second = _worker_pids(proc.banner)
         if how == "SIGSTOP":
             os.kill(first, signal.SIGSTOP)
         else:  # a pack that blocks the loop of whichever worker the call reaches
-            with (
-                Client(target, options=OWN_CONNECTION) as client,
-                pytest.raises(CapabilityPackError),
-            ):
-                client.invoke("worker.block", {"seconds": 600}, timeout=1)
+            _block_a_worker(target, timeout=1)
         log: list[str] = []
         assert proc.stderr is not None
         hang_guard = threading.Timer(120, proc.kill)  # never replaced: fail, do not hang
@@ -320,17 +307,7 @@ def test_workers_do_not_outlive_their_supervisor(two_workers: tuple, how: int) -
 def test_killing_silent_workers_never_stops_the_server() -> None:
     """Kills for silence are not crashes: callers that keep blocking workers' loops must
     not use up the restart budget (5 exits a minute) and stop every worker with it."""
-    proc, target = start_serve(
-        "--plugin",
-        "workerpacks",
-        "--workers",
-        "2",
-        "--worker-timeout",
-        "1",
-        "--no-incident-db",
-        env=ENV,
-        drain=True,
-    )
+    proc, target = _serve_with_worker_timeout("1", drain=True)
     try:
         _, said = proc.drained  # type: ignore[attr-defined]
         deadline = time.monotonic() + 180  # a hang guard, not a measure of speed
@@ -338,8 +315,7 @@ def test_killing_silent_workers_never_stops_the_server() -> None:
             kills = sum("sent no heartbeat" in line for line in said)
             if kills > 6:
                 break
-            with contextlib.suppress(CapabilityPackError):
-                _whoami_block(target)
+            _block_a_worker(target, timeout=2.5)
             time.sleep(0.2)  # while both restart, calls fail at once
         assert kills > 6, "".join(said)
         assert proc.poll() is None, "".join(said)
@@ -351,9 +327,30 @@ def test_killing_silent_workers_never_stops_the_server() -> None:
     assert proc.returncode == 0, err
 
 
-def _whoami_block(target: str) -> None:
-    with Client(target, options=OWN_CONNECTION) as client:
-        client.invoke("worker.block", {"seconds": 600}, timeout=2.5)
+def _serve_with_worker_timeout(
+    seconds: str, *, drain: bool = False
+) -> tuple[subprocess.Popen[str], str]:
+    return start_serve(
+        "--plugin",
+        "workerpacks",
+        "--workers",
+        "2",
+        "--worker-timeout",
+        seconds,
+        "--no-incident-db",
+        env=ENV,
+        drain=drain,
+    )
+
+
+def _block_a_worker(target: str, timeout: float) -> None:
+    """Block the event loop of the worker a fresh connection reaches (the call's own
+    deadline ends it on the caller's side; a refused connection ends it at once)."""
+    with (
+        Client(target, options=OWN_CONNECTION) as client,
+        contextlib.suppress(CapabilityPackError),
+    ):
+        client.invoke("worker.block", {"seconds": 600}, timeout=timeout)
 
 
 def test_a_worker_with_a_blocked_loop_does_not_outlive_its_supervisor() -> None:
@@ -365,8 +362,7 @@ def test_a_worker_with_a_blocked_loop_does_not_outlive_its_supervisor() -> None:
     )
     try:
         pids = _worker_pids(proc.banner)
-        with Client(target, options=OWN_CONNECTION) as client, pytest.raises(CapabilityPackError):
-            client.invoke("worker.block", {"seconds": 600}, timeout=1)
+        _block_a_worker(target, timeout=1)
         proc.kill()
         proc.wait(timeout=60)
         assert all(_gone(pid, within=90) for pid in pids), [_parent(p) for p in pids]

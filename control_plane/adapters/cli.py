@@ -809,7 +809,7 @@ def _positive_float(text: str) -> float:
 
 
 def _worker_timeout(text: str) -> float:
-    from control_plane.wire.workers import MIN_WORKER_TIMEOUT
+    from control_plane.wire.workers import HEARTBEAT, MIN_WORKER_TIMEOUT
 
     try:
         value = float(text)
@@ -818,7 +818,7 @@ def _worker_timeout(text: str) -> float:
     if not (math.isfinite(value) and (value == 0 or value >= MIN_WORKER_TIMEOUT)):
         raise argparse.ArgumentTypeError(
             f"{text!r}: seconds >= {MIN_WORKER_TIMEOUT:g} (heartbeats come every "
-            "0.25 s), or 0 for never"
+            f"{HEARTBEAT:g} s), or 0 for never"
         )
     return value
 

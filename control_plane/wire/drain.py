@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import grpc
 
-from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
 from control_plane.core.rejection import Rejection
 from control_plane.wire import status as wire
 from control_plane.wire.deadline import deadline_budget
@@ -82,8 +81,8 @@ def stopping_rejection(pack: str = "", request_id: str = "") -> Rejection:
         "unavailable",
         "the control plane is stopping; the call did not run (send it again later or to "
         "another server)",
-        pack=clip(pack, MAX_PACK_NAME),
-        request_id=clip(request_id, MAX_REQUEST_ID),
+        pack=pack,
+        request_id=request_id,
     )
 
 

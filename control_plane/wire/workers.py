@@ -323,12 +323,11 @@ def _scrape_all(workers: Sequence[WorkerInfo]) -> list[str | None]:
     """Every serving worker's metrics text (``None``: not serving, or no answer), read
     side by side: a hung worker costs the scrape one :data:`SCRAPE_TIMEOUT`, not one each."""
     ports = [w.metrics_port if w.ready else None for w in workers]
-    wanted = [p for p in ports if p]
-    if not wanted:
+    if not any(ports):
         return [None] * len(ports)
-    with ThreadPoolExecutor(min(len(wanted), MAX_SCRAPERS), "worker-scrape") as pool:
-        read = dict(zip(wanted, pool.map(_scrape, wanted), strict=True))
-    return [read[p] if p else None for p in ports]
+    with ThreadPoolExecutor(min(len(ports), MAX_SCRAPERS), "worker-scrape") as pool:
+        reads = [pool.submit(_scrape, port) if port else None for port in ports]
+        return [read.result() if read is not None else None for read in reads]
 
 
 def _scrape(port: int) -> str | None:

@@ -17,6 +17,7 @@ __all__ = [
     "ORIGIN_ATTR",
     "frame_locals",
     "frames",
+    "locals_of",
     "mark_origin",
     "origin",
     "uvloop_frame",
@@ -41,15 +42,19 @@ def frames(exc: BaseException) -> list[FrameType]:
     return found[::-1][:MAX_FRAMES]
 
 
+def locals_of(frame: FrameType) -> dict[str, object]:
+    """A copy of ``frame``'s local variables (empty when they cannot be read)."""
+    try:
+        return dict(frame.f_locals)
+    # Hostile input: a frame's locals mapping may be anything in odd interpreters.
+    except Exception:  # noqa: BLE001
+        return {}
+
+
 def frame_locals(exc: BaseException) -> Iterator[tuple[FrameType, object]]:
     """``(frame, value)`` for each local variable of each frame, innermost frame first."""
     for frame in frames(exc):
-        try:
-            values = list(frame.f_locals.values())
-        # Hostile input: a frame's locals mapping may be anything in odd interpreters.
-        except Exception:  # noqa: BLE001
-            continue
-        for value in values:
+        for value in locals_of(frame).values():
             yield frame, value
 
 

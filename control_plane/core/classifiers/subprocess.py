@@ -21,7 +21,13 @@ import errno
 import os
 from types import FrameType
 
-from control_plane.core.classifiers._frames import frame_locals, frames, origin, uvloop_frame
+from control_plane.core.classifiers._frames import (
+    frame_locals,
+    frames,
+    locals_of,
+    origin,
+    uvloop_frame,
+)
 from control_plane.core.classify import Classification, class_names, safe_attr
 from control_plane.core.hookspecs import hookimpl
 from control_plane.core.stderr import table_for
@@ -74,11 +80,7 @@ _UVLOOP_SPAWN = frozenset({"_init"})
 
 def _cwd_in(frame: FrameType) -> object:
     """The ``cwd`` a frame was passing on: a local ``cwd``, or one in its ``**kwds``."""
-    try:
-        local = frame.f_locals
-    # Hostile input: a frame's locals mapping may be anything in odd interpreters.
-    except Exception:  # noqa: BLE001
-        return None
+    local = locals_of(frame)
     if "cwd" in local:
         return local["cwd"]
     for name in ("kwds", "kwargs"):
@@ -116,7 +118,7 @@ def _is_exec_failure(exc: BaseException) -> bool:
             continue
         if not frame.f_code.co_filename.endswith("subprocess.py"):
             continue
-        cwd = frame.f_locals.get("cwd")
+        cwd = locals_of(frame).get("cwd")
         # chdir(cwd) failed: a directory the caller may have named, not the program
         return cwd is None or str(cwd) != str(filename)
     return False
