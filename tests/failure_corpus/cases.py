@@ -15,6 +15,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -400,6 +401,31 @@ def _requests_cases() -> None:
         port_url: Callable[[Endpoints], str], timeout: float = 5.0, **kw: Any
     ) -> Callable[[Endpoints], Any]:
         return lambda ep: requests.get(port_url(ep), timeout=timeout, **kw)
+
+    def pool_exhausted(ep: Endpoints) -> None:
+        import threading
+
+        import urllib3
+
+        pool = urllib3.HTTPConnectionPool(LOOPBACK, ep.raw["silent"], maxsize=1, block=True)
+        def hold() -> None:
+            with contextlib.suppress(Exception):
+                pool.request("GET", "/", retries=False, timeout=2.0)
+
+        busy = threading.Thread(target=hold, daemon=True)
+        busy.start()  # holds the pool's only connection on a server that never answers
+        deadline = time.monotonic() + 2.0
+        while pool.num_connections == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        pool.urlopen("GET", "/", pool_timeout=T, retries=False)
+
+    case(
+        "urllib3_pool_empty",
+        "requests",
+        TO,
+        "no connection of a blocking pool became free within pool_timeout",
+        pool_exhausted,
+    )
 
     case(
         "refused",
@@ -1047,6 +1073,64 @@ def _socket_cases() -> None:
     case("ca_not_pem", "ssl", INT, "CA file is not PEM: local configuration", ca_not_pem)
 
 
+# -- HTTPS through a proxy that refuses the tunnel --------------------------------------
+
+#: The proxy's answer to ``CONNECT`` -> the codes that are right.
+PROXY_STATUSES: dict[int, tuple[frozenset[str], str]] = {
+    407: (AUTH, "the proxy wants credentials: retrying cannot help"),
+    403: (AUTH, "the proxy forbids the tunnel"),
+    502: (NET, "the proxy could not reach the target"),
+}
+
+
+def _proxy_cases() -> None:
+    import urllib.request
+
+    import aiohttp
+    import httpx
+    import requests
+
+    def target(status: int) -> str:
+        return f"https://proxy{status}.invalid/"  # only the proxy sees the name
+
+    for status, (codes, why) in PROXY_STATUSES.items():
+
+        def via_httpx(ep: Endpoints, status: int = status) -> None:
+            with httpx.Client(proxy=ep.url(), timeout=5.0, trust_env=False) as client:
+                client.get(target(status))
+
+        def via_requests(ep: Endpoints, status: int = status) -> None:
+            with requests.Session() as session:
+                session.trust_env = False
+                proxies = {"https": ep.url(), "http": ep.url()}
+                session.get(target(status), proxies=proxies, timeout=5)
+
+        def via_urllib(ep: Endpoints, status: int = status) -> None:
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({"https": ep.url()}))
+            with opener.open(target(status), timeout=5) as resp:
+                resp.read()
+
+        async def via_aiohttp(ep: Endpoints, status: int = status) -> None:
+            async with aiohttp.ClientSession() as session:
+                async with session.get(target(status), proxy=ep.url()) as resp:
+                    await resp.read()
+
+        for klass, run in (
+            ("httpx", via_httpx),
+            ("requests", via_requests),
+            ("urllib", via_urllib),
+            ("aiohttp", via_aiohttp),
+        ):
+            case(
+                f"proxy_connect_{status}",
+                klass,
+                codes,
+                f"CONNECT answered {status}: {why}",
+                run,
+                sample=status == 407 and klass in {"httpx", "requests"},
+            )
+
+
 # -- SMTP -------------------------------------------------------------------------------
 
 
@@ -1068,6 +1152,14 @@ def _smtp_cases() -> None:
         with smtplib.SMTP(LOOPBACK, ep.smtp["rcpt"], timeout=5) as smtp:
             smtp.sendmail("a@corpus.test", ["nobody@corpus.test"], "Subject: x\r\n\r\nhi")
 
+    def greylisted(ep: Endpoints) -> None:
+        with smtplib.SMTP(LOOPBACK, ep.smtp["greylist"], timeout=5) as smtp:
+            smtp.sendmail("a@corpus.test", ["b@corpus.test"], "Subject: x\r\n\r\nhi")
+
+    def queue_full(ep: Endpoints) -> None:
+        with smtplib.SMTP(LOOPBACK, ep.smtp["full"], timeout=5) as smtp:
+            smtp.sendmail("a@corpus.test", ["b@corpus.test"], "Subject: x\r\n\r\nhi")
+
     def refused(ep: Endpoints) -> None:
         smtplib.SMTP(LOOPBACK, ep.refused, timeout=5)
 
@@ -1080,6 +1172,8 @@ def _smtp_cases() -> None:
     )
     case("greeting_421", "smtp", NET, "421 service not available at greeting", busy)
     case("rcpt_550", "smtp", NF, "550 no such mailbox", rcpt)
+    case("rcpt_451_greylisted", "smtp", NET, "451 greylisting: transient, retry later", greylisted)
+    case("mail_452_storage", "smtp", NET, "452 insufficient storage: transient", queue_full)
     case("refused", "smtp", NET, "nothing listens on the port", refused)
     case("greeting_timeout", "smtp", TO, "server never sends its greeting", silent)
 
@@ -1821,6 +1915,7 @@ def all_cases() -> list[Case]:
             _requests_cases,
             _aiohttp_cases,
             _stdlib_http_cases,
+            _proxy_cases,
             _socket_cases,
             _smtp_cases,
             _grpc_cases,

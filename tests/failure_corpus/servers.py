@@ -73,6 +73,19 @@ class StatusHandler(BaseHTTPRequestHandler):
     do_POST = _answer
     do_HEAD = _answer
 
+    def do_CONNECT(self) -> None:
+        """As a proxy that refuses every tunnel: ``CONNECT proxy407.invalid:443`` answers
+        407 (the target host names the status; nothing resolves it)."""
+        host = self.path.split(":")[0]
+        status = int(host[5:8]) if host.startswith("proxy") and host[5:8].isdigit() else 502
+        self.send_response(status)
+        if status == 407:
+            self.send_header("Proxy-Authenticate", 'Basic realm="corpus proxy"')
+        self.send_header("Content-Length", "0")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -232,9 +245,12 @@ def _smtp(kind: str) -> Callable[[socket.socket], None]:
             elif verb == "AUTH":
                 say("535 5.7.8 Authentication credentials invalid")
             elif verb == "MAIL":
-                say("250 OK")
+                say("452 4.3.1 Insufficient system storage" if kind == "full" else "250 OK")
             elif verb == "RCPT":
-                say("550 5.1.1 No such user here")
+                if kind == "greylist":
+                    say("451 4.7.1 Greylisted, please try again later")
+                else:
+                    say("550 5.1.1 No such user here")
             elif verb == "RSET":
                 say("250 OK")
             elif verb == "QUIT":
@@ -406,7 +422,7 @@ def start() -> Iterator[Endpoints]:
         tls["mtls"] = listener.port
 
         smtp: dict[str, int] = {}
-        for kind in ("auth", "drop", "421", "rcpt"):
+        for kind in ("auth", "drop", "421", "rcpt", "greylist", "full"):
             listener = Listener(_smtp(kind))
             closers.append(listener.close)
             smtp[kind] = listener.port

@@ -17,6 +17,7 @@ BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.tls",
     "control_plane.core.classifiers.subprocess",
     "control_plane.core.classifiers.sockets",
+    "control_plane.core.classifiers.proxy",
     "control_plane.core.classifiers.grpc",
     "control_plane.core.classifiers.httpx",
     "control_plane.core.classifiers.requests",

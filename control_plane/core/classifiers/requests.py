@@ -52,6 +52,11 @@ TYPES: tuple[TypeRule, ...] = (
     TypeRule("urllib3.NewConnectionError", "network_error", _CONNECT, weak=True),
     TypeRule("urllib3.ConnectTimeoutError", "timeout", "connecting to the HTTP server timed out"),
     TypeRule("urllib3.ReadTimeoutError", "timeout", "the HTTP server did not answer in time"),
+    TypeRule(
+        "urllib3.EmptyPoolError",
+        "timeout",
+        "no HTTP connection became free in the pool in time",
+    ),
     TypeRule("urllib3.ProtocolError", "network_error", _CUT, weak=True),
     TypeRule("urllib3.SSLError", "network_error", _CONNECT, weak=True),
     TypeRule("urllib3.ProxyError", "network_error", "the HTTP proxy failed", weak=True),

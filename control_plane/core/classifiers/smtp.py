@@ -1,8 +1,11 @@
 """``smtplib``: reply codes carried as ``smtp_code``, and a server that hung up.
 
 SMTP reply codes are not HTTP statuses: 535 is an authentication failure, 550 an unknown
-mailbox, 421 a server closing the channel. :data:`REPLY_CODES` maps them; codes it does
-not list are ``internal_error`` (a command or policy rejection no baseline code fits).
+mailbox, 421 a server closing the channel. :data:`REPLY_CODES` maps them. Any other 4xx
+reply is transient by definition (RFC 5321 4.2.1: greylisting's 450/451, a full queue's
+452, a TLS or authentication mechanism unavailable for now, 454): ``network_error``,
+retryable. Other codes are ``internal_error`` (a command or policy rejection no baseline
+code fits).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from control_plane.core.classify import (
 )
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["REPLY_CODES", "TYPES", "classify_exception"]
+__all__ = ["REPLY_CODES", "TRANSIENT", "TYPES", "classify_exception"]
 
 PLUGIN = "smtp"
 
@@ -35,6 +38,8 @@ REPLY_CODES: Mapping[int, tuple[str, str]] = {
     550: ("not_found", _MAILBOX),
     551: ("not_found", _MAILBOX),
 }
+#: Any other 4xx reply: the server refused for now; the same command may pass later.
+TRANSIENT = ("network_error", "the mail server refused for now (a transient 4xx reply)")
 _OTHER = ("internal_error", "the mail server rejected the command")
 
 TYPES: tuple[TypeRule, ...] = (
@@ -56,7 +61,10 @@ TYPES: tuple[TypeRule, ...] = (
 def _reply(code: object) -> tuple[str, str] | None:
     if not isinstance(code, int) or isinstance(code, bool):
         return None
-    return REPLY_CODES.get(code, _OTHER)
+    found = REPLY_CODES.get(code)
+    if found is not None:
+        return found
+    return TRANSIENT if 400 <= code <= 499 else _OTHER
 
 
 def _is_smtp(exc: BaseException, name: str) -> bool:
