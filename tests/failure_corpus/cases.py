@@ -408,6 +408,7 @@ def _requests_cases() -> None:
         import urllib3
 
         pool = urllib3.HTTPConnectionPool(LOOPBACK, ep.raw["silent"], maxsize=1, block=True)
+
         def hold() -> None:
             with contextlib.suppress(Exception):
                 pool.request("GET", "/", retries=False, timeout=2.0)
@@ -1111,9 +1112,11 @@ def _proxy_cases() -> None:
                 resp.read()
 
         async def via_aiohttp(ep: Endpoints, status: int = status) -> None:
-            async with aiohttp.ClientSession() as session:
-                async with session.get(target(status), proxy=ep.url()) as resp:
-                    await resp.read()
+            async with (
+                aiohttp.ClientSession() as session,
+                session.get(target(status), proxy=ep.url()) as resp,
+            ):
+                await resp.read()
 
         for klass, run in (
             ("httpx", via_httpx),
