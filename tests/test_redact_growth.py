@@ -83,6 +83,31 @@ def test_every_rule_is_linear_on_the_stall_inputs(rule: Rule, stall: str) -> Non
     assert ratio < BAR, f"{rule.name} on {stall}: 8x the input took {ratio:.1f}x the time"
 
 
+#: What may follow a trigger word in text an attacker controls.
+SEPARATORS = ("=", ":", " ", "/", ".", "%", "-", "_", "@", "'", '"', "://", "\\n", ",", "")
+
+
+def _repeated_triggers(rule: Rule) -> Callable[[int], str]:
+    """Each of the rule's trigger words with each separator, repeated: a rule that starts
+    an attempt at every repeat and runs to the end of the text before failing (a possessive
+    run followed by a character that never comes) is quadratic here."""
+    units = [w + sep for w in (rule.triggers or ("aB3+/",)) for sep in SEPARATORS]
+    units += [u.upper() for u in units]
+
+    def build(size: int) -> str:
+        per = max(1, size // len(units))
+        return "".join((u * (per // len(u) + 1))[:per] for u in units)
+
+    return build
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.name)
+def test_every_rule_is_linear_on_its_trigger_words_repeated(rule: Rule) -> None:
+    build = _repeated_triggers(rule)
+    ratio = _growth(lambda text: rule.apply(text, redact._fold(text)), build)
+    assert ratio < BAR, f"{rule.name}: 8x its repeated triggers took {ratio:.1f}x the time"
+
+
 def _unbounded_greedy(pattern: re.Pattern[str]) -> list[str]:
     """Repetitions that could backtrack: unbounded and not possessive, or bounded above 64."""
     found: list[str] = []

@@ -320,10 +320,11 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "cli_user",
-        # curl -u user:password, --user, --proxy-user.
+        # curl -u user:password, --user, --proxy-user. The user name is bounded: unbounded,
+        # an attempt at each of "-u=-u=-u=..." ran to the end of the text before failing.
         _c(
             r"(?P<head>(?<![\w-])(?:-u|-U|--user|--proxy-user)" + _ARG_SEP + r"?[\"']?"
-            r"[^\s:\"'@]++:)(?P<val>[^\s\"']++)"
+            r"[^\s:\"'@]{1,256}+:)(?P<val>[^\s\"']++)"
         ),
         lambda m: m.group("head") + REDACTED,
         ("-u", "--user", "--proxy-user"),
