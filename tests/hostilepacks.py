@@ -108,6 +108,13 @@ class NoisyStr(Exception):
         raise KeyboardInterrupt
 
 
+class ExitingLen(str):
+    """A request id whose ``len()`` raises ``SystemExit``."""
+
+    def __len__(self) -> int:
+        raise SystemExit(5)
+
+
 def act(doc: dict[str, Any], ctx: Context) -> Any:
     """Misbehave as ``doc["mode"]`` says (see the module docs)."""
     mode = doc.get("mode", "ok")
@@ -163,6 +170,9 @@ def act(doc: dict[str, Any], ctx: Context) -> Any:
         raise exc
     if mode == "disable_scrubbing":
         return {"items": [], "x": DisableScrubbing()}
+    if mode == "swap_request_id":  # the control plane records the failure under this id
+        ctx.request_id = ExitingLen("forged")  # type: ignore[misc]
+        return {"items": [1]}
     if mode == "secret":
         raise PackError("not_found", f"lookup failed: {TOKEN} Authorization: Bearer {SECRET}")
     if mode == "forged_code":

@@ -126,7 +126,9 @@ def test_awaiting_a_cancelled_task_is_answered(served: Serve) -> None:
 
 
 @pytest.mark.parametrize("pack", PACKS)
-@pytest.mark.parametrize("mode", ["keyboard_interrupt", "system_exit", "exiting_dict", "noisy_str"])
+@pytest.mark.parametrize(
+    "mode", ["keyboard_interrupt", "system_exit", "exiting_dict", "noisy_str", "swap_request_id"]
+)
 def test_base_exceptions_do_not_end_the_server(served: Serve, pack: str, mode: str) -> None:
     got = invoke(served.channel, pack, {"mode": mode}, timeout=20)
     assert closed(served, pack, got) in ("internal_error", "schema_mismatch")

@@ -106,20 +106,35 @@ class Context:
     """Per-call facts a handler may use: deadline, request id, cancellation, and the
     W3C ``traceparent`` to continue the caller's trace downstream."""
 
-    __slots__ = ("_cancelled", "deadline", "pack", "request_id", "traceparent")
+    __slots__ = ("_cancelled", "_deadline", "_pack", "_request_id", "traceparent")
 
     def __init__(self, pack: str, request_id: str, deadline: float | None) -> None:
-        self.pack = pack
-        self.request_id = request_id
+        self._pack = pack
+        self._request_id = request_id
         #: W3C ``traceparent`` of the control plane's span for this call (a child of the
         #: caller's trace) when tracing is on (``packctl serve --otel-endpoint``), else
         #: ``None``. Send it as the ``traceparent`` header of downstream requests.
         self.traceparent: str | None = _TRACEPARENT.get()
-        #: ``time.monotonic()`` value after which the call is late, or ``None``.
-        self.deadline = deadline
+        self._deadline = deadline
         # A plain flag, not a threading.Event (3 us per call): nothing waits on it, and a
         # bool assignment is seen at once by the handler's thread.
         self._cancelled = False
+
+    @property
+    def pack(self) -> str:
+        """The name of the pack called."""
+        return self._pack
+
+    @property
+    def request_id(self) -> str:
+        """The call's request id (the caller's, or one the control plane made). Read-only:
+        the control plane records the failure of the call under it."""
+        return self._request_id
+
+    @property
+    def deadline(self) -> float | None:
+        """``time.monotonic()`` value after which the call is late, or ``None``."""
+        return self._deadline
 
     def remaining(self, default: float = 60.0) -> float:
         """Seconds left before the deadline (``default`` when the call has none)."""
