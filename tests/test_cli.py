@@ -175,6 +175,50 @@ def test_deadline(capsys: Any, where: list[str]) -> None:
     assert json.loads(out)["error"]["code"] == "timeout"
 
 
+def test_a_deadline_the_server_did_not_answer_is_no_pack_code(capsys: Any) -> None:
+    """A server that never answers: the caller's deadline fires with no details. That is
+    not the pack's ``timeout`` (which it may not declare), but a call with no answer."""
+    import grpc
+
+    release = threading.Event()
+
+    def never(request: bytes, context: grpc.ServicerContext) -> bytes:
+        release.wait(10)
+        return b""
+
+    server = grpc.server(__import__("concurrent.futures").futures.ThreadPoolExecutor(4))
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                "control_plane.v1.ControlPlaneService",
+                {"InvokePack": grpc.unary_unary_rpc_method_handler(never)},
+            ),
+        )
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        code, out, _ = run(
+            capsys,
+            "call",
+            "x.y",
+            "--target",
+            f"127.0.0.1:{port}",
+            "--deadline",
+            "0.3",
+            "--output",
+            "json",
+        )
+    finally:
+        release.set()
+        server.stop(None)
+    assert code == EXIT_USAGE
+    data = json.loads(out)
+    assert "error" not in data
+    assert data["problem"]["kind"] == "connection"
+    assert "no answer" in data["problem"]["message"]
+
+
 def test_list_and_describe(capsys: Any, where: list[str]) -> None:
     code, out, _ = run(capsys, "list", *where)
     assert code == EXIT_OK

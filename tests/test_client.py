@@ -21,6 +21,7 @@ from control_plane.wire.client import (
     AsyncClient,
     AuthFailed,
     Client,
+    DeadlineExceeded,
     InternalError,
     NetworkError,
     NotFound,
@@ -204,12 +205,16 @@ async def silent_server() -> AsyncIterator[int]:
     await server.stop(None)
 
 
-async def test_a_client_side_deadline_is_a_timeout_too(silent_server: int) -> None:
+async def test_a_client_side_deadline_is_no_pack_code(silent_server: int) -> None:
+    """No answer arrived: the client must not make up ``timeout``, which the pack may not
+    declare (the closed set holds on the caller's side too)."""
     async with AsyncClient(f"127.0.0.1:{silent_server}") as client:
-        with pytest.raises(Timeout) as info:
+        with pytest.raises(DeadlineExceeded) as info:
             await client.invoke("x.y", {}, timeout=0.2)
-    assert info.value.envelope.origin == "client"
-    assert "0.2s" in info.value.message
+    assert not isinstance(info.value, PackCallError)
+    assert isinstance(info.value, TransportError)
+    assert info.value.code == "unavailable" and info.value.retryable
+    assert "0.2s" in info.value.rejection.message
 
 
 def test_no_server_is_a_transport_error() -> None:

@@ -61,6 +61,7 @@ from control_plane.wire import event_loop
 from control_plane.wire.client import (
     DEFAULT_TARGET,
     Client,
+    DeadlineExceeded,
     PackCallError,
     PackDescription,
     PackListing,
@@ -362,7 +363,9 @@ def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -
     except RequestRejected as exc:
         return _problem(args, rejection_problem(exc))
     except TransportError as exc:
-        if exc.status in _UNREACHABLE:
+        if isinstance(exc, DeadlineExceeded):
+            message = f"no answer: {exc.details}"
+        elif exc.status in _UNREACHABLE:
             hint = " (is `packctl serve` running? or use --local)"
             message = f"cannot reach the control plane at {args.target}: {exc.details}{hint}"
         else:

@@ -27,6 +27,7 @@ __all__ = [
     "ERROR_CLASSES",
     "ArtifactFailed",
     "AuthFailed",
+    "DeadlineExceeded",
     "InternalError",
     "NetworkError",
     "NotFound",
@@ -266,6 +267,13 @@ class Unauthenticated(TransportError):
     """The control plane refused the caller's own credentials (``UNAUTHENTICATED``)."""
 
 
+class DeadlineExceeded(TransportError):
+    """The caller's own deadline fired before the control plane answered
+    (``DEADLINE_EXCEEDED`` without details): no pack's answer arrived, so this is not a pack
+    error and carries no pack code (the pack may not declare ``timeout``); its rejection is
+    ``unavailable``. The pack may have run: retry only what is safe to repeat."""
+
+
 def _error_class(code: str, retryable: bool) -> type[PackCallError]:
     cls = ERROR_CLASSES.get(code)
     if cls is not None:
@@ -344,13 +352,12 @@ def error_from_rpc(
         )
     if status == grpc.StatusCode.DEADLINE_EXCEEDED:
         waited = f" of {timeout:g}s" if timeout is not None else ""
-        info_t = BASELINE["timeout"]
-        envelope = ErrorEnvelope.model_construct(
-            code="timeout",
-            message=f"the call's deadline{waited} passed before the control plane answered",
-            retryable=info_t.retryable,
-            origin="client",
-            recovery_hint=info_t.recovery_hint,
+        where = f" at {target}" if target else ""
+        message = (
+            f"the call's deadline{waited} passed before the control plane{where} answered "
+            "(the pack may have run)"
         )
-        return Timeout(envelope, pack=pack, status=status)
+        return DeadlineExceeded(
+            status, message, target, rejection=Rejection.of("unavailable", message)
+        )
     return TransportError(status, parsed.message or str(status), target)

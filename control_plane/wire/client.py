@@ -19,9 +19,10 @@ with ``.code``, ``.envelope``, ``.reference_id`` and ``.retry_after``. A pack-sp
 code raises the family class matching its retryable flag, with ``.code`` set. Requests
 the control plane refused raise :class:`~control_plane.core.errors.UnknownPack` and
 :class:`~control_plane.core.errors.InvalidInput`; a call that never got a control plane answer
-raises :class:`TransportError`. :class:`RetryPolicy` opts into retries: it waits
-``max(backoff, retry_after)`` and retries :class:`RetryableError` and the refusals whose
-reason is retryable (``overloaded``, ``unavailable``: nothing ran).
+raises :class:`TransportError` (:class:`DeadlineExceeded` when the caller's own deadline fired
+first: no pack code, since the pack may not declare ``timeout``). :class:`RetryPolicy` opts
+into retries: it waits ``max(backoff, retry_after)`` and retries :class:`RetryableError` and
+the refusals whose reason is retryable (``overloaded``, ``unavailable``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from control_plane.wire.call_errors import (
     ERROR_CLASSES,
     ArtifactFailed,
     AuthFailed,
+    DeadlineExceeded,
     InternalError,
     NetworkError,
     NotFound,
@@ -72,6 +74,7 @@ __all__ = [
     "AsyncClient",
     "AuthFailed",
     "Client",
+    "DeadlineExceeded",
     "InternalError",
     "NetworkError",
     "NotFound",

@@ -32,7 +32,7 @@ from control_plane.adapters.gate.report import (
     status_of,
 )
 from control_plane.core.errors import RequestRejected
-from control_plane.wire.client import PackCallError, TransportError
+from control_plane.wire.client import DeadlineExceeded, PackCallError, TransportError
 
 __all__ = ["Progress", "expand", "run_gate"]
 
@@ -167,9 +167,10 @@ def run_one(backend: Backend, invocation: Invocation) -> JobResult:
         return JobResult.could_not_run(invocation, rejection.reason, message, started)
     except TransportError as exc:
         kind = "unreachable" if exc.status in _UNREACHABLE else "transport"
-        return JobResult.could_not_run(
-            invocation, kind, f"control plane {exc.status.name}: {exc.details}", started
-        )
+        message = f"control plane {exc.status.name}: {exc.details}"
+        if isinstance(exc, DeadlineExceeded):  # no pack answered: not the pack's code
+            kind, message = "deadline", exc.details
+        return JobResult.could_not_run(invocation, kind, message, started)
     except PackCallError as exc:
         return JobResult.could_not_run(invocation, "transport", exc.message, started)
     elapsed = time.perf_counter() - started

@@ -33,7 +33,7 @@ from control_plane.adapters.mcp_bridge.tools import (
 from control_plane.core.errors import CapabilityPackError, RequestRejected, UnknownPack
 from control_plane.core.outcome import Outcome
 from control_plane.core.rejection import Rejection
-from control_plane.wire.client import TransportError
+from control_plane.wire.client import DeadlineExceeded, TransportError
 
 __all__ = ["SERVER_NAME", "Bridge", "ListenError", "serve_http", "serve_stdio"]
 
@@ -164,6 +164,8 @@ class Bridge:
             return (*rejected_content(Rejection.of("unknown_pack", message, pack=spec.pack)), True)
         except RequestRejected as exc:
             return (*rejected_content(exc), True)
+        except DeadlineExceeded as exc:
+            return (*rejected_content(exc.rejection), True)
         except TransportError as exc:
             message = f"cannot reach the control plane at {self.backend.where} ({exc.status.name})"
             return (*rejected_content(Rejection.of("unavailable", message)), True)
