@@ -143,6 +143,11 @@ def act(doc: dict[str, Any], ctx: Context) -> Any:
     if mode == "many_checks":
         checks = [Check(f"check-{i:04d}", "fail", f"finding {i} " + "y" * 40) for i in range(n)]
         return Result({"items": []}, checks)
+    if mode == "late_fail":  # many passing checks; the only failing one is the last
+        checks = [Check(f"c{i}", "pass", "fine") for i in range(n)]
+        return Result({"items": []}, [*checks, Check("last", "fail", "the last one fails")])
+    if mode == "wide_partial":  # a partial result of n keys (the schema wants integers)
+        return {"items": ["x"], **{f"k{i}": i for i in range(n)}}
     if mode == "huge_checks":  # a success whose checks outgrow the message limit
         checks = [Check(f"c{i}", "pass", "p" * 3000) for i in range(2000)]
         return Result({"items": []}, checks)

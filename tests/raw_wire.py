@@ -53,6 +53,8 @@ class Received:
     pack_error: pb.PackError | None = None
     details_bytes: int = 0
     problems: list[str] = field(default_factory=list)
+    #: A successful reply's validation (``None`` without one).
+    validation: pb.Validation | None = None
 
     @property
     def code(self) -> str | None:
@@ -145,6 +147,8 @@ def call_raw(
     try:
         response = pb.InvokePackResponse.FromString(body)
         received.result = orjson.loads(response.result) if response.result else None
+        if response.HasField("validation"):
+            received.validation = response.validation
     except (DecodeError, orjson.JSONDecodeError) as exc:
         received.problems.append(f"response does not decode: {exc}")
     return received

@@ -21,8 +21,10 @@ import pytest
 from hostilepacks import SECRET
 from raw_wire import Received, Serve, call_raw, invoke, serve_env, vocabulary
 
-from control_plane.core.bounds import MAX_RETRY_AFTER, MAX_TEXT
+from control_plane.core.bounds import MAX_CHECKS, MAX_PARTIAL_NODES, MAX_RETRY_AFTER, MAX_TEXT
+from control_plane.core.validation import MORE_CHECKS
 from control_plane.runtime.incident_store import IncidentStore
+from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.wire.status import MAX_DETAILS_BYTES, MAX_STATUS_MESSAGE_BYTES
 
 PACKS = ("hostile.sync", "hostile.async", "hostile.iso")
@@ -105,6 +107,30 @@ def test_details_fit_and_say_what_was_cut(served: Serve, pack: str) -> None:
     got = invoke(served.channel, pack, {"mode": "huge_message", "n": 200_000})
     assert closed(served, pack, got) == "not_found"
     assert len(got.message.encode()) <= MAX_STATUS_MESSAGE_BYTES
+
+
+@pytest.mark.parametrize("pack", PACKS)
+def test_the_work_per_outcome_is_bounded_not_the_count(served: Serve, pack: str) -> None:
+    """100,000 checks or keys cost a bounded amount of scrubbing: the first MAX_CHECKS are
+    listed, the rest summed up in one check that strict mode still counts; a partial result
+    keeps at most MAX_PARTIAL_NODES values."""
+    got = invoke(served.channel, pack, {"mode": "late_fail", "n": 100_000}, strict=True)
+    assert closed(served, pack, got) == "artifact_failed"
+    assert got.pack_error is not None
+    assert [c.id for c in got.pack_error.checks] == [MORE_CHECKS]  # the only failing record
+
+    got = invoke(served.channel, pack, {"mode": "late_fail", "n": 100_000})
+    assert closed(served, pack, got) == "ok"
+    assert got.validation is not None
+    checks = got.validation.checks
+    assert len(checks) == MAX_CHECKS + 1
+    assert checks[-1].id == MORE_CHECKS and checks[-1].severity == pb.SEVERITY_FAIL
+    assert f"{100_001 - MAX_CHECKS} more checks" in checks[-1].message
+
+    got = invoke(served.channel, pack, {"mode": "wide_partial", "n": 200_000})
+    assert closed(served, pack, got) == "schema_mismatch"
+    total = int(got.metadata["partial_result_keys"].split("/")[1])
+    assert MAX_PARTIAL_NODES - 10 <= total <= MAX_PARTIAL_NODES  # of 200,001 ("items" broke)
 
 
 # -- 3. cancellations a pack raises are answered ---------------------------------------------

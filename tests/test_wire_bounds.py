@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from control_plane.core.bounds import (
+    MAX_NODES,
     MAX_RETRY_AFTER,
     MAX_TEXT,
     clamp_retry_after,
@@ -23,6 +24,7 @@ from control_plane.core.bounds import (
 )
 from control_plane.core.errors import FieldViolation, InvalidInput
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.redact import scrub_data
 from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.threads import PackThreads
 from control_plane.wire import status as wire
@@ -66,6 +68,33 @@ def test_json_safe_makes_anything_encodable() -> None:
     assert safe["big"] == str(2**70) and safe["nan"] is None and safe["1"] == [1, 2]
     assert safe["s"] == "a\ufffdb" and safe["evil"] == {"k": 1}
     assert safe["o"] == "[REDACTED object]"
+
+
+class _Counting(dict[str, int]):
+    """A mapping that counts how many of its items were read."""
+
+    read = 0
+
+    def items(self) -> Any:
+        for item in super().items():
+            _Counting.read += 1
+            yield item
+
+
+def test_scrubbing_and_copying_stop_at_their_budget() -> None:
+    """The work is bounded by the budget, not by the value: a million keys are not read."""
+    wide = _Counting((f"k{i}", i) for i in range(1_000_000))
+    _Counting.read = 0
+    out = scrub_data({"a": wide, "b": ["x"] * 10}, max_nodes=100)
+    assert _Counting.read <= 101
+    assert len(out["a"]) == 99 and out["a"]["[REDACTED 999902 more values]"] is None
+    assert list(out) == ["a", "[REDACTED 1 more values]"]  # "b" came after the budget ran out
+
+    big = {f"k{i}": [i] for i in range(MAX_NODES * 2)}
+    safe = json_safe(big)
+    assert len(safe) <= MAX_NODES // 2 + 2
+    assert any(k.startswith("[REDACTED ") and k.endswith(" more values]") for k in safe)
+    assert json_safe([list(range(10))] * (MAX_NODES // 5))[-1].endswith(" more values]")
 
 
 def test_texts_and_numbers_are_bounded() -> None:

@@ -24,8 +24,11 @@ import math
 from typing import Any
 
 __all__ = [
+    "MAX_CHECKS",
+    "MAX_CHECK_VALUE_NODES",
     "MAX_DEPTH",
     "MAX_NODES",
+    "MAX_PARTIAL_NODES",
     "MAX_RETRY_AFTER",
     "MAX_TEXT",
     "bound_text",
@@ -105,13 +108,22 @@ def safe_text(value: object, limit: int = MAX_TEXT) -> str:
 #: Most values :func:`json_safe` copies; the rest become a marker (shared sub-objects
 #: would otherwise expand exponentially).
 MAX_NODES = 100_000
+#: Most values of a ``partial_result`` an error carries (scrubbed and kept); the rest are
+#: cut with a marker. The wire sends far less (3.5 KiB of details): this bounds the work.
+MAX_PARTIAL_NODES = 10_000
+#: Most values of a check's ``expected`` or ``actual``.
+MAX_CHECK_VALUE_NODES = 1_000
+#: Most checks a validation lists one by one; the rest are summed up in one more check.
+MAX_CHECKS = 1_000
 
 
 def json_safe(value: Any) -> Any:
     """``value`` as plain JSON data that orjson and protobuf always accept (module docs).
 
-    Linear whatever ``value`` is: a cycle becomes ``"[REDACTED cycle]"``, nesting deeper
-    than :data:`MAX_DEPTH` or more than :data:`MAX_NODES` values become markers too.
+    Bounded whatever ``value`` is: a cycle becomes ``"[REDACTED cycle]"``, nesting deeper
+    than :data:`MAX_DEPTH` a marker too, and after :data:`MAX_NODES` values each container
+    keeps what it had and one ``"[REDACTED N more values]"`` (for a mapping, a key of
+    that text with the value ``None``).
     """
     return _safe(value, 0, [MAX_NODES], set())
 
@@ -144,16 +156,32 @@ def _safe(value: Any, depth: int, budget: list[int], path: set[int]) -> Any:
     path.add(id(value))
     try:
         if isinstance(value, dict):
+            out: dict[str, Any] = {}
             # dict.items, not value.items(): a subclass may override it
-            return {_key(k): _safe(v, depth + 1, budget, path) for k, v in dict.items(value)}
+            for count, (k, v) in enumerate(dict.items(value)):
+                if budget[0] <= 0:  # stop here: the work is bounded, not the input
+                    out[_more(dict.__len__(value) - count)] = None
+                    break
+                out[_key(k)] = _safe(v, depth + 1, budget, path)
+            return out
         items: Any = (
             list.__getitem__(value, slice(None))  # no overridden __iter__
             if isinstance(value, list)
             else tuple.__getitem__(value, slice(None))
         )
-        return [_safe(v, depth + 1, budget, path) for v in items]
+        kept: list[Any] = []
+        for count, v in enumerate(items):
+            if budget[0] <= 0:
+                kept.append(_more(len(items) - count))
+                break
+            kept.append(_safe(v, depth + 1, budget, path))
+        return kept
     finally:
         path.discard(id(value))
+
+
+def _more(left: int) -> str:
+    return f"[REDACTED {left} more values]"
 
 
 def _key(key: Any) -> str:

@@ -36,14 +36,14 @@ from control_plane.core.limits import (
     describe_json_error,
     refine_unknown_pack,
 )
-from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.outcome import ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.pack import Context
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
 from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.schema import CompiledSchema
 from control_plane.core.threads import PackThreads
-from control_plane.core.validation import FailOn, failing, worst_of
+from control_plane.core.validation import FailOn, check_records, failing, worst_of
 
 __all__ = ["Invoker", "IsolatedHandlers"]
 
@@ -350,17 +350,7 @@ class Invoker:
                 violations = _VALIDATION.violations(raw_validation)
                 return self._mismatch(loaded, ctx, message, output, violations)
             # Straight from the checked data to scrubbed records (no intermediate Check).
-            records = [
-                CheckRecord.build(
-                    item["id"],
-                    item["severity"],
-                    item["message"],
-                    item.get("expected"),
-                    item.get("actual"),
-                    item.get("location"),
-                )
-                for item in raw_validation.get("checks", ())
-            ]
+            records = check_records(raw_validation.get("checks", ()))
             validation = ValidationRecord.build(
                 status=worst_of(raw_validation.get("checks", ())), checks=records
             )

@@ -19,7 +19,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
-from control_plane.core.bounds import safe_text
+from control_plane.core.bounds import MAX_CHECK_VALUE_NODES, MAX_PARTIAL_NODES, safe_text
 from control_plane.core.pack import Check
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
@@ -132,8 +132,8 @@ class CheckRecord(_Frozen):
             id=_check_id(id),
             severity=severity,
             message=bounded_text(message),
-            expected=scrub_data(expected),
-            actual=scrub_data(actual),
+            expected=scrub_data(expected, max_nodes=MAX_CHECK_VALUE_NODES),
+            actual=scrub_data(actual, max_nodes=MAX_CHECK_VALUE_NODES),
             location=None if location is None else bounded_text(location),
         )
 
@@ -223,7 +223,7 @@ class ErrorEnvelope(_Frozen):
             fields["retry_after"] = float(retry_after)
         if partial_result is not None:
             fields["partial"] = True
-            fields["partial_result"] = scrub_data(partial_result)
+            fields["partial_result"] = scrub_data(partial_result, max_nodes=MAX_PARTIAL_NODES)
         if violations is not None:
             fields["violations"] = [Violation.build(v) for v in violations]
         if checks is not None:

@@ -138,34 +138,67 @@ def _remember_clean(text: str) -> None:
         _CLEAN[text] = text
 
 
-def scrub_data(value: Any, _depth: int = 0) -> Any:
+def scrub_data(value: Any, *, max_nodes: int | None = None) -> Any:
     """Scrub every string (keys and values) inside a JSON-like value, and keep it JSON.
 
     Tuples become lists, non-finite floats become ``None``, and anything JSON cannot carry
     (bytes, sets, objects) becomes a ``[REDACTED <type>]`` marker: raw bodies never travel.
+    With ``max_nodes``, at most that many values are copied (keys not counted) and the work
+    is bounded by it, not by the value's size: a container reached after the budget ran out
+    keeps what fit plus one marker (``"[REDACTED 1499000 more values]"``; for a mapping, a
+    key of that text with the value ``None``).
     """
+    return _scrub_value(value, 0, [_UNBOUNDED if max_nodes is None else max_nodes])
+
+
+_UNBOUNDED = 1 << 62
+
+
+def _cut_marker_items(left: int) -> str:
+    return f"[REDACTED {left} more values]"
+
+
+def _scrub_value(value: Any, depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
     kind = type(value)  # exact JSON types first: no ABC checks on the hot path
     if kind is str:
         return scrub(value)
     if value is None or kind is int or kind is bool:
         return value
-    if kind is list and _depth <= 64:
-        return [scrub_data(v, _depth + 1) for v in value]
-    if kind is dict and _depth <= 64:
-        return {
-            scrub(k if type(k) is str else str(k)): scrub_data(v, _depth + 1)
-            for k, v in value.items()
-        }
+    if kind is list and depth <= 64:
+        return _scrub_items(value, depth, budget)
+    if kind is dict and depth <= 64:
+        return _scrub_mapping(value, depth, budget)
     if isinstance(value, str):
         return scrub(value)
     if isinstance(value, bool | int):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    if _depth > 64:
+    if depth > 64:
         return REDACTED
     if isinstance(value, Mapping):
-        return {scrub(str(k)): scrub_data(v, _depth + 1) for k, v in value.items()}
+        return _scrub_mapping(value, depth, budget)
     if isinstance(value, list | tuple):
-        return [scrub_data(v, _depth + 1) for v in value]
+        return _scrub_items(value, depth, budget)
     return f"[REDACTED {type(value).__name__}]"
+
+
+def _scrub_mapping(value: Mapping[Any, Any], depth: int, budget: list[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for count, (k, v) in enumerate(value.items()):
+        if budget[0] <= 0:
+            out[_cut_marker_items(len(value) - count)] = None
+            break
+        out[scrub(k if type(k) is str else str(k))] = _scrub_value(v, depth + 1, budget)
+    return out
+
+
+def _scrub_items(value: list[Any] | tuple[Any, ...], depth: int, budget: list[int]) -> list[Any]:
+    kept: list[Any] = []
+    for count, v in enumerate(value):
+        if budget[0] <= 0:
+            kept.append(_cut_marker_items(len(value) - count))
+            break
+        kept.append(_scrub_value(v, depth + 1, budget))
+    return kept

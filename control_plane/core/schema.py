@@ -6,6 +6,7 @@ through a :class:`CompiledSchema`, compiled once when the pack is registered.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -13,12 +14,15 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
+from control_plane.core.bounds import MAX_PARTIAL_NODES
 from control_plane.core.errors import FieldViolation
 from control_plane.core.redact import scrub
 
 __all__ = ["CompiledSchema", "check_schema", "json_pointer"]
 
 _MAX_VIOLATIONS = 20
+#: Most schema errors :meth:`CompiledSchema.partial` reads of one output.
+_MAX_ERRORS_READ = 1_000
 #: Validator messages quote the offending value; a raw body must not travel in them.
 _MAX_DESCRIPTION = 200
 
@@ -117,7 +121,10 @@ class CompiledSchema:
         """
         bad: set[str] = set()
         violations: list[FieldViolation] = []
-        for error in self._validator.iter_errors(instance):
+        for count, error in enumerate(self._validator.iter_errors(instance)):
+            if count >= _MAX_ERRORS_READ:  # bounded work: past this, no field is vouched for
+                more = f"more than {_MAX_ERRORS_READ} violations; no field of the output is kept"
+                return {}, [*violations, FieldViolation("", more)]
             path = list(error.instance_path)
             if path:
                 bad.add(str(path[0]))
@@ -127,4 +134,6 @@ class CompiledSchema:
                     bad.update(str(key) for key in unexpected)
             if len(violations) < _MAX_VIOLATIONS:
                 violations.append(FieldViolation(json_pointer(path), _describe(error)))
-        return {k: v for k, v in instance.items() if k not in bad}, violations
+        # At most MAX_PARTIAL_NODES fields: the partial result keeps no more values anyway.
+        fields = itertools.islice(instance.items(), MAX_PARTIAL_NODES)
+        return {k: v for k, v in fields if k not in bad}, violations

@@ -3,18 +3,28 @@
 A pack returns checks of severity ``pass | warn | fail``; the call still succeeded. With
 ``strict`` the outcome becomes ``artifact_failed`` when any check reaches the ``fail_on``
 threshold (``fail`` by default, ``warn`` to fail on warnings too). Severities are never
-changed and warnings are never dropped. The invoke pipeline calls these two functions.
+changed and warnings are never dropped. The invoke pipeline calls these functions.
+
+At most :data:`~control_plane.core.bounds.MAX_CHECKS` checks are listed one by one
+(:func:`check_records`); the rest are summed up in one more check, ``more_checks``, whose
+severity is the worst of them, so the status and strict mode still count every finding
+while the work per call stays bounded.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
+from control_plane.core.bounds import MAX_CHECKS
 from control_plane.core.outcome import CheckRecord
 from control_plane.core.pack import Severity
 
-__all__ = ["SEVERITY_RANK", "FailOn", "failing", "worst_of"]
+__all__ = ["MORE_CHECKS", "SEVERITY_RANK", "FailOn", "check_records", "failing", "worst_of"]
+
+#: The id of the check that sums up the checks beyond :data:`MAX_CHECKS`.
+MORE_CHECKS = "more_checks"
 
 FailOn: TypeAlias = Literal["fail", "warn"]
 SEVERITY_RANK: Mapping[str, int] = {"pass": 0, "warn": 1, "fail": 2}
@@ -36,3 +46,32 @@ def failing(records: Sequence[CheckRecord], fail_on: FailOn) -> list[CheckRecord
     """The records at or above the ``fail_on`` threshold, in their original order."""
     threshold = SEVERITY_RANK[fail_on]
     return [r for r in records if SEVERITY_RANK[r.severity] >= threshold]
+
+
+def check_records(items: Sequence[Mapping[str, Any]]) -> list[CheckRecord]:
+    """Scrubbed records of checked raw checks (``id``, ``severity``, ``message``, ...): the
+    first :data:`MAX_CHECKS` one by one, the rest as one ``more_checks`` record."""
+    records = [
+        CheckRecord.build(
+            item["id"],
+            item["severity"],
+            item["message"],
+            item.get("expected"),
+            item.get("actual"),
+            item.get("location"),
+        )
+        for item in items[:MAX_CHECKS]
+    ]
+    rest = items[MAX_CHECKS:]
+    if rest:
+        counts = Counter(str(item.get("severity")) for item in rest)
+        summary = ", ".join(f"{counts[s]} {s}" for s in ("fail", "warn", "pass") if counts[s])
+        records.append(
+            CheckRecord.build(
+                MORE_CHECKS,
+                worst_of(rest),
+                f"{len(rest)} more checks not listed one by one ({summary}); "
+                f"a validation lists at most {MAX_CHECKS}",
+            )
+        )
+    return records
