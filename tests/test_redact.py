@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from control_plane.core.redact import REDACTED, scrub
+from control_plane.core.incidents import _bounded_traceback
+from control_plane.core.redact import MAX_SCRUB, REDACTED, WINDOW, scrub
 
 LEAKS = [
     ("Authorization: Bearer shorttok", "shorttok"),
@@ -44,3 +47,51 @@ def test_scrubbing_twice_changes_nothing(text: str, secret: str) -> None:
     """Stores re-scrub at rest: a second pass must leave the first pass's text alone."""
     once = scrub(text)
     assert scrub(once) == once
+
+
+# -- cuts: what is kept never ends in the half of a secret -------------------------------------
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _b64(n: int, seed: int) -> str:
+    rnd = random.Random(seed)
+    return "".join(rnd.choice(_B64) for _ in range(n))
+
+
+def _pem(lines: int, seed: int = 1) -> str:
+    body = "\n".join(_b64(64, seed + i) for i in range(lines))
+    return f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+
+
+def test_a_replaced_secret_does_not_pull_a_cut_one_inside_the_limit() -> None:
+    """A 1.6 KB key replaced by a short marker moves later text inside the kept part, up to
+    a password the scrub window cut in half (a review's repro: 'postgres://app:S3cretDb')."""
+    password = "S3cretDbPassw0rd"
+    prefix = "config load failed: {'tls_key': '" + _pem(25).replace("\n", "\\n") + "', 'db': '"
+    for into in range(1, len(password)):
+        pad = 1000 + WINDOW - len(prefix) - len("postgres://app:") - into
+        text = prefix + "x" * pad + f"postgres://app:{password}@db.internal:5432/app'}}"
+        out = scrub(text, 1000)
+        assert password[:6] not in out, into
+        assert len(out) <= 1003
+
+
+def test_a_secret_at_the_64k_cut_is_not_kept_in_part() -> None:
+    password = "S3cretDbPassw0rd"
+    for into in (3, 8, 15):
+        text = "x" * (MAX_SCRUB - len("postgres://app:") - into) + f"postgres://app:{password}@db"
+        out = scrub(text)
+        assert password[:3] not in out, into
+        assert "[cut:" in out
+
+
+def test_key_material_without_its_begin_line_is_scrubbed() -> None:
+    """The tail of a long traceback starts inside a key: its body lines alone still go."""
+    key = _pem(50)
+    body = key.splitlines()[1:-1]
+    assert all(line not in scrub("\n".join(body[10:])) for line in body[10:])
+    text = "Traceback\n" + '  File "x.py", line 1, in f\n' * 400 + "ValueError: bad key "
+    text += key + "\n" + "z" * 6700
+    kept = _bounded_traceback(text)
+    assert [line for line in body if line in kept] == []

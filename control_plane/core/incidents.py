@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from control_plane.core.bounds import valid_text
-from control_plane.core.redact import WINDOW, scrub
+from control_plane.core.redact import scrub, scrub_head, scrub_tail
 
 __all__ = ["Incident", "Incidents", "format_exception", "new_reference_id"]
 
@@ -110,9 +110,9 @@ def _bounded_traceback(text: str) -> str:
     half = MAX_INCIDENT_TRACEBACK // 2
     if len(text) <= MAX_INCIDENT_TRACEBACK:
         return scrub(text)
-    head = scrub(text[: half + WINDOW])[:half]
-    tail = scrub(text[-(half + WINDOW) :])[-half:]
-    return f"{head}\n...[cut: {len(text) - 2 * half} characters]...\n{tail}"
+    head = scrub_head(text, half)
+    tail = scrub_tail(text, half)
+    return f"{head}\n...[cut: about {len(text) - len(head) - len(tail)} characters]...\n{tail}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,8 @@ __all__ = [
     "WINDOW",
     "scrub",
     "scrub_data",
+    "scrub_head",
+    "scrub_tail",
 ]
 
 
@@ -63,20 +65,62 @@ def _cut_marker(dropped: int) -> str:
 def scrub(text: str, limit: int | None = None) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``.
 
-    ``limit``: the caller keeps at most this many characters; the text is cut to
-    ``limit`` + :data:`WINDOW` first, scrubbed, then cut to ``limit`` (plus ``"..."``).
-    Without it, texts longer than :data:`MAX_SCRUB` are cut to that (with a marker).
+    ``limit``: the caller keeps at most this many characters: the text is scrubbed with a
+    window past the cut and cut to ``limit`` (plus ``"..."``), see :func:`scrub_head`.
+    Without it, texts longer than :data:`MAX_SCRUB` are cut to about that (with a marker).
     Linear in ``min(len(text), bound)``, whatever the text.
     """
     if limit is not None:
         if len(text) <= limit:
             return scrub(text)
-        clean = _scrub(text[: limit + WINDOW])
-        return clean if len(clean) <= limit else clean[:limit] + "..."
+        return scrub_head(text, limit) + "..."
     if len(text) > MAX_SCRUB:
-        marker = _cut_marker(len(text) - MAX_SCRUB)
-        return _scrub(text[:MAX_SCRUB]) + marker
+        head = scrub_head(text, MAX_SCRUB - WINDOW)
+        return head + _cut_marker(len(text) - len(head))
     return _scrub(text)
+
+
+#: How many times a window is widened when what it scrubbed shrank (see :func:`scrub_head`).
+_WIDENINGS = 4
+
+
+def scrub_head(text: str, keep: int) -> str:
+    """At most ``keep`` characters of ``text``'s start, scrubbed: whatever is kept had at
+    least :data:`WINDOW` characters of scrubbed text after it.
+
+    Scrubbing ``text[:keep + WINDOW]`` and cutting is not enough: a long secret replaced
+    by ``[REDACTED]`` pulls later text inside the kept part, up to the half of a secret
+    the window cut (which no rule matches any more). So the last :data:`WINDOW` scrubbed
+    characters are never kept, and the window widens by what the replacements took (a few
+    times; short of that less than ``keep`` is returned). Linear in ``keep + WINDOW`` plus
+    the replaced secrets' lengths.
+    """
+    end = keep + WINDOW
+    for _ in range(_WIDENINGS):
+        clean = _scrub(text[:end])
+        if end >= len(text):  # the whole text was scrubbed: nothing was cut mid-way
+            return clean[:keep]
+        room = len(clean) - WINDOW
+        if room >= keep:
+            return clean[:keep]
+        end += keep - room
+    return clean[: max(0, len(clean) - WINDOW)][:keep]
+
+
+def scrub_tail(text: str, keep: int) -> str:
+    """:func:`scrub_head` from the end: at most ``keep`` characters of ``text``'s end,
+    scrubbed, each with at least :data:`WINDOW` characters of scrubbed text before it."""
+    start = keep + WINDOW
+    for _ in range(_WIDENINGS):
+        clean = _scrub(text[-start:])
+        if start >= len(text):
+            return clean[-keep:] if keep else ""
+        room = len(clean) - WINDOW
+        if room >= keep:
+            return clean[-keep:] if keep else ""
+        start += keep - room
+    room = max(0, len(clean) - WINDOW)
+    return clean[len(clean) - min(room, keep) :]
 
 
 #: Case folding that keeps every position: ASCII capitals, and the four non-ASCII letters

@@ -455,6 +455,18 @@ RULES: tuple[Rule, ...] = (
         ("sq0", "shp", "_v1_", "sk", ":aa"),
     ),
     Rule(
+        "key_body",
+        # Key material seen without its BEGIN line (a traceback's kept tail starting inside
+        # a PEM or OpenSSH key, a key pasted alone): three or more lines of 60-76 base64
+        # characters. Whole base64-wrapped blobs (a certificate) go too; never prose.
+        _c(
+            r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{60,76}+(?:\r?\n|\\r?\\n)){3,}+"
+            r"[A-Za-z0-9+/=]{0,76}+"
+        ),
+        REDACTED,
+        run=True,
+    ),
+    Rule(
         "azure_account_key",
         # An Azure storage account key alone: 88 base64 characters ending in '=='.
         _c(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{86}==(?![A-Za-z0-9+/=])"),
