@@ -95,3 +95,10 @@ def test_key_material_without_its_begin_line_is_scrubbed() -> None:
     text += key + "\n" + "z" * 6700
     kept = _bounded_traceback(text)
     assert [line for line in body if line in kept] == []
+
+
+def test_a_tools_stderr_tail_is_scrubbed_before_it_is_cut() -> None:
+    from control_plane.core.stderr import ToolFailed
+
+    failed = ToolFailed("tool", 1, "password=Abcdefghijkl123456 " + "x" * 3990)
+    assert "123456" not in failed.stderr  # a plain cut kept "jkl123456"

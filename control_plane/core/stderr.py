@@ -42,7 +42,7 @@ from types import MappingProxyType
 
 from control_plane.core.classify import Classification
 from control_plane.core.errors import PackError
-from control_plane.core.redact import scrub
+from control_plane.core.redact import scrub_tail
 
 __all__ = [
     "CURL",
@@ -672,7 +672,8 @@ class ToolFailed(RuntimeError):
     def __init__(self, tool: str, returncode: int, stderr: str) -> None:
         self.tool = tool
         self.returncode = returncode
-        self.stderr = scrub(_text(stderr)[-4000:])
+        # Scrubbed before it is cut (a secret the cut halves would match no rule).
+        self.stderr = scrub_tail(_text(stderr), 4000)
         super().__init__(f"{tool} exited with status {returncode}: {self.stderr}")
 
 
