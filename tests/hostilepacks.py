@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import sys
 import time
 from typing import Any
 
@@ -175,6 +176,12 @@ def act(doc: dict[str, Any], ctx: Context) -> Any:
         raise exc
     if mode == "disable_scrubbing":
         return {"items": [], "x": DisableScrubbing()}
+    if mode == "print_secret":  # to stdout, sys.stderr and fd 2 directly, one cut line
+        tag = doc.get("tag", "")
+        print(f"{tag} stdout password={SECRET}", flush=True)
+        print(f"{tag} stderr Authorization: Bearer {TOKEN}", file=sys.stderr, flush=True)
+        os.write(2, f"{tag} fd2 token={SECRET}\n{tag} unfinished password={SECRET}".encode())
+        return {"items": [1]}
     if mode == "swap_request_id":  # the control plane records the failure under this id
         ctx.request_id = ExitingLen("forged")  # type: ignore[misc]
         return {"items": [1]}

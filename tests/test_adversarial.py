@@ -228,6 +228,21 @@ def test_a_hanging_pack_does_not_starve_the_others(tmp_path: Path) -> None:
         server.kill()
 
 
+def test_what_an_isolated_worker_prints_reaches_stderr_scrubbed(tmp_path: Path) -> None:
+    """stdout, ``sys.stderr`` and raw writes to fd 2 of an isolated pack's worker pass the
+    scrubbing relay, whole lines, the last unfinished one flushed when the worker ends."""
+    with Serve(tmp_path / "incidents.db") as server:
+        got = invoke(server.channel, "hostile.iso", {"mode": "print_secret", "tag": "iso-42"})
+        assert got.code == "ok"
+        err = server.stop()
+    assert SECRET not in err
+    mine = [line for line in err.splitlines() if line.startswith("iso-42 ")]
+    assert "iso-42 stdout password=[REDACTED]" in mine
+    assert any(line.startswith("iso-42 stderr Authorization: Bearer [REDACTED]") for line in mine)
+    assert "iso-42 fd2 token=[REDACTED]" in mine
+    assert "iso-42 unfinished password=[REDACTED]" in mine
+
+
 def test_huge_texts_are_bounded_before_they_are_stored(served: Serve) -> None:
     got = invoke(served.channel, "hostile.sync", {"mode": "huge_text", "n": 5_000_000})
     assert closed(served, "hostile.sync", got) == "internal_error"

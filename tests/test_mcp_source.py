@@ -571,6 +571,35 @@ tools = ["git_status"]
     assert [p for p in pids if Path(f"/proc/{p}").exists()] == []
 
 
+def test_what_a_server_prints_on_stderr_reaches_ours_scrubbed(tmp_path: Path) -> None:
+    """An MCP server's stderr goes through the scrubbing relay, whole lines."""
+    secret = "S3cr3t-mcp-stderr-value"
+    script = (
+        f"echo 'mcp-42 password={secret}' >&2; printf 'mcp-42 last token={secret}' >&2; "
+        f"exec {json.dumps(sys.executable)} -m mcp_server_time --local-timezone Etc/UTC"
+    )
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"""
+[servers.time]
+command = "sh"
+args = ["-c", {json.dumps(script)}]
+prefix = "time"
+"""
+    )
+    serve = Serve(config, tmp_path / "serve.log")
+    try:
+        with Client(serve.target) as client:
+            outcome = client.invoke("time.get_current_time", {"timezone": "Etc/UTC"}, timeout=60)
+            assert outcome.result["timezone"] == "Etc/UTC"
+    finally:
+        log = serve.stop()
+    assert secret not in log
+    lines = log.splitlines()
+    assert "mcp-42 password=[REDACTED]" in lines
+    assert any(line.startswith("mcp-42 last token=[REDACTED]") for line in lines)
+
+
 def test_gate_local_runs_wrapped_tools(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     root = tmp_path / "root"

@@ -110,6 +110,10 @@ CHANNELS: Mapping[str, Channel] = MappingProxyType(
             "control_plane.wire.status:rejection_status",
             "a rejection on the wire: ErrorInfo metadata (the request id echoed), BadRequest",
         ),
+        "child_output": Channel(
+            "control_plane.runtime.stderr_relay:StderrRelay._emit",
+            "what isolated workers and MCP servers print (stdout and stderr), by lines",
+        ),
         "mcp_error": Channel(
             "control_plane.adapters.mcp_bridge.tools:error_content",
             "an MCP tool call's failure: structured content and text",

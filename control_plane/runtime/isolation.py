@@ -61,6 +61,7 @@ from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
 from control_plane.core.returned import Returned, copy_returned
+from control_plane.runtime import stderr_relay
 from control_plane.runtime.parent_death import signal_on_parent_death
 from control_plane.runtime.worker_failures import (
     MAX_REPLY_BYTES,
@@ -224,7 +225,11 @@ _BROKEN_REPLY = b'{"seq":-1,"kind":"error","retire":true,"error":{"chain":[]}}'
 
 
 def worker_main(
-    conn: Connection, locator: Locator, memory_limit: int | None, rss_limit: int
+    conn: Connection,
+    locator: Locator,
+    memory_limit: int | None,
+    rss_limit: int,
+    output: Connection | None = None,
 ) -> None:
     """A worker's loop: receive a call, run the handler, send back the result or error.
 
@@ -234,6 +239,10 @@ def worker_main(
     or ``{"seq", "kind": "error", "error": ...}`` (:func:`describe_exception`), each with
     ``retire`` (the worker is about to exit).
     """
+    if output is not None:  # what the pack prints reaches the control plane's scrubbing relay
+        os.dup2(output.fileno(), 1)
+        os.dup2(output.fileno(), 2)
+        output.close()
     _ignore_stop_signals()
     _die_with_parent()
     if memory_limit:
@@ -392,14 +401,19 @@ class WorkerPool:
 
     def _start(self) -> _Worker:
         parent_end, child_end = self._mp.Pipe(duplex=True)
+        # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
+        output = Connection(stderr_relay.relay().pipe(), readable=False)
         process = self._mp.Process(  # type: ignore[attr-defined]
             target=worker_main,
-            args=(child_end, self.locator, self.memory_limit, self.rss_limit),
+            args=(child_end, self.locator, self.memory_limit, self.rss_limit, output),
             name=f"pack-worker:{self.locator.pack}",
             daemon=True,
         )
-        with _main_hidden():
-            process.start()
+        try:
+            with _main_hidden():
+                process.start()
+        finally:
+            output.close()
         child_end.close()  # only the worker holds it: its death reads as EOF here
         self.stats.started += 1
         return _Worker(process, parent_end)

@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 from collections.abc import Callable
 from typing import Any, Literal
 
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.redact import scrub
+from control_plane.runtime import stderr_relay
 from control_plane.runtime.mcp_source.config import ServerConfig
 
 __all__ = ["ServerConnection", "ServerUnavailable", "State"]
@@ -71,7 +71,13 @@ class ServerConnection:
         self.last_error = ""
         self.restarts = 0
         self._on_state = on_state
-        self._errlog = errlog if errlog is not None else sys.stderr
+        # The server's stderr: a pipe to the scrubbing relay (it may print secrets).
+        self._owned_errlog: Any = None
+        if errlog is None:
+            errlog = self._owned_errlog = open(  # noqa: SIM115 - closed by stop()
+                stderr_relay.relay().pipe(), "w", encoding="utf-8", errors="replace"
+            )
+        self._errlog = errlog
         self._session: Any = None
         self._supervisor: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
@@ -137,6 +143,9 @@ class ServerConnection:
         """Stop the server for good (shutdown)."""
         await self._halt(final=True)
         self._set("stopped")
+        if self._owned_errlog is not None:
+            self._owned_errlog.close()  # the relay flushes the server's last line
+            self._owned_errlog = None
 
     async def _wake(self, timeout: float) -> None:
         """A lazy server's first call: start it and wait for its session."""

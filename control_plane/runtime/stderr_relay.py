@@ -1,0 +1,154 @@
+"""The scrubbing relay: child processes' stdout and stderr reach ours only scrubbed.
+
+An isolated pack's worker and an MCP server wrapped as a pack are processes of their own;
+whatever they print would otherwise land on the control plane's stderr as written, secrets
+and all. Each such child gets the write end of a pipe as its stdout/stderr
+(:meth:`StderrRelay.pipe`); one thread reads every pipe, cuts the bytes into lines, scrubs
+them (:func:`~control_plane.core.redact.scrub`; lines read together are scrubbed together,
+so a key printed whole is recognised whole) and writes them to the control plane's
+stderr, whole lines only, so two children's lines never interleave. A line longer than
+:data:`MAX_LINE` characters is scrubbed with a window past the cut and cut there (``...``;
+past four times that without a newline, the rest up to the next newline is dropped);
+bytes that are not UTF-8 are replaced. The
+child writes into a pipe buffer and never waits for us unless the relay falls 64 KiB
+behind. When a child exits, its last partial line is flushed.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import sys
+import threading
+from typing import TextIO
+
+from control_plane.core.redact import scrub
+
+__all__ = ["MAX_LINE", "StderrRelay", "relay"]
+
+#: Longest line relayed (characters); longer ones are cut with a marker.
+MAX_LINE = 16 * 1024
+_CHUNK = 64 * 1024
+#: Most characters scrubbed as one text (well under the scrubber's own 64 KiB cut).
+_GROUP = 32 * 1024
+
+
+class _Stream:
+    """One child's pipe: its read end and the partial line read so far."""
+
+    __slots__ = ("buffer", "dropping", "fd")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+        #: The current line was already cut: drop bytes up to its newline.
+        self.dropping = False
+
+
+class StderrRelay:
+    """Scrubs what child processes print and writes it to ``target`` (default: our stderr)."""
+
+    def __init__(self, target: TextIO | None = None) -> None:
+        self._target = target
+        self._selector = selectors.DefaultSelector()
+        self._lock = threading.Lock()
+        self._wake_r, self._wake_w = os.pipe()
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._thread: threading.Thread | None = None
+
+    def pipe(self) -> int:
+        """A new pipe's write end for a child's stdout/stderr (the caller closes its copy
+        once the child holds it); the relay reads the other end until every writer closed."""
+        read_end, write_end = os.pipe()
+        os.set_inheritable(write_end, True)
+        with self._lock:
+            self._selector.register(read_end, selectors.EVENT_READ, _Stream(read_end))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="stderr-relay", daemon=True)
+                self._thread.start()
+        os.write(self._wake_w, b"x")
+        return write_end
+
+    def open_pipes(self) -> int:
+        """How many pipes still have a writer (or unread bytes)."""
+        with self._lock:
+            return len(self._selector.get_map()) - 1
+
+    def _run(self) -> None:
+        while True:
+            for key, _ in self._selector.select():
+                stream = key.data
+                if stream is None:
+                    os.read(self._wake_r, 4096)  # a new pipe was registered
+                    continue
+                self._read(stream)
+
+    def _read(self, stream: _Stream) -> None:
+        try:
+            data = os.read(stream.fd, _CHUNK)
+        except OSError:
+            data = b""
+        if not data:  # every writer closed: the last partial line, then forget the pipe
+            if stream.buffer and not stream.dropping:
+                self._emit([bytes(stream.buffer)])
+            with self._lock:
+                self._selector.unregister(stream.fd)
+            os.close(stream.fd)
+            return
+        lines: list[bytes] = []
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            if newline < 0:
+                break
+            if stream.dropping:
+                stream.dropping = False
+            else:
+                stream.buffer += data[start:newline]
+                lines.append(bytes(stream.buffer))
+            stream.buffer.clear()
+            start = newline + 1
+        if not stream.dropping:
+            stream.buffer += data[start:]
+            if len(stream.buffer) > 4 * MAX_LINE:  # no newline in sight: cut it here
+                lines.append(bytes(stream.buffer))
+                stream.buffer.clear()
+                stream.dropping = True
+        if lines:
+            self._emit(lines)
+
+    def _emit(self, lines: list[bytes]) -> None:
+        # Lines that arrived together are scrubbed together (up to _GROUP characters), so a
+        # secret spanning lines (a private key printed whole) is recognised whole.
+        out: list[str] = []
+        group: list[str] = []
+        size = 0
+        for raw in lines:
+            line = raw.decode("utf-8", "replace").rstrip("\r")
+            if len(line) > MAX_LINE:  # scrubbed with a window past the cut, then cut ("...")
+                line = scrub(line, MAX_LINE)
+            if group and size + len(line) > _GROUP:
+                out.append(scrub("\n".join(group)) + "\n")
+                group, size = [], 0
+            group.append(line)
+            size += len(line) + 1
+        if group:
+            out.append(scrub("\n".join(group)) + "\n")
+        target = self._target if self._target is not None else sys.stderr
+        try:
+            target.write("".join(out))
+            target.flush()
+        except (OSError, ValueError):  # our stderr is gone or closed: nothing to tell
+            pass
+
+
+_RELAY: list[StderrRelay] = []
+_RELAY_LOCK = threading.Lock()
+
+
+def relay() -> StderrRelay:
+    """The process's relay (one thread for every child), started on first use."""
+    with _RELAY_LOCK:
+        if not _RELAY:
+            _RELAY.append(StderrRelay())
+        return _RELAY[0]
