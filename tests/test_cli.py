@@ -445,3 +445,41 @@ def test_serve_port_in_use_exits_2() -> None:
         )
     assert proc.returncode == EXIT_USAGE
     assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr
+
+
+_PLUGIN_FILE = """
+from control_plane import Pack, hookimpl
+
+def echo(doc, ctx):
+    return dict(doc)
+
+@hookimpl
+def register_packs(register):
+    out = {"type": "object", "properties": {"error": {"type": "object",
+           "properties": {"code": {"enum": ["not_found"]}}}}}
+    register(Pack(name="file.echo", version="1.0.0", summary="Echo.", handler=echo,
+                  input_schema={"type": "object"}, output_schema=out))
+    register(Pack(name="file.broken", version="1.0.0", summary="Broken.", handler=echo,
+                  input_schema={"type": "nonsense"}, output_schema=out))
+"""
+
+
+def test_plugin_as_a_file_and_the_messages_of_plugins_that_do_not_load(
+    capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CAPABILITY_PACKS_PLUGINS", "cli_file_plugin_xyz")
+    module = tmp_path / "cli_file_plugin_xyz.py"
+    module.write_text(_PLUGIN_FILE)
+    code, out, _ = run(
+        capsys, "call", "file.echo", "--local", "--plugin", str(module), "--input", '{"a": 1}'
+    )
+    assert code == EXIT_OK and '"a": 1' in out
+    # A pack rejected at load time: the call says why, not just "unknown pack".
+    code, _, err = run(
+        capsys, "call", "file.broken", "--local", "--plugin", str(module), "--input", "{}"
+    )
+    assert code == EXIT_USAGE
+    assert "'file.broken' failed to load" in err and "invalid JSON Schema" in err
+    # A module that is not importable: the hint says how to make it so.
+    code, out, err = run(capsys, "list", "--local", "--plugin", "no_such_module_xyz")
+    assert "PYTHONPATH=." in out + err and "--plugin ./no_such_module_xyz.py" in out + err

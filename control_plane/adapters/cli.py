@@ -416,7 +416,7 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="MODULE",
-        help="with --local: also load this plugin module (repeatable)",
+        help="with --local: also load this plugin module or .py file (repeatable)",
     )
     add_mcp_config_option(parser, "with --local: ")
     add_client_options(parser)
@@ -426,7 +426,11 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of a long-running command that runs packs (``serve``, ``worker``): what
     :func:`~control_plane.adapters.reliability_cli.runtime_config` reads, and the logs."""
     parser.add_argument(
-        "--plugin", action="append", default=[], metavar="MODULE", help="extra plugin module"
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="extra plugin module or .py file (repeatable)",
     )
     add_mcp_config_option(parser)
     parser.add_argument(

@@ -121,15 +121,15 @@ class RequestRejected(CapabilityPackError):
 class UnknownPack(RequestRejected):
     """No pack of that name is loaded."""
 
-    def __init__(self, name: str, known: Sequence[str] = ()) -> None:
+    def __init__(self, name: str, known: Sequence[str] = (), *, failed: str | None = None) -> None:
+        """``failed``: why a pack of that name was rejected at load time, if one was."""
         hint = f"; loaded packs: {', '.join(sorted(known))}" if known else ""
         label = repr(name) if name else "(empty name)"
         where = FieldViolation("pack", f"no pack named {name!r} is loaded (ListPacks)")
-        super().__init__(
-            Rejection.of(
-                "unknown_pack", f"unknown pack {label}{hint}", pack=name, violations=[where]
-            )
-        )
+        message = f"unknown pack {label}{hint}"
+        if failed is not None:
+            message = f"pack {label} failed to load, so it is not served: {failed}"
+        super().__init__(Rejection.of("unknown_pack", message, pack=name, violations=[where]))
         self.name = name
 
     @classmethod

@@ -366,7 +366,8 @@ class Registry:
         try:
             return self._packs[name]
         except KeyError:
-            raise UnknownPack(name, list(self._packs)) from None
+            failed = next((f.reason for f in self.failures if f.pack == name), None)
+            raise UnknownPack(name, list(self._packs), failed=failed) from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._packs

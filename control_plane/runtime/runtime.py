@@ -15,8 +15,10 @@ import argparse
 import asyncio
 import importlib
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
@@ -179,14 +181,33 @@ class Runtime:
 
 
 def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
+    """``--plugin`` values: module names, or paths of ``.py`` files (imported by their stem,
+    their directory put first on ``sys.path``, so isolated workers import them too)."""
     plugins: list[tuple[str, object]] = []
     failed: list[LoadFailure] = []
-    for name in names:
+    for given in names:
+        name = given
+        if given.endswith(".py"):
+            path = Path(given).resolve()
+            if not path.is_file():
+                failed.append(LoadFailure(given, f"failed to load: no such file: {path}"))
+                continue
+            if str(path.parent) not in sys.path:
+                sys.path.insert(0, str(path.parent))
+            name = path.stem
         try:
             plugins.append((name, importlib.import_module(name)))
+        except ModuleNotFoundError as exc:
+            reason = f"failed to load: {type(exc).__name__}: {exc}"
+            if exc.name == name:  # the module itself, not one it imports
+                reason += (
+                    " (is it installed, or is its directory on PYTHONPATH? e.g. "
+                    f"PYTHONPATH=. packctl ...; or give the file: --plugin ./{name}.py)"
+                )
+            failed.append(LoadFailure(given, reason))
         # Plugin boundary: importing a plugin module may raise anything.
         except Exception as exc:  # noqa: BLE001
-            failed.append(LoadFailure(name, f"failed to load: {type(exc).__name__}: {exc}"))
+            failed.append(LoadFailure(given, f"failed to load: {type(exc).__name__}: {exc}"))
     return plugins, failed
 
 
