@@ -445,6 +445,9 @@ def test_serve_port_in_use_exits_2() -> None:
         )
     assert proc.returncode == EXIT_USAGE
     assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr
+    # Said plainly, with what to do, and without gRPC's raw log line before it.
+    assert "Address already in use" in proc.stderr and "--address HOST:PORT" in proc.stderr
+    assert "add_port" not in proc.stderr and "GRPC_VERBOSITY" not in proc.stderr
 
 
 _PLUGIN_FILE = """

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import importlib
 import logging
 import math
@@ -559,6 +560,14 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
     if worker is not None:  # one of several processes on the port
         options = dataclasses.replace(options, reuse_port=True)
+    else:  # say it plainly before gRPC tries (its own error is a raw log line)
+        from control_plane.wire.workers import probe_port
+
+        try:
+            probe_port(args.address)
+        except (OSError, ValueError) as exc:
+            print(_cannot_listen(args.address, exc), file=sys.stderr)
+            return EXIT_USAGE
     try:
         tracing = tracing_from_args(args)
     except ConfigError as exc:
@@ -650,6 +659,13 @@ def _serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cannot_listen(address: str, exc: OSError | ValueError) -> str:
+    from control_plane.wire.workers import PORT_TAKEN_HINT
+
+    taken = isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE
+    return f"packctl: cannot listen on {address}: {exc}" + (f"; {PORT_TAKEN_HINT}" if taken else "")
+
+
 def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     """``serve --workers N``: the supervisor (see :mod:`control_plane.wire.workers`)."""
     from control_plane.wire.workers import (
@@ -662,7 +678,7 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     try:
         reserved, address = reserve_port(args.address)
     except (OSError, ValueError) as exc:
-        print(f"packctl: cannot listen on {args.address}: {exc}", file=sys.stderr)
+        print(_cannot_listen(args.address, exc), file=sys.stderr)
         return EXIT_USAGE
     # The worker command line: this one, its last options overriding (argparse keeps the
     # last value): one process each, the resolved port, metrics on a loopback port of

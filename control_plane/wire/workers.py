@@ -76,10 +76,12 @@ __all__ = [
     "MAX_RESTARTS",
     "MAX_WORKERS",
     "MIN_WORKER_TIMEOUT",
+    "PORT_TAKEN_HINT",
     "Supervisor",
     "WorkerInfo",
     "follow_supervisor",
     "parse_workers",
+    "probe_port",
     "report_ready",
     "worker_index",
 ]
@@ -249,6 +251,27 @@ def join_address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+#: What to do about a port someone else holds (appended to the bind error).
+PORT_TAKEN_HINT = (
+    "another server holds the port: stop it, or choose another with --address HOST:PORT "
+    "(port 0: any free one)"
+)
+
+
+def probe_port(address: str) -> tuple[int, int, int, Any]:
+    """Raise :class:`OSError` if ``address``'s port is held by anybody (a bind with
+    ``SO_REUSEADDR``, not listening, released at once; port 0 is not probed); else its
+    ``(family, type, proto, sockaddr)``."""
+    host, port = split_address(address)
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    family, kind, proto, _, sockaddr = infos[0]
+    if port != 0:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(sockaddr)  # EADDRINUSE when anybody serves (or reserved) the port
+    return family, kind, proto, sockaddr
+
+
 def reserve_port(address: str) -> tuple[socket.socket, str]:
     """Bind ``address`` with ``SO_REUSEPORT`` (not listening): the socket and the address
     with its port resolved. Workers bind the same port; nobody else can meanwhile.
@@ -258,13 +281,8 @@ def reserve_port(address: str) -> tuple[socket.socket, str]:
     same port would otherwise take a share of its connections, silently. (Checked by a bind
     without ``SO_REUSEPORT`` just before; a server starting in between is not seen.)
     """
-    host, port = split_address(address)
-    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    family, kind, proto, _, sockaddr = infos[0]
-    if port != 0:
-        with socket.socket(family, kind, proto) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(sockaddr)  # EADDRINUSE when anybody serves (or reserved) the port
+    host, _ = split_address(address)
+    family, kind, proto, sockaddr = probe_port(address)
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
