@@ -214,7 +214,9 @@ def test_packctl_sends_credentials(
         assert cli.main([*base, *tls, "--token-file", str(token_file)]) == cli.EXIT_OK
         assert '"echo"' in capsys.readouterr().out
         assert cli.main([*base, *tls]) == cli.EXIT_USAGE
-        assert "UNAUTHENTICATED" in capsys.readouterr().out
+        refused = capsys.readouterr().out
+        assert "UNAUTHENTICATED" in refused
+        assert "--token-file PATH" in refused and "$CAPABILITY_PACKS_TOKEN" in refused
         monkeypatch.setenv("CAPABILITY_PACKS_TOKEN", TOKEN)
         assert cli.main([*base, *tls]) == cli.EXIT_OK
         capsys.readouterr()

@@ -67,6 +67,7 @@ from control_plane.wire.client import (
     PackDescription,
     PackListing,
     TransportError,
+    Unauthenticated,
 )
 
 __all__ = [
@@ -366,6 +367,12 @@ def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -
     except TransportError as exc:
         if isinstance(exc, DeadlineExceeded):
             message = f"no answer: {exc.details}"
+        elif isinstance(exc, Unauthenticated):
+            message = (
+                f"the control plane at {args.target} refused the call's credentials: "
+                f"{exc.details} (packctl sends the token of --token-file PATH, else of "
+                "$CAPABILITY_PACKS_TOKEN)"
+            )
         elif exc.status in _UNREACHABLE:
             hint = " (is `packctl serve` running? or use --local)"
             message = f"cannot reach the control plane at {args.target}: {exc.details}{hint}"
