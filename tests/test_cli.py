@@ -152,6 +152,11 @@ def test_unknown_pack_and_invalid_input_are_usage_errors(capsys: Any, where: lis
     problem = json.loads(out)["problem"]
     assert problem["kind"] == "invalid_input"
     assert {v["field"] for v in problem["violations"]} == {"", "/name"}
+    # In text, every violation is listed, not only the first with "(and 1 more)".
+    code, _, err = run(capsys, "call", "test.strict_input", "--input", '{"name": 3}', *where)
+    assert code == EXIT_USAGE
+    listed = [line.strip() for line in err.splitlines() if line.startswith("  ")]
+    assert len(listed) == 2 and any(line.startswith("/name:") for line in listed)
     code, _, err = run(capsys, "call", "test.echo", "--input", "{oops", *where)
     assert code == EXIT_USAGE
     assert "not valid JSON" in err

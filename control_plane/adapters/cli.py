@@ -142,6 +142,10 @@ def _problem(args: argparse.Namespace, problem: UsageProblem) -> int:
         _json({"problem": {"kind": problem.kind, "message": str(problem), **problem.extra}})
     else:
         print(f"packctl: {problem}", file=sys.stderr)
+        violations = problem.extra.get("violations") or []
+        if len(violations) > 1:  # the message names the first; list them all
+            for v in violations:
+                print(f"  {v['field'] or '/'}: {v['description']}", file=sys.stderr)
     return EXIT_USAGE
 
 
