@@ -175,3 +175,23 @@ def test_limit_configuration_is_checked() -> None:
     with pytest.raises(ConfigError, match="unknown pack"):
         Admission(AdmissionLimits(per_pack={"nope": 1}), ["a"])
     assert not AdmissionLimits().enabled
+
+
+def test_packctl_names_an_overload_and_when_to_come_back(
+    server: ServerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An overload is a refusal the server sent, not a connection problem."""
+    import json
+
+    from control_plane.adapters import cli
+
+    with ThreadPoolExecutor(2) as ex:
+        running = [ex.submit(_slow, server.target) for _ in range(2)]
+        time.sleep(0.3)
+        argv = ["call", "test.slow", "--target", server.target, "--output", "json"]
+        code = cli.main([*argv, "--input", "{}"])
+        for f in running:
+            f.result(10)
+    problem = json.loads(capsys.readouterr().out)["problem"]
+    assert code == cli.EXIT_USAGE
+    assert problem["kind"] == "overloaded" and problem["retry_after"] == 0.75

@@ -384,10 +384,14 @@ def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -
             message = (
                 f"the control plane at {args.target} answered {exc.status.name}: {exc.details}"
             )
-        return _problem(
-            args,
-            UsageProblem(message, "connection", target=args.target, status=exc.status.name),
-        )
+        # A refusal the server sent (overloaded, unauthenticated) is named by its reason;
+        # no answer at all is a connection problem.
+        answered = not isinstance(exc, DeadlineExceeded) and exc.status not in _UNREACHABLE
+        extra: dict[str, Any] = {"target": args.target, "status": exc.status.name}
+        if exc.retry_after is not None:
+            extra["retry_after"] = exc.retry_after
+        kind = exc.rejection.reason if answered else "connection"
+        return _problem(args, UsageProblem(message, kind, **extra))
     except PackCallError as exc:  # list/describe: only a deadline the server did not meet
         return _problem(
             args,
