@@ -491,3 +491,12 @@ def test_plugin_as_a_file_and_the_messages_of_plugins_that_do_not_load(
     # A module that is not importable: the hint says how to make it so.
     code, out, err = run(capsys, "list", "--local", "--plugin", "no_such_module_xyz")
     assert "PYTHONPATH=." in out + err and "--plugin ./no_such_module_xyz.py" in out + err
+
+
+def test_a_mistyped_option_gets_the_commands_usage_and_a_suggestion(capsys: Any) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["call", "test.echo", "--stict"])
+    assert exited.value.code == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "usage: packctl call" in err
+    assert "unrecognized arguments: --stict (did you mean --strict?)" in err

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import errno
 import importlib
 import logging
@@ -880,10 +881,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``packctl``; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the command's own usage, and the option meant when it is a typo
+        command = _command_parser(parser, args.command)
+        options = [o for a in command._actions for o in a.option_strings]
+        near = [
+            f"{word} (did you mean {found[0]}?)" if found else word
+            for word in extra
+            for found in [difflib.get_close_matches(word.split("=")[0], options, n=1)]
+        ]
+        command.error(f"unrecognized arguments: {' '.join(near)}")
     args.argv = list(argv) if argv is not None else sys.argv[1:]
     handler: Handler = args.func
     try:
