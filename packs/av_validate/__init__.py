@@ -51,6 +51,12 @@ Full page: docs/packs/av.validate.md.
 """
 
 
+#: Said of a relative path that does not exist: the pack reads it where it runs.
+_RELATIVE = (
+    " (a relative path is read from the pack host's working directory: give an absolute one)"
+)
+
+
 def handle(doc: dict[str, Any], ctx: Context) -> Result:
     """Probe ``doc["path"]`` and evaluate ``doc["expect"]``."""
     path = str(doc["path"])
@@ -61,7 +67,8 @@ def handle(doc: dict[str, Any], ctx: Context) -> Result:
     ffprobe = ffprobe_binary()
     ffmpeg = ffmpeg_binary() if "loudness" in expect else None
     if not os.path.lexists(path):
-        raise not_found("the media file does not exist")
+        where = "" if os.path.isabs(path) else _RELATIVE
+        raise not_found(f"the media file {path} does not exist{where}")
     if os.path.isdir(path):
         raise PackError("unreadable_media", "the path is a directory, not a media file")
     facts = probe(path, timeout=budget, binary=ffprobe).facts
