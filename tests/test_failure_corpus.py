@@ -2,7 +2,7 @@
 
 Every case makes a real library or tool fail (grpcio sync and aio, httpx, requests,
 aiohttp, urllib, http.client, xmlrpc, smtplib, ssl with trustme certificates, asyncio,
-sockets, subprocess with git, ssh, curl, wget, ffprobe) and names the codes that are
+sockets, subprocess with git, ssh, curl, wget, ffprobe, GitPython) and names the codes that are
 right. The test fails on any wrong specific code, on a case that no longer fails, and
 below 95% correct. A sample is also wrapped 1, 3 and 10 levels deep and put inside
 exception groups, and raised inside a pack served by ``packctl serve`` and called over
@@ -46,6 +46,7 @@ REQUIRED_CLASSES = {
     "wget",
     "ffprobe",
     "subprocess",
+    "gitpython",
 }
 
 
@@ -142,7 +143,7 @@ def test_the_runtime_imports_none_of_the_libraries_it_knows_about() -> None:
         "assert len(load.registry) >= 4, load.registry.failures\n"
         "classify(ConnectionRefusedError(111, 'refused'), load.classifiers)\n"
         "found = sorted(m for m in ('httpx', 'httpcore', 'requests', 'urllib3', 'aiohttp',\n"
-        "    'trustme', 'smtplib', 'xmlrpc') if m in sys.modules)\n"
+        "    'trustme', 'smtplib', 'xmlrpc', 'git') if m in sys.modules)\n"
         "print(found)\n"
     )
     env = subprocess_env()

@@ -313,8 +313,16 @@ GIT_RULES: tuple[StderrRule, ...] = (
         "git_ref_not_found",
         "not_found",
         r"Remote branch .* not found in upstream|Could not find remote branch|"
-        r"couldn't find remote ref|unknown revision|invalid refspec",
+        r"couldn't find remote ref|unknown revision|invalid refspec|"
+        r"Needed a single revision|invalid reference: |is not a commit and a branch|"
+        r"not something we can merge",
         "the branch, tag or ref does not exist in the repository",
+    ),
+    rule(
+        "git_pathspec_not_found",
+        "not_found",
+        r"pathspec '[^']*' did not match any file",
+        "the branch, tag, commit or path named does not exist in the repository",
     ),
     rule(
         "git_http_404_410",

@@ -1368,6 +1368,24 @@ def _run_tool(argv: list[str]) -> Callable[[Endpoints], Any]:
     return run
 
 
+def _local_repo(ep: Endpoints) -> str:
+    """An empty git repository under the corpus's temporary directory (made once)."""
+    repo = os.path.join(ep.files["tmp"], "local-repo")
+    if not os.path.isdir(os.path.join(repo, ".git")):
+        subprocess.run(["git", "init", "-q", repo], check=True, capture_output=True, env=ENV)
+    return repo
+
+
+def _in_repo(argv: list[str]) -> Callable[[Endpoints], Any]:
+    """As :func:`_run`, with ``{repo}`` an empty local repository."""
+
+    def run(ep: Endpoints) -> None:
+        repo = _local_repo(ep)
+        _run([a.replace("{repo}", repo) for a in argv])(ep)
+
+    return run
+
+
 def _tool_status(status: int) -> tuple[frozenset[str], str]:
     """A tool does not show the Retry-After header: 503 may honestly be network_error."""
     codes, why = STATUSES[status]
@@ -1405,6 +1423,20 @@ def _tool_cases() -> None:
         NF,
         "local repository path absent",
         _run([*git, "{tmp}/no-such-repo.git"]),
+    )
+    case(
+        "checkout_unknown_ref",
+        "git",
+        NF,
+        "git checkout of a branch the repository does not have (pathspec did not match)",
+        _in_repo(["git", "-C", "{repo}", "checkout", "no-such-branch"]),
+    )
+    case(
+        "rev_parse_unknown_ref",
+        "git",
+        NF,
+        "git rev-parse --verify of an unknown ref (Needed a single revision)",
+        _in_repo(["git", "-C", "{repo}", "rev-parse", "--verify", "no-such-branch"]),
     )
     case(
         "garbage_daemon",
@@ -1910,6 +1942,70 @@ def _tool_cases() -> None:
     )
 
 
+# -- GitPython: git run by a library, its stderr quoted in GitCommandError ---------------
+
+
+def _gitpython_cases() -> None:
+    import tempfile
+
+    import git
+
+    def clone(url: str) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            target = tempfile.mkdtemp(dir=ep.files["tmp"], prefix="clone-")
+            address = url.format(ep=ep, lo=LOOPBACK, bad=UNRESOLVABLE_HOST)
+            git.Repo.clone_from(address, os.path.join(target, "r"), env=ENV)
+
+        return run
+
+    http = "http://{lo}:{ep.http}"
+    case(
+        "clone_404",
+        "gitpython",
+        NF,
+        "Repo.clone_from of a URL that answers 404",
+        clone(http + "/status/404/repo.git"),
+        sample=True,
+    )
+    case(
+        "clone_401",
+        "gitpython",
+        AUTH,
+        "Repo.clone_from of a URL that answers 401 (no credentials, prompts disabled)",
+        clone(http + "/status/401/repo.git"),
+    )
+    case(
+        "clone_refused",
+        "gitpython",
+        NET,
+        "Repo.clone_from of a port nobody listens on",
+        clone("http://{lo}:{ep.refused}/r.git"),
+    )
+    case(
+        "clone_dns",
+        "gitpython",
+        NET,
+        "Repo.clone_from of a host name that does not resolve",
+        clone("http://{bad}/r.git"),
+    )
+
+    def checkout(ep: Endpoints) -> None:
+        git.Repo(_local_repo(ep)).git.checkout("no-such-branch")
+
+    def no_such_path(ep: Endpoints) -> None:
+        git.Repo(os.path.join(ep.files["tmp"], "no-such-repo"))
+
+    case(
+        "checkout_unknown_ref",
+        "gitpython",
+        NF,
+        "repo.git.checkout of a branch the repository does not have",
+        checkout,
+        sample=True,
+    )
+    case("no_such_path", "gitpython", NF, "Repo() of a path that does not exist", no_such_path)
+
+
 def all_cases() -> list[Case]:
     """Every case, built once (libraries are imported here, never by the runtime)."""
     if not CASES:
@@ -1923,6 +2019,7 @@ def all_cases() -> list[Case]:
             _smtp_cases,
             _grpc_cases,
             _tool_cases,
+            _gitpython_cases,
         ):
             build()
         ids = [c.id for c in CASES]
