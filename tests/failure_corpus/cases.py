@@ -1642,6 +1642,26 @@ def _tool_cases() -> None:
         "exit 77: CA file unusable",
         _run([*curl, "--cacert", "{not_pem}", "https://{lo}:{ep.tls[good]}/"]),
     )
+    # wrapped: the tool is the one the wrapper runs, not env/timeout/nice/sh
+    for name, wrapper in (
+        ("env", ["env", "-u", "CORPUS_UNSET", "LC_ALL=C"]),
+        ("timeout", ["timeout", "-k", "5", "20"]),
+        ("nice", ["nice", "-n", "5"]),
+    ):
+        case(
+            f"wrapped_{name}_404",
+            "curl",
+            NF,
+            f"curl run through {name}: curl's table still applies",
+            _run([*wrapper, *curl, http + "/status/404"]),
+        )
+    case(
+        "wrapped_sh_c_refused",
+        "curl",
+        NET,
+        "sh -c 'curl ...': the script's first word is the tool",
+        _run(["sh", "-c", "exec " + " ".join(curl) + " http://{lo}:{ep.refused}/"]),
+    )
     case(
         "run_tool_404",
         "curl",
