@@ -1256,6 +1256,25 @@ def _grpc_cases() -> None:
     def good_root(ep: Endpoints) -> Any:
         return grpc.ssl_channel_credentials(root_certificates=read(ep.files["ca"]))
 
+    class _TokenSource(grpc.AuthMetadataPlugin):
+        """Call credentials whose token source fails (raises, or reports an error)."""
+
+        def __init__(self, raise_: bool) -> None:
+            self.raise_ = raise_
+
+        def __call__(self, context: Any, callback: Any) -> None:
+            if self.raise_:
+                raise RuntimeError(f"token refresh failed ({PLANTED})")
+            callback((), PermissionError(f"no token for {PLANTED}"))
+
+    def failing_token(raise_: bool) -> Callable[[Endpoints], Any]:
+        def creds(ep: Endpoints) -> Any:
+            return grpc.composite_channel_credentials(
+                good_root(ep), grpc.metadata_call_credentials(_TokenSource(raise_))
+            )
+
+        return creds
+
     for flavour, call in (("sync", sync_call), ("aio", aio_call)):
         klass = "grpc" if flavour == "sync" else "grpc.aio"
         for name, (codes, why) in GRPC_STATUSES.items():
@@ -1290,6 +1309,28 @@ def _grpc_cases() -> None:
             INT,
             "client-side RESOURCE_EXHAUSTED: reply over max size, not throttling",
             call(plain, "BIG", options=(("grpc.max_receive_message_length", 100),)),
+        )
+        case(
+            "rate_exceeds_limit",
+            klass,
+            RL,
+            "RESOURCE_EXHAUSTED 'request rate exceeds the per-project limit': throttling, "
+            "not a message size limit",
+            call(plain, "RATE"),
+        )
+        case(
+            "call_credentials_plugin_raises",
+            klass,
+            AUTH,
+            "the call-credentials plugin (a token source) raised: no credentials to send",
+            call(lambda ep: f"{LOOPBACK}:{ep.grpc_tls}", "OK", creds=failing_token(raise_=True)),
+        )
+        case(
+            "call_credentials_plugin_error",
+            klass,
+            AUTH,
+            "the call-credentials plugin reported an error to its callback",
+            call(lambda ep: f"{LOOPBACK}:{ep.grpc_tls}", "OK", creds=failing_token(raise_=False)),
         )
         case(
             "refused",

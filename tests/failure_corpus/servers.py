@@ -279,7 +279,8 @@ def _retry_status() -> grpc.Status:
 
 
 class _Failing(grpc.GenericRpcHandler):
-    """``/corpus.Fail/<STATUS>`` aborts with that status; ``RETRY``, ``SLOW``, ``BIG``."""
+    """``/corpus.Fail/<STATUS>`` aborts with that status; ``RETRY``, ``SLOW``, ``BIG``,
+    ``RATE``, ``OK``."""
 
     def service(self, handler_call_details: Any) -> Any:
         name = handler_call_details.method.rsplit("/", 1)[-1]
@@ -296,6 +297,11 @@ class _Failing(grpc.GenericRpcHandler):
                 return b"x" * 4096
             if name == "OK":
                 return b"ok"
+            if name == "RATE":  # throttling whose text says "exceeds ... limit"
+                context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"request rate exceeds the per-project limit of 100/min ({PLANTED})",
+                )
             context.abort(grpc.StatusCode[name], f"failed on purpose ({PLANTED})")
             return b""
 
