@@ -2067,6 +2067,50 @@ def _gitpython_cases() -> None:
     case("no_such_path", "gitpython", NF, "Repo() of a path that does not exist", no_such_path)
 
 
+# -- sqlite3: a database another connection or statement holds locked --------------------
+
+
+def _sqlite_cases() -> None:
+    import sqlite3
+    import tempfile
+
+    def database(ep: Endpoints) -> str:
+        path = os.path.join(tempfile.mkdtemp(dir=ep.files["tmp"], prefix="sqlite-"), "db")
+        with contextlib.closing(sqlite3.connect(path)) as setup, setup:
+            setup.execute("CREATE TABLE t (x)")
+            setup.execute("INSERT INTO t VALUES (1), (2)")
+        return path
+
+    def busy(ep: Endpoints) -> None:
+        path = database(ep)
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as holder:
+            holder.execute("BEGIN EXCLUSIVE")
+            with contextlib.closing(sqlite3.connect(path, timeout=0.05)) as writer:
+                writer.execute("INSERT INTO t VALUES (3)")
+
+    def table_locked(ep: Endpoints) -> None:
+        with contextlib.closing(sqlite3.connect(database(ep))) as db:
+            reading = db.execute("SELECT x FROM t")
+            reading.fetchone()
+            db.execute("DROP TABLE t")
+
+    case(
+        "database_is_locked",
+        "sqlite",
+        TO,
+        "SQLITE_BUSY: another connection holds the lock past the busy timeout",
+        busy,
+        sample=True,
+    )
+    case(
+        "database_table_is_locked",
+        "sqlite",
+        TO,
+        "SQLITE_LOCKED: a statement still reads the table being dropped",
+        table_locked,
+    )
+
+
 def all_cases() -> list[Case]:
     """Every case, built once (libraries are imported here, never by the runtime)."""
     if not CASES:
@@ -2081,6 +2125,7 @@ def all_cases() -> list[Case]:
             _grpc_cases,
             _tool_cases,
             _gitpython_cases,
+            _sqlite_cases,
         ):
             build()
         ids = [c.id for c in CASES]

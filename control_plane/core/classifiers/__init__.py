@@ -25,4 +25,5 @@ BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.aiohttp",
     "control_plane.core.classifiers.smtp",
     "control_plane.core.classifiers.xmlrpc",
+    "control_plane.core.classifiers.sqlite",
 )
