@@ -1181,6 +1181,176 @@ def _smtp_cases() -> None:
     case("greeting_timeout", "smtp", TO, "server never sends its greeting", silent)
 
 
+# -- FTP, IMAP, POP3: reply codes and response codes in the exception's text -------------
+
+
+def _ftp_cases() -> None:
+    import ftplib
+
+    def session(name: str, then: Callable[[ftplib.FTP], Any]) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            ftp = ftplib.FTP()
+            try:
+                ftp.connect(LOOPBACK, ep.ftp[name], timeout=5)
+                ftp.login("user", PLANTED)
+                then(ftp)
+            finally:
+                ftp.close()
+
+        return run
+
+    def nothing(ftp: ftplib.FTP) -> None:
+        pass
+
+    case("login_530", "ftplib", AUTH, "530 login incorrect", session("login_530", nothing))
+    case(
+        "cwd_550",
+        "ftplib",
+        NF,
+        "550 on CWD: no such directory",
+        session("cwd_550", lambda f: f.cwd("missing")),
+        sample=True,
+    )
+    case(
+        "size_550",
+        "ftplib",
+        NF,
+        "550 on SIZE: no such file",
+        session("size_550", lambda f: f.size("x")),
+    )
+    case(
+        "greeting_421",
+        "ftplib",
+        NET,
+        "421 too many connections at the greeting: transient",
+        session("greeting_421", nothing),
+    )
+    case(
+        "pasv_425",
+        "ftplib",
+        NET,
+        "425 can't open the data connection: transient",
+        session("pasv_425", lambda f: f.nlst()),
+    )
+    case(
+        "size_451",
+        "ftplib",
+        NET,
+        "451 local error: transient",
+        session("size_451", lambda f: f.size("x")),
+    )
+    case(
+        "mkd_553",
+        "ftplib",
+        INT,
+        "553 file name not allowed: permanent, no baseline code",
+        session("mkd_553", lambda f: f.mkd("x")),
+    )
+    case(
+        "refused",
+        "ftplib",
+        NET,
+        "nothing listens on the port",
+        lambda ep: ftplib.FTP().connect(LOOPBACK, ep.refused, timeout=5),
+    )
+
+
+def _imap_cases() -> None:
+    import imaplib
+
+    def session(name: str, then: Callable[[imaplib.IMAP4], Any]) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            imap = imaplib.IMAP4(LOOPBACK, ep.imap[name], timeout=5)
+            try:
+                imap.login("user", PLANTED)
+                then(imap)
+            finally:
+                with contextlib.suppress(OSError):
+                    imap.shutdown()
+
+        return run
+
+    def nothing(imap: imaplib.IMAP4) -> None:
+        pass
+
+    def select(imap: imaplib.IMAP4) -> None:
+        # select() answers NO without raising; packs raise the server's own text
+        typ, data = imap.select("Missing")
+        if typ != "OK":
+            raise imap.error(data[-1])
+
+    case(
+        "login_authenticationfailed",
+        "imaplib",
+        AUTH,
+        "LOGIN answered NO [AUTHENTICATIONFAILED]",
+        session("authenticationfailed", nothing),
+        sample=True,
+    )
+    case(
+        "login_expired", "imaplib", AUTH, "LOGIN answered NO [EXPIRED]", session("expired", nothing)
+    )
+    case(
+        "login_unavailable",
+        "imaplib",
+        NET,
+        "LOGIN answered NO [UNAVAILABLE]: the backend is down for now",
+        session("unavailable", nothing),
+    )
+    case(
+        "select_nonexistent",
+        "imaplib",
+        NF,
+        "SELECT answered NO [NONEXISTENT], raised as IMAP4.error with the server's text",
+        session("nonexistent", select),
+    )
+    case(
+        "bye",
+        "imaplib",
+        NET,
+        "the server said BYE and hung up (IMAP4.abort)",
+        session("bye", lambda m: m.select("INBOX")),
+        sample=True,
+    )
+    case(
+        "drop",
+        "imaplib",
+        NET,
+        "the server hung up mid-command (IMAP4.abort)",
+        session("drop", nothing),
+    )
+
+
+def _pop_cases() -> None:
+    import poplib
+
+    def login(name: str) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            pop = poplib.POP3(LOOPBACK, ep.pop[name], timeout=5)
+            try:
+                pop.user("user")
+                pop.pass_(PLANTED)
+            finally:
+                pop.close()
+
+        return run
+
+    case("auth", "poplib", AUTH, "-ERR [AUTH]: credentials rejected", login("auth"), sample=True)
+    case(
+        "in_use", "poplib", NET, "-ERR [IN-USE]: another session holds the mailbox", login("in_use")
+    )
+    case(
+        "sys_temp", "poplib", NET, "-ERR [SYS/TEMP]: a transient server failure", login("sys_temp")
+    )
+    case(
+        "login_delay",
+        "poplib",
+        RL,
+        "-ERR [LOGIN-DELAY]: logged in again too soon",
+        login("login_delay"),
+    )
+
+
 # -- gRPC -------------------------------------------------------------------------------
 
 GRPC_STATUSES: dict[str, tuple[frozenset[str], str]] = {
@@ -2122,6 +2292,9 @@ def all_cases() -> list[Case]:
             _proxy_cases,
             _socket_cases,
             _smtp_cases,
+            _ftp_cases,
+            _imap_cases,
+            _pop_cases,
             _grpc_cases,
             _tool_cases,
             _gitpython_cases,
