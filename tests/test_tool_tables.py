@@ -31,6 +31,13 @@ from control_plane.tools import ToolFailed, run_tool
         ("ssh -p 22 host true", "ssh"),
         ([b"/usr/local/bin/git", b"ls-remote"], "git"),
         (["ffprobe.exe", "a.mp4"], "ffprobe"),
+        # wrappers: the tool is the one they run
+        (["env", "-u", "HOME", "LC_ALL=C", "curl", "x"], "curl"),
+        (["/usr/bin/timeout", "-k", "5", "--signal=KILL", "10s", "git", "fetch"], "git"),
+        (["nice", "-n", "5", "wget", "x"], "wget"),
+        (["sh", "-c", "LC_ALL=C exec curl -sS x"], "curl"),
+        (["bash", "-ec", "ssh host true"], "ssh"),
+        ("env LC_ALL=C timeout 10 sh -c 'ffprobe a.mp4'", "ffprobe"),
     ],
 )
 def test_the_table_is_picked_by_the_tool_name_in_argv(argv: Any, name: str) -> None:
@@ -43,6 +50,9 @@ def test_no_table_for_other_tools() -> None:
     assert table_for(["python", "-c", "1"]) is None
     assert table_for([]) is None
     assert table_for(None) is None
+    assert table_for(["sh", "script.sh"]) is None  # the tool is the script
+    assert table_for(["timeout", "10"]) is None
+    assert table_for(["env", "A=1", "python", "-c", "1"]) is None
 
 
 def test_stderr_rules_come_before_the_exit_status() -> None:

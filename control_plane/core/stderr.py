@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -313,8 +314,16 @@ GIT_RULES: tuple[StderrRule, ...] = (
         "git_ref_not_found",
         "not_found",
         r"Remote branch .* not found in upstream|Could not find remote branch|"
-        r"couldn't find remote ref|unknown revision|invalid refspec",
+        r"couldn't find remote ref|unknown revision|invalid refspec|"
+        r"Needed a single revision|invalid reference: |is not a commit and a branch|"
+        r"not something we can merge",
         "the branch, tag or ref does not exist in the repository",
+    ),
+    rule(
+        "git_pathspec_not_found",
+        "not_found",
+        r"pathspec '[^']*' did not match any file",
+        "the branch, tag, commit or path named does not exist in the repository",
     ),
     rule(
         "git_http_404_410",
@@ -636,21 +645,94 @@ TOOL_TABLES: Mapping[str, ToolTable] = MappingProxyType(
 )
 
 
-def tool_name(argv: Sequence[str] | str | bytes | None) -> str | None:
-    """The tool an ``argv`` runs: the base name of its first element, without ``.exe``."""
+#: Programs that run another program (``env LC_ALL=C curl ...``): the tool is the one
+#: they run. ``env``'s ``VAR=value`` and options, ``timeout``'s options and duration,
+#: ``nice``'s adjustment are skipped.
+_WRAPPERS = frozenset({"env", "timeout", "nice", "nohup", "stdbuf", "ionice", "setsid"})
+#: Options of the wrappers above that take a separate value (``env -u NAME``, ...).
+_WRAPPER_VALUE_OPTIONS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
+        "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+        "nice": frozenset({"-n", "--adjustment"}),
+        "stdbuf": frozenset({"-i", "-o", "-e"}),
+        "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
+    }
+)
+#: Shells whose ``-c SCRIPT`` runs the script's first word.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: Wrappers unwrapped at most (``env ... timeout 10 sh -c 'curl ...'`` is three).
+_MAX_UNWRAP = 4
+
+
+def _words(argv: Sequence[str] | str | bytes | None) -> list[str] | None:
     if isinstance(argv, bytes):
         argv = argv.decode("utf-8", "replace")
     if isinstance(argv, str):
-        first = argv.split()[0] if argv.split() else ""
-    elif isinstance(argv, Sequence) and argv:
-        item = argv[0]
-        first = os.fsdecode(item) if isinstance(item, str | bytes | os.PathLike) else ""
-    else:
+        try:
+            return shlex.split(argv)
+        except ValueError:  # unbalanced quotes: a plain split is good enough for a name
+            return argv.split()
+    if isinstance(argv, Sequence):
+        return [
+            os.fsdecode(item) if isinstance(item, str | bytes | os.PathLike) else ""
+            for item in list(argv[:64])
+        ]
+    return None
+
+
+def _basename(word: str) -> str:
+    name = os.path.basename(word)
+    return name[:-4] if name.lower().endswith(".exe") else name
+
+
+def _unwrap(name: str, rest: list[str]) -> list[str] | None:
+    """The argv a wrapper ``name`` runs (``rest`` is what follows it), or None."""
+    if name in _SHELLS:
+        for index, word in enumerate(rest):
+            if word == "-c" or (word.startswith("-") and not word.startswith("--") and "c" in word):
+                script = _words(rest[index + 1] if index + 1 < len(rest) else "") or []
+                while script and (script[0] in {"exec", "command"} or _ASSIGN.match(script[0])):
+                    script = script[1:]  # exec curl ..., LC_ALL=C curl ...
+                return script or None
+            if not word.startswith("-"):
+                return None  # sh script.sh: the tool is the script
         return None
-    name = os.path.basename(first)
-    if name.lower().endswith(".exe"):
-        name = name[:-4]
-    return name or None
+    takes_value = _WRAPPER_VALUE_OPTIONS.get(name, frozenset())
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        if word == "--":
+            index += 1
+            break
+        if word in takes_value:
+            index += 2
+        elif (word.startswith("-") and len(word) > 1) or (name == "env" and "=" in word):
+            index += 1  # an option, or env's VAR=value
+        else:
+            break
+    if name == "timeout":
+        index += 1  # the duration
+    return rest[index:] or None
+
+
+def tool_name(argv: Sequence[str] | str | bytes | None) -> str | None:
+    """The tool an ``argv`` runs: the base name of its first element, without ``.exe``;
+    through wrappers (``env VAR=x``, ``timeout 10``, ``nice``, ``sh -c 'curl ...'``), the
+    tool they run."""
+    words = _words(argv)
+    for _ in range(_MAX_UNWRAP + 1):
+        if not words:
+            return None
+        name = _basename(words[0])
+        if name not in _WRAPPERS and name not in _SHELLS:
+            return name or None
+        inner = _unwrap(name, words[1:])
+        if inner is None:
+            return name or None
+        words = inner
+    return None
 
 
 def table_for(argv: Sequence[str] | str | bytes | None) -> ToolTable | None:

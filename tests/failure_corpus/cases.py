@@ -1181,6 +1181,176 @@ def _smtp_cases() -> None:
     case("greeting_timeout", "smtp", TO, "server never sends its greeting", silent)
 
 
+# -- FTP, IMAP, POP3: reply codes and response codes in the exception's text -------------
+
+
+def _ftp_cases() -> None:
+    import ftplib
+
+    def session(name: str, then: Callable[[ftplib.FTP], Any]) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            ftp = ftplib.FTP()
+            try:
+                ftp.connect(LOOPBACK, ep.ftp[name], timeout=5)
+                ftp.login("user", PLANTED)
+                then(ftp)
+            finally:
+                ftp.close()
+
+        return run
+
+    def nothing(ftp: ftplib.FTP) -> None:
+        pass
+
+    case("login_530", "ftplib", AUTH, "530 login incorrect", session("login_530", nothing))
+    case(
+        "cwd_550",
+        "ftplib",
+        NF,
+        "550 on CWD: no such directory",
+        session("cwd_550", lambda f: f.cwd("missing")),
+        sample=True,
+    )
+    case(
+        "size_550",
+        "ftplib",
+        NF,
+        "550 on SIZE: no such file",
+        session("size_550", lambda f: f.size("x")),
+    )
+    case(
+        "greeting_421",
+        "ftplib",
+        NET,
+        "421 too many connections at the greeting: transient",
+        session("greeting_421", nothing),
+    )
+    case(
+        "pasv_425",
+        "ftplib",
+        NET,
+        "425 can't open the data connection: transient",
+        session("pasv_425", lambda f: f.nlst()),
+    )
+    case(
+        "size_451",
+        "ftplib",
+        NET,
+        "451 local error: transient",
+        session("size_451", lambda f: f.size("x")),
+    )
+    case(
+        "mkd_553",
+        "ftplib",
+        INT,
+        "553 file name not allowed: permanent, no baseline code",
+        session("mkd_553", lambda f: f.mkd("x")),
+    )
+    case(
+        "refused",
+        "ftplib",
+        NET,
+        "nothing listens on the port",
+        lambda ep: ftplib.FTP().connect(LOOPBACK, ep.refused, timeout=5),
+    )
+
+
+def _imap_cases() -> None:
+    import imaplib
+
+    def session(name: str, then: Callable[[imaplib.IMAP4], Any]) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            imap = imaplib.IMAP4(LOOPBACK, ep.imap[name], timeout=5)
+            try:
+                imap.login("user", PLANTED)
+                then(imap)
+            finally:
+                with contextlib.suppress(OSError):
+                    imap.shutdown()
+
+        return run
+
+    def nothing(imap: imaplib.IMAP4) -> None:
+        pass
+
+    def select(imap: imaplib.IMAP4) -> None:
+        # select() answers NO without raising; packs raise the server's own text
+        typ, data = imap.select("Missing")
+        if typ != "OK":
+            raise imap.error(data[-1])
+
+    case(
+        "login_authenticationfailed",
+        "imaplib",
+        AUTH,
+        "LOGIN answered NO [AUTHENTICATIONFAILED]",
+        session("authenticationfailed", nothing),
+        sample=True,
+    )
+    case(
+        "login_expired", "imaplib", AUTH, "LOGIN answered NO [EXPIRED]", session("expired", nothing)
+    )
+    case(
+        "login_unavailable",
+        "imaplib",
+        NET,
+        "LOGIN answered NO [UNAVAILABLE]: the backend is down for now",
+        session("unavailable", nothing),
+    )
+    case(
+        "select_nonexistent",
+        "imaplib",
+        NF,
+        "SELECT answered NO [NONEXISTENT], raised as IMAP4.error with the server's text",
+        session("nonexistent", select),
+    )
+    case(
+        "bye",
+        "imaplib",
+        NET,
+        "the server said BYE and hung up (IMAP4.abort)",
+        session("bye", lambda m: m.select("INBOX")),
+        sample=True,
+    )
+    case(
+        "drop",
+        "imaplib",
+        NET,
+        "the server hung up mid-command (IMAP4.abort)",
+        session("drop", nothing),
+    )
+
+
+def _pop_cases() -> None:
+    import poplib
+
+    def login(name: str) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            pop = poplib.POP3(LOOPBACK, ep.pop[name], timeout=5)
+            try:
+                pop.user("user")
+                pop.pass_(PLANTED)
+            finally:
+                pop.close()
+
+        return run
+
+    case("auth", "poplib", AUTH, "-ERR [AUTH]: credentials rejected", login("auth"), sample=True)
+    case(
+        "in_use", "poplib", NET, "-ERR [IN-USE]: another session holds the mailbox", login("in_use")
+    )
+    case(
+        "sys_temp", "poplib", NET, "-ERR [SYS/TEMP]: a transient server failure", login("sys_temp")
+    )
+    case(
+        "login_delay",
+        "poplib",
+        RL,
+        "-ERR [LOGIN-DELAY]: logged in again too soon",
+        login("login_delay"),
+    )
+
+
 # -- gRPC -------------------------------------------------------------------------------
 
 GRPC_STATUSES: dict[str, tuple[frozenset[str], str]] = {
@@ -1256,6 +1426,25 @@ def _grpc_cases() -> None:
     def good_root(ep: Endpoints) -> Any:
         return grpc.ssl_channel_credentials(root_certificates=read(ep.files["ca"]))
 
+    class _TokenSource(grpc.AuthMetadataPlugin):
+        """Call credentials whose token source fails (raises, or reports an error)."""
+
+        def __init__(self, raise_: bool) -> None:
+            self.raise_ = raise_
+
+        def __call__(self, context: Any, callback: Any) -> None:
+            if self.raise_:
+                raise RuntimeError(f"token refresh failed ({PLANTED})")
+            callback((), PermissionError(f"no token for {PLANTED}"))
+
+    def failing_token(raise_: bool) -> Callable[[Endpoints], Any]:
+        def creds(ep: Endpoints) -> Any:
+            return grpc.composite_channel_credentials(
+                good_root(ep), grpc.metadata_call_credentials(_TokenSource(raise_))
+            )
+
+        return creds
+
     for flavour, call in (("sync", sync_call), ("aio", aio_call)):
         klass = "grpc" if flavour == "sync" else "grpc.aio"
         for name, (codes, why) in GRPC_STATUSES.items():
@@ -1290,6 +1479,28 @@ def _grpc_cases() -> None:
             INT,
             "client-side RESOURCE_EXHAUSTED: reply over max size, not throttling",
             call(plain, "BIG", options=(("grpc.max_receive_message_length", 100),)),
+        )
+        case(
+            "rate_exceeds_limit",
+            klass,
+            RL,
+            "RESOURCE_EXHAUSTED 'request rate exceeds the per-project limit': throttling, "
+            "not a message size limit",
+            call(plain, "RATE"),
+        )
+        case(
+            "call_credentials_plugin_raises",
+            klass,
+            AUTH,
+            "the call-credentials plugin (a token source) raised: no credentials to send",
+            call(lambda ep: f"{LOOPBACK}:{ep.grpc_tls}", "OK", creds=failing_token(raise_=True)),
+        )
+        case(
+            "call_credentials_plugin_error",
+            klass,
+            AUTH,
+            "the call-credentials plugin reported an error to its callback",
+            call(lambda ep: f"{LOOPBACK}:{ep.grpc_tls}", "OK", creds=failing_token(raise_=False)),
         )
         case(
             "refused",
@@ -1368,6 +1579,24 @@ def _run_tool(argv: list[str]) -> Callable[[Endpoints], Any]:
     return run
 
 
+def _local_repo(ep: Endpoints) -> str:
+    """An empty git repository under the corpus's temporary directory (made once)."""
+    repo = os.path.join(ep.files["tmp"], "local-repo")
+    if not os.path.isdir(os.path.join(repo, ".git")):
+        subprocess.run(["git", "init", "-q", repo], check=True, capture_output=True, env=ENV)
+    return repo
+
+
+def _in_repo(argv: list[str]) -> Callable[[Endpoints], Any]:
+    """As :func:`_run`, with ``{repo}`` an empty local repository."""
+
+    def run(ep: Endpoints) -> None:
+        repo = _local_repo(ep)
+        _run([a.replace("{repo}", repo) for a in argv])(ep)
+
+    return run
+
+
 def _tool_status(status: int) -> tuple[frozenset[str], str]:
     """A tool does not show the Retry-After header: 503 may honestly be network_error."""
     codes, why = STATUSES[status]
@@ -1405,6 +1634,20 @@ def _tool_cases() -> None:
         NF,
         "local repository path absent",
         _run([*git, "{tmp}/no-such-repo.git"]),
+    )
+    case(
+        "checkout_unknown_ref",
+        "git",
+        NF,
+        "git checkout of a branch the repository does not have (pathspec did not match)",
+        _in_repo(["git", "-C", "{repo}", "checkout", "no-such-branch"]),
+    )
+    case(
+        "rev_parse_unknown_ref",
+        "git",
+        NF,
+        "git rev-parse --verify of an unknown ref (Needed a single revision)",
+        _in_repo(["git", "-C", "{repo}", "rev-parse", "--verify", "no-such-branch"]),
     )
     case(
         "garbage_daemon",
@@ -1609,6 +1852,26 @@ def _tool_cases() -> None:
         INT,
         "exit 77: CA file unusable",
         _run([*curl, "--cacert", "{not_pem}", "https://{lo}:{ep.tls[good]}/"]),
+    )
+    # wrapped: the tool is the one the wrapper runs, not env/timeout/nice/sh
+    for name, wrapper in (
+        ("env", ["env", "-u", "CORPUS_UNSET", "LC_ALL=C"]),
+        ("timeout", ["timeout", "-k", "5", "20"]),
+        ("nice", ["nice", "-n", "5"]),
+    ):
+        case(
+            f"wrapped_{name}_404",
+            "curl",
+            NF,
+            f"curl run through {name}: curl's table still applies",
+            _run([*wrapper, *curl, http + "/status/404"]),
+        )
+    case(
+        "wrapped_sh_c_refused",
+        "curl",
+        NET,
+        "sh -c 'curl ...': the script's first word is the tool",
+        _run(["sh", "-c", "exec " + " ".join(curl) + " http://{lo}:{ep.refused}/"]),
     )
     case(
         "run_tool_404",
@@ -1910,6 +2173,114 @@ def _tool_cases() -> None:
     )
 
 
+# -- GitPython: git run by a library, its stderr quoted in GitCommandError ---------------
+
+
+def _gitpython_cases() -> None:
+    import tempfile
+
+    import git
+
+    def clone(url: str) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            target = tempfile.mkdtemp(dir=ep.files["tmp"], prefix="clone-")
+            address = url.format(ep=ep, lo=LOOPBACK, bad=UNRESOLVABLE_HOST)
+            git.Repo.clone_from(address, os.path.join(target, "r"), env=ENV)
+
+        return run
+
+    http = "http://{lo}:{ep.http}"
+    case(
+        "clone_404",
+        "gitpython",
+        NF,
+        "Repo.clone_from of a URL that answers 404",
+        clone(http + "/status/404/repo.git"),
+        sample=True,
+    )
+    case(
+        "clone_401",
+        "gitpython",
+        AUTH,
+        "Repo.clone_from of a URL that answers 401 (no credentials, prompts disabled)",
+        clone(http + "/status/401/repo.git"),
+    )
+    case(
+        "clone_refused",
+        "gitpython",
+        NET,
+        "Repo.clone_from of a port nobody listens on",
+        clone("http://{lo}:{ep.refused}/r.git"),
+    )
+    case(
+        "clone_dns",
+        "gitpython",
+        NET,
+        "Repo.clone_from of a host name that does not resolve",
+        clone("http://{bad}/r.git"),
+    )
+
+    def checkout(ep: Endpoints) -> None:
+        git.Repo(_local_repo(ep)).git.checkout("no-such-branch")
+
+    def no_such_path(ep: Endpoints) -> None:
+        git.Repo(os.path.join(ep.files["tmp"], "no-such-repo"))
+
+    case(
+        "checkout_unknown_ref",
+        "gitpython",
+        NF,
+        "repo.git.checkout of a branch the repository does not have",
+        checkout,
+        sample=True,
+    )
+    case("no_such_path", "gitpython", NF, "Repo() of a path that does not exist", no_such_path)
+
+
+# -- sqlite3: a database another connection or statement holds locked --------------------
+
+
+def _sqlite_cases() -> None:
+    import sqlite3
+    import tempfile
+
+    def database(ep: Endpoints) -> str:
+        path = os.path.join(tempfile.mkdtemp(dir=ep.files["tmp"], prefix="sqlite-"), "db")
+        with contextlib.closing(sqlite3.connect(path)) as setup, setup:
+            setup.execute("CREATE TABLE t (x)")
+            setup.execute("INSERT INTO t VALUES (1), (2)")
+        return path
+
+    def busy(ep: Endpoints) -> None:
+        path = database(ep)
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as holder:
+            holder.execute("BEGIN EXCLUSIVE")
+            with contextlib.closing(sqlite3.connect(path, timeout=0.05)) as writer:
+                writer.execute("INSERT INTO t VALUES (3)")
+
+    def table_locked(ep: Endpoints) -> None:
+        with contextlib.closing(sqlite3.connect(database(ep))) as db:
+            reading = db.execute("SELECT x FROM t")
+            reading.fetchone()
+            db.execute("DROP TABLE t")
+
+    case(
+        "database_is_locked",
+        "sqlite",
+        TO,
+        "SQLITE_BUSY: another connection holds the lock past the busy timeout",
+        busy,
+        sample=True,
+    )
+    case(
+        "database_table_is_locked",
+        "sqlite",
+        TO,
+        "SQLITE_LOCKED: a statement still reads the table being dropped",
+        table_locked,
+    )
+
+
 def all_cases() -> list[Case]:
     """Every case, built once (libraries are imported here, never by the runtime)."""
     if not CASES:
@@ -1921,8 +2292,13 @@ def all_cases() -> list[Case]:
             _proxy_cases,
             _socket_cases,
             _smtp_cases,
+            _ftp_cases,
+            _imap_cases,
+            _pop_cases,
             _grpc_cases,
             _tool_cases,
+            _gitpython_cases,
+            _sqlite_cases,
         ):
             build()
         ids = [c.id for c in CASES]

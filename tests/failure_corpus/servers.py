@@ -263,6 +263,99 @@ def _smtp(kind: str) -> Callable[[socket.socket], None]:
     return serve
 
 
+# -- FTP, IMAP, POP3 ------------------------------------------------------------------
+
+#: A reply ending in this hangs up after it is sent.
+HANG_UP = "<close>"
+
+
+def _lines(
+    greeting: str, replies: dict[str, str], tagged: bool = False
+) -> Callable[[socket.socket], None]:
+    """A line protocol server: ``greeting``, then for each command line the reply of its
+    verb (the first word; with ``tagged``, IMAP's, the second, and ``{tag}`` in the reply is
+    the command's tag); ``"*"`` answers unknown verbs. A reply ending in :data:`HANG_UP`
+    closes the connection after it."""
+
+    def serve(conn: socket.socket) -> None:
+        conn.settimeout(3.0)
+        f = conn.makefile("rb")
+
+        def send(text: str) -> bool:
+            conn.sendall(text.removesuffix(HANG_UP).encode())
+            return text.endswith(HANG_UP)
+
+        if send(greeting):
+            conn.close()
+            return
+        while True:
+            words = f.readline().decode("latin-1").split()
+            if not words:
+                break
+            tag, verb = (words[0], words[1:2]) if tagged else ("", words[:1])
+            name = verb[0].upper() if verb else ""
+            reply = replies.get(name, replies.get("*", ""))
+            if send(reply.replace("{tag}", tag)) or name in {"QUIT", "LOGOUT"}:
+                break
+        conn.close()
+
+    return serve
+
+
+_FTP_LOGIN = {"USER": "331 Password required\r\n", "PASS": "230 Logged in\r\n", "*": "200 OK\r\n"}
+#: FTP behaviours: name -> (greeting, replies).
+FTP: dict[str, tuple[str, dict[str, str]]] = {
+    "login_530": ("220 corpus FTP\r\n", {**_FTP_LOGIN, "PASS": "530 Login incorrect.\r\n"}),
+    "cwd_550": ("220 corpus FTP\r\n", {**_FTP_LOGIN, "CWD": "550 Failed to change directory.\r\n"}),
+    "size_550": (
+        "220 corpus FTP\r\n",
+        {**_FTP_LOGIN, "SIZE": "550 No such file or directory.\r\n"},
+    ),
+    "greeting_421": ("421 Too many connections from this IP\r\n" + HANG_UP, {}),
+    "pasv_425": (
+        "220 corpus FTP\r\n",
+        {**_FTP_LOGIN, "PASV": "425 Can't open data connection.\r\n", "EPSV": "425 No.\r\n"},
+    ),
+    "size_451": (
+        "220 corpus FTP\r\n",
+        {**_FTP_LOGIN, "SIZE": "451 Local error in processing.\r\n"},
+    ),
+    "mkd_553": ("220 corpus FTP\r\n", {**_FTP_LOGIN, "MKD": "553 Could not create file.\r\n"}),
+}
+
+_IMAP_GREETING = "* OK corpus IMAP ready\r\n"
+_IMAP = {
+    "CAPABILITY": "* CAPABILITY IMAP4rev1 AUTH=PLAIN\r\n{tag} OK done\r\n",
+    "LOGIN": "{tag} OK logged in\r\n",
+    "LOGOUT": "* BYE bye\r\n{tag} OK done\r\n",
+    "*": "{tag} OK done\r\n",
+}
+#: IMAP behaviours: name -> replies (tagged).
+IMAP: dict[str, dict[str, str]] = {
+    "authenticationfailed": {
+        **_IMAP,
+        "LOGIN": f"{{tag}} NO [AUTHENTICATIONFAILED] Invalid credentials for {PLANTED}\r\n",
+    },
+    "expired": {**_IMAP, "LOGIN": "{tag} NO [EXPIRED] Password expired\r\n"},
+    "unavailable": {
+        **_IMAP,
+        "LOGIN": "{tag} NO [UNAVAILABLE] Temporary authentication failure\r\n",
+    },
+    "nonexistent": {**_IMAP, "SELECT": "{tag} NO [NONEXISTENT] Unknown mailbox\r\n"},
+    "bye": {**_IMAP, "SELECT": "* BYE server shutting down\r\n" + HANG_UP},
+    "drop": {**_IMAP, "LOGIN": HANG_UP},
+}
+
+_POP = {"USER": "+OK\r\n", "PASS": "+OK logged in\r\n", "*": "+OK\r\n"}
+#: POP3 behaviours: name -> replies.
+POP: dict[str, dict[str, str]] = {
+    "auth": {**_POP, "PASS": f"-ERR [AUTH] Authentication failed for {PLANTED}\r\n"},
+    "in_use": {**_POP, "PASS": "-ERR [IN-USE] Mailbox locked by another session\r\n"},
+    "sys_temp": {**_POP, "PASS": "-ERR [SYS/TEMP] System busy, try later\r\n"},
+    "login_delay": {**_POP, "PASS": "-ERR [LOGIN-DELAY] Minimum time between logins\r\n"},
+}
+
+
 # -- gRPC ---------------------------------------------------------------------------
 
 
@@ -279,7 +372,8 @@ def _retry_status() -> grpc.Status:
 
 
 class _Failing(grpc.GenericRpcHandler):
-    """``/corpus.Fail/<STATUS>`` aborts with that status; ``RETRY``, ``SLOW``, ``BIG``."""
+    """``/corpus.Fail/<STATUS>`` aborts with that status; ``RETRY``, ``SLOW``, ``BIG``,
+    ``RATE``, ``OK``."""
 
     def service(self, handler_call_details: Any) -> Any:
         name = handler_call_details.method.rsplit("/", 1)[-1]
@@ -296,6 +390,11 @@ class _Failing(grpc.GenericRpcHandler):
                 return b"x" * 4096
             if name == "OK":
                 return b"ok"
+            if name == "RATE":  # throttling whose text says "exceeds ... limit"
+                context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"request rate exceeds the per-project limit of 100/min ({PLANTED})",
+                )
             context.abort(grpc.StatusCode[name], f"failed on purpose ({PLANTED})")
             return b""
 
@@ -329,6 +428,9 @@ class Endpoints:
     grpc_tls: int
     grpc_mtls: int
     files: dict[str, str] = field(default_factory=dict)
+    ftp: dict[str, int] = field(default_factory=dict)
+    imap: dict[str, int] = field(default_factory=dict)
+    pop: dict[str, int] = field(default_factory=dict)
 
     def url(self, path: str = "/", port: int | None = None, scheme: str = "http") -> str:
         return f"{scheme}://{LOOPBACK}:{self.http if port is None else port}{path}"
@@ -427,6 +529,15 @@ def start() -> Iterator[Endpoints]:
             closers.append(listener.close)
             smtp[kind] = listener.port
 
+        lines: dict[str, dict[str, int]] = {"ftp": {}, "imap": {}, "pop": {}}
+        serves = [("ftp", name, _lines(*spec)) for name, spec in FTP.items()]
+        serves += [("imap", n, _lines(_IMAP_GREETING, r, tagged=True)) for n, r in IMAP.items()]
+        serves += [("pop", n, _lines("+OK corpus POP3 ready\r\n", r)) for n, r in POP.items()]
+        for protocol, name, serve in serves:
+            listener = Listener(serve)
+            closers.append(listener.close)
+            lines[protocol][name] = listener.port
+
         plain_grpc, grpc_port = _grpc_server()
         closers.append(lambda: plain_grpc.stop(None))
         good = certs["good"]
@@ -451,6 +562,7 @@ def start() -> Iterator[Endpoints]:
             grpc_tls=grpc_tls_port,
             grpc_mtls=grpc_mtls_port,
             files=files,
+            **lines,
         )
     finally:
         for close in reversed(closers):

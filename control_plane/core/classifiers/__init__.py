@@ -16,6 +16,7 @@ __all__ = ["BUILTIN_CLASSIFIERS"]
 BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.tls",
     "control_plane.core.classifiers.subprocess",
+    "control_plane.core.classifiers.gitpython",
     "control_plane.core.classifiers.sockets",
     "control_plane.core.classifiers.proxy",
     "control_plane.core.classifiers.grpc",
@@ -24,4 +25,8 @@ BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.aiohttp",
     "control_plane.core.classifiers.smtp",
     "control_plane.core.classifiers.xmlrpc",
+    "control_plane.core.classifiers.ftp",
+    "control_plane.core.classifiers.imap",
+    "control_plane.core.classifiers.pop",
+    "control_plane.core.classifiers.sqlite",
 )

@@ -4,8 +4,10 @@
 Every ``grpc.StatusCode`` has a row in :data:`STATUS_CODES`; ``RESOURCE_EXHAUSTED``
 carrying a ``google.rpc.RetryInfo`` in ``grpc-status-details-bin`` becomes
 ``rate_limited`` with that ``retry_after``. Two refinements read the status details:
-a client-side "message larger than max" is a size limit, not throttling, and an
-``UNAVAILABLE`` whose details quote a TLS verification failure is the TLS table's answer.
+a "message larger than max" is a size limit, not throttling (other ``RESOURCE_EXHAUSTED``
+texts, "rate exceeds the limit" included, are throttling); an ``UNAVAILABLE`` whose details
+quote a TLS verification failure is the TLS table's answer, and one raised because a
+call-credentials plugin failed ("Getting metadata from plugin failed") is ``auth_failed``.
 
 The ``grpc`` package is not imported here: errors are recognised by class name and
 module; ``google.rpc`` (a runtime dependency) is imported only to decode status details.
@@ -72,7 +74,17 @@ TYPES: tuple[TypeRule, ...] = (
     TypeRule("grpc.FutureTimeoutError", "timeout", "the gRPC channel was not ready in time"),
 )
 
-_TOO_LARGE = re.compile(r"larger than max|message too large|exceeds.*limit", re.IGNORECASE)
+#: A message over the size limit (grpc core: "Received message larger than max (N vs. M)",
+#: "Sent message larger than max"; grpc-go, grpc-java alike), never throttling texts that
+#: say "exceeds ... limit" of a request rate or quota.
+_TOO_LARGE = re.compile(
+    r"message larger than max|larger than max \(\d+ vs\.? \d+\)|message too large|"
+    r"message exceeds maximum size|message size exceeds",
+    re.IGNORECASE,
+)
+#: grpc core's details when a call-credentials plugin (``metadata_call_credentials``)
+#: raised or reported an error: no credentials could be attached to the call.
+_CALL_CREDENTIALS = re.compile(r"^Getting metadata from plugin failed")
 _STATUS_DETAILS_KEY = "grpc-status-details-bin"
 _RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
 
@@ -179,6 +191,9 @@ def classify_exception(exc: BaseException) -> Classification | None:
         else:
             retry_after = retry_info
             rule += ":retry_info"
+    elif name == "UNAVAILABLE" and _CALL_CREDENTIALS.match(text):
+        code, message = "auth_failed", "the gRPC call credentials could not be obtained"
+        rule += ":call_credentials"
     elif name in {"UNAVAILABLE", "INTERNAL", "UNKNOWN"}:
         tls = tls_classification(text)
         if tls is not None:

@@ -1,7 +1,8 @@
 """Child processes: failed runs, missing programs, and pipes to children that exited.
 
 * ``subprocess.CalledProcessError`` -> the tool's table
-  (:data:`~control_plane.core.stderr.TOOL_TABLES`, picked by the tool name in ``cmd``)
+  (:data:`~control_plane.core.stderr.TOOL_TABLES`, picked by the tool name in ``cmd``,
+  through ``env``/``timeout``/``nice``/``sh -c`` wrappers)
   applied to its captured ``stderr`` (or ``output`` when stderr was merged into it) and
   its exit status; no table or no match -> nothing (``internal_error``).
 * ``FileNotFoundError`` / ``PermissionError`` / ``ENOEXEC`` raised by ``exec`` of the

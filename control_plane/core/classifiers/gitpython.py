@@ -1,0 +1,74 @@
+"""GitPython (``git.exc``): git run by a library, its stderr quoted in the exception.
+
+* ``git.exc.GitCommandError`` carries the command (``command``), git's exit status
+  (``status``) and git's stderr (``stderr``, quoted as ``"\\n  stderr: '...'"``): the git
+  table of :data:`~control_plane.core.stderr.TOOL_TABLES` is applied to them, exactly as
+  to a ``subprocess.CalledProcessError`` from running ``git`` directly; no match ->
+  nothing (``internal_error``).
+* :data:`TYPES`: ``Repo()`` of a path that does not exist.
+
+The ``git`` package is not imported here: its exceptions are recognised by class name.
+"""
+
+from __future__ import annotations
+
+from control_plane.core.classify import (
+    Classification,
+    TypeRule,
+    class_names,
+    match_type_rules,
+    safe_attr,
+)
+from control_plane.core.hookspecs import hookimpl
+from control_plane.core.stderr import TOOL_TABLES
+
+__all__ = ["TYPES", "classify_exception"]
+
+PLUGIN = "gitpython"
+
+TYPES: tuple[TypeRule, ...] = (
+    TypeRule(
+        "git.exc.NoSuchPathError",
+        "not_found",
+        "the repository path does not exist",
+    ),
+)
+
+#: How GitPython quotes git's stderr in ``GitCommandError.stderr``.
+_QUOTE_START = "\n  stderr: '"
+
+
+def _unquoted(stderr: str) -> str:
+    """git's own stderr from GitPython's quoting (so rules anchored at ``^`` still match)."""
+    if stderr.startswith(_QUOTE_START):
+        stderr = stderr[len(_QUOTE_START) :]
+        if stderr.endswith("'"):
+            stderr = stderr[:-1]
+    return stderr
+
+
+def _command_error(exc: BaseException) -> Classification | None:
+    if ("git.exc", "GitCommandError") not in class_names(type(exc)):
+        return None
+    stderr = safe_attr(exc, "stderr")
+    if isinstance(stderr, bytes):
+        stderr = stderr.decode("utf-8", "replace")
+    status = safe_attr(exc, "status")
+    found = TOOL_TABLES["git"].classify(
+        status if isinstance(status, int) and not isinstance(status, bool) else None,
+        _unquoted(stderr) if isinstance(stderr, str) else None,
+    )
+    if found is None:
+        return None
+    return Classification(
+        code=found.code,
+        message=found.message,
+        retry_after=found.retry_after,
+        rule=f"{PLUGIN}:{found.rule}",
+    )
+
+
+@hookimpl
+def classify_exception(exc: BaseException) -> Classification | None:
+    """A GitPython exception: git's stderr by the git table, or by type (:data:`TYPES`)."""
+    return _command_error(exc) or match_type_rules(exc, TYPES, PLUGIN)

@@ -1,0 +1,47 @@
+"""``poplib``: POP3 extended response codes (RFC 2449, RFC 3206) in the text of
+``error_proto`` (``-ERR [AUTH] ...``).
+
+Without a bracketed code a ``-ERR`` says nothing specific and is not classified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from control_plane.core.classify import (
+    DEFAULT_RETRY_AFTER,
+    Classification,
+    class_names,
+    exception_text,
+)
+from control_plane.core.hookspecs import hookimpl
+
+__all__ = ["RESPONSE_CODES", "classify_exception"]
+
+PLUGIN = "pop"
+
+#: POP3 response code -> (baseline code, fixed message).
+RESPONSE_CODES: Mapping[str, tuple[str, str]] = {
+    "AUTH": ("auth_failed", "the POP3 server rejected the credentials"),
+    "SYS/TEMP": ("network_error", "the POP3 server failed for now (a transient error)"),
+    "IN-USE": ("network_error", "another session holds the POP3 mailbox for now"),
+    "LOGIN-DELAY": ("rate_limited", "the POP3 server refuses logins this soon after the last"),
+}
+_CODE = re.compile(r"-ERR \[(" + "|".join(map(re.escape, RESPONSE_CODES)) + r")\]", re.IGNORECASE)
+
+
+@hookimpl
+def classify_exception(exc: BaseException) -> Classification | None:
+    """A ``poplib.error_proto`` by response code (:data:`RESPONSE_CODES`)."""
+    if ("poplib", "error_proto") not in class_names(type(exc)):
+        return None
+    found = _CODE.search(exception_text(exc))
+    if found is None:
+        return None
+    key = found.group(1).upper()
+    code, message = RESPONSE_CODES[key]
+    retry_after = DEFAULT_RETRY_AFTER if code == "rate_limited" else None
+    return Classification(
+        code=code, message=message, retry_after=retry_after, rule=f"{PLUGIN}:{key}"
+    )
