@@ -279,6 +279,18 @@ for _ in range(2):
     tok = "sk-ant-api03-" + _pick(_URLSAFE, 93) + "AA"
     _add("vendor", f"anthropic: x-api-key header is invalid ({tok})", tok)
 
+for _ in range(2):
+    # Telegram bot tokens, alone and in the Bot API's URLs (httpx and requests print them).
+    tok = f"{_pick(string.digits, 9)}:AA{_pick(_URLSAFE, 33)}"
+    _add("vendor", f"telegram: Unauthorized for bot token {tok}", tok)
+    _add(
+        "vendor",
+        f"httpx.HTTPStatusError: Client error '401 Unauthorized' for url "
+        f"'https://api.telegram.org/bot{tok}/getMe'",
+        tok.split(":")[1],
+    )
+    _add("vendor", f"GET https://api.telegram.org/bot{tok}/sendMessage?chat_id=42 -> 404", tok)
+
 # -- private keys -----------------------------------------------------------------------------
 
 for label in (
@@ -355,4 +367,6 @@ ORDINARY += [
     "dQw4w9WgXcQ is a video id",
     "sk-learn is not a package; use scikit-learn",
     "AKIA is the prefix of an access key id",
+    "https://api.telegram.org/bot/getMe returned 404 (no token configured)",
+    "chatbot 123456789: AAA battery low",
 ]

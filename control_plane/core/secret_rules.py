@@ -272,6 +272,15 @@ RULES: tuple[Rule, ...] = (
         ("cookie",),
     ),
     Rule(
+        "telegram_bot_token",
+        # <bot id>:AA<33 characters>, alone or in the Bot API's URLs, where the path writes
+        # it right after "bot" (https://api.telegram.org/bot123456789:AAH.../getMe; "bot"
+        # is kept). Before auth_scheme, which would take "token 123456789" for the token.
+        _c(r"(?:(?<=bot)|(?<![A-Za-z0-9_\-]))[0-9]{8,10}:AA[0-9A-Za-z_\-]{33}"),
+        REDACTED,
+        (":aa",),
+    ),
+    Rule(
         "auth_scheme",
         # "bearer <token>", "basic <base64>", "token <pat>" outside a header, any case,
         # when the value carries a digit, '+/_=' or is 12+ characters long (no prose does).
@@ -445,14 +454,14 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "vendor_misc",
-        # Square, Shopify, DigitalOcean, Twilio API key SIDs, Telegram bot tokens.
+        # Square, Shopify, DigitalOcean, Twilio API key SIDs.
         _c(
             r"(?<![A-Za-z0-9_\-])(?:sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}+"
             r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[por]_v1_[a-f0-9]{64}"
-            r"|SK[0-9a-f]{32}(?![A-Za-z0-9])|[0-9]{8,10}:AA[0-9A-Za-z_\-]{33})"
+            r"|SK[0-9a-f]{32}(?![A-Za-z0-9]))"
         ),
         REDACTED,
-        ("sq0", "shp", "_v1_", "sk", ":aa"),
+        ("sq0", "shp", "_v1_", "sk"),
     ),
     Rule(
         "key_body",
