@@ -291,6 +291,36 @@ for _ in range(2):
     )
     _add("vendor", f"GET https://api.telegram.org/bot{tok}/sendMessage?chat_id=42 -> 404", tok)
 
+# -- XML and HTML -----------------------------------------------------------------------------
+
+for _ in range(2):
+    pw = _password("&amp;")
+    _add(
+        "xml", f"maven: <server><id>nexus</id><username>ci</username><password>{pw}</password>", pw
+    )
+    pw = _password()
+    _add("xml", f"SOAP fault for <Login><User>app</User><Password>{pw}</Password></Login>", pw)
+    secret = _mixed(_URLSAFE, 34)
+    _add("xml", f"<ClientId>svc</ClientId><ClientSecret>{secret}</ClientSecret>", secret)
+    akid, key = "ASIA" + _pick(string.ascii_uppercase + string.digits, 16), _mixed(_B64, 40)
+    session = _pick(_B64, 120)
+    _add(
+        "xml",
+        f"<Credentials><AccessKeyId>{akid}</AccessKeyId><SecretAccessKey>{key}"
+        f"</SecretAccessKey><SessionToken>{session}</SessionToken></Credentials>",
+        akid,
+        key,
+        session,
+    )
+    key = _mixed(_ALNUM, 24)
+    _add("xml", f"<ns2:AccessKey xmlns:ns2='urn:x'>{key}</ns2:AccessKey>", key)
+    pw = _password("&")
+    _add("xml", f'Web.config: <add key="DbPassword" value="{pw}" /> is invalid', pw)
+    pw = _password()
+    _add("xml", f'<add key=\\"StorageAccountKey\\" value=\\"{pw}\\"/>', pw)
+    pw = _password()
+    _add("xml", f'form: <input type="password" name="password" id="pw" value="{pw}">', pw)
+
 # -- private keys -----------------------------------------------------------------------------
 
 for label in (
@@ -369,4 +399,8 @@ ORDINARY += [
     "AKIA is the prefix of an access key id",
     "https://api.telegram.org/bot/getMe returned 404 (no token configured)",
     "chatbot 123456789: AAA battery low",
+    "NoSuchKey: <Key>media/2026/11/frame_00042.png</Key><MaxKeys>1000</MaxKeys>",
+    '<label for="password">Password</label><input type="password" name="password" value="">',
+    "<PasswordLastUsed>2026-01-01T00:00:00Z</PasswordLastUsed><TokenType>Bearer</TokenType>",
+    '<add key="PageSize" value="50" /><Password/>',
 ]

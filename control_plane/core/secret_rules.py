@@ -222,6 +222,28 @@ _PAIR_VALUE = (
 )
 
 
+#: How the name of an XML element or of a config key ends when its value is a secret
+#: (``<Password>``, ``<ClientSecret>``, ``<SecretAccessKey>``, ``<SessionToken>``,
+#: ``key="DbPassword"``); lower case, checked by look-behinds after a possessive name.
+_NAME_ENDINGS = (
+    *("password", "passwd", "passphrase", "pwd", "secret", "token"),
+    *("secretkey", "secret_key", "accesskey", "access_key", "accountkey", "account_key"),
+    *("apikey", "api_key", "api-key", "privatekey", "private_key"),
+)
+_ENDS_SECRET = "(?:" + "|".join(f"(?<={word})" for word in _NAME_ENDINGS) + ")"
+
+#: An attribute value in a tag, quoted (``\"`` escapes of JSON kept outside the value).
+_ATTR_VALUE = (
+    r"(?!\\{0,3}[\"']\[REDACTED)(?:\\{0,3}\"[^\"\\\n]++(?:\\{0,3}\")?"
+    r"|\\{0,3}'[^'\\\n]++(?:\\{0,3}')?|(?!\[REDACTED)[^\s\"'<>/\\]++)"
+)
+
+#: One other attribute of a tag: ``id="pw"``, ``type='password'``.
+_OTHER_ATTR = (
+    r"[a-z_:\-]{1,32}+[ \t]*+=[ \t]*+(?:\\{0,3}\"[^\"\\<>\n]{0,128}+\\{0,3}\""
+    r"|\\{0,3}'[^'\\<>\n]{0,128}+\\{0,3}')"
+)
+
 #: Inside one command of a tool that takes a password on its command line: the flag.
 _TOOL_PASSWORD = re.compile(
     r"(?P<head>(?<![^\s\"',])-(?:p|a(?:" + _ARG_SEP + r")|p(?:" + _ARG_SEP + r")(?=[^-\s])))"
@@ -369,6 +391,35 @@ RULES: tuple[Rule, ...] = (
         _c(r"(?P<head>(?<![\w-])-p)(?P<val>[^\s\"'\-\[][^\s\"']{3,}+)"),
         _short_p,
         ("-p",),
+    ),
+    Rule(
+        "xml_element",
+        # <Password>s3cr3t</Password>, <ClientSecret>, <SecretAccessKey>, <SessionToken>,
+        # <ns:password>, maven's <password>: an element whose name ends with a secret's
+        # word; its text up to the next tag goes (never a self-closing <Password/>).
+        _c(
+            r"(?P<head><[a-z0-9_.:\-]{1,64}+" + _ENDS_SECRET + r"(?:[ \t\r\n][^<>]{0,256}+)?"
+            r"(?<!/)>)(?P<val>[^<]++)",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED,
+        ("pass", "pwd", "secret", "token", "key"),
+    ),
+    Rule(
+        "xml_attribute_pair",
+        # .NET config <add key="DbPassword" value="..."/>, an HTML form's
+        # name="password" value="..." (one other attribute may stand between them).
+        _c(
+            r"(?P<head>\b(?:key|name)[ \t]*+=[ \t]*+(?P<q>\\{0,3}[\"'])[a-z0-9_.:\-\[\]]{1,64}+"
+            + _ENDS_SECRET
+            + r"(?P=q)(?:[ \t\r\n]++"
+            + _OTHER_ATTR
+            + r")?[ \t\r\n]++value[ \t]*+=[ \t]*+)"
+            r"(?P<val>" + _ATTR_VALUE + ")",
+            _I,
+        ),
+        _flag,
+        ("pass", "pwd", "secret", "token", "key"),
     ),
     Rule(
         "key_value",
