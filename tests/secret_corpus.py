@@ -28,6 +28,11 @@ _URLSAFE = _ALNUM + "-_"
 _HEX = "0123456789abcdef"
 
 
+#: Samples added after the first corpus draw from their own generators (``_rng`` swapped for
+#: the block, then restored), so the samples before them and ``ORDINARY`` stay as they were.
+_rng_main = _rng
+
+
 def _pick(chars: str, n: int) -> str:
     return "".join(_rng.choice(chars) for _ in range(n))
 
@@ -199,6 +204,30 @@ for name in (
     value = _password()
     _add("env", f'export {name}="{value}"', value)
 
+# Unquoted values holding delimiters: an assignment's value runs to whitespace or a quote.
+_rng = random.Random(1603)
+for name, specials in (
+    ("DB_PASSWORD", "&"),
+    ("PGPASSWORD", ";"),
+    ("MYSQL_PWD", ","),
+    ("REDIS_PASSWORD", ")"),
+    ("API_TOKEN", "|"),
+    ("CLIENT_SECRET", "}"),
+    ("SMTP_PASSWORD", "]>"),
+    ("LDAP_BIND_PASSWORD", "&&"),
+):
+    value = _password(specials)
+    _add("env", f"{name}={value}", value, value[value.index(specials[0]) :])
+value = "&" + _password()
+_add("env", f"password={value}", value[1:])
+value = _password(";")
+_add("env", f"export REDIS_PASSWORD={value}; redis-server --port 6380", value, value.split(";")[1])
+value = _password("&")
+_add("env", f"docker: invalid env ['-e', 'POSTGRES_PASSWORD={value}']", value.split("&")[1])
+value = _password()
+_add("env", f"GET /login?user=bob&password={value}&next=/home -> 500", value)
+_rng = _rng_main
+
 # -- quoted and escaped values -------------------------------------------------------------
 
 for _ in range(3):
@@ -279,6 +308,7 @@ for _ in range(2):
     tok = "sk-ant-api03-" + _pick(_URLSAFE, 93) + "AA"
     _add("vendor", f"anthropic: x-api-key header is invalid ({tok})", tok)
 
+_rng = random.Random(1601)
 for _ in range(2):
     # Telegram bot tokens, alone and in the Bot API's URLs (httpx and requests print them).
     tok = f"{_pick(string.digits, 9)}:AA{_pick(_URLSAFE, 33)}"
@@ -292,6 +322,8 @@ for _ in range(2):
     _add("vendor", f"GET https://api.telegram.org/bot{tok}/sendMessage?chat_id=42 -> 404", tok)
 
 # -- XML and HTML -----------------------------------------------------------------------------
+
+_rng = random.Random(1602)
 
 for _ in range(2):
     pw = _password("&amp;")
@@ -320,6 +352,8 @@ for _ in range(2):
     _add("xml", f'<add key=\\"StorageAccountKey\\" value=\\"{pw}\\"/>', pw)
     pw = _password()
     _add("xml", f'form: <input type="password" name="password" id="pw" value="{pw}">', pw)
+
+_rng = _rng_main
 
 # -- private keys -----------------------------------------------------------------------------
 
@@ -403,4 +437,6 @@ ORDINARY += [
     '<label for="password">Password</label><input type="password" name="password" value="">',
     "<PasswordLastUsed>2026-01-01T00:00:00Z</PasswordLastUsed><TokenType>Bearer</TokenType>",
     '<add key="PageSize" value="50" /><Password/>',
+    "GET /login?password=&user=bob&next=/home -> 400 (empty password)",
+    "https://host.invalid/account?password_reset=1&user=bob&step=2",
 ]

@@ -238,6 +238,22 @@ _ATTR_VALUE = (
     r"|\\{0,3}'[^'\\\n]++(?:\\{0,3}')?|(?!\[REDACTED)[^\s\"'<>/\\]++)"
 )
 
+#: How the name of an environment variable or shell assignment ends when its value is a
+#: secret (``DB_PASSWORD``, ``MYSQL_PWD``, ``CLIENT_SECRET``, ``id_token``, ``SSH_KEY``).
+#: Not ``pwd`` alone: ``PWD=/home/app`` is the working directory.
+_ENV_ENDINGS = (
+    *("password", "passwd", "passphrase", "_pwd", "-pwd", "secret", "token", "_key", "-key"),
+    *("apikey", "accesskey", "secretkey", "accountkey", "privatekey", "credentials"),
+    *("session_id", "sessionid"),
+)
+_ENDS_ENV = "(?:" + "|".join(f"(?<={word})" for word in _ENV_ENDINGS) + ")"
+
+#: Where an unquoted value of an assignment stops: whitespace, a quote, or a run of
+#: ``& ; , ) } ] | < >`` followed by whitespace, a quote, the end, or the next ``name=``
+#: (``?a=1&password=x&user=y``, ``Password=x;Server=db``). Anywhere else they are the
+#: password's own (``Tr0ub4dor&3xQ!zz``, ``pa&&ss``, ``password=&abc``).
+_SOFT_DELIMITER = r"[&;,)}\]|<>]++(?![\s\"'\\]|$|[a-z0-9_.%;\- ]{1,32}+=)"
+
 #: One other attribute of a tag: ``id="pw"``, ``type='password'``.
 _OTHER_ATTR = (
     r"[a-z_:\-]{1,32}+[ \t]*+=[ \t]*+(?:\\{0,3}\"[^\"\\<>\n]{0,128}+\\{0,3}\""
@@ -420,6 +436,24 @@ RULES: tuple[Rule, ...] = (
         ),
         _flag,
         ("pass", "pwd", "secret", "token", "key"),
+    ),
+    Rule(
+        "env_assignment",
+        # An environment-style or shell assignment (DB_PASSWORD=..., export X_TOKEN=...,
+        # 'PGPASSWORD=...' in an argv, a .env line): the name starts a word and ends with a
+        # secret's word, and the unquoted value runs to whitespace or a quote, delimiters
+        # inside it included (DB_PASSWORD=Tr0ub4dor&3xQ!zz), short of the next name=.
+        # Inside a URL query or a connection string (?a=1&password=..., ;Password=...)
+        # key_value's value, which stops at every delimiter, applies instead.
+        _c(
+            r"(?P<key>(?<![^\s\"'])[a-z0-9_.\-]{1,64}+" + _ENDS_ENV + r"[ \t]{0,16}+=(?![=>])"
+            r"[ \t]{0,16}+)(?!\[REDACTED)(?P<val>(?:[^\s\"'\\&;,)}\]|<>]++|"
+            + _SOFT_DELIMITER
+            + r"|\\\\|\\(?![nrt\"'\\]))++)",
+            _I,
+        ),
+        _pair,
+        ("pass", "pwd", "secret", "token", "key", "credential", "session"),
     ),
     Rule(
         "key_value",
