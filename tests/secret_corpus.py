@@ -271,6 +271,38 @@ for _ in range(3):
     pw = _password()
     _add("cli", f"vault login --token={pw}", pw)
 
+# Tools that take a password on their command line, each its own way.
+_rng = random.Random(1604)
+for _ in range(2):
+    pw = _password()
+    _add("cli", f"openssl pkcs12 -in media.p12 -passin pass:{pw} -nodes: mac verify failure", pw)
+    pw = _password("!")
+    _add("cli", f"Command '['openssl', 'genrsa', '-passout', 'pass:{pw}', '2048']' failed", pw)
+    pw = _password()
+    _add("cli", f"docker login -u ci -p {pw} registry.invalid: unauthorized", pw)
+    pw = _password()
+    _add("cli", f"podman login --username ci -p {pw} quay.invalid exited 125", pw)
+    pw, pw2 = _password(), _password()
+    _add(
+        "cli",
+        f"keytool -importkeystore -srckeystore a.p12 -srcstorepass {pw} -deststorepass {pw2}",
+        pw,
+        pw2,
+    )
+    pw = _password()
+    _add("cli", f"keytool -genkeypair -alias media -keypass {pw} -storepass {pw}", pw)
+    pw = _password()
+    _add("cli", f"plink -ssh deploy@host -pw {pw} uptime: Access denied", pw)
+    pw = _password()
+    _add("cli", f"smbclient //nas/media -U backup%{pw} -c ls: NT_STATUS_LOGON_FAILURE", pw)
+    pw = _password()
+    _add("cli", f"xfreerdp /v:win01 /u:admin /p:{pw} /cert:ignore exited 131", pw)
+    pw = _password()
+    _add("cli", f"ERROR 1396: CREATE USER 'app'@'%' IDENTIFIED BY '{pw}'", pw)
+    pw = _password()
+    _add("cli", f"syntax error at or near \"WITH\": ALTER ROLE app WITH PASSWORD '{pw}'", pw)
+_rng = _rng_main
+
 # -- vendor token formats --------------------------------------------------------------------
 
 for _ in range(2):
@@ -439,4 +471,8 @@ ORDINARY += [
     '<add key="PageSize" value="50" /><Password/>',
     "GET /login?password=&user=bob&next=/home -> 400 (empty password)",
     "https://host.invalid/account?password_reset=1&user=bob&step=2",
+    "ssh -p 2222 deploy@host uptime; psql -h db -p 5432 -U app -d media",
+    "openssl pkcs12 -in a.p12 -passin env:P12_PASS -passout file:/run/pw.txt -nodes",
+    "docker login -u ci --password-stdin registry.invalid && docker run -p 8443:443 app",
+    "ALTER ROLE app PASSWORD NULL; sort -u %s",
 ]

@@ -367,39 +367,81 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "cli_user",
-        # curl -u user:password, --user, --proxy-user. The user name is bounded: unbounded,
-        # an attempt at each of "-u=-u=-u=..." ran to the end of the text before failing.
+        # curl -u user:password, --user, --proxy-user; Samba's -U user%password (smbclient,
+        # rpcclient, net). The user name is bounded: unbounded, an attempt at each of
+        # "-u=-u=-u=..." ran to the end of the text before failing.
         _c(
             r"(?P<head>(?<![\w-])(?:-u|-U|--user|--proxy-user)" + _ARG_SEP + r"?[\"']?"
-            r"[^\s:\"'@]{1,256}+:)(?P<val>[^\s\"']++)"
+            r"[^\s:%\"'@]{1,256}+[:%])(?P<val>[^\s\"']++)"
         ),
         lambda m: m.group("head") + REDACTED,
         ("-u", "--user", "--proxy-user"),
     ),
     Rule(
         "cli_flag",
-        # --password X, --db-password=X, --token X, --client-secret X ...
+        # --password X, --db-password=X, --token X, --client-secret X, keytool's
+        # -storepass X / -keypass X (-srcstorepass, -destkeypass ...), plink's -pw X ...
         _c(
-            r"(?P<head>(?<![\w-])--?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|token"
-            r"|secret|api-?key|access-key|secret-key|client-secret|auth-token)" + _ARG_SEP + ")"
+            r"(?P<head>(?<![\w-])--?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|pw|token"
+            r"|secret|api-?key|access-key|secret-key|client-secret|auth-token"
+            r"|(?:src|dest)?(?:store|key)pass)" + _ARG_SEP + ")"
             r"(?!-)(?!\[REDACTED)(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)",
             _I,
         ),
         _flag,
-        ("--", "-pass", "-pwd", "-token", "-secret", "-key"),
+        ("--", "-pass", "-pw", "-token", "-secret", "-key", "storepass", "keypass"),
+    ),
+    Rule(
+        "openssl_pass",
+        # openssl's -passin pass:X, -passout pass:X ("pass:" kept; env:, file:, fd: and
+        # stdin name where the password is, not the password). -pass pass:X is cli_flag's.
+        _c(
+            r"(?P<head>(?<![\w-])-pass(?:in|out)" + _ARG_SEP + r"[\"']?pass:)"
+            r"(?!\[REDACTED)(?P<val>[^\s\"']++)",
+            _I,
+        ),
+        _flag,
+        ("-pass",),
+    ),
+    Rule(
+        "rdp_password",
+        # xfreerdp /p:X (and /password:X), the Windows-style flag after whitespace.
+        _c(
+            r"(?P<head>(?<![^\s\"',])/p(?:assword)?:)(?!\[REDACTED)"
+            r"(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)",
+            _I,
+        ),
+        _flag,
+        ("/p:", "/password:"),
+    ),
+    Rule(
+        "sql_password",
+        # CREATE USER ... IDENTIFIED BY 'x' (MySQL, Oracle, also unquoted), IDENTIFIED
+        # WITH plugin BY 'x', PostgreSQL's [WITH] [ENCRYPTED] PASSWORD 'x' (quoted only:
+        # "the password is too short" is prose).
+        _c(
+            r"(?P<head>\bidentified(?:[ \t]++with[ \t]++[a-z0-9_]{1,64}+)?[ \t]++by"
+            r"(?:[ \t]++password)?[ \t]++|\bpassword[ \t]++(?=[\"']))(?![\"']?\[REDACTED)"
+            r"(?P<val>'(?:[^'\\\n]++|\\.|'')*+'?|\"(?:[^\"\\\n]++|\\.|\"\")*+\"?"
+            r"|[^\s\"';,)]++)",
+            _I,
+        ),
+        _flag,
+        ("identified", "password"),
     ),
     Rule(
         "cli_tool_password",
-        # mysql -pSECRET (and the MariaDB tools), redis-cli -a SECRET, sshpass -p SECRET:
+        # mysql -pSECRET (and the MariaDB tools), redis-cli -a SECRET, sshpass -p SECRET,
+        # docker/podman login -p SECRET (elsewhere -p is a port: docker run -p 8080:80):
         # the whole command (to the end of the line or a shell separator) is matched once,
         # possessively, and its password flag replaced inside it.
         _c(
-            r"\b(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?|redis-cli|sshpass)\b"
-            r"[^\n|;&]*+",
+            r"\b(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?|redis-cli|sshpass"
+            r"|(?:docker|podman|nerdctl|buildah)[ \t]++login)\b[^\n|;&]*+",
             _I,
         ),
         lambda m: _TOOL_PASSWORD.sub(_flag, m.group(0)),
-        ("mysql", "mariadb", "redis-cli", "sshpass"),
+        ("mysql", "mariadb", "redis-cli", "sshpass", "docker", "podman", "nerdctl", "buildah"),
     ),
     Rule(
         "cli_short_p",
