@@ -353,6 +353,31 @@ for _ in range(2):
     )
     _add("vendor", f"GET https://api.telegram.org/bot{tok}/sendMessage?chat_id=42 -> 404", tok)
 
+_rng = random.Random(1605)
+_BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+for _ in range(2):
+    tok = "hvs." + _pick(_URLSAFE, 91)
+    _add("vendor", f"vault: permission denied (token {tok})", tok)
+    tok = "hvb." + _pick(_URLSAFE, 24)
+    _add("vendor", f"X-Vault-Token: {tok} is expired", tok)
+    tok = "GOCSPX-" + _pick(_URLSAFE, 28)
+    _add("vendor", f"google.auth: invalid_client for client secret {tok}", tok)
+    tok = "ya29.a0" + _pick(_URLSAFE, 120)
+    _add("vendor", f"googleapiclient: 401 for access token {tok}", tok)
+    tok = "dapi" + _pick(_HEX, 32)
+    _add("vendor", f"databricks-cli: Invalid access token {tok}", tok)
+    tok = "ATATT3xFfGF0" + _pick(_URLSAFE, 170) + "=" + _pick(_HEX.upper(), 8)
+    _add("vendor", f"jira: 401 for api token {tok}", tok)
+    tok = "AGE-SECRET-KEY-1" + _pick(_BECH32, 58)
+    _add("vendor", f"age: could not parse identity {tok}", tok)
+    tok = "EAAA" + _pick(_URLSAFE, 60)
+    _add("vendor", f"square.ApiError: UNAUTHORIZED with access token {tok}", tok)
+    tok = f"{_pick(_HEX, 32)}-us{_rng.randrange(1, 22)}"
+    _add("vendor", f"mailchimp_marketing: API key {tok} is invalid", tok)
+    tok = _pick(_ALNUM, 3) + _pick(string.digits, 1) + "Q~" + _pick(_ALNUM + "_~.-", 34)
+    _add("vendor", f"AADSTS7000215: Invalid client secret provided ({tok})", tok)
+_rng = _rng_main
+
 # -- XML and HTML -----------------------------------------------------------------------------
 
 _rng = random.Random(1602)
@@ -475,4 +500,6 @@ ORDINARY += [
     "openssl pkcs12 -in a.p12 -passin env:P12_PASS -passout file:/run/pw.txt -nodes",
     "docker login -u ci --password-stdin registry.invalid && docker run -p 8443:443 app",
     "ALTER ROLE app PASSWORD NULL; sort -u %s",
+    "cache key 9e107d9d372bb6826bd81d3542a419d6-us-east-1 expired; dapi endpoint /api/2.0",
+    "ya29 and hvs are token prefixes; see ~/.config/app~1Q~notes.txt",
 ]

@@ -418,12 +418,12 @@ RULES: tuple[Rule, ...] = (
         "sql_password",
         # CREATE USER ... IDENTIFIED BY 'x' (MySQL, Oracle, also unquoted), IDENTIFIED
         # WITH plugin BY 'x', PostgreSQL's [WITH] [ENCRYPTED] PASSWORD 'x' (quoted only:
-        # "the password is too short" is prose).
+        # "the password is too short" is prose); the quotes escaped in a repr or JSON too.
         _c(
             r"(?P<head>\bidentified(?:[ \t]++with[ \t]++[a-z0-9_]{1,64}+)?[ \t]++by"
-            r"(?:[ \t]++password)?[ \t]++|\bpassword[ \t]++(?=[\"']))(?![\"']?\[REDACTED)"
-            r"(?P<val>'(?:[^'\\\n]++|\\.|'')*+'?|\"(?:[^\"\\\n]++|\\.|\"\")*+\"?"
-            r"|[^\s\"';,)]++)",
+            r"(?:[ \t]++password)?[ \t]++|\bpassword[ \t]++(?=\\{0,3}[\"']))"
+            r"(?!\\{0,3}[\"']?\[REDACTED)(?P<val>\\{0,3}'(?:[^'\\\n]++|'')*+(?:\\{0,3}')?"
+            r"|\\{0,3}\"(?:[^\"\\\n]++|\"\")*+(?:\\{0,3}\")?|[^\s\"'\\;,)]++)",
             _I,
         ),
         _flag,
@@ -578,6 +578,34 @@ RULES: tuple[Rule, ...] = (
         _c(r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-]{20,}+"),
         REDACTED,
         ("sk-",),
+    ),
+    Rule(
+        "vendor_prefixed",
+        # HashiCorp Vault hvs./hvb./hvr. tokens, Google OAuth GOCSPX- client secrets and
+        # ya29. access tokens, Databricks dapi<32 hex>, Atlassian ATATT3 API tokens, age
+        # AGE-SECRET-KEY-1 keys, Square EAAA access tokens, Mailchimp <32 hex>-us<N>.
+        _c(
+            r"(?<![A-Za-z0-9_\-])(?:hv[sbr]\.[A-Za-z0-9_\-]{24,}+|GOCSPX-[A-Za-z0-9_\-]{24,}+"
+            r"|ya29\.[A-Za-z0-9_\-][A-Za-z0-9_.\-]{19,}+|dapi[a-h0-9]{32}(?:-[0-9])?"
+            r"|ATATT3[A-Za-z0-9_\-=]{20,}+|AGE-SECRET-KEY-1[0-9A-Z]{20,}+"
+            r"|EAAA[A-Za-z0-9_\-+=]{56,}+|[0-9a-f]{32}-us[0-9]{1,2})(?![A-Za-z0-9])"
+        ),
+        REDACTED,
+        (
+            *("hvs.", "hvb.", "hvr.", "gocspx-", "ya29.", "dapi", "atatt3"),
+            *("age-secret-key-1", "eaaa", "-us"),
+        ),
+    ),
+    Rule(
+        "azure_ad_client_secret",
+        # An Entra ID (Azure AD) application's client secret: three characters, a digit,
+        # "Q~", then 31-34 more (the published detectors' format).
+        _c(
+            r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"
+            r"(?![A-Za-z0-9_~.\-])"
+        ),
+        REDACTED,
+        ("q~",),
     ),
     Rule(
         "vendor_misc",
