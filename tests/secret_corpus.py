@@ -378,6 +378,28 @@ for _ in range(2):
     _add("vendor", f"AADSTS7000215: Invalid client secret provided ({tok})", tok)
 _rng = _rng_main
 
+# Config files' own words: pw=, npm's _auth, Docker's "auth", kubeconfig, .netrc.
+_rng = random.Random(1606)
+for _ in range(2):
+    pw = _password()
+    _add("config", f"GET /cgi-bin/login?user=admin&pw={pw} -> 401", pw)
+    pw = _password()
+    _add("config", f"router: bad credentials (user=admin pw={pw})", pw)
+    auth = base64.b64encode(f"ci:{_password()}".encode()).decode()
+    _add("config", f".npmrc: //registry.invalid/:_auth={auth} rejected", auth)
+    _add("config", json.dumps({"auths": {"registry.invalid": {"auth": auth}}}), auth)
+    tok = _mixed(_URLSAFE, 40)
+    _add("config", f"npm ERR! //npm.pkg.invalid/:_authToken={tok}", tok)
+    key = base64.b64encode(_pem("RSA PRIVATE KEY", 3).encode()).decode()
+    _add("config", f"kubeconfig:\n    client-key-data: {key}\n", key)
+    tok = _mixed(_ALNUM, 32)
+    _add("config", f"users:\n- name: ci\n  user:\n    token: {tok}\n", tok)
+    pw = _password()
+    _add("config", f"netrc: machine api.invalid login ci password {pw}", pw)
+    pw = _password()
+    _add("config", f"machine git.invalid\n  login deploy\n  password {pw}\n", pw)
+_rng = _rng_main
+
 # -- XML and HTML -----------------------------------------------------------------------------
 
 _rng = random.Random(1602)
@@ -502,4 +524,6 @@ ORDINARY += [
     "ALTER ROLE app PASSWORD NULL; sort -u %s",
     "cache key 9e107d9d372bb6826bd81d3542a419d6-us-east-1 expired; dapi endpoint /api/2.0",
     "ya29 and hvs are token prefixes; see ~/.config/app~1Q~notes.txt",
+    '{"auth": "required", "credsStore": "desktop"}; spw=1 npw: 2 cwd=/x',
+    "login failed for bob: password expired, try login again",
 ]

@@ -194,11 +194,12 @@ def _mixed(match: re.Match[str]) -> str:
 # -- the key=value rule --------------------------------------------------------------------
 
 #: Words whose value is a secret. Long words match anywhere (``PGPASSWORD``,
-#: ``DB_PASSWORD``, ``GITHUB_TOKEN``); short ones only at a word start.
+#: ``DB_PASSWORD``, ``GITHUB_TOKEN``); short ones only at a word start (``pw=``). Also
+#: npm's ``_auth=`` and kubeconfig's ``client-key-data:``.
 _KEY_WORDS = (
     r"pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|account[_-]?key"
     r"|private[_-]?key[_-]?id|_key|-key|credentials?|session[_-]?id|sessionid|signature"
-    r"|pwd(?<![A-Za-z0-9$]pwd)|sig(?<![A-Za-z0-9]sig)"
+    r"|pwd(?<![A-Za-z0-9$]pwd)|pw(?<![A-Za-z0-9]pw)|sig(?<![A-Za-z0-9]sig)|_auth|key[_-]data"
 )
 
 #: The separator between a key and its value: the key's closing quote, then ``=``, ``:``,
@@ -505,8 +506,32 @@ RULES: tuple[Rule, ...] = (
         _pair,
         (
             *("pass", "secret", "token", "key", "credential", "session", "signature"),
-            *("pwd", "sig"),
+            *("pw", "sig", "_auth", "key_data", "key-data"),
         ),
+    ),
+    Rule(
+        "docker_auth",
+        # Docker's config.json: "auth": "<base64 of user:password>" (also in a repr or
+        # escaped JSON); only a base64 value with a capital or a digit, so "auth":
+        # "required" stays.
+        _c(
+            r"(?P<key>(?<![A-Za-z0-9_])\\{0,3}[\"']auth\\{0,3}[\"'][ \t]*+:[ \t]*+\\{0,3}[\"'])"
+            r"(?P<val>[A-Za-z0-9+/]{8,}+={0,2}+)(?=\\{0,3}[\"'])",
+            _I,
+        ),
+        lambda m: m.group(0) if m.group("val").islower() else m.group("key") + REDACTED,
+        ("auth",),
+    ),
+    Rule(
+        "netrc",
+        # .netrc / _netrc: machine host login user password secret (one line or several).
+        _c(
+            r"(?P<head>\blogin[ \t\r\n]++[^\s]{1,256}+[ \t\r\n]++password[ \t\r\n]++)"
+            r"(?!\[REDACTED)(?P<val>[^\s]++)",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED,
+        ("login",),
     ),
     Rule(
         "jwt",
