@@ -28,6 +28,11 @@ _URLSAFE = _ALNUM + "-_"
 _HEX = "0123456789abcdef"
 
 
+#: Samples added after the first corpus draw from their own generators (``_rng`` swapped for
+#: the block, then restored), so the samples before them and ``ORDINARY`` stay as they were.
+_rng_main = _rng
+
+
 def _pick(chars: str, n: int) -> str:
     return "".join(_rng.choice(chars) for _ in range(n))
 
@@ -199,6 +204,30 @@ for name in (
     value = _password()
     _add("env", f'export {name}="{value}"', value)
 
+# Unquoted values holding delimiters: an assignment's value runs to whitespace or a quote.
+_rng = random.Random(1603)
+for name, specials in (
+    ("DB_PASSWORD", "&"),
+    ("PGPASSWORD", ";"),
+    ("MYSQL_PWD", ","),
+    ("REDIS_PASSWORD", ")"),
+    ("API_TOKEN", "|"),
+    ("CLIENT_SECRET", "}"),
+    ("SMTP_PASSWORD", "]>"),
+    ("LDAP_BIND_PASSWORD", "&&"),
+):
+    value = _password(specials)
+    _add("env", f"{name}={value}", value, value[value.index(specials[0]) :])
+value = "&" + _password()
+_add("env", f"password={value}", value[1:])
+value = _password(";")
+_add("env", f"export REDIS_PASSWORD={value}; redis-server --port 6380", value, value.split(";")[1])
+value = _password("&")
+_add("env", f"docker: invalid env ['-e', 'POSTGRES_PASSWORD={value}']", value.split("&")[1])
+value = _password()
+_add("env", f"GET /login?user=bob&password={value}&next=/home -> 500", value)
+_rng = _rng_main
+
 # -- quoted and escaped values -------------------------------------------------------------
 
 for _ in range(3):
@@ -242,6 +271,38 @@ for _ in range(3):
     pw = _password()
     _add("cli", f"vault login --token={pw}", pw)
 
+# Tools that take a password on their command line, each its own way.
+_rng = random.Random(1604)
+for _ in range(2):
+    pw = _password()
+    _add("cli", f"openssl pkcs12 -in media.p12 -passin pass:{pw} -nodes: mac verify failure", pw)
+    pw = _password("!")
+    _add("cli", f"Command '['openssl', 'genrsa', '-passout', 'pass:{pw}', '2048']' failed", pw)
+    pw = _password()
+    _add("cli", f"docker login -u ci -p {pw} registry.invalid: unauthorized", pw)
+    pw = _password()
+    _add("cli", f"podman login --username ci -p {pw} quay.invalid exited 125", pw)
+    pw, pw2 = _password(), _password()
+    _add(
+        "cli",
+        f"keytool -importkeystore -srckeystore a.p12 -srcstorepass {pw} -deststorepass {pw2}",
+        pw,
+        pw2,
+    )
+    pw = _password()
+    _add("cli", f"keytool -genkeypair -alias media -keypass {pw} -storepass {pw}", pw)
+    pw = _password()
+    _add("cli", f"plink -ssh deploy@host -pw {pw} uptime: Access denied", pw)
+    pw = _password()
+    _add("cli", f"smbclient //nas/media -U backup%{pw} -c ls: NT_STATUS_LOGON_FAILURE", pw)
+    pw = _password()
+    _add("cli", f"xfreerdp /v:win01 /u:admin /p:{pw} /cert:ignore exited 131", pw)
+    pw = _password()
+    _add("cli", f"ERROR 1396: CREATE USER 'app'@'%' IDENTIFIED BY '{pw}'", pw)
+    pw = _password()
+    _add("cli", f"syntax error at or near \"WITH\": ALTER ROLE app WITH PASSWORD '{pw}'", pw)
+_rng = _rng_main
+
 # -- vendor token formats --------------------------------------------------------------------
 
 for _ in range(2):
@@ -278,6 +339,100 @@ for _ in range(2):
     _add("vendor", f"api key {tok}", tok)
     tok = "sk-ant-api03-" + _pick(_URLSAFE, 93) + "AA"
     _add("vendor", f"anthropic: x-api-key header is invalid ({tok})", tok)
+
+_rng = random.Random(1601)
+for _ in range(2):
+    # Telegram bot tokens, alone and in the Bot API's URLs (httpx and requests print them).
+    tok = f"{_pick(string.digits, 9)}:AA{_pick(_URLSAFE, 33)}"
+    _add("vendor", f"telegram: Unauthorized for bot token {tok}", tok)
+    _add(
+        "vendor",
+        f"httpx.HTTPStatusError: Client error '401 Unauthorized' for url "
+        f"'https://api.telegram.org/bot{tok}/getMe'",
+        tok.split(":")[1],
+    )
+    _add("vendor", f"GET https://api.telegram.org/bot{tok}/sendMessage?chat_id=42 -> 404", tok)
+
+_rng = random.Random(1605)
+_BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+for _ in range(2):
+    tok = "hvs." + _pick(_URLSAFE, 91)
+    _add("vendor", f"vault: permission denied (token {tok})", tok)
+    tok = "hvb." + _pick(_URLSAFE, 24)
+    _add("vendor", f"X-Vault-Token: {tok} is expired", tok)
+    tok = "GOCSPX-" + _pick(_URLSAFE, 28)
+    _add("vendor", f"google.auth: invalid_client for client secret {tok}", tok)
+    tok = "ya29.a0" + _pick(_URLSAFE, 120)
+    _add("vendor", f"googleapiclient: 401 for access token {tok}", tok)
+    tok = "dapi" + _pick(_HEX, 32)
+    _add("vendor", f"databricks-cli: Invalid access token {tok}", tok)
+    tok = "ATATT3xFfGF0" + _pick(_URLSAFE, 170) + "=" + _pick(_HEX.upper(), 8)
+    _add("vendor", f"jira: 401 for api token {tok}", tok)
+    tok = "AGE-SECRET-KEY-1" + _pick(_BECH32, 58)
+    _add("vendor", f"age: could not parse identity {tok}", tok)
+    tok = "EAAA" + _pick(_URLSAFE, 60)
+    _add("vendor", f"square.ApiError: UNAUTHORIZED with access token {tok}", tok)
+    tok = f"{_pick(_HEX, 32)}-us{_rng.randrange(1, 22)}"
+    _add("vendor", f"mailchimp_marketing: API key {tok} is invalid", tok)
+    tok = _pick(_ALNUM, 3) + _pick(string.digits, 1) + "Q~" + _pick(_ALNUM + "_~.-", 34)
+    _add("vendor", f"AADSTS7000215: Invalid client secret provided ({tok})", tok)
+_rng = _rng_main
+
+# Config files' own words: pw=, npm's _auth, Docker's "auth", kubeconfig, .netrc.
+_rng = random.Random(1606)
+for _ in range(2):
+    pw = _password()
+    _add("config", f"GET /cgi-bin/login?user=admin&pw={pw} -> 401", pw)
+    pw = _password()
+    _add("config", f"router: bad credentials (user=admin pw={pw})", pw)
+    auth = base64.b64encode(f"ci:{_password()}".encode()).decode()
+    _add("config", f".npmrc: //registry.invalid/:_auth={auth} rejected", auth)
+    _add("config", json.dumps({"auths": {"registry.invalid": {"auth": auth}}}), auth)
+    tok = _mixed(_URLSAFE, 40)
+    _add("config", f"npm ERR! //npm.pkg.invalid/:_authToken={tok}", tok)
+    key = base64.b64encode(_pem("RSA PRIVATE KEY", 3).encode()).decode()
+    _add("config", f"kubeconfig:\n    client-key-data: {key}\n", key)
+    tok = _mixed(_ALNUM, 32)
+    _add("config", f"users:\n- name: ci\n  user:\n    token: {tok}\n", tok)
+    pw = _password()
+    _add("config", f"netrc: machine api.invalid login ci password {pw}", pw)
+    pw = _password()
+    _add("config", f"machine git.invalid\n  login deploy\n  password {pw}\n", pw)
+_rng = _rng_main
+
+# -- XML and HTML -----------------------------------------------------------------------------
+
+_rng = random.Random(1602)
+
+for _ in range(2):
+    pw = _password("&amp;")
+    _add(
+        "xml", f"maven: <server><id>nexus</id><username>ci</username><password>{pw}</password>", pw
+    )
+    pw = _password()
+    _add("xml", f"SOAP fault for <Login><User>app</User><Password>{pw}</Password></Login>", pw)
+    secret = _mixed(_URLSAFE, 34)
+    _add("xml", f"<ClientId>svc</ClientId><ClientSecret>{secret}</ClientSecret>", secret)
+    akid, key = "ASIA" + _pick(string.ascii_uppercase + string.digits, 16), _mixed(_B64, 40)
+    session = _pick(_B64, 120)
+    _add(
+        "xml",
+        f"<Credentials><AccessKeyId>{akid}</AccessKeyId><SecretAccessKey>{key}"
+        f"</SecretAccessKey><SessionToken>{session}</SessionToken></Credentials>",
+        akid,
+        key,
+        session,
+    )
+    key = _mixed(_ALNUM, 24)
+    _add("xml", f"<ns2:AccessKey xmlns:ns2='urn:x'>{key}</ns2:AccessKey>", key)
+    pw = _password("&")
+    _add("xml", f'Web.config: <add key="DbPassword" value="{pw}" /> is invalid', pw)
+    pw = _password()
+    _add("xml", f'<add key=\\"StorageAccountKey\\" value=\\"{pw}\\"/>', pw)
+    pw = _password()
+    _add("xml", f'form: <input type="password" name="password" id="pw" value="{pw}">', pw)
+
+_rng = _rng_main
 
 # -- private keys -----------------------------------------------------------------------------
 
@@ -355,4 +510,20 @@ ORDINARY += [
     "dQw4w9WgXcQ is a video id",
     "sk-learn is not a package; use scikit-learn",
     "AKIA is the prefix of an access key id",
+    "https://api.telegram.org/bot/getMe returned 404 (no token configured)",
+    "chatbot 123456789: AAA battery low",
+    "NoSuchKey: <Key>media/2026/11/frame_00042.png</Key><MaxKeys>1000</MaxKeys>",
+    '<label for="password">Password</label><input type="password" name="password" value="">',
+    "<PasswordLastUsed>2026-01-01T00:00:00Z</PasswordLastUsed><TokenType>Bearer</TokenType>",
+    '<add key="PageSize" value="50" /><Password/>',
+    "GET /login?password=&user=bob&next=/home -> 400 (empty password)",
+    "https://host.invalid/account?password_reset=1&user=bob&step=2",
+    "ssh -p 2222 deploy@host uptime; psql -h db -p 5432 -U app -d media",
+    "openssl pkcs12 -in a.p12 -passin env:P12_PASS -passout file:/run/pw.txt -nodes",
+    "docker login -u ci --password-stdin registry.invalid && docker run -p 8443:443 app",
+    "ALTER ROLE app PASSWORD NULL; sort -u %s",
+    "cache key 9e107d9d372bb6826bd81d3542a419d6-us-east-1 expired; dapi endpoint /api/2.0",
+    "ya29 and hvs are token prefixes; see ~/.config/app~1Q~notes.txt",
+    '{"auth": "required", "credsStore": "desktop"}; spw=1 npw: 2 cwd=/x',
+    "login failed for bob: password expired, try login again",
 ]

@@ -49,6 +49,26 @@ def test_scrubbing_twice_changes_nothing(text: str, secret: str) -> None:
     assert scrub(once) == once
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=Tr0ub4dor&3xQ!zz", "DB_PASSWORD=[REDACTED]"),
+        ("export X_TOKEN=ab;cd; echo ok", "export X_TOKEN=[REDACTED]; echo ok"),
+        ("password=&abc", "password=[REDACTED]"),
+        ("(user=bob password=Abc123!)", "(user=bob password=[REDACTED])"),
+        # A URL query or a connection string: the value stops at the next pair.
+        ("GET /a?password=x1&user=y", "GET /a?password=[REDACTED]&user=y"),
+        ("id_token=abc123&state=xyz", "id_token=[REDACTED]&state=xyz"),
+        ("Password=abc1;Server=db", "Password=[REDACTED];Server=db"),
+        ("/a?password=&user=y", "/a?password=&user=y"),
+    ],
+)
+def test_an_assignments_value_runs_to_whitespace_short_of_the_next_pair(
+    text: str, expected: str
+) -> None:
+    assert scrub(text) == expected
+
+
 # -- cuts: what is kept never ends in the half of a secret -------------------------------------
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

@@ -194,11 +194,12 @@ def _mixed(match: re.Match[str]) -> str:
 # -- the key=value rule --------------------------------------------------------------------
 
 #: Words whose value is a secret. Long words match anywhere (``PGPASSWORD``,
-#: ``DB_PASSWORD``, ``GITHUB_TOKEN``); short ones only at a word start.
+#: ``DB_PASSWORD``, ``GITHUB_TOKEN``); short ones only at a word start (``pw=``). Also
+#: npm's ``_auth=`` and kubeconfig's ``client-key-data:``.
 _KEY_WORDS = (
     r"pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|account[_-]?key"
     r"|private[_-]?key[_-]?id|_key|-key|credentials?|session[_-]?id|sessionid|signature"
-    r"|pwd(?<![A-Za-z0-9$]pwd)|sig(?<![A-Za-z0-9]sig)"
+    r"|pwd(?<![A-Za-z0-9$]pwd)|pw(?<![A-Za-z0-9]pw)|sig(?<![A-Za-z0-9]sig)|_auth|key[_-]data"
 )
 
 #: The separator between a key and its value: the key's closing quote, then ``=``, ``:``,
@@ -221,6 +222,44 @@ _PAIR_VALUE = (
     r")"
 )
 
+
+#: How the name of an XML element or of a config key ends when its value is a secret
+#: (``<Password>``, ``<ClientSecret>``, ``<SecretAccessKey>``, ``<SessionToken>``,
+#: ``key="DbPassword"``); lower case, checked by look-behinds after a possessive name.
+_NAME_ENDINGS = (
+    *("password", "passwd", "passphrase", "pwd", "secret", "token"),
+    *("secretkey", "secret_key", "accesskey", "access_key", "accountkey", "account_key"),
+    *("apikey", "api_key", "api-key", "privatekey", "private_key"),
+)
+_ENDS_SECRET = "(?:" + "|".join(f"(?<={word})" for word in _NAME_ENDINGS) + ")"
+
+#: An attribute value in a tag, quoted (``\"`` escapes of JSON kept outside the value).
+_ATTR_VALUE = (
+    r"(?!\\{0,3}[\"']\[REDACTED)(?:\\{0,3}\"[^\"\\\n]++(?:\\{0,3}\")?"
+    r"|\\{0,3}'[^'\\\n]++(?:\\{0,3}')?|(?!\[REDACTED)[^\s\"'<>/\\]++)"
+)
+
+#: How the name of an environment variable or shell assignment ends when its value is a
+#: secret (``DB_PASSWORD``, ``MYSQL_PWD``, ``CLIENT_SECRET``, ``id_token``, ``SSH_KEY``).
+#: Not ``pwd`` alone: ``PWD=/home/app`` is the working directory.
+_ENV_ENDINGS = (
+    *("password", "passwd", "passphrase", "_pwd", "-pwd", "secret", "token", "_key", "-key"),
+    *("apikey", "accesskey", "secretkey", "accountkey", "privatekey", "credentials"),
+    *("session_id", "sessionid"),
+)
+_ENDS_ENV = "(?:" + "|".join(f"(?<={word})" for word in _ENV_ENDINGS) + ")"
+
+#: Where an unquoted value of an assignment stops: whitespace, a quote, or a run of
+#: ``& ; , ) } ] | < >`` followed by whitespace, a quote, the end, or the next ``name=``
+#: (``?a=1&password=x&user=y``, ``Password=x;Server=db``). Anywhere else they are the
+#: password's own (``Tr0ub4dor&3xQ!zz``, ``pa&&ss``, ``password=&abc``).
+_SOFT_DELIMITER = r"[&;,)}\]|<>]++(?![\s\"'\\]|$|[a-z0-9_.%;\- ]{1,32}+=)"
+
+#: One other attribute of a tag: ``id="pw"``, ``type='password'``.
+_OTHER_ATTR = (
+    r"[a-z_:\-]{1,32}+[ \t]*+=[ \t]*+(?:\\{0,3}\"[^\"\\<>\n]{0,128}+\\{0,3}\""
+    r"|\\{0,3}'[^'\\<>\n]{0,128}+\\{0,3}')"
+)
 
 #: Inside one command of a tool that takes a password on its command line: the flag.
 _TOOL_PASSWORD = re.compile(
@@ -272,6 +311,15 @@ RULES: tuple[Rule, ...] = (
         ("cookie",),
     ),
     Rule(
+        "telegram_bot_token",
+        # <bot id>:AA<33 characters>, alone or in the Bot API's URLs, where the path writes
+        # it right after "bot" (https://api.telegram.org/bot123456789:AAH.../getMe; "bot"
+        # is kept). Before auth_scheme, which would take "token 123456789" for the token.
+        _c(r"(?:(?<=bot)|(?<![A-Za-z0-9_\-]))[0-9]{8,10}:AA[0-9A-Za-z_\-]{33}"),
+        REDACTED,
+        (":aa",),
+    ),
+    Rule(
         "auth_scheme",
         # "bearer <token>", "basic <base64>", "token <pat>" outside a header, any case,
         # when the value carries a digit, '+/_=' or is 12+ characters long (no prose does).
@@ -320,39 +368,81 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "cli_user",
-        # curl -u user:password, --user, --proxy-user. The user name is bounded: unbounded,
-        # an attempt at each of "-u=-u=-u=..." ran to the end of the text before failing.
+        # curl -u user:password, --user, --proxy-user; Samba's -U user%password (smbclient,
+        # rpcclient, net). The user name is bounded: unbounded, an attempt at each of
+        # "-u=-u=-u=..." ran to the end of the text before failing.
         _c(
             r"(?P<head>(?<![\w-])(?:-u|-U|--user|--proxy-user)" + _ARG_SEP + r"?[\"']?"
-            r"[^\s:\"'@]{1,256}+:)(?P<val>[^\s\"']++)"
+            r"[^\s:%\"'@]{1,256}+[:%])(?P<val>[^\s\"']++)"
         ),
         lambda m: m.group("head") + REDACTED,
         ("-u", "--user", "--proxy-user"),
     ),
     Rule(
         "cli_flag",
-        # --password X, --db-password=X, --token X, --client-secret X ...
+        # --password X, --db-password=X, --token X, --client-secret X, keytool's
+        # -storepass X / -keypass X (-srcstorepass, -destkeypass ...), plink's -pw X ...
         _c(
-            r"(?P<head>(?<![\w-])--?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|token"
-            r"|secret|api-?key|access-key|secret-key|client-secret|auth-token)" + _ARG_SEP + ")"
+            r"(?P<head>(?<![\w-])--?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|pw|token"
+            r"|secret|api-?key|access-key|secret-key|client-secret|auth-token"
+            r"|(?:src|dest)?(?:store|key)pass)" + _ARG_SEP + ")"
             r"(?!-)(?!\[REDACTED)(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)",
             _I,
         ),
         _flag,
-        ("--", "-pass", "-pwd", "-token", "-secret", "-key"),
+        ("--", "-pass", "-pw", "-token", "-secret", "-key", "storepass", "keypass"),
+    ),
+    Rule(
+        "openssl_pass",
+        # openssl's -passin pass:X, -passout pass:X ("pass:" kept; env:, file:, fd: and
+        # stdin name where the password is, not the password). -pass pass:X is cli_flag's.
+        _c(
+            r"(?P<head>(?<![\w-])-pass(?:in|out)" + _ARG_SEP + r"[\"']?pass:)"
+            r"(?!\[REDACTED)(?P<val>[^\s\"']++)",
+            _I,
+        ),
+        _flag,
+        ("-pass",),
+    ),
+    Rule(
+        "rdp_password",
+        # xfreerdp /p:X (and /password:X), the Windows-style flag after whitespace.
+        _c(
+            r"(?P<head>(?<![^\s\"',])/p(?:assword)?:)(?!\[REDACTED)"
+            r"(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)",
+            _I,
+        ),
+        _flag,
+        ("/p:", "/password:"),
+    ),
+    Rule(
+        "sql_password",
+        # CREATE USER ... IDENTIFIED BY 'x' (MySQL, Oracle, also unquoted), IDENTIFIED
+        # WITH plugin BY 'x', PostgreSQL's [WITH] [ENCRYPTED] PASSWORD 'x' (quoted only:
+        # "the password is too short" is prose); the quotes escaped in a repr or JSON too.
+        _c(
+            r"(?P<head>\bidentified(?:[ \t]++with[ \t]++[a-z0-9_]{1,64}+)?[ \t]++by"
+            r"(?:[ \t]++password)?[ \t]++|\bpassword[ \t]++(?=\\{0,3}[\"']))"
+            r"(?!\\{0,3}[\"']?\[REDACTED)(?P<val>\\{0,3}'(?:[^'\\\n]++|'')*+(?:\\{0,3}')?"
+            r"|\\{0,3}\"(?:[^\"\\\n]++|\"\")*+(?:\\{0,3}\")?|[^\s\"'\\;,)]++)",
+            _I,
+        ),
+        _flag,
+        ("identified", "password"),
     ),
     Rule(
         "cli_tool_password",
-        # mysql -pSECRET (and the MariaDB tools), redis-cli -a SECRET, sshpass -p SECRET:
+        # mysql -pSECRET (and the MariaDB tools), redis-cli -a SECRET, sshpass -p SECRET,
+        # docker/podman login -p SECRET (elsewhere -p is a port: docker run -p 8080:80):
         # the whole command (to the end of the line or a shell separator) is matched once,
         # possessively, and its password flag replaced inside it.
         _c(
-            r"\b(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?|redis-cli|sshpass)\b"
-            r"[^\n|;&]*+",
+            r"\b(?:mysql(?:dump|admin|import|sh)?|mariadb(?:-dump|-admin)?|redis-cli|sshpass"
+            r"|(?:docker|podman|nerdctl|buildah)[ \t]++login)\b[^\n|;&]*+",
             _I,
         ),
         lambda m: _TOOL_PASSWORD.sub(_flag, m.group(0)),
-        ("mysql", "mariadb", "redis-cli", "sshpass"),
+        ("mysql", "mariadb", "redis-cli", "sshpass", "docker", "podman", "nerdctl", "buildah"),
     ),
     Rule(
         "cli_short_p",
@@ -362,6 +452,53 @@ RULES: tuple[Rule, ...] = (
         ("-p",),
     ),
     Rule(
+        "xml_element",
+        # <Password>s3cr3t</Password>, <ClientSecret>, <SecretAccessKey>, <SessionToken>,
+        # <ns:password>, maven's <password>: an element whose name ends with a secret's
+        # word; its text up to the next tag goes (never a self-closing <Password/>).
+        _c(
+            r"(?P<head><[a-z0-9_.:\-]{1,64}+" + _ENDS_SECRET + r"(?:[ \t\r\n][^<>]{0,256}+)?"
+            r"(?<!/)>)(?P<val>[^<]++)",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED,
+        ("pass", "pwd", "secret", "token", "key"),
+    ),
+    Rule(
+        "xml_attribute_pair",
+        # .NET config <add key="DbPassword" value="..."/>, an HTML form's
+        # name="password" value="..." (one other attribute may stand between them).
+        _c(
+            r"(?P<head>\b(?:key|name)[ \t]*+=[ \t]*+(?P<q>\\{0,3}[\"'])[a-z0-9_.:\-\[\]]{1,64}+"
+            + _ENDS_SECRET
+            + r"(?P=q)(?:[ \t\r\n]++"
+            + _OTHER_ATTR
+            + r")?[ \t\r\n]++value[ \t]*+=[ \t]*+)"
+            r"(?P<val>" + _ATTR_VALUE + ")",
+            _I,
+        ),
+        _flag,
+        ("pass", "pwd", "secret", "token", "key"),
+    ),
+    Rule(
+        "env_assignment",
+        # An environment-style or shell assignment (DB_PASSWORD=..., export X_TOKEN=...,
+        # 'PGPASSWORD=...' in an argv, a .env line): the name starts a word and ends with a
+        # secret's word, and the unquoted value runs to whitespace or a quote, delimiters
+        # inside it included (DB_PASSWORD=Tr0ub4dor&3xQ!zz), short of the next name=.
+        # Inside a URL query or a connection string (?a=1&password=..., ;Password=...)
+        # key_value's value, which stops at every delimiter, applies instead.
+        _c(
+            r"(?P<key>(?<![^\s\"'])[a-z0-9_.\-]{1,64}+" + _ENDS_ENV + r"[ \t]{0,16}+=(?![=>])"
+            r"[ \t]{0,16}+)(?!\[REDACTED)(?P<val>(?:[^\s\"'\\&;,)}\]|<>]++|"
+            + _SOFT_DELIMITER
+            + r"|\\\\|\\(?![nrt\"'\\]))++)",
+            _I,
+        ),
+        _pair,
+        ("pass", "pwd", "secret", "token", "key", "credential", "session"),
+    ),
+    Rule(
         "key_value",
         # password=..., "api_key": "...", DB_PASSWORD=..., AccountKey=...;, sig=...&,
         # password%3D..., \"token\": \"...\", PGPASSWORD=..., MYSQL_PWD=...
@@ -369,8 +506,32 @@ RULES: tuple[Rule, ...] = (
         _pair,
         (
             *("pass", "secret", "token", "key", "credential", "session", "signature"),
-            *("pwd", "sig"),
+            *("pw", "sig", "_auth", "key_data", "key-data"),
         ),
+    ),
+    Rule(
+        "docker_auth",
+        # Docker's config.json: "auth": "<base64 of user:password>" (also in a repr or
+        # escaped JSON); only a base64 value with a capital or a digit, so "auth":
+        # "required" stays.
+        _c(
+            r"(?P<key>(?<![A-Za-z0-9_])\\{0,3}[\"']auth\\{0,3}[\"'][ \t]*+:[ \t]*+\\{0,3}[\"'])"
+            r"(?P<val>[A-Za-z0-9+/]{8,}+={0,2}+)(?=\\{0,3}[\"'])",
+            _I,
+        ),
+        lambda m: m.group(0) if m.group("val").islower() else m.group("key") + REDACTED,
+        ("auth",),
+    ),
+    Rule(
+        "netrc",
+        # .netrc / _netrc: machine host login user password secret (one line or several).
+        _c(
+            r"(?P<head>\blogin[ \t\r\n]++[^\s]{1,256}+[ \t\r\n]++password[ \t\r\n]++)"
+            r"(?!\[REDACTED)(?P<val>[^\s]++)",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED,
+        ("login",),
     ),
     Rule(
         "jwt",
@@ -444,15 +605,43 @@ RULES: tuple[Rule, ...] = (
         ("sk-",),
     ),
     Rule(
+        "vendor_prefixed",
+        # HashiCorp Vault hvs./hvb./hvr. tokens, Google OAuth GOCSPX- client secrets and
+        # ya29. access tokens, Databricks dapi<32 hex>, Atlassian ATATT3 API tokens, age
+        # AGE-SECRET-KEY-1 keys, Square EAAA access tokens, Mailchimp <32 hex>-us<N>.
+        _c(
+            r"(?<![A-Za-z0-9_\-])(?:hv[sbr]\.[A-Za-z0-9_\-]{24,}+|GOCSPX-[A-Za-z0-9_\-]{24,}+"
+            r"|ya29\.[A-Za-z0-9_\-][A-Za-z0-9_.\-]{19,}+|dapi[a-h0-9]{32}(?:-[0-9])?"
+            r"|ATATT3[A-Za-z0-9_\-=]{20,}+|AGE-SECRET-KEY-1[0-9A-Z]{20,}+"
+            r"|EAAA[A-Za-z0-9_\-+=]{56,}+|[0-9a-f]{32}-us[0-9]{1,2})(?![A-Za-z0-9])"
+        ),
+        REDACTED,
+        (
+            *("hvs.", "hvb.", "hvr.", "gocspx-", "ya29.", "dapi", "atatt3"),
+            *("age-secret-key-1", "eaaa", "-us"),
+        ),
+    ),
+    Rule(
+        "azure_ad_client_secret",
+        # An Entra ID (Azure AD) application's client secret: three characters, a digit,
+        # "Q~", then 31-34 more (the published detectors' format).
+        _c(
+            r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"
+            r"(?![A-Za-z0-9_~.\-])"
+        ),
+        REDACTED,
+        ("q~",),
+    ),
+    Rule(
         "vendor_misc",
-        # Square, Shopify, DigitalOcean, Twilio API key SIDs, Telegram bot tokens.
+        # Square, Shopify, DigitalOcean, Twilio API key SIDs.
         _c(
             r"(?<![A-Za-z0-9_\-])(?:sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}+"
             r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|do[por]_v1_[a-f0-9]{64}"
-            r"|SK[0-9a-f]{32}(?![A-Za-z0-9])|[0-9]{8,10}:AA[0-9A-Za-z_\-]{33})"
+            r"|SK[0-9a-f]{32}(?![A-Za-z0-9]))"
         ),
         REDACTED,
-        ("sq0", "shp", "_v1_", "sk", ":aa"),
+        ("sq0", "shp", "_v1_", "sk"),
     ),
     Rule(
         "key_body",
