@@ -51,7 +51,7 @@ from control_plane.core.outcome import (
     Violation,
 )
 from control_plane.core.redact import scrub, scrub_data
-from control_plane.core.vocabulary import BASELINE
+from control_plane.core.vocabulary import BASELINE, WELL_KNOWN_PACK_CODES
 
 BASELINE_CODES = list(BASELINE)
 PACK_CODE_POOL = ["dependency_missing", "download_failed", "quota_exceeded", "repo_locked"]
@@ -570,10 +570,39 @@ def test_every_outcome_keeps_the_contract(
                 assert first.code == code, "a declared typed code passes through unchanged"
             if code not in BASELINE and code not in loaded.vocabulary:
                 assert first.code == "internal_error"
-                assert invoker.contract_violations["prop.pack"] == 2
+                # A well-known pack code is the runtime's word too (run_tool raises
+                # dependency_missing for a missing executable): undeclared, it is mapped,
+                # not counted against the pack (docs/classification.md).
+                violations = 0 if code in WELL_KNOWN_PACK_CODES else 2
+                assert invoker.contract_violations["prop.pack"] == violations
         if raised is not None and raised.kind != "pack":
             assert first.error is not None
             assert first.code not in PACK_CODE_POOL or first.code in loaded.absorbed_by.values()
+
+
+def test_an_undeclared_well_known_code_is_mapped_not_counted_against_the_pack() -> None:
+    """The example hypothesis found (a pack declaring auth_failed raises dependency_missing,
+    as the runtime's run_tool does for a missing executable): internal_error, no violation;
+    an undeclared code of the pack's own is a violation."""
+
+    def raises(code: str) -> Any:
+        def handler(doc: dict[str, Any], ctx: Any) -> Any:
+            raise PackError(code, "")
+
+        return handler
+
+    for code, violations in (("dependency_missing", 0), ("quota_exceeded", 1)):
+        pack = Pack(
+            name="prop.pack",
+            version="1.0.0",
+            summary="A pack.",
+            input_schema={"type": "object"},
+            output_schema=output_schema(("auth_failed",), validation=False, closed=False),
+            handler=raises(code),
+        )
+        with invoker_for(pack, max_workers=1) as invoker:
+            assert invoker.invoke_sync("prop.pack", b"{}").code == "internal_error"
+            assert invoker.contract_violations["prop.pack"] == violations
 
 
 @settings(SETTINGS, max_examples=120)
