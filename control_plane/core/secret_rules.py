@@ -428,7 +428,8 @@ RULES: tuple[Rule, ...] = (
             _I,
         ),
         _flag,
-        ("identified", "password"),
+        # Both forms hold one of these ("password" alone would run it on every password=).
+        ("identified", "password ", "password\t"),
     ),
     Rule(
         "cli_tool_password",
@@ -478,7 +479,7 @@ RULES: tuple[Rule, ...] = (
             _I,
         ),
         _flag,
-        ("pass", "pwd", "secret", "token", "key"),
+        ("value",),  # in every match (the secret words alone would run it on every key=)
     ),
     Rule(
         "env_assignment",
