@@ -2236,6 +2236,21 @@ def _gitpython_cases() -> None:
     )
     case("no_such_path", "gitpython", NF, "Repo() of a path that does not exist", no_such_path)
 
+    def not_a_repo(ep: Endpoints) -> None:
+        git.Repo(tempfile.mkdtemp(dir=ep.files["tmp"], prefix="plain-"))
+
+    def no_git(ep: Endpoints) -> None:
+        git.Git(ep.files["tmp"]).execute(["/nonexistent/bin/git", "status"])
+
+    case(
+        "not_a_repository",
+        "gitpython",
+        NF,
+        "Repo() of a directory that is no repository",
+        not_a_repo,
+    )
+    case("git_not_installed", "gitpython", DEP, "the git executable does not exist", no_git)
+
 
 # -- sqlite3: a database another connection or statement holds locked --------------------
 

@@ -5,7 +5,9 @@
   table of :data:`~control_plane.core.stderr.TOOL_TABLES` is applied to them, exactly as
   to a ``subprocess.CalledProcessError`` from running ``git`` directly; no match ->
   nothing (``internal_error``).
-* :data:`TYPES`: ``Repo()`` of a path that does not exist.
+* :data:`TYPES`: ``Repo()`` of a path that does not exist or is no repository (as git's own
+  "not a git repository" is ``not_found``). A missing git executable
+  (``GitCommandNotFound``) is ``dependency_missing`` by the ``FileNotFoundError`` it wraps.
 
 The ``git`` package is not imported here: its exceptions are recognised by class name.
 """
@@ -31,6 +33,11 @@ TYPES: tuple[TypeRule, ...] = (
         "git.exc.NoSuchPathError",
         "not_found",
         "the repository path does not exist",
+    ),
+    TypeRule(
+        "git.exc.InvalidGitRepositoryError",
+        "not_found",
+        "the path is not a git repository",
     ),
 )
 
