@@ -235,6 +235,10 @@ async def serve_http(
     bound = sock.getsockname()[1]
     app = bridge.server.streamable_http_app(streamable_http_path=path, host=bare)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    # Listening before the URL is announced: a client that connects at once waits in the
+    # backlog until uvicorn accepts, instead of being refused (a bound socket that does not
+    # listen yet refuses; a test saw "All connection attempts failed").
+    sock.listen(config.backlog)
     server = uvicorn.Server(config)
     url_host = f"[{bare}]" if family == socket.AF_INET6 else bare
     if ready is not None:
