@@ -369,11 +369,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "cli_user",
         # curl -u user:password, --user, --proxy-user; Samba's -U user%password (smbclient,
-        # rpcclient, net). The user name is bounded: unbounded, an attempt at each of
-        # "-u=-u=-u=..." ran to the end of the text before failing.
+        # rpcclient, net). The user name is bounded (64 characters): unbounded, an attempt
+        # at each of "-u=-u=-u=..." ran to the end of the text before failing; at 256 each
+        # attempt still read up to 256 characters (24x the time for 8x the text in short runs).
         _c(
             r"(?P<head>(?<![\w-])(?:-u|-U|--user|--proxy-user)" + _ARG_SEP + r"?[\"']?"
-            r"[^\s:%\"'@]{1,256}+[:%])(?P<val>[^\s\"']++)"
+            r"[^\s:%\"'@]{1,64}+[:%])(?P<val>[^\s\"']++)"
         ),
         lambda m: m.group("head") + REDACTED,
         ("-u", "--user", "--proxy-user"),
