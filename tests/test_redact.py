@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import string
 
 import pytest
 
@@ -201,3 +202,31 @@ def test_running_only_the_triggered_rules_changes_nothing() -> None:
     for _ in range(5_000):
         text = rnd.choice(pieces).join(rnd.sample(texts, 2)) + rnd.choice(pieces)
         assert redact._scrub(text) == _every_rule(text), text
+
+
+def test_the_trigger_automaton_finds_what_the_substring_scan_finds() -> None:
+    """The native one-pass scan (Aho-Corasick, overlapping matches) picks the same rules as
+    one substring test per trigger word: words inside words (``pass`` in ``password``),
+    words overlapping each other, repeated words, case folds, non-ASCII text."""
+    from control_plane.core import redact
+
+    scanner = redact._automaton_scanner()
+    assert scanner is not None, "ahocorasick-rs is a dependency"
+    assert redact._rules_for is not redact._substring_rules  # the automaton serves
+    words = list(redact._TRIGGER_WORDS)
+    alphabet = string.printable + "\u017f\u212a\u0131\u0130\u00df\u00e9\u4e2d"
+    rnd = random.Random(1124)
+    for _ in range(20_000):
+        text = "".join(
+            rnd.choice(words)
+            if rnd.random() < 0.4
+            else "".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 6)))
+            for _ in range(rnd.randint(0, 8))
+        )
+        low = redact._fold(text)
+        assert scanner(low) == redact._substring_rules(low), text
+    # Every word alone, glued to its neighbours, and the overlapping pairs.
+    for word in words:
+        assert scanner(word) == redact._substring_rules(word) != set(), word
+    glued = "".join(words)
+    assert scanner(glued) == redact._substring_rules(glued)
