@@ -214,7 +214,8 @@ def test_the_trigger_automaton_finds_what_the_substring_scan_finds() -> None:
     assert scanner is not None, "ahocorasick-rs is a dependency"
     assert redact._rules_for is not redact._substring_rules  # the automaton serves
     words = list(redact._TRIGGER_WORDS)
-    alphabet = string.printable + "\u017f\u212a\u0131\u0130\u00df\u00e9\u4e2d"
+    # Lone surrogates too: the automaton reads UTF-8, which cannot hold them.
+    alphabet = string.printable + "\u017f\u212a\u0131\u0130\u00df\u00e9\u4e2d\udcff\ud800"
     rnd = random.Random(1124)
     for _ in range(20_000):
         text = "".join(
@@ -230,3 +231,12 @@ def test_the_trigger_automaton_finds_what_the_substring_scan_finds() -> None:
         assert scanner(word) == redact._substring_rules(word) != set(), word
     glued = "".join(words)
     assert scanner(glued) == redact._substring_rules(glued)
+
+
+@pytest.mark.parametrize("text", ["password=abc\udcffdef rest", "\ud800 token=Abc123456789xyz"])
+def test_a_text_with_lone_surrogates_is_scrubbed_not_an_error(text: str) -> None:
+    """A ``str`` holding lone surrogates (bytes decoded with ``surrogateescape``, a hostile
+    value) cannot be encoded to UTF-8; the scrubber still scrubs it and never raises."""
+    out = scrub(text)
+    assert REDACTED in out
+    assert "abc" not in out and "Abc123456789xyz" not in out

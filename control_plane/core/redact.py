@@ -172,8 +172,15 @@ def _automaton_scanner() -> Callable[[str], set[int]] | None:
     by_word = tuple(rules for _, rules in _BY_TRIGGER)
 
     def rules_for(low: str) -> set[int]:
+        try:
+            found = find(low, overlapping=True)
+        # The automaton reads UTF-8: a lone surrogate (text decoded with
+        # ``surrogateescape``, a hostile ``str``) cannot be passed to it, so such a text
+        # takes the substring scan. Scrubbing never fails on a ``str``.
+        except UnicodeEncodeError:
+            return _substring_rules(low)
         chosen: set[int] = set()
-        for word in {found[0] for found in find(low, overlapping=True)}:
+        for word in {match[0] for match in found}:
             chosen.update(by_word[word])
         return chosen
 
