@@ -664,6 +664,106 @@ def test_a_broken_classifier_hook_wrapper_leaves_the_built_in_rules() -> None:
     assert _invoke_once(result, "acme.refused").code == "network_error"
 
 
+class _AcmeLibError(Exception):
+    """An exception of a third-party library ``acme_lib``."""
+
+    __module__ = "acme_lib.errors"
+
+
+class _PackOwnError(_AcmeLibError):
+    """A pack's own subclass of it, in the pack's module."""
+
+    __module__ = "mypack.errors"
+
+
+def _recording(declared: object = None) -> Any:
+    """A classifier plugin that records what it is asked and answers nothing; with
+    ``declared``, it carries it as ``EXCEPTION_MODULES``."""
+
+    class _Recorder:
+        def __init__(self) -> None:
+            self.asked: list[type] = []
+
+        @hookimpl
+        def classify_exception(self, exc: BaseException) -> Classification | None:
+            self.asked.append(type(exc))
+            return None
+
+    recorder = _Recorder()
+    if declared is not None:
+        recorder.EXCEPTION_MODULES = declared  # type: ignore[attr-defined]
+    return recorder
+
+
+def test_a_classifier_declaring_its_modules_is_asked_only_about_their_exceptions() -> None:
+    """``EXCEPTION_MODULES`` narrows what a plugin is asked: an exception with a class of a
+    declared module anywhere in its MRO (a pack's own subclass too), never others; a plugin
+    without it, or with a declaration that is not a collection of names, is asked about
+    everything."""
+    narrow = _recording(("acme_lib",))
+    everything = _recording()
+    malformed = _recording(("acme_lib", 3))
+    result = load_registry(
+        builtins=False,
+        entry_points_=False,
+        extra=[("p.narrow", narrow), ("p.all", everything), ("p.malformed", malformed)],
+    )
+    (classifier,) = result.classifiers
+    for exc in (_AcmeLibError("x"), _PackOwnError("x"), ValueError("x"), _AcmeLibError("y")):
+        assert classifier(exc) is None
+    assert narrow.asked == [_AcmeLibError, _PackOwnError, _AcmeLibError]
+    assert everything.asked == malformed.asked == [
+        _AcmeLibError,
+        _PackOwnError,
+        ValueError,
+        _AcmeLibError,
+    ]
+
+
+def test_a_classifier_registered_after_the_first_call_is_asked() -> None:
+    """What the classifier remembers per exception type follows the plugin manager: a plugin
+    registered later is asked (newest first) on the next call."""
+    result = load_registry(builtins=False, entry_points_=False, extra=[("p.first", _recording())])
+    (classifier,) = result.classifiers
+    assert classifier(_AcmeTimeout("x")) is None
+    result.plugin_manager.register(_ClassifierPlugin(), name="acme.classifier")
+    found = classifier(_AcmeTimeout("x"))
+    assert found is not None and found.rule == "acme"
+
+
+def test_what_the_classifier_remembers_per_type_is_bounded(monkeypatch: Any) -> None:
+    """A pack that makes a new exception class per call cannot grow the per-type memory."""
+    import inspect
+
+    monkeypatch.setattr(plugins_module, "_BY_TYPE_MAX", 8)
+    recorder = _recording(("acme_lib",))
+    result = load_registry(builtins=False, entry_points_=False, extra=[("p.narrow", recorder)])
+    (classifier,) = result.classifiers
+    made = [type(f"E{i}", (_AcmeLibError,), {}) for i in range(50)]
+    for kind in made:
+        assert classifier(kind("x")) is None
+    assert recorder.asked == made
+    chosen = inspect.getclosurevars(classifier).nonlocals["chosen"]
+    assert len(inspect.getclosurevars(chosen).nonlocals["by_type"]) <= 8
+
+
+def test_each_built_in_classifiers_type_rows_are_inside_its_declared_modules() -> None:
+    """A built-in classifier that declares ``EXCEPTION_MODULES`` is never asked about other
+    exceptions, so every type its table names must come from a declared module."""
+    import importlib
+
+    declared = 0
+    for name in BUILTIN_CLASSIFIERS:
+        module = importlib.import_module(name)
+        modules = plugins_module.exception_modules(module)
+        if modules is None:
+            continue
+        declared += 1
+        for row in getattr(module, "TYPES", ()):
+            assert row.type_name.partition(".")[0] in modules, (name, row.type_name)
+    assert declared >= 9
+
+
 # --------------------------------------------------------------------------- the author API
 
 

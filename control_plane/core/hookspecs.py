@@ -53,6 +53,8 @@ def classify_exception(exc: BaseException) -> Classification | None:
     wrapper's guess, used only if nothing deeper in the chain classifies.
     Enforcement still maps the code onto each pack's vocabulary. A classifier that raises,
     or returns anything but a ``Classification``, is logged and counts as ``None``.
+    A plugin may declare ``EXCEPTION_MODULES = ("acme_sdk",)`` (top-level package names):
+    it is then asked only about exceptions with a class of one of them in their MRO.
 
     :param exc: one exception of the failure's cause chain.
     :return: a classification, or ``None``.

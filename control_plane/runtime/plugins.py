@@ -183,8 +183,61 @@ def _guard_classifiers(pm: pluggy.PluginManager) -> None:
         setattr(impl, "function", guarded)  # noqa: B010 - typed Final in pluggy's stubs
 
 
+#: The attribute of a plugin (module or object) naming the top-level modules of the exception
+#: classes its ``classify_exception`` answers for (``EXCEPTION_MODULES = ("httpx",
+#: "httpcore")``): it is asked only about exceptions with a class from one of them in their
+#: MRO. A plugin without it is asked about every exception.
+EXCEPTION_MODULES = "EXCEPTION_MODULES"
+
+#: Most exception types whose implementations are remembered (emptied when full: a pack
+#: that makes a new exception class per call cannot grow it).
+_BY_TYPE_MAX = 1024
+
+
+def exception_modules(plugin: object) -> frozenset[str] | None:
+    """The modules ``plugin`` declares under :data:`EXCEPTION_MODULES`, or ``None`` (asked
+    about every exception). A declaration that is not a tuple, list or set of strings is
+    ignored (the plugin is asked about everything, as without one)."""
+    declared = getattr(plugin, EXCEPTION_MODULES, None)
+    if not isinstance(declared, tuple | list | set | frozenset):
+        return None
+    if not all(isinstance(name, str) for name in declared):
+        return None
+    return frozenset(declared)
+
+
+def _type_modules(kind: type) -> frozenset[str]:
+    """The top-level modules of the classes in ``kind``'s MRO."""
+    found = set()
+    for cls in getattr(kind, "__mro__", ()):
+        module = getattr(cls, "__module__", None)
+        if isinstance(module, str):
+            found.add(module.partition(".")[0])
+    return frozenset(found)
+
+
 def _hook_classifier(pm: pluggy.PluginManager) -> Classifier:
     hook = pm.hook.classify_exception
+    #: Per exception type: the implementations to ask, in order, and the list of
+    #: implementations they were chosen from (a plugin registered later changes it).
+    by_type: dict[type, tuple[list[HookImpl], tuple[Callable[..., Any], ...]]] = {}
+
+    def chosen(kind: type, impls: list[HookImpl]) -> tuple[Callable[..., Any], ...]:
+        known = by_type.get(kind)
+        if known is not None and known[0] == impls:
+            return known[1]
+        modules = _type_modules(kind)
+        calls: list[Callable[..., Any]] = []
+        for impl in reversed(impls):  # newest and ``tryfirst`` first, as pluggy asks
+            wanted = exception_modules(impl.plugin)
+            if wanted is not None and not wanted & modules:
+                continue
+            function = impl.function
+            calls.append(function if impl.argnames else _no_argument(function))
+        if len(by_type) >= _BY_TYPE_MAX:
+            by_type.clear()
+        by_type[kind] = (impls, tuple(calls))
+        return by_type[kind][1]
 
     def classifier(exc: BaseException) -> Classification | None:
         impls = hook.get_hookimpls()
@@ -199,14 +252,25 @@ def _hook_classifier(pm: pluggy.PluginManager) -> Classifier:
             return result if isinstance(result, Classification) else None
         # pluggy's firstresult loop without its machinery (~20 % of a classification):
         # the same order (the list reversed: newest and ``tryfirst`` first), the first
-        # answer wins; each implementation is guarded (:func:`_guard_classifiers`).
-        for impl in reversed(impls):
-            found = impl.function(exc) if impl.argnames else impl.function()
+        # answer wins; each implementation is guarded (:func:`_guard_classifiers`). Only
+        # the implementations whose plugin answers for the exception's modules are asked
+        # (:data:`EXCEPTION_MODULES`).
+        for function in chosen(type(exc), impls):
+            found = function(exc)
             if isinstance(found, Classification):  # what the guard lets through, or None
                 return found
         return None
 
     return classifier
+
+
+def _no_argument(function: Callable[[], Any]) -> Callable[[BaseException], Any]:
+    """An implementation that takes no argument, called as one that takes the exception."""
+
+    def call(exc: BaseException) -> Any:
+        return function()
+
+    return call
 
 
 def classifiers_of(pm: pluggy.PluginManager) -> list[Classifier]:

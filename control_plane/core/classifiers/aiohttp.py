@@ -11,9 +11,11 @@ from __future__ import annotations
 from control_plane.core.classify import Classification, TypeRule, match_type_rules
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["TYPES", "classify_exception"]
+__all__ = ["EXCEPTION_MODULES", "TYPES", "classify_exception"]
 
 PLUGIN = "aiohttp"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("aiohttp",)
 
 _CUT = "the HTTP server closed the connection before the reply was complete"
 

@@ -16,9 +16,11 @@ from collections.abc import Mapping
 from control_plane.core.classify import Classification, class_names, exception_text
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["REPLY_CODES", "classify_exception"]
+__all__ = ["EXCEPTION_MODULES", "REPLY_CODES", "classify_exception"]
 
 PLUGIN = "ftp"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("ftplib",)
 
 _AUTH = "the FTP server rejected the login"
 

@@ -31,6 +31,7 @@ from control_plane.core.classify import (
 from control_plane.core.hookspecs import hookimpl
 
 __all__ = [
+    "EXCEPTION_MODULES",
     "FACTS_ATTR",
     "STATUS_CODES",
     "TYPES",
@@ -45,6 +46,8 @@ __all__ = [
 FACTS_ATTR = "capability_packs_grpc"
 
 PLUGIN = "grpc"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("grpc",)
 
 #: Every gRPC status -> (baseline code, fixed message). ``OK`` never arrives as an error.
 STATUS_CODES: Mapping[str, tuple[str, str]] = {

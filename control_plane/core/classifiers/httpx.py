@@ -12,9 +12,11 @@ from __future__ import annotations
 from control_plane.core.classify import Classification, TypeRule, match_type_rules
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["TYPES", "classify_exception"]
+__all__ = ["EXCEPTION_MODULES", "TYPES", "classify_exception"]
 
 PLUGIN = "httpx"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("httpx", "httpcore")
 
 _CONNECT = "could not connect to the HTTP server"
 _CUT = "the HTTP connection failed or was closed while the request or reply was in flight"

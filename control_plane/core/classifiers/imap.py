@@ -16,9 +16,11 @@ from collections.abc import Mapping
 from control_plane.core.classify import Classification, class_names, exception_text
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["RESPONSE_CODES", "classify_exception"]
+__all__ = ["EXCEPTION_MODULES", "RESPONSE_CODES", "classify_exception"]
 
 PLUGIN = "imap"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("imaplib",)
 
 _AUTH = "the IMAP server rejected the credentials (failed, not authorized or expired)"
 

@@ -17,9 +17,11 @@ from control_plane.core.classify import (
 )
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["RESPONSE_CODES", "classify_exception"]
+__all__ = ["EXCEPTION_MODULES", "RESPONSE_CODES", "classify_exception"]
 
 PLUGIN = "pop"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("poplib",)
 
 #: POP3 response code -> (baseline code, fixed message).
 RESPONSE_CODES: Mapping[str, tuple[str, str]] = {

@@ -21,9 +21,11 @@ from control_plane.core.classify import (
 )
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["REPLY_CODES", "TRANSIENT", "TYPES", "classify_exception"]
+__all__ = ["EXCEPTION_MODULES", "REPLY_CODES", "TRANSIENT", "TYPES", "classify_exception"]
 
 PLUGIN = "smtp"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("smtplib",)
 
 _AUTH = "the mail server rejected or required the credentials"
 _MAILBOX = "the mail server reports that the mailbox does not exist"

@@ -24,9 +24,11 @@ from control_plane.core.classify import (
 )
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["RESULT_CODES", "classify_exception"]
+__all__ = ["EXCEPTION_MODULES", "RESULT_CODES", "classify_exception"]
 
 PLUGIN = "sqlite"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("sqlite3",)
 
 _LOCKED = "the SQLite database or table is locked by another connection or statement"
 

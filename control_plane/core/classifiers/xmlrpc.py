@@ -7,9 +7,11 @@ from __future__ import annotations
 from control_plane.core.classify import Classification, TypeRule, match_type_rules
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["TYPES", "classify_exception"]
+__all__ = ["EXCEPTION_MODULES", "TYPES", "classify_exception"]
 
 PLUGIN = "xmlrpc"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("xmlrpc",)
 
 TYPES: tuple[TypeRule, ...] = (
     TypeRule("xmlrpc.client.Fault", "internal_error", "the XML-RPC server returned a fault"),
