@@ -712,12 +712,16 @@ def test_a_classifier_declaring_its_modules_is_asked_only_about_their_exceptions
     for exc in (_AcmeLibError("x"), _PackOwnError("x"), ValueError("x"), _AcmeLibError("y")):
         assert classifier(exc) is None
     assert narrow.asked == [_AcmeLibError, _PackOwnError, _AcmeLibError]
-    assert everything.asked == malformed.asked == [
-        _AcmeLibError,
-        _PackOwnError,
-        ValueError,
-        _AcmeLibError,
-    ]
+    assert (
+        everything.asked
+        == malformed.asked
+        == [
+            _AcmeLibError,
+            _PackOwnError,
+            ValueError,
+            _AcmeLibError,
+        ]
+    )
 
 
 def test_a_classifier_registered_after_the_first_call_is_asked() -> None:
