@@ -349,7 +349,8 @@ class McpSource:
         try:
             result = await asyncio.wrap_future(future)
         except ServerUnavailable as exc:
-            raise from_unavailable(vocab, server.name, f"it is {exc.state}") or exc from None
+            reason = f"{exc.public}; it is {exc.state}" if exc.public else f"it is {exc.state}"
+            raise from_unavailable(vocab, server.name, reason) or exc from None
         except MCPError as exc:
             raise from_jsonrpc(vocab, server.name, tool, exc.code, exc.message) from None
         except (OSError, EOFError) as exc:  # a transport that broke under the call
