@@ -7,6 +7,7 @@ control plane. Every misbehaviour is a tool; ``echo`` behaves. Options:
     --banner TEXT        print TEXT on stdout before anything (a careless server's log line)
     --duplicate-tools    list ``echo`` twice, and ``Echo`` and ``e-c-h-o`` beside it
     --huge-mb N          the size of ``huge``'s answer (default 20)
+    --extra-tools FILE   more tool definitions (a JSON list in FILE) after the usual ones
     --http               streamable HTTP on 127.0.0.1:0 instead of stdio (prints
                          ``listening on port N`` on stderr); tools echo, huge (a JSON body),
                          huge_sse (one SSE event), endless (a body that never ends), hang
@@ -294,6 +295,7 @@ def main() -> None:
     parser.add_argument("--duplicate-tools", action="store_true")
     parser.add_argument("--huge-mb", type=float, default=20.0)
     parser.add_argument("--http", action="store_true")
+    parser.add_argument("--extra-tools", default=None)
     opts = parser.parse_args()
     if opts.http:
         serve_http(opts)
@@ -305,6 +307,9 @@ def main() -> None:
             {"name": "Echo", "description": "Another.", "inputSchema": OPEN},
             {"name": "e-c-h-o", "description": "And another.", "inputSchema": OPEN},
         ]
+    if opts.extra_tools:
+        with open(opts.extra_tools, encoding="utf-8") as file:
+            tools += json.load(file)
     if opts.banner is not None:
         write_raw(opts.banner.encode() + b"\n")
     for raw in sys.stdin.buffer:

@@ -5,6 +5,7 @@ every other pack keeps serving. No timing assertions: the figures are bench/mcp_
 
 from __future__ import annotations
 
+import http.server
 import json
 import subprocess
 import sys
@@ -169,3 +170,172 @@ def test_a_message_over_max_message_bytes_is_dropped_unread(
     assert background.errors == []
     assert background.done > 0
     assert hostile.call(echo, {"text": "after"})["text"] == "after"
+
+
+# -- other misbehaviours -------------------------------------------------------------------
+
+
+def _no_secret(exc: PackCallError) -> str:
+    text = json.dumps(exc.envelope.model_dump(mode="json"))
+    for secret in (SECRET, "hunter2hunter2"):
+        assert secret not in text, text
+    return text
+
+
+@pytest.mark.parametrize(
+    ("pack", "codes"),
+    [
+        ("hostile.exit", {"server_unavailable"}),  # the process exits mid-call
+        ("hostile.nonjson", {"server_unavailable"}),  # a line that is not JSON-RPC
+        ("hostile.bad_utf8", {"server_unavailable"}),  # a line that is not UTF-8
+        ("hostile.secret_error", {"internal_error"}),  # isError, credentials in the text
+        ("hostile.error_data", {"internal_error"}),  # a JSON-RPC error with secrets, 1 MB data
+        ("hostile.bad_structured", {"internal_error"}),  # breaks its own outputSchema
+    ],
+)
+def test_misbehaviour_is_a_declared_code_without_secrets(
+    hostile: Hostile, pack: str, codes: set[str]
+) -> None:
+    hostile.serving_again("hostile.echo")
+    with Background(hostile.serve.target) as background:
+        failed = hostile.fail(pack, {})
+        hostile.serving_again("hostile.echo")
+    assert failed.code in codes, failed.envelope
+    _no_secret(failed)
+    assert background.errors == []
+    assert hostile.call("hostile.echo", {"text": "after"})["text"] == "after"
+
+
+@pytest.mark.parametrize("pack", ["hostile.hang", "hostile.wrong_id", "web.hang"])
+def test_no_answer_is_a_timeout_at_the_deadline(hostile: Hostile, pack: str) -> None:
+    hostile.serving_again("hostile.echo")
+    late = hostile.fail(pack, {}, deadline=2.0)
+    assert late.code == "timeout", late.envelope
+    echo = "web.echo" if pack.startswith("web.") else "hostile.echo"
+    assert hostile.call(echo, {"text": "after"})["text"] == "after"
+
+
+def test_odd_content_blocks(hostile: Hostile) -> None:
+    hostile.serving_again("hostile.echo")
+    try:
+        result = hostile.call("hostile.odd_content", {})
+    except PackCallError as exc:
+        assert exc.code == "internal_error", exc.envelope
+    else:
+        assert result["text"] == "plain"
+    assert hostile.call("hostile.echo", {"text": "after"})["text"] == "after"
+
+
+def test_notification_flood_and_stderr_flood(hostile: Hostile) -> None:
+    hostile.serving_again("hostile.echo")
+    with Background(hostile.serve.target) as background:
+        flood = hostile.call("hostile.flood", {"count": 20000})
+        assert flood["text"] == "after the flood"
+        err = hostile.call("hostile.stderr_flood", {"mb": 8})
+        assert err["text"] == "after the stderr flood"
+    assert background.errors == []
+    assert hostile.call("hostile.echo", {"text": "after"})["text"] == "after"
+    log = hostile.serve.log.read_text(errors="replace")
+    assert SECRET not in log
+    assert max(len(line) for line in log.splitlines()) < 1_000_000
+
+
+# -- what a server lists -------------------------------------------------------------------
+
+
+class _Fetches(http.server.BaseHTTPRequestHandler):
+    """A loopback endpoint that counts what the control plane fetches from it."""
+
+    hits: list[str] = []
+
+    def do_GET(self) -> None:
+        self.hits.append(self.path)
+        body = b'{"type": "string"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_schemas_pointing_outside_are_refused_and_careless_servers_are_told_clearly(
+    tmp_path: Path,
+) -> None:
+    """A tool's schema may not make the control plane fetch a URL the server chose; a banner
+    on stdout or a slow initialize is a load failure that quotes none of the server's
+    output; tools colliding on one pack name are load failures; the rest serves."""
+    fetches = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Fetches)
+    threading.Thread(target=fetches.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{fetches.server_address[1]}"
+    obj = {"type": "object"}
+    extra = [
+        {"name": "in_ref", "inputSchema": {**obj, "properties": {"x": {"$ref": f"{base}/in"}}}},
+        {"name": "out_ref", "inputSchema": obj, "outputSchema": {**obj, "$schema": f"{base}/m"}},
+        {
+            "name": "id_ref",
+            "inputSchema": {**obj, "$id": f"{base}/b/", "properties": {"x": {"$ref": "o.json"}}},
+        },
+        {
+            "name": "local_ref",
+            "inputSchema": {
+                **obj,
+                "$defs": {"s": {"type": "string"}},
+                "properties": {"x": {"$ref": "#/$defs/s"}},
+            },
+        },
+        {"name": "Echo", "inputSchema": obj},
+    ]
+    tools_file = tmp_path / "extra.json"
+    tools_file.write_text(json.dumps(extra))
+    py = json.dumps(sys.executable)
+    script = json.dumps(str(HOSTILE))
+    banner = f"Server started on stdio, token={SECRET} banner-tail-xyz"
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"""version = 1
+[servers.lists]
+command = {py}
+args = [{script}, "--extra-tools", {json.dumps(str(tools_file))}]
+prefix = "lists"
+tools = ["echo", "in_ref", "out_ref", "id_ref", "local_ref", "Echo"]
+
+[servers.banner]
+command = {py}
+args = [{script}, "--banner", {json.dumps(banner)}]
+prefix = "banner"
+startup_timeout = 10
+
+[servers.slow]
+command = {py}
+args = [{script}, "--init-delay", "30"]
+prefix = "slow"
+startup_timeout = 1
+"""
+    )
+    serve = Serve(config, tmp_path / "serve.log", "--plugin", "testpacks")
+    try:
+        with Client(serve.target) as client:
+            assert client.invoke("lists.echo", {"text": "hi"}, timeout=30).result["text"] == "hi"
+            assert client.invoke("test.noop", {}, timeout=30).result == {}
+            listing = client.list_packs()
+            packs = {p.name for p in listing}
+            failures = [f"{f.plugin} {f.pack} {f.reason}" for f in listing.failures]
+    finally:
+        log = serve.stop()
+        fetches.shutdown()
+    assert _Fetches.hits == []
+    assert "lists.local_ref" in packs  # a local reference is fine
+    assert not packs & {"lists.in_ref", "lists.out_ref", "lists.id_ref"}
+    text = "\n".join(failures)
+    for tool in ("in_ref", "out_ref", "id_ref"):
+        assert f"tool '{tool}'" in text
+    assert "outside the schema" in text
+    assert "duplicate pack name 'lists.echo'" in text
+    assert "slow" in text and "did not answer initialize" in text
+    assert "banner" in text and "Invalid JSON" in text
+    assert "banner-tail-xyz" not in text and SECRET[-20:] not in text
+    assert SECRET[-20:] not in log
+    assert "Future exception was never retrieved" not in log

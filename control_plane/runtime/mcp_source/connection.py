@@ -20,6 +20,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.redact import scrub
 from control_plane.runtime import stderr_relay
@@ -50,11 +52,27 @@ class ServerUnavailable(CapabilityPackError):
 
 
 def describe(exc: BaseException) -> str:
-    """An exception as one scrubbed line (exception groups: their first leaf)."""
+    """An exception as one scrubbed line (exception groups: their first leaf).
+
+    A pydantic ``ValidationError`` (a line that is not JSON-RPC, a ``tools/list`` the SDK
+    refuses) is told without the input it quotes: that is the server's own output, which
+    may hold a secret the scrubber cannot recognise once pydantic has cut it.
+    """
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = " ".join(str(exc).split())
+    raw = _validation_text(exc) if isinstance(exc, ValidationError) else str(exc)
+    text = " ".join(raw.split())
     return scrub(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:500]
+
+
+def _validation_text(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    parts = [
+        f"{'.'.join(str(p) for p in error['loc']) or 'message'}: {error['msg']}"
+        for error in errors[:3]
+    ]
+    more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"{exc.error_count()} validation error(s) for {exc.title}: {'; '.join(parts)}{more}"
 
 
 class ServerConnection:
@@ -120,6 +138,9 @@ class ServerConnection:
             await asyncio.wait_for(asyncio.shield(self._first), self.config.startup_timeout)
         except TimeoutError:
             await self.stop()
+            # The stop may end the start with an error of its own: nobody awaits it now.
+            if self._first.done() and not self._first.cancelled():
+                self._first.exception()
             raise TimeoutError(
                 f"did not answer initialize and tools/list within {self.config.startup_timeout:g}s"
             ) from None
