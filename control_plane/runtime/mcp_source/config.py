@@ -35,6 +35,7 @@ from control_plane.runtime.mcp_source.rules import BUILTIN_CODES, BUILTIN_RULES,
 
 __all__ = [
     "DEFAULT_FILE",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "ENV_CONFIG",
     "McpConfig",
     "McpConfigError",
@@ -50,6 +51,10 @@ DEFAULT_FILE = "packctl-mcp.toml"
 ENV_CONFIG = "PACKCTL_MCP_CONFIG"
 
 StartMode = Literal["eager", "lazy"]
+
+#: Default of ``max_message_bytes``: the largest JSON-RPC message read from a server (the
+#: control plane's own gRPC maximum, so a result that could travel is never cut).
+DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 
 class McpConfigError(CapabilityPackError, ConfigError):
@@ -110,6 +115,7 @@ class ServerConfig:
     health_interval: float = 5.0
     restart_backoff: float = 0.5
     restart_backoff_max: float = 30.0
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     codes: tuple[str, ...] = DEFAULT_CODES
     code_docs: Mapping[str, CodeDoc] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
@@ -418,6 +424,7 @@ def _server(
         health_interval=float(raw.get("health_interval", 5.0)),
         restart_backoff=float(raw.get("restart_backoff", 0.5)),
         restart_backoff_max=float(raw.get("restart_backoff_max", 30.0)),
+        max_message_bytes=int(raw.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)),
         codes=codes,
         code_docs=docs,
         rules=rules,

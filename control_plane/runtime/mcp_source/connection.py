@@ -20,10 +20,13 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.redact import scrub
 from control_plane.runtime import stderr_relay
 from control_plane.runtime.mcp_source.config import ServerConfig
+from control_plane.runtime.mcp_source.transport import http_transport, stdio_transport
 
 __all__ = ["ServerConnection", "ServerUnavailable", "State"]
 
@@ -38,19 +41,38 @@ PING_TIMEOUT = 5.0
 class ServerUnavailable(CapabilityPackError):
     """The server cannot take a call now: it did not start, died, or is restarting."""
 
-    def __init__(self, server: str, state: str, reason: str) -> None:
+    def __init__(self, server: str, state: str, reason: str, public: str = "") -> None:
         super().__init__(f"MCP server {server} is {state}: {reason}")
         self.server = server
         self.state = state
         self.reason = reason
+        #: What the caller may be told (our own words, never the server's text): why the
+        #: connection was dropped when the control plane dropped it.
+        self.public = public
 
 
 def describe(exc: BaseException) -> str:
-    """An exception as one scrubbed line (exception groups: their first leaf)."""
+    """An exception as one scrubbed line (exception groups: their first leaf).
+
+    A pydantic ``ValidationError`` (a line that is not JSON-RPC, a ``tools/list`` the SDK
+    refuses) is told without the input it quotes: that is the server's own output, which
+    may hold a secret the scrubber cannot recognise once pydantic has cut it.
+    """
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = " ".join(str(exc).split())
+    raw = _validation_text(exc) if isinstance(exc, ValidationError) else str(exc)
+    text = " ".join(raw.split())
     return scrub(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)[:500]
+
+
+def _validation_text(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    parts = [
+        f"{'.'.join(str(p) for p in error['loc']) or 'message'}: {error['msg']}"
+        for error in errors[:3]
+    ]
+    more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"{exc.error_count()} validation error(s) for {exc.title}: {'; '.join(parts)}{more}"
 
 
 class ServerConnection:
@@ -69,6 +91,9 @@ class ServerConnection:
         self.tools: dict[str, Any] = {}
         self.server_version: str | None = None
         self.last_error = ""
+        #: Why the control plane dropped the connection (its own words), for the calls in
+        #: flight then; reset by the next start.
+        self.violation = ""
         self.restarts = 0
         self._on_state = on_state
         # The server's stderr: a pipe to the scrubbing relay (it may print secrets).
@@ -113,6 +138,9 @@ class ServerConnection:
             await asyncio.wait_for(asyncio.shield(self._first), self.config.startup_timeout)
         except TimeoutError:
             await self.stop()
+            # The stop may end the start with an error of its own: nobody awaits it now.
+            if self._first.done() and not self._first.cancelled():
+                self._first.exception()
             raise TimeoutError(
                 f"did not answer initialize and tools/list within {self.config.startup_timeout:g}s"
             ) from None
@@ -208,26 +236,39 @@ class ServerConnection:
             delay = min(delay * 2, self.config.restart_backoff_max)
 
     def _transport(self) -> Any:
+        """The bounded transport (:mod:`.transport`): no message past ``max_message_bytes``."""
         cfg = self.config
         if cfg.command is not None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            params = StdioServerParameters(
-                command=cfg.command,
-                args=list(cfg.args),
+            return stdio_transport(
+                cfg.command,
+                list(cfg.args),
                 env=dict(cfg.env) or None,
                 cwd=cfg.cwd,
+                errlog=self._errlog,
+                max_message_bytes=cfg.max_message_bytes,
+                on_oversize=self._broken,
             )
-            return stdio_client(params, errlog=self._errlog)
-        from mcp.client.streamable_http import streamable_http_client
-
         assert cfg.url is not None
-        if cfg.headers:
-            import httpx2
+        return http_transport(
+            cfg.url,
+            dict(cfg.headers),
+            max_message_bytes=cfg.max_message_bytes,
+            on_oversize=self._broken,
+        )
 
-            client = httpx2.AsyncClient(headers=dict(cfg.headers), timeout=30.0)
-            return streamable_http_client(cfg.url, http_client=client)
-        return streamable_http_client(cfg.url)
+    def _broken(self, exc: BaseException) -> None:
+        """The server broke the protocol (a message too long): drop the connection."""
+        self.last_error = describe(exc)
+        limit = self.config.max_message_bytes
+        self.violation = f"it sent a message larger than max_message_bytes ({limit} bytes)"
+        logger.warning(
+            "MCP server %s: %s; restarting it",
+            self.config.name,
+            self.last_error,
+            extra={"event": "mcp_protocol_violation"},
+        )
+        if self._dead is not None:
+            self._dead.set()
 
     async def _session_once(self) -> bool:
         """One connection: open, initialize, list tools, watch. True if it served."""
@@ -244,6 +285,7 @@ class ServerConnection:
                 self._dead.set()  # type: ignore[union-attr]
 
         served = False
+        self.violation = ""
         async with contextlib.AsyncExitStack() as stack:
             read, write = await stack.enter_async_context(self._transport())
             session = await stack.enter_async_context(
@@ -334,12 +376,16 @@ class ServerConnection:
             watch.cancel()
             if not work.done():
                 work.cancel()
-        if work.done() and not work.cancelled():
+        # A request that failed because the connection died under it (the SDK turns a
+        # response cut by max_message_bytes into a parse error) reports the death.
+        if work.done() and not work.cancelled() and (not dead.is_set() or not work.exception()):
             return work.result()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await work  # let the cancelled request finish its cleanup
         reason = self.last_error or "the connection closed"
-        raise ServerUnavailable(self.config.name, "restarting", f"{reason} ({when})")
+        raise ServerUnavailable(
+            self.config.name, "restarting", f"{reason} ({when})", public=self.violation
+        )
 
 
 async def _handshake(session: Any) -> tuple[Any, list[Any]]:

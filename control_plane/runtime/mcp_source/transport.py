@@ -1,0 +1,316 @@
+"""The transports to an MCP server, bounded: no message longer than ``max_message_bytes``.
+
+The SDK's ``stdio_client`` reads a server's stdout without a bound: one line of 20 MB is
+gathered by repeated string concatenation, then decoded whole, on the MCP source's loop and
+holding the GIL, so every pack's calls wait (measured with ``bench/mcp_stall.py``). Its
+streamable HTTP client bounds an SSE event (``max_sse_event_size``) but reads a JSON response
+body whole. Here:
+
+* :func:`stdio_transport` starts the server as the SDK does (a session of its own, the
+  SDK's small inherited environment, stderr to ``errlog``) and reads its stdout as bytes,
+  splitting lines in linear time; a line past the limit is never joined nor decoded:
+  ``on_oversize`` is told, reading stops, and the server is stopped at once on close
+  (SIGTERM to its process group, SIGKILL after a grace) since it is not reading its stdin;
+* :func:`http_client` is an ``httpx2.AsyncClient`` whose non-SSE response bodies stop at
+  the limit (a ``Content-Length`` over it is refused before reading); an SSE event is bounded
+  by the SDK with the same limit (:func:`http_transport`).
+
+Either way the connection is then dead for :class:`~.connection.ServerConnection`: the calls
+in flight answer ``server_unavailable`` and the server is restarted with backoff.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import anyio.abc
+import httpx2
+
+__all__ = ["MessageTooLarge", "http_client", "http_transport", "stdio_transport"]
+
+logger = logging.getLogger("capability_packs.mcp_source")
+
+#: Bytes read from the server's stdout at a time.
+READ_CHUNK = 65536
+#: Seconds a server gets to exit once its stdin is closed, then after SIGTERM.
+EXIT_GRACE = 2.0
+#: Seconds the writer gets to flush accepted messages on close.
+FLUSH_GRACE = 0.5
+
+#: The SDK's HTTP timeouts: to connect, write and wait for a pooled connection; to read (a
+#: server may hold an SSE stream open).
+HTTP_TIMEOUT = 30.0
+HTTP_READ_TIMEOUT = 300.0
+
+OnOversize = Callable[["MessageTooLarge"], None]
+
+
+class MessageTooLarge(httpx2.StreamError):
+    """The server sent a message longer than ``max_message_bytes``; it was not decoded.
+
+    A ``httpx2.StreamError`` so that the SDK's HTTP client, reading a JSON body, treats it
+    as an unreadable response of that one request rather than a crash of the transport.
+    """
+
+    def __init__(self, limit: int, transport: str) -> None:
+        super().__init__(
+            f"the MCP server sent a message larger than max_message_bytes ({limit} bytes) "
+            f"over {transport}; it was dropped unread"
+        )
+        self.limit = limit
+
+
+# -- stdio -------------------------------------------------------------------------------
+
+
+def _environment(extra: dict[str, str] | None) -> dict[str, str]:
+    from mcp.client.stdio import get_default_environment
+
+    return get_default_environment() | (extra or {})
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(
+    command: str,
+    args: list[str],
+    *,
+    env: dict[str, str] | None,
+    cwd: Path | None,
+    errlog: TextIO,
+    max_message_bytes: int,
+    on_oversize: OnOversize,
+) -> AsyncIterator[tuple[Any, Any]]:
+    """``(read_stream, write_stream)`` to a server started as ``command args``."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    process = await anyio.open_process(
+        [command, *args],
+        env=_environment(env),
+        stderr=errlog,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    writer_done = anyio.Event()
+    broken = False
+
+    def parse(line: bytes) -> SessionMessage | Exception:
+        try:
+            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except ValueError as exc:  # pydantic's ValidationError (not JSON, not JSON-RPC, not UTF-8)
+            return exc
+
+    async def deliver(line: bytes) -> bool:
+        """Hand one line to the session; False once the session is gone."""
+        if not line.strip():
+            return True
+        try:
+            await read_writer.send(parse(line))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return False
+        return True
+
+    async def reader() -> None:
+        nonlocal broken
+        stdout = process.stdout
+        assert stdout is not None
+        parts: list[bytes] = []
+        size = 0
+        try:
+            async with read_writer:
+                while True:
+                    chunk = await stdout.receive(READ_CHUNK)
+                    start = 0
+                    while True:
+                        end = chunk.find(b"\n", start)
+                        piece = chunk[start:] if end < 0 else chunk[start:end]
+                        size += len(piece)
+                        if size > max_message_bytes:
+                            broken = True
+                            on_oversize(MessageTooLarge(max_message_bytes, "stdio"))
+                            return
+                        if end < 0:
+                            if piece:
+                                parts.append(piece)
+                            break
+                        parts.append(piece)
+                        line = b"".join(parts)
+                        parts.clear()
+                        size = 0
+                        start = end + 1
+                        if not await deliver(line):
+                            await _drain(stdout)
+                            return
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            return  # the server closed its stdout (it died), or our close did
+
+    async def writer() -> None:
+        stdin = process.stdin
+        assert stdin is not None
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await stdin.send(data.encode() + b"\n")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # The server stopped reading: end the session rather than leave a request hanging.
+            await read_writer.aclose()
+        finally:
+            writer_done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                read_stream.close()
+                write_stream.close()
+                with anyio.move_on_after(FLUSH_GRACE):
+                    await writer_done.wait()
+                await _stop(process, grace=0.0 if broken else EXIT_GRACE)
+                for stream in (read_stream, write_stream, read_writer, write_reader):
+                    await stream.aclose()
+            tg.cancel_scope.cancel()
+
+
+async def _drain(stdout: anyio.abc.ByteReceiveStream) -> None:
+    """Discard what the server still writes, so that it is not stuck on a full pipe and can
+    exit when its stdin closes (ends when its stdout closes: it exited or was killed)."""
+    with anyio.CancelScope(shield=True):
+        with contextlib.suppress(
+            anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError
+        ):
+            while True:
+                await stdout.receive(READ_CHUNK)
+
+
+async def _stop(process: anyio.abc.Process, *, grace: float) -> None:
+    """Close stdin, give the server ``grace`` seconds to exit, then SIGTERM its process group
+    and SIGKILL what is left after :data:`EXIT_GRACE` (the MCP spec's shutdown sequence)."""
+    quiet = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+    if process.stdin is not None:
+        with contextlib.suppress(*quiet):
+            await process.stdin.aclose()
+    if not await _exited(process, grace):
+        pgid = process.pid  # the leader of a session of its own: its pid is the group's id
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGTERM)
+        if not await _exited(process, EXIT_GRACE):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+            if not await _exited(process, EXIT_GRACE):
+                logger.warning("MCP server process %d survived SIGKILL; abandoning it", pgid)
+    if process.stdout is not None:
+        with contextlib.suppress(*quiet):
+            await process.stdout.aclose()
+    # Not process.aclose(): it waits for the pipes' end too, which a child of the server
+    # that left its group may hold open. Closing the subprocess transport releases them.
+    close = getattr(getattr(process, "_transport", None), "close", None)
+    if callable(close):
+        with contextlib.suppress(OSError):
+            close()
+
+
+async def _exited(process: anyio.abc.Process, timeout: float) -> bool:
+    """Whether the process exited within ``timeout`` (polled: ``wait()`` also waits for the
+    pipes, which a child of the server may hold open)."""
+    with anyio.move_on_after(timeout):
+        while process.returncode is None:  # noqa: ASYNC110 - nothing signals an exit to await
+            await anyio.sleep(0.01)
+    return process.returncode is not None
+
+
+# -- streamable HTTP ---------------------------------------------------------------------
+
+
+class _Bounded(httpx2.AsyncByteStream):
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, on_oversize: OnOversize) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._on_oversize = on_oversize
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        async for chunk in self._inner:
+            size += len(chunk)
+            if size > self._limit:
+                raise self._too_large()
+            yield chunk
+
+    def _too_large(self) -> MessageTooLarge:
+        exc = MessageTooLarge(self._limit, "HTTP")
+        self._on_oversize(exc)
+        return exc
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _BoundedTransport(httpx2.AsyncBaseTransport):
+    """Response bodies (not SSE streams, bounded per event by the SDK) stop at ``limit``."""
+
+    def __init__(self, limit: int, on_oversize: OnOversize) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+        self._limit = limit
+        self._on_oversize = on_oversize
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        if response.headers.get("content-type", "").lower().startswith("text/event-stream"):
+            return response
+        stream = response.stream
+        assert isinstance(stream, httpx2.AsyncByteStream)
+        bounded = _Bounded(stream, self._limit, self._on_oversize)
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) > self._limit:
+            await stream.aclose()
+            raise bounded._too_large()
+        return httpx2.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=bounded,
+            extensions=response.extensions,
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def http_client(
+    headers: dict[str, str], max_message_bytes: int, on_oversize: OnOversize
+) -> httpx2.AsyncClient:
+    """The SDK's default client settings (30 s to connect and write, 300 s to read a held
+    stream), with the headers and the bounded transport."""
+    return httpx2.AsyncClient(
+        headers=headers,
+        timeout=httpx2.Timeout(HTTP_TIMEOUT, read=HTTP_READ_TIMEOUT),
+        transport=_BoundedTransport(max_message_bytes, on_oversize),
+    )
+
+
+@contextlib.asynccontextmanager
+async def http_transport(
+    url: str, headers: dict[str, str], *, max_message_bytes: int, on_oversize: OnOversize
+) -> AsyncIterator[tuple[Any, Any]]:
+    """``(read_stream, write_stream)`` to a streamable HTTP server, the client closed after."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        http_client(headers, max_message_bytes, on_oversize) as client,
+        streamable_http_client(
+            url, http_client=client, max_sse_event_size=max_message_bytes
+        ) as streams,
+    ):
+        yield streams[0], streams[1]
