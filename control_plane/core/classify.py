@@ -46,7 +46,7 @@ import subprocess
 import time
 import urllib.error
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from control_plane.core.bounds import MAX_TEXT, safe_text
@@ -92,6 +92,11 @@ class Classification:
     typed: bool = False
     #: A generic wrapper's guess: used only if nothing deeper in the chain classifies.
     weak: bool = False
+
+    def for_plugin(self, plugin: str) -> Classification:
+        """The same answer given by the plugin ``plugin``: rule ``<plugin>:<rule>`` (a
+        tool table's match reported by the subprocess or GitPython classifier)."""
+        return replace(self, rule=f"{plugin}:{self.rule}")
 
 
 Classifier = Callable[[BaseException], Classification | None]

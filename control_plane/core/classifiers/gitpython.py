@@ -65,14 +65,7 @@ def _command_error(exc: BaseException) -> Classification | None:
         status if isinstance(status, int) and not isinstance(status, bool) else None,
         _unquoted(stderr) if isinstance(stderr, str) else None,
     )
-    if found is None:
-        return None
-    return Classification(
-        code=found.code,
-        message=found.message,
-        retry_after=found.retry_after,
-        rule=f"{PLUGIN}:{found.rule}",
-    )
+    return found.for_plugin(PLUGIN) if found is not None else None
 
 
 @hookimpl

@@ -65,14 +65,7 @@ def _called_process_error(exc: BaseException) -> Classification | None:
         stderr = None
     returncode = safe_attr(exc, "returncode")
     found = table.classify(returncode if isinstance(returncode, int) else None, stderr)
-    if found is None:
-        return None
-    return Classification(
-        code=found.code,
-        message=found.message,
-        retry_after=found.retry_after,
-        rule=f"{PLUGIN}:{found.rule}",
-    )
+    return found.for_plugin(PLUGIN) if found is not None else None
 
 
 #: uvloop's spawn (libuv ``uv_spawn``): its exec failures carry no file name.
