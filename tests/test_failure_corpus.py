@@ -1,9 +1,9 @@
 """Classification quality on real failures, provoked live on loopback (``tests/failure_corpus``).
 
 Every case makes a real library or tool fail (grpcio sync and aio, httpx, requests,
-aiohttp, urllib, http.client, xmlrpc, smtplib, ftplib, imaplib, poplib, ssl with trustme
-certificates, asyncio, sockets, subprocess with git, ssh, curl, wget, ffprobe, GitPython,
-sqlite3) and names the codes that are right. The test fails on any wrong specific code,
+aiohttp, websockets sync and asyncio, urllib, http.client, xmlrpc, smtplib, ftplib, imaplib,
+poplib, ssl with trustme certificates, asyncio, sockets, subprocess with git, ssh, curl,
+wget, ffprobe, GitPython, sqlite3) and names the codes that are right. The test fails on any wrong specific code,
 on a case that no longer fails, and below 95% correct. A sample is also wrapped 1, 3 and
 10 levels deep and put inside exception groups, and raised inside a pack served by
 ``packctl serve`` and called over gRPC: same code, same ``retry_after``, no raw stderr,
@@ -36,6 +36,7 @@ REQUIRED_CLASSES = {
     "httpx",
     "requests",
     "aiohttp",
+    "websockets",
     "urllib",
     "http.client",
     "ssl",
@@ -148,6 +149,7 @@ def test_the_runtime_imports_none_of_the_libraries_it_knows_about() -> None:
         "assert len(load.registry) >= 4, load.registry.failures\n"
         "classify(ConnectionRefusedError(111, 'refused'), load.classifiers)\n"
         "found = sorted(m for m in ('httpx', 'httpcore', 'requests', 'urllib3', 'aiohttp',\n"
+        "    'websockets',\n"
         "    'trustme', 'smtplib', 'xmlrpc', 'git', 'sqlite3', 'ftplib', 'imaplib', 'poplib')\n"
         "    if m in sys.modules)\n"
         "print(found)\n"
@@ -215,7 +217,7 @@ def test_served_pack_delivers_the_same_code_over_grpc(
 
 
 #: The libraries whose corpus cases include async ones.
-ASYNC_CLASSES = {"grpc.aio", "httpx", "aiohttp", "asyncio", "subprocess"}
+ASYNC_CLASSES = {"grpc.aio", "httpx", "aiohttp", "websockets", "asyncio", "subprocess"}
 
 
 def test_async_cases_get_the_same_code_on_uvloop(

@@ -8,9 +8,9 @@ first that classifies:
 
 1. :class:`~control_plane.core.errors.PackError` -> its own code and payload.
 2. plugin classifiers (the ``classify_exception`` hook) -> whatever they return. The
-   built-in ones (``control_plane/core/classifiers/``: grpc, httpx, requests, aiohttp, tls,
-   smtp, ftp, imap, pop, xmlrpc, sqlite, subprocess, gitpython, sockets) are plugins like
-   any other.
+   built-in ones (``control_plane/core/classifiers/``: grpc, httpx, requests, aiohttp,
+   websockets, tls, smtp, ftp, imap, pop, xmlrpc, sqlite, subprocess, gitpython, sockets)
+   are plugins like any other.
 3. an HTTP status carried by the exception (``status_code``, ``status``, ``code``,
    ``errcode``, or the same on ``.response``) -> :data:`HTTP_STATUS_CODES` (any other 5xx ->
    :data:`HTTP_5XX_CODE`), with ``Retry-After`` parsed.

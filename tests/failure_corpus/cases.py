@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 import ssl
@@ -1072,6 +1073,155 @@ def _socket_cases() -> None:
         sample=True,
     )
     case("ca_not_pem", "ssl", INT, "CA file is not PEM: local configuration", ca_not_pem)
+
+
+# -- websockets -----------------------------------------------------------------------
+
+#: The server's close code (path ``/close/CODE/REASON``) -> (codes, reason); see the
+#: websockets classifier for why each is right.
+WS_CLOSES: dict[str, tuple[int, str, frozenset[str], str]] = {
+    "close_1001": (1001, "shutting down", NET, "going away: the server restarts, retry"),
+    "close_1008": (1008, "binary frames only", INT, "policy violation naming no credentials"),
+    "close_1008_auth": (1008, "invalid token", AUTH, "policy violation: the token was refused"),
+    "close_1009": (1009, "too big", INT, "the server refuses the message size: permanent"),
+    "close_1011": (1011, "upstream crashed", NET, "server error, as HTTP 500: retryable"),
+    "close_1013": (1013, "overloaded", RL, "try again later, as 503 with Retry-After"),
+    "close_3000": (3000, "who are you", AUTH, "IANA-registered 'Unauthorized'"),
+    "close_4000": (4000, "app specific", INT, "a private code: nothing specific is known"),
+}
+
+
+def _websockets_cases() -> None:
+    from websockets.asyncio.client import connect as aio_connect
+    from websockets.sync.client import connect as sync_connect
+
+    # the client logs its own keepalive failure with a traceback: not wanted in the output
+    quiet = logging.getLogger("failure_corpus.websockets.client")
+    quiet.propagate = False
+    quiet.setLevel(logging.CRITICAL + 1)
+
+    def options(ep: Endpoints, kw: dict[str, Any], tls: bool) -> dict[str, Any]:
+        return {"open_timeout": 5, **kw, **({"ssl": _tls_client(ep)} if tls else {})}
+
+    def sync_open(
+        url: Callable[[Endpoints], str], tls: bool = False, **kw: Any
+    ) -> Callable[[Endpoints], Any]:
+        def run(ep: Endpoints) -> None:
+            with sync_connect(url(ep), **options(ep, kw, tls)) as ws:
+                ws.recv(timeout=5)
+
+        return run
+
+    def aio_open(
+        url: Callable[[Endpoints], str], tls: bool = False, **kw: Any
+    ) -> Callable[[Endpoints], Any]:
+        async def run(ep: Endpoints) -> None:
+            async with aio_connect(url(ep), **options(ep, kw, tls)) as ws:
+                await asyncio.wait_for(ws.recv(), 5)
+
+        return run
+
+    def ws(path: str) -> Callable[[Endpoints], str]:
+        return lambda ep: f"ws://{LOOPBACK}:{ep.ws}{path}"
+
+    def raw(kind: str) -> Callable[[Endpoints], str]:
+        return lambda ep: f"ws://{LOOPBACK}:{ep.raw[kind]}/"
+
+    samples = {"sync:http_429", "aio:close_1011", "aio:close_1008_auth", "aio:refused"}
+    for flavour, opener in (("sync", sync_open), ("aio", aio_open)):
+
+        def add(
+            name: str,
+            codes: frozenset[str],
+            why: str,
+            run: Callable[[Endpoints], Any],
+            retry_after: float | None = None,
+            flavour: str = flavour,
+        ) -> None:
+            key = f"{flavour}:{name}"
+            case(key, "websockets", codes, why, run, retry_after=retry_after, sample=key in samples)
+
+        add(
+            "refused",
+            NET,
+            "nothing listens on the port",
+            opener(lambda ep: f"ws://{LOOPBACK}:{ep.refused}/"),
+        )
+        add("dns", NET, "getaddrinfo fails", opener(lambda ep: f"ws://{UNRESOLVABLE_HOST}/"))
+        add(
+            "open_timeout",
+            TO,
+            "open_timeout passes while connect() hangs on a full backlog",
+            opener(lambda ep: f"ws://{LOOPBACK}:{ep.backlog}/", open_timeout=T),
+        )
+        add(
+            "handshake_timeout",
+            TO,
+            "open_timeout passes: the server never answers the opening handshake",
+            opener(raw("silent"), open_timeout=T),
+        )
+        for status in (401, 403, 404, 429, 500, 503):
+            codes, why = STATUSES[status]
+            add(
+                f"http_{status}",
+                codes,
+                f"handshake refused: {why}",
+                opener(ws(f"/status/{status}")),
+                _retry(status),
+            )
+        add(
+            "not_websocket",
+            INT,
+            "a plain HTTP 200 page: the URL is no WebSocket endpoint, permanent",
+            opener(ws("/plain")),
+        )
+        for name, (code, reason, codes, why) in WS_CLOSES.items():
+            add(name, codes, why, opener(ws(f"/close/{code}/{reason.replace(' ', '%20')}")))
+        add(
+            "message_too_big",
+            INT,
+            "the server's message exceeds the client's max_size: a local limit",
+            opener(ws("/big"), max_size=1024),
+        )
+        add(
+            "keepalive_timeout",
+            TO,
+            "the server stops answering pings: keepalive ping timeout",
+            opener(
+                lambda ep: f"ws://{LOOPBACK}:{ep.ws_mute}/",
+                ping_interval=0.1,
+                ping_timeout=T,
+                close_timeout=T,
+                logger=quiet,
+            ),
+        )
+        add(
+            "dropped",
+            NET,
+            "the server resets the TCP connection: no close frame",
+            opener(ws("/drop")),
+        )
+        add(
+            "disconnect",
+            NET,
+            "the server closes before answering the handshake",
+            opener(raw("close_now")),
+        )
+        add(
+            "garbage", NET_OR_INT, "the answer to the handshake is not HTTP", opener(raw("garbage"))
+        )
+        add(
+            "invalid_uri",
+            INT,
+            "an http:// URI is no WebSocket URI: the pack's own error",
+            opener(lambda ep: ep.url("/")),
+        )
+        add(
+            "tls_untrusted",
+            CERT,
+            "server cert from an untrusted CA",
+            opener(lambda ep: f"wss://{LOOPBACK}:{ep.tls['untrusted']}/", tls=True),
+        )
 
 
 # -- HTTPS through a proxy that refuses the tunnel --------------------------------------
@@ -2303,6 +2453,7 @@ def all_cases() -> list[Case]:
             _httpx_cases,
             _requests_cases,
             _aiohttp_cases,
+            _websockets_cases,
             _stdlib_http_cases,
             _proxy_cases,
             _socket_cases,

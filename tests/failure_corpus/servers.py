@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import datetime
+import hashlib
+import logging
 import os
 import socket
 import ssl
@@ -13,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from dataclasses import asdict, dataclass, field
@@ -22,6 +26,7 @@ from typing import Any
 
 import grpc
 import trustme
+import websockets.sync.server
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
@@ -411,6 +416,83 @@ def _grpc_server(credentials: Any = None) -> tuple[grpc.Server, int]:
     return server, port
 
 
+# -- WebSocket ------------------------------------------------------------------------
+
+#: ``/status/NNN`` rejects the opening handshake with NNN; ``/plain`` answers a plain 200.
+#: After the handshake, ``/close/NNNN/REASON`` closes with that code and reason, ``/big``
+#: sends a 4 KiB message, ``/drop`` resets the TCP connection; anything else waits.
+
+
+def _ws_request(conn: Any, request: Any) -> Any:
+    path = request.path
+    if path.startswith("/status/"):
+        status = int(path.split("/")[2])
+        response = conn.respond(status, f"refused ({PLANTED})\n")
+        if status in {429, 503}:
+            response.headers["Retry-After"] = str(RETRY_AFTER)
+        return response
+    if path == "/plain":
+        return conn.respond(200, "a plain HTTP page, no WebSocket here\n")
+    return None
+
+
+def _ws_handler(ws: Any) -> None:
+    path = ws.request.path
+    if path.startswith("/close/"):
+        _, _, code, reason = path.split("/", 3)
+        reason = urllib.parse.unquote(reason)
+        ws.close(int(code), reason)
+        return
+    if path == "/big":
+        ws.send(b"x" * 4096)
+    if path == "/drop":
+        ws.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        ws.socket.close()
+        return
+    with contextlib.suppress(Exception):
+        ws.recv(timeout=5)
+
+
+def _ws_server() -> tuple[Any, int]:
+    server = websockets.sync.server.serve(
+        _ws_handler, LOOPBACK, 0, process_request=_ws_request, logger=_QUIET
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, int(server.socket.getsockname()[1])
+
+
+#: What the WebSocket server logs about clients failing on purpose, dropped.
+_QUIET = logging.getLogger("failure_corpus.websockets")
+_QUIET.propagate = False
+_QUIET.setLevel(logging.CRITICAL + 1)
+
+_WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+
+def _ws_mute(conn: socket.socket, held: list[socket.socket]) -> None:
+    """Accept the opening handshake, then never answer again (not even a ping)."""
+    conn.settimeout(2.0)
+    data = b""
+    with contextlib.suppress(OSError):
+        while b"\r\n\r\n" not in data and len(data) < 65536:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return
+            data += chunk
+    key = ""
+    for line in data.decode("latin-1").split("\r\n"):
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "sec-websocket-key":
+            key = value.strip()
+    accept = base64.b64encode(hashlib.sha1((key + _WS_GUID).encode()).digest()).decode()
+    with contextlib.suppress(OSError):
+        conn.sendall(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept.encode() + b"\r\n\r\n"
+        )
+    held.append(conn)
+
+
 # -- everything ---------------------------------------------------------------------
 
 
@@ -431,6 +513,9 @@ class Endpoints:
     ftp: dict[str, int] = field(default_factory=dict)
     imap: dict[str, int] = field(default_factory=dict)
     pop: dict[str, int] = field(default_factory=dict)
+    #: The WebSocket server, and one that goes mute after the opening handshake.
+    ws: int = 0
+    ws_mute: int = 0
 
     def url(self, path: str = "/", port: int | None = None, scheme: str = "http") -> str:
         return f"{scheme}://{LOOPBACK}:{self.http if port is None else port}{path}"
@@ -551,6 +636,11 @@ def start() -> Iterator[Endpoints]:
         )
         closers.append(lambda: mtls_grpc.stop(None))
 
+        ws_server, ws_port = _ws_server()
+        closers.append(ws_server.shutdown)
+        mute = Listener(lambda conn: _ws_mute(conn, held))
+        closers.append(mute.close)
+
         yield Endpoints(
             http=int(http.server_address[1]),
             refused=free_port(),
@@ -562,6 +652,8 @@ def start() -> Iterator[Endpoints]:
             grpc_tls=grpc_tls_port,
             grpc_mtls=grpc_mtls_port,
             files=files,
+            ws=ws_port,
+            ws_mute=mute.port,
             **lines,
         )
     finally:

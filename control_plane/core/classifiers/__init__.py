@@ -23,6 +23,7 @@ BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.httpx",
     "control_plane.core.classifiers.requests",
     "control_plane.core.classifiers.aiohttp",
+    "control_plane.core.classifiers.websockets",
     "control_plane.core.classifiers.smtp",
     "control_plane.core.classifiers.xmlrpc",
     "control_plane.core.classifiers.ftp",
