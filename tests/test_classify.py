@@ -7,7 +7,12 @@ library classes, so a regression names the rule, not a server.
 
 from __future__ import annotations
 
+import errno
+import socket
+import ssl
 import warnings
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from failure_corpus.score import classifiers
@@ -112,3 +117,74 @@ def test_websockets_a_server_that_hangs_up_during_the_handshake() -> None:
 
 def test_websockets_invalid_uri_is_the_packs_own_error() -> None:
     assert _code(InvalidURI("http://x/", "scheme isn't ws or wss")).code == "internal_error"
+
+
+def test_websockets_deprecated_properties_are_never_read() -> None:
+    closed = _server_closed(1011, "boom")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert classify(closed, PLUGINS) is not None
+        assert classify(RuntimeError("wrapped"), PLUGINS) is None
+        try:
+            raise RuntimeError("wrapper") from closed
+        except RuntimeError as outer:
+            assert classify(outer, PLUGINS) is not None
+    assert [str(w.message) for w in seen] == []
+
+
+# -- the pack's own TLS files -----------------------------------------------------------
+
+
+def _raised(fn: Callable[[], object]) -> BaseException:
+    try:
+        fn()
+    except BaseException as exc:  # the failure under test
+        return exc
+    raise AssertionError("did not fail")
+
+
+def test_a_missing_ca_file_is_the_packs_configuration_not_a_missing_resource(
+    tmp_path: Path,
+) -> None:
+    missing = str(tmp_path / "no-such-ca.pem")
+    exc = _raised(lambda: ssl.create_default_context(cafile=missing))
+    assert isinstance(exc, FileNotFoundError)  # the type table alone says not_found
+    found = _code(exc)
+    assert (found.code, found.rule) == ("internal_error", "tls:config_file")
+
+
+def test_a_missing_client_certificate_or_key_is_the_packs_configuration(tmp_path: Path) -> None:
+    def load(*files: str) -> None:
+        ctx = ssl.create_default_context()
+        ctx.load_cert_chain(*files)
+
+    cert = str(tmp_path / "no-such-client.pem")
+    assert _code(_raised(lambda: load(cert))).code == "internal_error"
+    garbled = tmp_path / "garbled.pem"
+    garbled.write_text("not a certificate\n")
+    assert _code(_raised(lambda: load(str(garbled)))).code == "internal_error"
+
+
+def test_an_unreadable_tls_file_is_not_a_rejected_credential() -> None:
+    def load() -> None:
+        ctx = ssl.create_default_context()  # noqa: F841 - the context being loaded
+        # what _ssl raises for an unreadable file (root reads anything: not provoked live)
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    assert _code(_raised(load)).code == "internal_error"
+
+
+def test_files_the_pack_names_itself_keep_their_codes(tmp_path: Path) -> None:
+    def read_input() -> None:
+        ctx = ssl.create_default_context()  # noqa: F841 - a context is around, unused here
+        with open(tmp_path / "input.json"):  # names the file: the caller's input
+            pass
+
+    assert _code(_raised(read_input)).code == "not_found"
+
+    def connect_unix() -> None:
+        ctx = ssl.create_default_context()  # noqa: F841
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(str(tmp_path / "nobody.sock"))
+
+    assert _code(_raised(connect_unix)).code == "network_error"

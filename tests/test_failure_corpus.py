@@ -3,11 +3,11 @@
 Every case makes a real library or tool fail (grpcio sync and aio, httpx, requests,
 aiohttp, websockets sync and asyncio, urllib, http.client, xmlrpc, smtplib, ftplib, imaplib,
 poplib, ssl with trustme certificates, asyncio, sockets, subprocess with git, ssh, curl,
-wget, ffprobe, GitPython, sqlite3) and names the codes that are right. The test fails on any wrong specific code,
-on a case that no longer fails, and below 95% correct. A sample is also wrapped 1, 3 and
-10 levels deep and put inside exception groups, and raised inside a pack served by
-``packctl serve`` and called over gRPC: same code, same ``retry_after``, no raw stderr,
-no planted secret.
+wget, ffprobe, GitPython, sqlite3) and names the codes that are right. The test fails on
+any wrong specific code, on a case that no longer fails, and below 95% correct. A sample is
+also wrapped 1, 3 and 10 levels deep and put inside exception groups, and raised inside a
+pack served by ``packctl serve`` and called over gRPC: same code, same ``retry_after``, no
+raw stderr, no planted secret.
 """
 
 from __future__ import annotations

@@ -191,6 +191,10 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
         if current.__context__ is not None and not current.__suppress_context__:
             nested.append(current.__context__)
         for attr in ("reason", "original", "inner"):
+            # An exception stored on the instance; a property of the class is a computed
+            # view (websockets' ``ConnectionClosed.reason`` is a deprecated one that warns).
+            if isinstance(_attr(type(current), attr), property):
+                continue
             value = _attr(current, attr)
             if isinstance(value, BaseException):
                 nested.append(value)

@@ -256,6 +256,23 @@ def _httpx_cases() -> None:
         lambda ep: httpx.get(ep.url("/", ep.raw["garbage"]), timeout=5),
     )
 
+    transport(
+        "client_cert_missing",
+        INT,
+        "Client(cert=) names a missing file: the pack's TLS configuration, not not_found",
+        lambda ep: httpx.Client(cert=os.path.join(ep.files["tmp"], "no-such-client.pem")),
+    )
+    transport(
+        "ca_bundle_missing",
+        INT,
+        "Client(verify=ssl context of a missing CA file): the pack's TLS configuration",
+        lambda ep: httpx.Client(
+            verify=ssl.create_default_context(
+                cafile=os.path.join(ep.files["tmp"], "no-such-ca.pem")
+            )
+        ),
+    )
+
     def pool_timeout(ep: Endpoints) -> None:
         limits = httpx.Limits(max_connections=1)
         with (
@@ -1073,6 +1090,55 @@ def _socket_cases() -> None:
         sample=True,
     )
     case("ca_not_pem", "ssl", INT, "CA file is not PEM: local configuration", ca_not_pem)
+
+    # The pack's own TLS files missing: its configuration, not a resource the caller named.
+    def cafile_missing(ep: Endpoints) -> None:
+        ssl.create_default_context(cafile=os.path.join(ep.files["tmp"], "no-such-ca.pem"))
+
+    def client_cert_missing(ep: Endpoints) -> None:
+        ctx = ssl.create_default_context(cafile=ep.files["ca"])
+        ctx.load_cert_chain(os.path.join(ep.files["tmp"], "no-such-client.pem"))
+
+    def client_key_missing(ep: Endpoints) -> None:
+        ctx = ssl.create_default_context(cafile=ep.files["ca"])
+        ctx.load_cert_chain(
+            ep.files["client_cert"], os.path.join(ep.files["tmp"], "no-such-client.key")
+        )
+
+    def client_cert_garbled(ep: Endpoints) -> None:
+        ctx = ssl.create_default_context(cafile=ep.files["ca"])
+        ctx.load_cert_chain(ep.files["not_pem"])
+
+    case(
+        "cafile_missing",
+        "ssl",
+        INT,
+        "create_default_context(cafile=) of a missing file: the pack's configuration, not "
+        "a missing resource (FileNotFoundError without a file name)",
+        cafile_missing,
+        sample=True,
+    )
+    case(
+        "client_cert_missing",
+        "ssl",
+        INT,
+        "load_cert_chain of a missing client certificate: local configuration",
+        client_cert_missing,
+    )
+    case(
+        "client_key_missing",
+        "ssl",
+        INT,
+        "load_cert_chain with a missing key file: local configuration",
+        client_key_missing,
+    )
+    case(
+        "client_cert_garbled",
+        "ssl",
+        INT,
+        "load_cert_chain of a file that is no certificate (PEM lib): local configuration",
+        client_cert_garbled,
+    )
 
 
 # -- websockets -----------------------------------------------------------------------

@@ -9,6 +9,18 @@ What a TLS failure means depends on *whose* certificate failed and *where*:
   ``UNKNOWN_CA``, ``BAD_CERTIFICATE``, ...) -> ``auth_failed``;
 * a local TLS configuration error (a key that does not match its certificate, a CA file
   that is not PEM) is not a network failure at all -> ``internal_error``;
+* so is a certificate, key or CA file of that configuration that is missing or unreadable:
+  ``SSLContext.load_cert_chain`` / ``load_verify_locations`` (called by
+  ``ssl.create_default_context(cafile=...)``, httpx's ``cert=``/``verify=``, ...) raise
+  ``FileNotFoundError`` / ``PermissionError`` with no file name, which the type table
+  would make ``not_found`` / ``auth_failed`` -- "the resource the caller asked for does
+  not exist", "the downstream rejected the credentials": both send an agent down the wrong
+  path, since the pack's own setup is broken and no input the caller can change will fix
+  it -> ``internal_error`` (as curl's exit 77, "problem with the CA cert"). Recognised by
+  where it was raised: the innermost frame of the traceback holds the ``ssl.SSLContext``
+  being loaded. A context held elsewhere (``self.ctx.load_cert_chain(...)``) or a file the
+  pack read itself with ``open()`` (it names the file) is not recognised and keeps the
+  type table's answer;
 * a protocol or version mismatch (TLS spoken to a plain-text port, no shared version or
   cipher) is permanent -> ``internal_error``;
 * the connection closed mid-handshake (``SSLEOFError``) -> ``network_error``.
@@ -20,10 +32,13 @@ applied to that text.
 
 from __future__ import annotations
 
+import errno
 import re
 import ssl
 from collections.abc import Mapping
 
+from control_plane.core.classifiers import sockets, subprocess
+from control_plane.core.classifiers._frames import frames, locals_of
 from control_plane.core.classify import Classification, exception_text, safe_attr
 from control_plane.core.hookspecs import hookimpl
 
@@ -39,6 +54,9 @@ _CLIENT_CERT = "the server rejected the TLS client certificate (missing, or not 
 _LOCAL_CONFIG = "the local TLS configuration is invalid (certificate, key or CA file)"
 _MISMATCH = "TLS could not be negotiated with the server (protocol, version or cipher mismatch)"
 _CLOSED = "the connection closed during the TLS exchange"
+_CONFIG_FILE = (
+    "a certificate, key or CA file of the local TLS configuration is missing or unreadable"
+)
 
 #: OpenSSL reason (``SSLError.reason``, or quoted as ``[SSL: REASON]``) -> (code, message).
 REASON_CODES: Mapping[str, tuple[str, str]] = {
@@ -110,13 +128,32 @@ def tls_classification(text: str) -> tuple[str, str] | None:
     return None
 
 
+#: What loading a missing or unreadable file into an ``SSLContext`` raises (no file name).
+_FILE_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR})
+
+
+def _loading_tls_files(exc: BaseException) -> bool:
+    """Whether ``exc`` is a file error raised while an ``SSLContext`` loaded its files: no
+    file name (``_ssl`` sets only ``errno``), the innermost frame holding the context, and
+    not a Unix socket connect or a program's exec (which fail with the same ``ENOENT``)."""
+    if not isinstance(exc, OSError) or isinstance(exc, ssl.SSLError):
+        return False
+    if safe_attr(exc, "errno") not in _FILE_ERRNOS or safe_attr(exc, "filename") is not None:
+        return False
+    innermost = frames(exc)[:1]
+    if not any(isinstance(v, ssl.SSLContext) for f in innermost for v in locals_of(f).values()):
+        return False
+    return sockets.frame_origin(exc) is None and subprocess.frame_origin(exc) is None
+
+
 def _result(hit: tuple[str, str], rule: str) -> Classification:
     return Classification(code=hit[0], message=hit[1], rule=f"{PLUGIN}:{rule}")
 
 
 @hookimpl
 def classify_exception(exc: BaseException) -> Classification | None:
-    """``ssl.SSLError`` by ``reason``; any exception quoting an OpenSSL reason by text."""
+    """``ssl.SSLError`` by ``reason``; a TLS file that could not be loaded; any exception
+    quoting an OpenSSL reason by text."""
     if isinstance(exc, ssl.SSLCertVerificationError):
         return _result(REASON_CODES["CERTIFICATE_VERIFY_FAILED"], "CERTIFICATE_VERIFY_FAILED")
     if isinstance(exc, ssl.SSLError):
@@ -137,6 +174,8 @@ def classify_exception(exc: BaseException) -> Classification | None:
             rule=f"{PLUGIN}:unknown",
             weak=True,
         )
+    if _loading_tls_files(exc):
+        return _result(("internal_error", _CONFIG_FILE), "config_file")
     text = exception_text(exc)
     if "SSL" in text or "certificate" in text.lower() or "X509" in text:
         found = tls_classification(text)
