@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import grpc
 import pytest
 from failure_corpus.score import classifiers
 from websockets.datastructures import Headers
@@ -27,6 +28,7 @@ from websockets.exceptions import (
 from websockets.frames import Close
 from websockets.http11 import Response
 
+from control_plane.core.classifiers import grpc as grpc_classifier
 from control_plane.core.classify import Classification, classify
 
 PLUGINS = classifiers()
@@ -188,3 +190,54 @@ def test_files_the_pack_names_itself_keep_their_codes(tmp_path: Path) -> None:
             sock.connect(str(tmp_path / "nobody.sock"))
 
     assert _code(_raised(connect_unix)).code == "network_error"
+
+
+# -- gRPC status details quoting a TLS failure ------------------------------------------
+
+
+class _StatusError(grpc.RpcError):
+    """A gRPC error as an isolated worker records it: status name and details as data."""
+
+    def __init__(self, status: str, details: str) -> None:
+        super().__init__(details)
+        setattr(self, grpc_classifier.FACTS_ATTR, (status, details, None))
+
+    def __str__(self) -> str:  # as grpc's: the details are in the text
+        return f"<_InactiveRpcError status = StatusCode.{self.args[0]}>"
+
+
+_UPSTREAM_TLS = (
+    "billing upstream: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
+    "unable to get local issuer certificate (_ssl.c:1006)"
+)
+_CHANNEL_TLS = (
+    "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:4443: Tls "
+    "handshake failed (TSI_PROTOCOL_FAILURE): SSL_ERROR_SSL: error:1000007d:SSL routines:"
+    "OPENSSL_internal:CERTIFICATE_VERIFY_FAILED: self signed certificate"
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "details", "want"),
+    [
+        # the server reports its own upstream's TLS failure: the status decides
+        ("UNAVAILABLE", _UPSTREAM_TLS, "network_error"),
+        ("UNKNOWN", f"Exception calling application: {_UPSTREAM_TLS}", "internal_error"),
+        ("INTERNAL", _UPSTREAM_TLS, "internal_error"),
+        # grpc core: this channel's own handshake failed
+        ("UNAVAILABLE", _CHANNEL_TLS, "auth_failed"),
+        (
+            "UNAVAILABLE",
+            "Ssl handshake failed: SSL_ERROR_SSL: CERTIFICATE_VERIFY_FAILED",
+            "auth_failed",
+        ),
+        ("UNAVAILABLE", "failed to connect to all addresses; Connection refused", "network_error"),
+    ],
+)
+def test_grpc_tls_words_in_status_details(status: str, details: str, want: str) -> None:
+    exc = _StatusError(status, details)
+    exc.args = (status,)
+    assert _code(exc).code == want
+    # and with the details in the exception's own text (the TLS plugin runs first)
+    loud = _StatusError(status, details)
+    assert _code(loud).code == want

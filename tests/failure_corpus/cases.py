@@ -1733,6 +1733,23 @@ def _grpc_cases() -> None:
             call(lambda ep: f"{LOOPBACK}:{ep.grpc_tls}", "OK", creds=rogue_root),
         )
         case(
+            "upstream_tls_unavailable",
+            klass,
+            NET,
+            "the server reports UNAVAILABLE quoting its own upstream's certificate failure: "
+            "the status decides, not the TLS words in its details (our channel's TLS is fine)",
+            call(plain, "UPSTREAM_TLS_UNAVAILABLE"),
+            sample=flavour == "sync",
+        )
+        case(
+            "upstream_tls_raises",
+            klass,
+            INT,
+            "the server's handler let its upstream's SSLCertVerificationError escape: UNKNOWN "
+            "quoting it, a server-side bug, not our certificate check",
+            call(plain, "UPSTREAM_TLS_RAISES"),
+        )
+        case(
             "tls_client_cert_required",
             klass,
             AUTH | NET,

@@ -376,14 +376,37 @@ def _retry_status() -> grpc.Status:
     )
 
 
+def _upstream_tls(upstream: tuple[int, str]) -> None:
+    """A TLS handshake with the corpus server whose certificate is from another CA: what a
+    gRPC server's own upstream call raises (``ssl.SSLCertVerificationError``)."""
+    port, cafile = upstream
+    ctx = ssl.create_default_context(cafile=cafile)
+    with (
+        socket.create_connection((LOOPBACK, port), timeout=5) as raw,
+        ctx.wrap_socket(raw, server_hostname=LOOPBACK),
+    ):
+        pass
+
+
 class _Failing(grpc.GenericRpcHandler):
     """``/corpus.Fail/<STATUS>`` aborts with that status; ``RETRY``, ``SLOW``, ``BIG``,
-    ``RATE``, ``OK``."""
+    ``RATE``, ``OK``; ``UPSTREAM_TLS_UNAVAILABLE`` reports its own upstream's failed TLS
+    handshake as ``UNAVAILABLE``, ``UPSTREAM_TLS_RAISES`` lets it escape (``UNKNOWN``)."""
+
+    def __init__(self, upstream: tuple[int, str] | None = None) -> None:
+        self.upstream = upstream
 
     def service(self, handler_call_details: Any) -> Any:
         name = handler_call_details.method.rsplit("/", 1)[-1]
 
         def behave(request: bytes, context: grpc.ServicerContext) -> bytes:
+            if name.startswith("UPSTREAM_TLS") and self.upstream is not None:
+                if name == "UPSTREAM_TLS_RAISES":
+                    _upstream_tls(self.upstream)
+                try:
+                    _upstream_tls(self.upstream)
+                except ssl.SSLError as exc:
+                    context.abort(grpc.StatusCode.UNAVAILABLE, f"billing upstream: {exc}")
             if name == "RETRY":
                 context.abort_with_status(_retry_status())
             if name == "SLOW":
@@ -406,8 +429,11 @@ class _Failing(grpc.GenericRpcHandler):
         return grpc.unary_unary_rpc_method_handler(behave)
 
 
-def _grpc_server(credentials: Any = None) -> tuple[grpc.Server, int]:
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), handlers=[_Failing()])
+def _grpc_server(
+    credentials: Any = None, upstream: tuple[int, str] | None = None
+) -> tuple[grpc.Server, int]:
+    handlers = [_Failing(upstream)]
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), handlers=handlers)
     if credentials is None:
         port = server.add_insecure_port(f"{LOOPBACK}:0")
     else:
@@ -623,7 +649,7 @@ def start() -> Iterator[Endpoints]:
             closers.append(listener.close)
             lines[protocol][name] = listener.port
 
-        plain_grpc, grpc_port = _grpc_server()
+        plain_grpc, grpc_port = _grpc_server(upstream=(tls["untrusted"], files["ca"]))
         closers.append(lambda: plain_grpc.stop(None))
         good = certs["good"]
         key, chain = good.private_key_pem.bytes(), b"".join(p.bytes() for p in good.cert_chain_pems)

@@ -5,9 +5,15 @@ Every ``grpc.StatusCode`` has a row in :data:`STATUS_CODES`; ``RESOURCE_EXHAUSTE
 carrying a ``google.rpc.RetryInfo`` in ``grpc-status-details-bin`` becomes
 ``rate_limited`` with that ``retry_after``. Two refinements read the status details:
 a "message larger than max" is a size limit, not throttling (other ``RESOURCE_EXHAUSTED``
-texts, "rate exceeds the limit" included, are throttling); an ``UNAVAILABLE`` whose details
-quote a TLS verification failure is the TLS table's answer, and one raised because a
-call-credentials plugin failed ("Getting metadata from plugin failed") is ``auth_failed``.
+texts, "rate exceeds the limit" included, are throttling); an ``UNAVAILABLE`` (``INTERNAL``,
+``UNKNOWN``) in which grpc core reports that *this channel's* TLS handshake failed ("Tls
+handshake failed (TSI_...)": :data:`CHANNEL_HANDSHAKE`) is the TLS table's answer, and one
+raised because a call-credentials plugin failed ("Getting metadata from plugin failed") is
+``auth_failed``. Details that merely quote a TLS failure -- a server reporting that *its*
+upstream's certificate failed, or a handler whose ``SSLError`` escaped -- keep the status's
+code (``UNAVAILABLE`` ``network_error``, ``UNKNOWN`` ``internal_error``): the failure is
+the server's, transient or a bug, and our credentials are fine. (A proxy that forwards its
+own channel's grpc core text verbatim cannot be told apart and gets the TLS answer.)
 
 The ``grpc`` package is not imported here: errors are recognised by class name and
 module; ``google.rpc`` (a runtime dependency) is imported only to decode status details.
@@ -31,6 +37,7 @@ from control_plane.core.classify import (
 from control_plane.core.hookspecs import hookimpl
 
 __all__ = [
+    "CHANNEL_HANDSHAKE",
     "EXCEPTION_MODULES",
     "FACTS_ATTR",
     "STATUS_CODES",
@@ -88,6 +95,10 @@ _TOO_LARGE = re.compile(
 #: grpc core's details when a call-credentials plugin (``metadata_call_credentials``)
 #: raised or reported an error: no credentials could be attached to the call.
 _CALL_CREDENTIALS = re.compile(r"^Getting metadata from plugin failed")
+#: grpc core's words when the channel's own TLS handshake failed ("failed to connect to all
+#: addresses; last error: UNKNOWN: ipv4:...: Tls handshake failed (TSI_PROTOCOL_FAILURE):
+#: SSL_ERROR_SSL: ...CERTIFICATE_VERIFY_FAILED"; "Ssl handshake failed" in older releases).
+CHANNEL_HANDSHAKE = re.compile(r"\b(?:Tls|Ssl) handshake failed\b|\bTSI_[A-Z_]+\b")
 _STATUS_DETAILS_KEY = "grpc-status-details-bin"
 _RETRY_INFO_TYPE = "type.googleapis.com/google.rpc.RetryInfo"
 
@@ -197,7 +208,7 @@ def classify_exception(exc: BaseException) -> Classification | None:
     elif name == "UNAVAILABLE" and _CALL_CREDENTIALS.match(text):
         code, message = "auth_failed", "the gRPC call credentials could not be obtained"
         rule += ":call_credentials"
-    elif name in {"UNAVAILABLE", "INTERNAL", "UNKNOWN"}:
+    elif name in {"UNAVAILABLE", "INTERNAL", "UNKNOWN"} and CHANNEL_HANDSHAKE.search(text):
         tls = tls_classification(text)
         if tls is not None:
             code, message = tls

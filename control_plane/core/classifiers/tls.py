@@ -25,9 +25,11 @@ What a TLS failure means depends on *whose* certificate failed and *where*:
   cipher) is permanent -> ``internal_error``;
 * the connection closed mid-handshake (``SSLEOFError``) -> ``network_error``.
 
-Wrappers that cut the exception chain (httpx's ``ConnectError``, gRPC's status details)
-still quote the OpenSSL reason (``[SSL: CERTIFICATE_VERIFY_FAILED]``); the same table is
-applied to that text.
+Wrappers that cut the exception chain (httpx's ``ConnectError``) still quote the OpenSSL
+reason (``[SSL: CERTIFICATE_VERIFY_FAILED]``); the same table is applied to that text. Not
+to a gRPC error's text: its status decides, and the grpc plugin applies this table only to
+grpc core's own words for a failed handshake of the channel (a server's details may quote
+a TLS failure of *its* upstream).
 """
 
 from __future__ import annotations
@@ -39,7 +41,12 @@ from collections.abc import Mapping
 
 from control_plane.core.classifiers import sockets, subprocess
 from control_plane.core.classifiers._frames import frames, locals_of
-from control_plane.core.classify import Classification, exception_text, safe_attr
+from control_plane.core.classify import (
+    Classification,
+    class_names,
+    exception_text,
+    safe_attr,
+)
 from control_plane.core.hookspecs import hookimpl
 
 __all__ = ["REASON_CODES", "classify_exception", "tls_classification"]
@@ -146,6 +153,12 @@ def _loading_tls_files(exc: BaseException) -> bool:
     return sockets.frame_origin(exc) is None and subprocess.frame_origin(exc) is None
 
 
+def _from_grpc(exc: BaseException) -> bool:
+    """Whether ``exc`` is a gRPC error: its status details may quote a TLS failure of the
+    server's own upstream, which is not ours to classify by text."""
+    return any(m == "grpc" or m.startswith("grpc.") for m, _ in class_names(type(exc)))
+
+
 def _result(hit: tuple[str, str], rule: str) -> Classification:
     return Classification(code=hit[0], message=hit[1], rule=f"{PLUGIN}:{rule}")
 
@@ -176,6 +189,8 @@ def classify_exception(exc: BaseException) -> Classification | None:
         )
     if _loading_tls_files(exc):
         return _result(("internal_error", _CONFIG_FILE), "config_file")
+    if _from_grpc(exc):
+        return None  # its status decides (the grpc plugin), not TLS words in its details
     text = exception_text(exc)
     if "SSL" in text or "certificate" in text.lower() or "X509" in text:
         found = tls_classification(text)
