@@ -29,7 +29,8 @@ from websockets.frames import Close
 from websockets.http11 import Response
 
 from control_plane.core.classifiers import grpc as grpc_classifier
-from control_plane.core.classify import Classification, classify
+from control_plane.core.classify import MAX_GROUP_WORK, Classification, classify
+from control_plane.core.errors import PackError
 
 PLUGINS = classifiers()
 
@@ -241,3 +242,76 @@ def test_grpc_tls_words_in_status_details(status: str, details: str, want: str) 
     # and with the details in the exception's own text (the TLS plugin runs first)
     loud = _StatusError(status, details)
     assert _code(loud).code == want
+
+
+# -- exception groups --------------------------------------------------------------------
+
+
+def _refused() -> ConnectionRefusedError:
+    return ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+
+
+class _Status501(Exception):
+    status_code = 501
+
+
+@pytest.mark.parametrize("bug", [KeyError("k"), TypeError("t"), AttributeError("a")])
+def test_a_bug_in_a_group_is_not_a_retryable_network_failure(bug: Exception) -> None:
+    for members in ([bug, _refused()], [_refused(), bug]):
+        found = _code(ExceptionGroup("tasks failed", members))
+        assert (found.code, found.rule) == ("internal_error", "group:bug")
+
+
+def test_a_permanent_member_makes_the_group_permanent_whatever_the_order() -> None:
+    for members in ([_Status501(), _refused()], [_refused(), _Status501()]):
+        assert _code(ExceptionGroup("g", members)).code == "internal_error"
+
+
+def test_members_no_rule_knows_and_network_members_keep_network_error() -> None:
+    # a ValueError is not a bug type: libraries raise it for bad data
+    assert _code(ExceptionGroup("g", [ValueError("v"), _refused()])).code == "network_error"
+    dns = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    assert _code(ExceptionGroup("g", [_refused(), dns])).code == "network_error"
+
+
+def test_a_member_is_judged_by_its_own_chain() -> None:
+    # a KeyError raised while handling a refused connection classifies, alone, as the
+    # refused connection (as outside a group): no bug is claimed
+    try:
+        try:
+            raise _refused()
+        except ConnectionRefusedError:
+            raise KeyError("fallback") from None
+    except KeyError as exc:
+        handled = exc
+    handled.__suppress_context__ = False
+    assert _code(handled).code == "network_error"
+    assert _code(ExceptionGroup("g", [handled, _refused()])).code == "network_error"
+
+
+def test_nested_groups_and_typed_errors() -> None:
+    nested = ExceptionGroup("outer", [ExceptionGroup("inner", [IndexError(0)]), _refused()])
+    assert _code(nested).code == "internal_error"
+    typed = ExceptionGroup("g", [PackError("not_found", "no such video"), KeyError("k")])
+    assert _code(typed).code == "not_found"  # a typed error wins, as anywhere in a chain
+
+
+def test_hostile_groups_cost_a_bounded_amount_of_work() -> None:
+    calls = 0
+
+    def counting(exc: BaseException) -> Classification | None:
+        nonlocal calls
+        calls += 1
+        return None
+
+    leaf: BaseException = ValueError("leaf")
+    for _ in range(12):  # 1000 members at every level, the same object repeated
+        leaf = ExceptionGroup("wide", [leaf] * 1000)
+    assert classify(leaf, (counting,)) is None
+    assert calls <= MAX_GROUP_WORK + 64
+    deep: BaseException = KeyError("k")
+    for _ in range(1000):
+        deep = ExceptionGroup("deep", [deep])
+    # the walk's bounds (32 exceptions, groups judged 4 deep) end before the sibling and
+    # the bug are reached: unclassified, which the caller receives as internal_error
+    assert classify(ExceptionGroup("top", [deep, _refused()]), PLUGINS) is None

@@ -26,6 +26,11 @@ valid, strong answer: "recognised, and no specific code is right" (HTTP 501, a l
 configuration error); it stops the walk so that a wrong specific code cannot be found
 deeper.
 
+An exception group met on the walk is judged first: a member that is ``internal_error`` on
+its own, or a programming error (:data:`BUG_TYPES`) no rule classifies, makes the whole
+group ``internal_error``; otherwise the walk goes on into its members (see
+:func:`classify`).
+
 The chain walk is guarded against cycles and bounded in depth. Exceptions are hostile
 input: attributes or ``str()`` that raise are treated as absent.
 """
@@ -54,6 +59,7 @@ from control_plane.core.errors import FieldViolation, PackError
 from control_plane.core.redact import scrub
 
 __all__ = [
+    "BUG_TYPES",
     "ERRNO_CODES",
     "HTTP_5XX_CODE",
     "HTTP_STATUS_CODES",
@@ -447,11 +453,115 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
     return None
 
 
+#: Exception types that mean a bug in the code that raised them, never a condition of the
+#: world: in an exception group, such a member that no rule classifies makes the whole
+#: group ``internal_error`` (see :func:`classify`). ``ValueError``, ``RuntimeError`` and
+#: ``OSError`` are not here: libraries raise them for bad data and failed operations.
+BUG_TYPES: tuple[type[BaseException], ...] = (
+    TypeError,
+    AttributeError,
+    NameError,  # and UnboundLocalError
+    LookupError,  # KeyError, IndexError
+    AssertionError,
+    ZeroDivisionError,
+    NotImplementedError,
+    RecursionError,
+)
+
+#: Members of one exception group judged (the first ones), nested groups judged (depth),
+#: and members plus exceptions classified for that, in all, per :func:`classify` call.
+MAX_GROUP_MEMBERS = 16
+MAX_GROUP_DEPTH = 4
+MAX_GROUP_WORK = 256
+
+
+class _Walk:
+    """One :func:`classify` call's state: each exception's own classification, computed
+    once (the members of a group are classified alone, then walked again as part of the
+    chain), and what is left of the work allowed for judging group members."""
+
+    __slots__ = ("classifiers", "left", "results")
+
+    def __init__(self, classifiers: Sequence[Classifier]) -> None:
+        self.classifiers = classifiers
+        self.results: dict[int, Classification | None] = {}
+        self.left = MAX_GROUP_WORK
+
+    def one(self, exc: BaseException) -> Classification | None:
+        key = id(exc)  # every exception stays alive (held by the chain) during the call
+        if key not in self.results:
+            self.left -= 1
+            self.results[key] = _classify_one(exc, self.classifiers)
+        return self.results[key]
+
+
+def _bug(member: BaseException) -> Classification:
+    return Classification(
+        code="internal_error",
+        message=f"a member of an exception group is a programming error ({type(member).__name__})",
+        rule="group:bug",
+    )
+
+
+def _group_verdict(
+    group: BaseExceptionGroup[BaseException], walk: _Walk, depth: int
+) -> Classification | None:
+    """``internal_error`` when a member of ``group``, classified alone, is recognised as
+    ``internal_error`` or is a programming error (:data:`BUG_TYPES`) no rule classifies;
+    else ``None`` (the walk goes on: the first member that classifies decides)."""
+    for member in group.exceptions[:MAX_GROUP_MEMBERS]:
+        if walk.left <= 0:
+            return None
+        walk.left -= 1
+        found = _walk(member, walk, depth)
+        if found is None:
+            if isinstance(member, BUG_TYPES):
+                return _bug(member)
+        elif found.code == "internal_error":
+            return found
+    return None
+
+
+def _walk(
+    exc: BaseException,
+    walk: _Walk,
+    depth: int,
+    chain: Sequence[BaseException] | None = None,
+) -> Classification | None:
+    """The first strong classification along ``exc``'s chain (``chain``, when already
+    listed), else the first weak one; exception groups judged on the way."""
+    if isinstance(exc, ClassifiedError) and exc.classification is not None:
+        return exc.classification
+    weak: Classification | None = None
+    for current in iter_chain(exc) if chain is None else chain:
+        if isinstance(current, BaseExceptionGroup) and depth < MAX_GROUP_DEPTH:
+            verdict = _group_verdict(current, walk, depth + 1)
+            if verdict is not None:
+                return verdict
+        result = walk.one(current)
+        if result is None:
+            continue
+        if not result.weak:
+            return result
+        weak = weak or result
+    return weak
+
+
 def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Classification | None:
     """The classification of ``exc`` or of the first exception it wraps that has one.
 
     A typed :class:`PackError` anywhere in the chain wins over every other rule: it was
     raised where the most was known.
+
+    An exception group (``asyncio.TaskGroup``'s, ``anyio``'s, ``ExceptionGroup``) is
+    ``internal_error`` when one of its members, classified alone, is ``internal_error``
+    by some rule (HTTP 501, a local TLS error, gRPC ``INTERNAL``) or is a programming error
+    (:data:`BUG_TYPES`: a ``KeyError``, a ``TypeError``) that no rule classifies: a bug
+    next to a refused connection must not be reported as a retryable network failure
+    (retrying runs into the bug again, and the operator would never see it), and a
+    permanent failure next to a transient one makes the whole operation permanent. A
+    member no rule knows that is not a bug type (a ``ValueError``) says nothing; otherwise
+    the first member that classifies decides, as in any chain.
     """
     if isinstance(exc, ClassifiedError) and exc.classification is not None:
         return exc.classification
@@ -459,12 +569,4 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     for current in chain:
         if isinstance(current, PackError):
             return _classify_one(current, ())
-    weak: Classification | None = None
-    for current in chain:
-        result = _classify_one(current, classifiers)
-        if result is None:
-            continue
-        if not result.weak:
-            return result
-        weak = weak or result
-    return weak
+    return _walk(exc, _Walk(classifiers), 0, chain)

@@ -1004,6 +1004,80 @@ def _socket_cases() -> None:
         finally:
             writer.close()
 
+    # Exception groups: several tasks failed at once.
+    async def a_group_bug_in_cleanup(ep: Endpoints) -> None:
+        stats: dict[str, int] = {}
+
+        async def fetch() -> None:
+            await open_conn(LOOPBACK, ep.refused)
+
+        async def watch() -> None:
+            try:
+                await asyncio.sleep(30)
+            finally:  # run when the group cancels this task: the bug surfaces here
+                stats["watched"] += 1
+
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(fetch())
+            tg.create_task(watch())
+
+    async def gathered(*jobs: Any) -> None:
+        results = await asyncio.gather(*jobs, return_exceptions=True)
+        errors = [r for r in results if isinstance(r, Exception)]
+        if errors:
+            raise ExceptionGroup("some jobs failed", errors)
+
+    async def a_gather_bug(ep: Endpoints) -> None:
+        async def parse(body: Any) -> int:
+            await asyncio.sleep(0)
+            return len(body)  # TypeError on None: a bug
+
+        await gathered(open_conn(LOOPBACK, ep.refused), parse(None))
+
+    async def a_gather_501(ep: Endpoints) -> None:
+        import httpx
+
+        async with httpx.AsyncClient(timeout=5.0) as client:
+
+            async def get(url: str) -> None:
+                (await client.get(url)).raise_for_status()
+
+            await gathered(get(ep.url("/", ep.refused)), get(ep.url("/status/501")))
+
+    async def a_gather_network(ep: Endpoints) -> None:
+        await gathered(open_conn(LOOPBACK, ep.refused), open_conn(UNRESOLVABLE_HOST, 80))
+
+    case(
+        "group_bug_in_cleanup",
+        "asyncio",
+        INT,
+        "TaskGroup: a refused connection, and a KeyError in the cancelled task's cleanup: a "
+        "bug is not hidden as a retryable network failure",
+        a_group_bug_in_cleanup,
+        sample=True,
+    )
+    case(
+        "gather_bug",
+        "asyncio",
+        INT,
+        "ExceptionGroup of gathered jobs: a refused connection and a TypeError (a bug)",
+        a_gather_bug,
+    )
+    case(
+        "gather_501_and_refused",
+        "asyncio",
+        INT,
+        "ExceptionGroup: HTTP 501 (permanent) next to a refused connection: retrying the "
+        "whole cannot succeed",
+        a_gather_501,
+    )
+    case(
+        "gather_network",
+        "asyncio",
+        NET,
+        "ExceptionGroup of a refused connection and a DNS failure: network_error still",
+        a_gather_network,
+    )
     case("refused", "asyncio", NET, "nothing listens on the port", a_refused)
     case("connect_timeout", "asyncio", TO, "wait_for around a hanging connect", a_timeout)
     case("dns", "asyncio", NET, "getaddrinfo fails", a_dns)

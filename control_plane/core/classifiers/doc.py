@@ -69,6 +69,18 @@ def _engine() -> list[str]:
     out += ["| errno | code |", "|---|---|"]
     for number, code in engine.ERRNO_CODES.items():
         out.append(f"| `{errno.errorcode.get(number, number)}` | `{code}` |")
+    out += [
+        "",
+        "Exception groups: a member that classifies as `internal_error` on its own, or a "
+        "member of one of these types that no rule classifies (a programming error), makes "
+        "the group `internal_error`; other members leave the first member that classifies "
+        f"to decide (the first {engine.MAX_GROUP_MEMBERS} members of a group, groups nested "
+        f"{engine.MAX_GROUP_DEPTH} deep).",
+        "",
+        "| programming error (subclasses match) |",
+        "|---|",
+    ]
+    out += [f"| `{bug.__qualname__}` |" for bug in engine.BUG_TYPES]
     return out
 
 
