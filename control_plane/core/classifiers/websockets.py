@@ -48,9 +48,11 @@ from control_plane.core.classify import (
 )
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["AUTH_REASON", "CLOSE_CODES", "TYPES", "classify_exception"]
+__all__ = ["AUTH_REASON", "CLOSE_CODES", "EXCEPTION_MODULES", "TYPES", "classify_exception"]
 
 PLUGIN = "websockets"
+#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
+EXCEPTION_MODULES = ("websockets",)
 
 _GONE = "the WebSocket server is going away or restarting; retrying may reach it again"
 _REFUSED = "the WebSocket server refused what the pack sent (protocol, data type or size)"
