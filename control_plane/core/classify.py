@@ -196,11 +196,13 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
             nested.append(current.__cause__)
         if current.__context__ is not None and not current.__suppress_context__:
             nested.append(current.__context__)
-        for attr in ("reason", "original", "inner"):
-            # An exception stored on the instance; a property of the class is a computed
-            # view (websockets' ``ConnectionClosed.reason`` is a deprecated one that warns).
-            if isinstance(_attr(type(current), attr), property):
-                continue
+        kind: Any = type(current)
+        try:
+            linked = _linked_attrs(kind)
+        # Hostile input: a metaclass's __hash__ / __eq__ (the cache's lookup) may raise.
+        except Exception:  # noqa: BLE001
+            linked = _LINKED
+        for attr in linked:
             value = _attr(current, attr)
             if isinstance(value, BaseException):
                 nested.append(value)
@@ -210,6 +212,17 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
         if isinstance(current, BaseExceptionGroup):
             nested.extend(current.exceptions)
         stack[0:0] = nested
+
+
+_LINKED = ("reason", "original", "inner")
+
+
+@functools.lru_cache(maxsize=2048)
+def _linked_attrs(klass: Any) -> tuple[str, ...]:
+    """Which of ``reason``, ``original``, ``inner`` may hold a wrapped exception on instances
+    of ``klass``: not those that are properties of the class -- computed views, not stored
+    exceptions (websockets' ``ConnectionClosed.reason`` is a deprecated one that warns)."""
+    return tuple(attr for attr in _LINKED if not isinstance(_attr(klass, attr), property))
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,7 +579,20 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     if isinstance(exc, ClassifiedError) and exc.classification is not None:
         return exc.classification
     chain = list(iter_chain(exc))
+    grouped = False
     for current in chain:
         if isinstance(current, PackError):
             return _classify_one(current, ())
-    return _walk(exc, _Walk(classifiers), 0, chain)
+        grouped = grouped or isinstance(current, BaseExceptionGroup)
+    if grouped:
+        return _walk(exc, _Walk(classifiers), 0, chain)
+    # The same walk as _walk's, without the bookkeeping groups need (the common case).
+    weak: Classification | None = None
+    for current in chain:
+        result = _classify_one(current, classifiers)
+        if result is None:
+            continue
+        if not result.weak:
+            return result
+        weak = weak or result
+    return weak

@@ -187,12 +187,12 @@ def classify_exception(exc: BaseException) -> Classification | None:
             rule=f"{PLUGIN}:unknown",
             weak=True,
         )
-    if _loading_tls_files(exc):
+    if isinstance(exc, OSError) and _loading_tls_files(exc):
         return _result(("internal_error", _CONFIG_FILE), "config_file")
-    if _from_grpc(exc):
-        return None  # its status decides (the grpc plugin), not TLS words in its details
     text = exception_text(exc)
     if "SSL" in text or "certificate" in text.lower() or "X509" in text:
+        if _from_grpc(exc):
+            return None  # its status decides (the grpc plugin), not TLS words in its details
         found = tls_classification(text)
         if found is not None:
             return _result(found, "text")
