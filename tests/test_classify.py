@@ -58,6 +58,7 @@ def _server_closed(code: int, reason: str = "") -> ConnectionClosedError:
         (1008, "binary frames only", "internal_error"),
         (1008, "invalid token", "auth_failed"),
         (1008, "Unauthorized", "auth_failed"),
+        (1008, "invalid author field", "internal_error"),
         (1009, "too big", "internal_error"),
         (1011, "boom", "network_error"),
         (1012, "", "network_error"),

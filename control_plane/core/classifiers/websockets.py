@@ -78,8 +78,8 @@ CLOSE_CODES: Mapping[int, tuple[str, str]] = {
 
 #: A 1008 close reason that names authentication: ``auth_failed``, not ``internal_error``.
 AUTH_REASON = re.compile(
-    r"auth|unauthori[sz]ed|forbidden|credential|\btoken\b|permission|access denied|"
-    r"not logged in|login required",
+    r"\b(?:auth[nz]?|o?authenticat\w*|authori[sz]\w*|unauthori[sz]ed|unauthenticated|"
+    r"forbidden|credentials?|token|permission|access denied|not logged in|login required)\b",
     re.IGNORECASE,
 )
 
