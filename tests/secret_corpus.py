@@ -527,3 +527,33 @@ ORDINARY += [
     '{"auth": "required", "credsStore": "desktop"}; spw=1 npw: 2 cwd=/x',
     "login failed for bob: password expired, try login again",
 ]
+
+# Near misses of the formats of issue 30: they hold no secret.
+ORDINARY += [
+    "uses: actions/checkout@v4 and actions/setup-python@v5",
+    "the demo schema scott/tiger@orcl is the classic Oracle example",
+    "cp build/media@2x.png dist/img/media@2x.png; chown app:app dist",
+    "mail bob.smith@example.invalid, cc alice@example.invalid at 10:30",
+    "INFO:root:bob@example.invalid logged in at 2026-11-23 06:13:20",
+    "proxy: http://proxy.corp.invalid:8080 (no credentials)",
+    "HTTPS_PROXY=proxy.corp.invalid:8080 NO_PROXY=localhost,127.0.0.1",
+    "ProxyError('Unable to connect to proxy', OSError('407 Proxy Authentication Required'))",
+    "sqlplus /nolog @deploy.sql; sqlplus -s / as sysdba; sqlplus app@MEDIA",
+    "jdbc:oracle:thin:@db.invalid:1521:MEDIA is unreachable",
+    "sorted(items, key=lambda item: item[1]); max(d, key=d.get)",
+    "GET /search?q=cats&key=&page=2 -> 200",
+    "GET /files?key=media/2026/11/frame_00042.png -> 404",
+    "https://app.invalid/?auth=none&mode=dark",
+    "summary: pass=3 fail=0 skip=1",
+    "description: |\n  A tool for media processing\n  with two lines\n",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMx\n",
+    "pytest -p no:cacheprovider -p xdist; git add -p src/main.py; ssh -p 2222 host",
+    "docker run -p 127.0.0.1:8080:80 -p 9443:443 app",
+    "Mzg1ZjQ2YWI3ZGVhNGQ1ZTg5.abcdef.ghijklmnopqrstuvwxyzABCDEFG",
+    "twilio: message SM0a1b2c3d4e5f60718293a4b5c6d7e8f9 queued",
+    "cookies={} and cookies: 3 stored; <Cookie consent for .app.invalid/>",
+    "https:\\/\\/cdn.invalid\\/v1\\/a@2x.png",
+    "return_to=https%3A%2F%2Fapp.invalid%2Fhome%40section",
+    "Private-Lines: see the PuTTY documentation",
+    "htpasswd -c /etc/nginx/.htpasswd admin",
+]
