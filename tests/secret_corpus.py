@@ -459,6 +459,23 @@ for _ in range(4):
     _add("jwt", f"token rejected: {tok}", tok.split(".")[2])
     _add("jwt", f"id_token={tok}&state=abc", tok.split(".")[2])
 
+# Oracle's user/password@ (SQL*Plus and the Oracle tools' connect strings, the thin JDBC URL).
+_rng = random.Random(1607)
+for _ in range(2):
+    pw = _password()
+    _add("oracle", f"sqlplus scott/{pw}@//db.invalid:1521/ORCL failed: ORA-01017", pw)
+    pw = _password("#")
+    _add("oracle", f"Command '['sqlplus', '-s', 'app/{pw}@db.invalid/MEDIA']' returned 1", pw)
+    pw = _password()
+    _add("oracle", f"jdbc:oracle:thin:app/{pw}@db.invalid:1521:MEDIA refused", pw)
+    pw = _password()
+    _add("oracle", f"url=jdbc:oracle:thin:app/{pw}@//db.invalid:1521/media", pw)
+    pw = _password()
+    _add("oracle", f"sqlldr userid=app/{pw} control=load.ctl log=load.log exited 1", pw)
+    pw = _password()
+    _add("oracle", f"expdp system/{pw}@ORCL schemas=app directory=dp", pw)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

@@ -126,6 +126,9 @@ _HEADER_SEP = (
 #: list's repr (``['curl', '-u', 'user:pass']``).
 _ARG_SEP = r"(?:[ \t]++|=|[\"'],[ \t]*+[bBuU]?[\"'])"
 
+#: Between the words of a command line: blanks, or the ``', '`` of an argv list's repr.
+_WORD_SEP = r"(?:[ \t]++|[\"'],[ \t]*+[bBuU]?[\"'])"
+
 #: Characters of a credential after an auth scheme (RFC 7235 token68).
 _CRED = r"[A-Za-z0-9._~+/=\-]"
 
@@ -431,6 +434,23 @@ RULES: tuple[Rule, ...] = (
         _flag,
         # Both forms hold one of these ("password" alone would run it on every password=).
         ("identified", "password ", "password\t"),
+    ),
+    Rule(
+        "oracle_connect",
+        # Oracle's user/password[@connect]: SQL*Plus and the loader and Data Pump tools
+        # (sqlplus -s scott/tiger@//db:1521/orcl, also as an argv list), their userid=
+        # parameter, and the thin/OCI JDBC URL (jdbc:oracle:thin:scott/tiger@db:1521:orcl).
+        # Only after those words: "scott/tiger" in prose or org/repo@v4 stay.
+        _c(
+            r"(?P<head>(?:\b(?:sqlplus|sqlldr|expdp|impdp)(?:" + _WORD_SEP + r"-[a-z]++)*+"
+            + _WORD_SEP
+            + r"(?:userid=)?|\bjdbc:oracle:[a-z0-9]{1,16}+:|(?<![^\s\"'])userid=)"
+            r"\"?[a-z0-9_$#.]{1,64}+\"?/)(?!\[REDACTED)"
+            r"(?P<val>\"[^\"\n]*+\"|[^\s@/\"']++)(?=@|[\s\"',;]|$)",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED,
+        ("sqlplus", "sqlldr", "expdp", "impdp", "jdbc:oracle:", "userid="),
     ),
     Rule(
         "cli_tool_password",
