@@ -476,6 +476,29 @@ for _ in range(2):
     _add("oracle", f"expdp system/{pw}@ORCL schemas=app directory=dp", pw)
 _rng = _rng_main
 
+# URLs' credentials without a scheme after a proxy's name, JSON-escaped, percent-encoded.
+_rng = random.Random(1608)
+for _ in range(2):
+    pw = _password()
+    _add("url", f"proxy: bob:{pw}@proxy.corp.invalid:8080 refused the tunnel", pw)
+    pw = _password("@")
+    _add("url", f"HTTPS_PROXY=ci:{pw}@proxy.invalid:3128 pip install media", pw)
+    pw = _password()
+    _add("url", f"pip --proxy ci:{pw}@proxy.invalid:3128 install media: 407", pw)
+    pw = _password()
+    _add("url", json.dumps({"proxy": f"ci:{pw}@proxy.invalid:3128"}), pw)
+    pw = _password()
+    _add("url", json.dumps({"url": f"https://bob:{pw}@api.invalid/v1"}).replace("/", "\\/"), pw)
+    pw = _password()
+    _add("url", f'"remote":"git+https:\\/\\/ci:{pw}@git.invalid\\/r.git"', pw)
+    pw = _password()
+    _add("url", f"GET /cb?redirect=https%3A%2F%2Fbob%3A{pw}%40api.invalid%2F -> 302", pw)
+    pw = _password()
+    _add("url", f"next=https%3a%2f%2fci%3a{pw}%2540x%40git.invalid%2fr&state=1", pw, "%2540x")
+    tok = "ghp_" + _pick(_ALNUM, 36)
+    _add("url", f"return_to=https%3A%2F%2F{tok[4:]}%40github.invalid%2Forg", tok[4:])
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 __all__ = ["LONG_RUN", "REDACTED", "RULES", "Rule", "normalize_escapes"]
 
@@ -156,10 +157,20 @@ def _userinfo(match: re.Match[str]) -> str:
         if not _looks_secret(user):
             return match.group(0)
         return f"{scheme}{REDACTED}@"
-    first = password.split("/", 1)
+    first = password.replace("\\/", "/").split("/", 1)
     if len(first) == 2 and first[0].isdigit():  # host:port/path@... is not a password
         return match.group(0)
     return f"{scheme}{user}:{REDACTED}@"
+
+
+def _userinfo_encoded(match: re.Match[str]) -> str:
+    """:func:`_userinfo` for a percent-encoded URL (``%3A`` and ``%40`` kept as written)."""
+    text, at = match.group(0), match.start()
+    if match.group("pw") is None:
+        if not _looks_secret(unquote(match.group("user"))):
+            return text
+        return match.group("scheme") + REDACTED + text[-3:]
+    return text[: match.start("pw") - at] + REDACTED + text[-3:]
 
 
 def _pair(match: re.Match[str]) -> str:
@@ -361,13 +372,45 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "url_userinfo",
         # scheme://user:password@host, the password holding '/', '#', '@', '%'-escapes (up
-        # to the last '@' of the word), or scheme://token@host.
+        # to the last '@' of the word), or scheme://token@host; also with JSON's escaped
+        # slashes (https:\/\/user:password@host, as PHP and Java encoders write URLs).
         _c(
-            r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*+://)"
-            r"(?P<user>[^\s/:@?#\"'<>\\]*+)(?::(?P<pw>(?:(?:[^\s@\"'<>:]++|:(?!//))*+@)++)|@)"
+            r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*+:(?://|\\/\\/))"
+            r"(?P<user>[^\s/:@?#\"'<>\\]*+)"
+            r"(?::(?P<pw>(?:(?:[^\s@\"'<>:]++|:(?!//|\\/\\/))*+@)++)|@)"
         ),
         _userinfo,
-        ("://",),
+        ("://", ":\\/\\/"),
+    ),
+    Rule(
+        "url_userinfo_encoded",
+        # The same URL percent-encoded inside another URL's query (redirect=https%3A%2F%2F
+        # user%3Apassword%40host): the user ends at %3A, the password at %40 (its own '@'
+        # and ':' are encoded twice: %2540); an encoded '/', '?' or '#' ends the user part,
+        # so an encoded plain URL with a later '@' stays.
+        _c(
+            r"(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]*+%3a%2f%2f)"
+            r"(?P<user>(?:[^\s%&@/:?#\"'<>\\]++|%(?!3a|40|2f|3f|23)[0-9a-f]{2})*+)"
+            r"(?:%3a(?!\[REDACTED)(?P<pw>(?:[^\s%&@/:?#\"'<>\\]++|%(?!40|2f)[0-9a-f]{2})++)%40"
+            r"|%40)",
+            _I,
+        ),
+        _userinfo_encoded,
+        ("%3a%2f%2f",),
+    ),
+    Rule(
+        "proxy_userinfo",
+        # user:password@host without a scheme where a proxy is named: proxy: bob:pw@host:8080,
+        # HTTPS_PROXY=..., pip --proxy ..., "proxy": "..." (up to the last '@'). Elsewhere
+        # "a:b@c" is a logger's name and an address, not a credential.
+        _c(
+            r"(?P<head>proxy[a-z_\-]{0,16}+(?:\\{0,3}[\"'])?(?:[ \t]{1,8}+(?:[:=][ \t]{0,8}+)?"
+            r"|[:=][ \t]{0,8}+)(?:\\{0,3}[\"'])?[^\s:@/\"'=\\]{1,64}+:(?!//))(?!\[REDACTED)"
+            r"(?P<val>(?:[^\s@\"'<>\\]{1,128}+@){1,4}+)(?=[a-z0-9\[])",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED + "@",
+        ("proxy",),
     ),
     Rule(
         "cli_user",
