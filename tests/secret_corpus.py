@@ -499,6 +499,19 @@ for _ in range(2):
     _add("url", f"return_to=https%3A%2F%2F{tok[4:]}%40github.invalid%2Forg", tok[4:])
 _rng = _rng_main
 
+# YAML block scalars under a secret's key (password: |, >-, |-), one line or several.
+_rng = random.Random(1609)
+for _ in range(2):
+    pw = _password()
+    _add("config", f"password: |\n  {pw}\n", pw)
+    pw = _password()
+    _add("config", f"db:\n  password: >-\n    {pw}\n  user: app\n", pw)
+    pw = _password()
+    _add("config", f"client_secret: |-\n  {pw}\n  {pw[::-1]}\n", pw, pw[::-1])
+    pw = _password()
+    _add("config", f"config: 'api_token: |\\n  {pw}\\nuser: app'", pw)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

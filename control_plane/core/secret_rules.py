@@ -564,6 +564,21 @@ RULES: tuple[Rule, ...] = (
         ("pass", "pwd", "secret", "token", "key", "credential", "session"),
     ),
     Rule(
+        "yaml_block_scalar",
+        # A YAML block scalar under a secret's key (password: |, client_secret: >-): the
+        # indented lines that follow, up to a line indented less (real newlines, or the
+        # literal \n of a repr). Only "key: |" with one blank, as YAML is written.
+        _c(
+            r"(?P<head>(?:" + _KEY_WORDS + r")(?:\\{0,3}[\"'])?: [|>][0-9+\-]{0,2}+[ \t]{0,64}+"
+            r"(?:#[^\r\n\\]{0,256}+)?(?:\r?\n(?P<ind>[ \t]++)|(?:\\r)?\\n(?P<ind2>[ \t]++)))"
+            r"(?!\[REDACTED)(?(ind)[^\r\n]++(?:\r?\n(?:[ \t]*+\r?\n)*+(?P=ind)[^\r\n]*+)*+"
+            r"|(?:[^\\\r\n]++|\\(?![rn]))++(?:(?:\\r)?\\n(?P=ind2)(?:[^\\\r\n]++|\\(?![rn]))*+)*+)",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED,
+        (": |", ": >"),
+    ),
+    Rule(
         "key_value",
         # password=..., "api_key": "...", DB_PASSWORD=..., AccountKey=...;, sig=...&,
         # password%3D..., \"token\": \"...\", PGPASSWORD=..., MYSQL_PWD=...
