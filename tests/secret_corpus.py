@@ -512,6 +512,14 @@ for _ in range(2):
     _add("config", f"config: 'api_token: |\\n  {pw}\\nuser: app'", pw)
 _rng = _rng_main
 
+# Key material without its BEGIN line inside JSON or a repr (literal \n between the lines).
+_rng = random.Random(1615)
+for _ in range(2):
+    lines = [_pick(_B64, 64) for _ in range(5)]
+    _add("private_key", json.dumps({"tail": "\n".join(lines) + "\n-----END"}), *lines)
+    _add("private_key", repr("\r\n".join(lines)), *lines)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

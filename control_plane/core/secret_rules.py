@@ -729,7 +729,7 @@ RULES: tuple[Rule, ...] = (
         # a PEM or OpenSSH key, a key pasted alone): three or more lines of 60-76 base64
         # characters. Whole base64-wrapped blobs (a certificate) go too; never prose.
         _c(
-            r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{60,76}+(?:\r?\n|\\r?\\n)){3,}+"
+            r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{60,76}+(?:\r?\n|(?:\\r)?\\n)){3,}+"
             r"[A-Za-z0-9+/=]{0,76}+"
         ),
         REDACTED,
