@@ -520,6 +520,21 @@ for _ in range(2):
     _add("private_key", repr("\r\n".join(lines)), *lines)
 _rng = _rng_main
 
+# Short keys: pass= as a word, key= / auth= / pass= as a URL's query parameter, X-Auth.
+_rng = random.Random(1610)
+for _ in range(2):
+    pw = _password()
+    _add("config", f"ftp: login user=bob pass={pw} failed", pw)
+    pw = _password()
+    _add("config", f"POST /login?user=bob&pass={pw}&next=/ -> 401", pw)
+    key = _mixed(_URLSAFE, 39)
+    _add("config", f"GET https://maps.invalid/api/js?key={key}&callback=init -> 403", key)
+    tok = _mixed(_URLSAFE, 40)
+    _add("config", f"https://app.firebaseio.invalid/users.json?auth={tok} -> 401", tok)
+    tok = _mixed(_ALNUM, 24)
+    _add("bearer", f"curl -H 'X-Auth: {tok}' https://api.invalid/v1 -> 401", tok)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

@@ -192,6 +192,20 @@ def _short_p(match: re.Match[str]) -> str:
     return match.group("head") + REDACTED
 
 
+_NOT_A_PASSWORD = frozenset({"true", "false", "none", "null", "yes", "no", "ok", "fail"})
+
+
+def _short_key(match: re.Match[str]) -> str:
+    """``key=``/``auth=`` in a query when the value looks like a key; ``pass=`` unless a count."""
+    key, value = match.group("key"), match.group("val")
+    if key[0] in "pP":
+        if value.isdigit() or value.lower() in _NOT_A_PASSWORD:
+            return match.group(0)
+    elif len(value) < 8 or "/" in value or "." in value or not _looks_secret(value):
+        return match.group(0)
+    return key + REDACTED
+
+
 def _mixed(match: re.Match[str]) -> str:
     """A bare 40-character key (AWS secret access key shape): upper, lower and digit."""
     value = match.group(0)
@@ -214,6 +228,7 @@ _KEY_WORDS = (
     r"pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|account[_-]?key"
     r"|private[_-]?key[_-]?id|_key|-key|credentials?|session[_-]?id|sessionid|signature"
     r"|pwd(?<![A-Za-z0-9$]pwd)|pw(?<![A-Za-z0-9]pw)|sig(?<![A-Za-z0-9]sig)|_auth|key[_-]data"
+    r"|x-auth"
 )
 
 #: The separator between a key and its value: the key's closing quote, then ``=``, ``:``,
@@ -586,8 +601,23 @@ RULES: tuple[Rule, ...] = (
         _pair,
         (
             *("pass", "secret", "token", "key", "credential", "session", "signature"),
-            *("pw", "sig", "_auth", "key_data", "key-data"),
+            *("pw", "sig", "_auth", "key_data", "key-data", "x-auth"),
         ),
+    ),
+    Rule(
+        "short_key_param",
+        # The short keys key_value leaves alone (they name other things too): a URL query's
+        # key=, auth=, pass= (Google and Trello API keys, Firebase's auth=, ?user=&pass=),
+        # and pass= as a word (user=bob pass=...). A key= or auth= value goes only when it
+        # looks like a key (8+ characters, a digit or an inner capital, no '/' or '.': not
+        # key=lambda, ?key=media/a.png); a pass= value unless it is a count (pass=3).
+        _c(
+            r"(?P<key>(?:(?<=[?&;])(?:key|auth)|(?<=[?&;\s\"'])pass|^pass)=)(?![=>])"
+            r"(?!\[REDACTED)(?P<val>[^\s&#\"'<>\\;,)}\]|]{1,512}+)",
+            _I,
+        ),
+        _short_key,
+        ("key=", "auth=", "pass="),
     ),
     Rule(
         "docker_auth",
