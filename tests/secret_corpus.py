@@ -535,6 +535,23 @@ for _ in range(2):
     _add("bearer", f"curl -H 'X-Auth: {tok}' https://api.invalid/v1 -> 401", tok)
 _rng = _rng_main
 
+# Discord bot tokens (base64 of the bot's numeric id, a timestamp, an HMAC), Doppler tokens,
+# a Twilio auth token named as such.
+_rng = random.Random(1611)
+for _ in range(2):
+    user_id = str(_rng.randrange(10**16, 10**19))
+    tok = f"{_b64url(user_id.encode())}.{_pick(_URLSAFE, 6)}.{_pick(_URLSAFE, 38)}"
+    _add("vendor", f"discord.errors.LoginFailure: Improper token has been passed: {tok}", tok)
+    tok = f"{_b64url(user_id.encode())}.{_pick(_URLSAFE, 6)}.{_pick(_URLSAFE, 27)}"
+    _add("vendor", f"DISCORD_BOT={tok!r}", tok)
+    tok = "dp.st.prd." + _pick(_ALNUM, 43)
+    _add("vendor", f"doppler: Invalid Service token {tok}", tok)
+    tok = "dp.pt." + _pick(_ALNUM, 43)
+    _add("vendor", f"doppler.errors: 401 for {tok}", tok)
+    tok = _pick(_HEX, 32)
+    _add("vendor", f"twilio auth {tok} rejected (20003)", tok)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

@@ -25,6 +25,7 @@ scanners (``detect-secrets``, vendor documentation); the rules are our own.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -190,6 +191,22 @@ def _short_p(match: re.Match[str]) -> str:
     if not symbol and not any(c.isupper() for c in value[1:]):
         return match.group(0)
     return match.group("head") + REDACTED
+
+
+#: A Twilio auth token inside the text after "twilio" (not the tail of a SID).
+_TWILIO_TOKEN = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+
+
+def _discord(match: re.Match[str]) -> str:
+    """A Discord bot token when its first part is the base64 of a 17-20 digit id."""
+    head = match.group(0).split(".", 1)[0]
+    try:
+        ident = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except ValueError:
+        return match.group(0)
+    if 17 <= len(ident) <= 20 and ident.isdigit():
+        return REDACTED
+    return match.group(0)
 
 
 _NOT_A_PASSWORD = frozenset({"true", "false", "none", "null", "yes", "no", "ok", "fail"})
@@ -718,17 +735,21 @@ RULES: tuple[Rule, ...] = (
         "vendor_prefixed",
         # HashiCorp Vault hvs./hvb./hvr. tokens, Google OAuth GOCSPX- client secrets and
         # ya29. access tokens, Databricks dapi<32 hex>, Atlassian ATATT3 API tokens, age
-        # AGE-SECRET-KEY-1 keys, Square EAAA access tokens, Mailchimp <32 hex>-us<N>.
+        # AGE-SECRET-KEY-1 keys, Square EAAA access tokens, Mailchimp <32 hex>-us<N>, Doppler
+        # dp.pt./dp.st.<env>./dp.ct./dp.sa./dp.scim./dp.audit. tokens.
         _c(
             r"(?<![A-Za-z0-9_\-])(?:hv[sbr]\.[A-Za-z0-9_\-]{24,}+|GOCSPX-[A-Za-z0-9_\-]{24,}+"
             r"|ya29\.[A-Za-z0-9_\-][A-Za-z0-9_.\-]{19,}+|dapi[a-h0-9]{32}(?:-[0-9])?"
             r"|ATATT3[A-Za-z0-9_\-=]{20,}+|AGE-SECRET-KEY-1[0-9A-Z]{20,}+"
-            r"|EAAA[A-Za-z0-9_\-+=]{56,}+|[0-9a-f]{32}-us[0-9]{1,2})(?![A-Za-z0-9])"
+            r"|EAAA[A-Za-z0-9_\-+=]{56,}+|[0-9a-f]{32}-us[0-9]{1,2}"
+            r"|dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,64}+\.)?[A-Za-z0-9]{40,44}+)"
+            r"(?![A-Za-z0-9])"
         ),
         REDACTED,
         (
             *("hvs.", "hvb.", "hvr.", "gocspx-", "ya29.", "dapi", "atatt3"),
             *("age-secret-key-1", "eaaa", "-us"),
+            *("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
         ),
     ),
     Rule(
@@ -752,6 +773,25 @@ RULES: tuple[Rule, ...] = (
         ),
         REDACTED,
         ("sq0", "shp", "_v1_", "sk"),
+    ),
+    Rule(
+        "twilio_auth_token",
+        # A Twilio auth token is 32 hex characters, like any MD5: only within a line's 128
+        # characters after the word "twilio" (SIDs, "AC"/"SM" + 32 hex, stay).
+        _c(r"\btwilio[^\r\n]{0,128}+", _I),
+        lambda m: _TWILIO_TOKEN.sub(REDACTED, m.group(0)),
+        ("twilio",),
+    ),
+    Rule(
+        "discord_bot_token",
+        # <base64 of the bot's numeric id>.<6-character timestamp>.<27-38-character HMAC>:
+        # only when the first part decodes to the 17-20 digits of a Discord id.
+        _c(
+            r"(?<![A-Za-z0-9_\-.])[MNO][A-Za-z0-9_\-]{22,26}+\.[A-Za-z0-9_\-]{6}\."
+            r"[A-Za-z0-9_\-]{27,38}+(?![A-Za-z0-9_\-])"
+        ),
+        _discord,
+        run=True,
     ),
     Rule(
         "key_body",
