@@ -552,6 +552,28 @@ for _ in range(2):
     _add("vendor", f"twilio auth {tok} rejected (20003)", tok)
 _rng = _rng_main
 
+# PuTTY's .ppk private lines; DER private keys without their BEGIN line (one line, or in a
+# percent-encoded PEM).
+_rng = random.Random(1612)
+for _ in range(2):
+    lines = [_pick(_B64, 64) for _ in range(3)] + [_pick(_B64, 20) + "=="]
+    ppk = (
+        "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy\n"
+        f"Public-Lines: 2\n{_pick(_B64, 64)}\n{_pick(_B64, 20)}\n"
+        "Private-Lines: 4\n" + "\n".join(lines) + f"\nPrivate-MAC: {_pick(_HEX, 64)}\n"
+    )
+    _add("private_key", f"pageant: could not load key:\n{ppk}", *lines)
+    _add("private_key", "key=" + json.dumps(ppk), *lines)
+    der = "MIIEowIBAAKCAQEA" + _pick(_B64, 84)
+    _add("private_key", f"{der}\n", der[16:])
+    der = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + _pick(_B64, 60)
+    body = der.replace("+", "%2B").replace("/", "%2F")
+    tail = _pick(_ALNUM, 64)
+    _add("private_key", f"key=-----BEGIN%20PRIVATE%20KEY-----%0A{body}%0A{tail}", body[32:], tail)
+    der = "MHcCAQEEI" + _pick(_B64, 55)
+    _add("private_key", f"ecdsa: bad key {der}", der[9:])
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

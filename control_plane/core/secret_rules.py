@@ -335,6 +335,39 @@ RULES: tuple[Rule, ...] = (
         ("private key",),
     ),
     Rule(
+        "putty_private_lines",
+        # A PuTTY .ppk key's private part: the base64 lines after "Private-Lines: N", up to
+        # the next "Name:" line (real newlines or a literal \n of JSON and reprs).
+        _c(
+            r"(?P<head>Private-Lines:[ \t]*+[0-9]{1,4}+(?:\r?\n|(?:\\r)?\\n))(?!\[REDACTED)"
+            r"[A-Za-z0-9+/=]++(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/=]++(?=[\s\\\"']|$))*+"
+        ),
+        lambda m: m.group("head") + "[REDACTED PRIVATE KEY]",
+        ("private-lines:",),
+    ),
+    Rule(
+        "der_private_key",
+        # A private key's base64 DER seen without its BEGIN line (pasted alone, or a PEM
+        # percent-encoded into a URL or a form body): PKCS#1 RSA and DSA (MII...IBAAK),
+        # PKCS#8 (MII...IBADAN), encrypted PKCS#8, SEC1 EC keys (MHcCAQEE, P-384, P-521),
+        # Ed25519 (MC4CAQAw...), OpenSSH (b3BlbnNzaC1rZXktdjE, "openssh-key-v1"). Public
+        # keys and certificates start otherwise. Continues over %2B, %2F, %0A and over
+        # following lines of 60+ base64 characters.
+        _c(
+            r"(?:(?<![A-Za-z0-9+/])|(?<=%0[AaDd]))"
+            r"(?:MII[A-Za-z0-9+/]{3}(?:IBAA[JK]|IBADAN|BOBgkqhkiG9w0BBQ0w)"
+            r"|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|MIGHAgEAMBMGByqGSM49|MC4CAQAwBQYDK2Vw"
+            r"|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]{16,}+"
+            r"(?:(?:%2[BbFf]|%0[AaDd])[A-Za-z0-9+/]*+|(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/]{60,}+)*+"
+            r"(?:={1,2}+|%3[Dd](?:%3[Dd])?)?"
+        ),
+        "[REDACTED PRIVATE KEY]",
+        (
+            *("ibaak", "ibaaj", "ibadan", "bobgkqhkig9w0bbq0w", "mhccaqee", "migkagebbd"),
+            *("mihcagebbe", "mighageambmgbyqgsm49", "mc4caqawbqydk2vw", "b3blbnnzac1rzxktdje"),
+        ),
+    ),
+    Rule(
         "authorization_header",
         # The credential of an Authorization header, whatever it looks like.
         _c(
