@@ -574,6 +574,21 @@ for _ in range(2):
     _add("private_key", f"ecdsa: bad key {der}", der[9:])
 _rng = _rng_main
 
+# Cookies in a dict (requests' cookies=), in a cookie jar's repr, session cookies by name.
+_rng = random.Random(1613)
+for _ in range(2):
+    v = _mixed(_ALNUM, 32)
+    _add("bearer", f"requests.get(url, cookies={{'_gitlab_session': '{v}'}}) -> 302", v)
+    v, v2 = _mixed(_ALNUM, 32), _mixed(_ALNUM, 32)
+    _add("bearer", json.dumps({"cookies": {"sid": v, "csrftoken": v2}}), v, v2)
+    v = _mixed(_ALNUM, 32)
+    _add("bearer", f"<RequestsCookieJar[<Cookie sid={v} for .app.invalid/>]>", v)
+    v = "s%3A" + _mixed(_URLSAFE, 32) + "." + _pick(_ALNUM, 27)
+    _add("bearer", f"express: connect.sid={v}; Path=/ rejected", v)
+    v = _pick(string.ascii_lowercase + string.digits, 26)
+    _add("bearer", f"PHPSESSID={v} expired", v)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

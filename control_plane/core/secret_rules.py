@@ -174,6 +174,20 @@ def _userinfo_encoded(match: re.Match[str]) -> str:
     return text[: match.start("pw") - at] + REDACTED + text[-3:]
 
 
+#: One quoted key and its quoted value inside a dict's braces.
+_DICT_ITEM = re.compile(
+    r"(?P<key>(?P<q>\\{0,3}[\"'])[^\"'\\\n]{1,256}+(?P=q)[ \t]*+:[ \t]*+)"
+    r"(?!\\{0,3}[\"']\[REDACTED)(?P<val>\\{0,3}[\"'][^\"'\\\n]*+(?:\\{0,3}[\"'])?)"
+)
+
+
+def _cookie_dict(match: re.Match[str]) -> str:
+    if match.group("jar") is not None:
+        return match.group("jar") + REDACTED
+    body = _DICT_ITEM.sub(lambda m: m.group("key") + _keep_quotes(m.group("val")), match["body"])
+    return match.group("head") + body
+
+
 def _pair(match: re.Match[str]) -> str:
     return match.group("key") + _keep_quotes(match.group("val"))
 
@@ -245,7 +259,7 @@ _KEY_WORDS = (
     r"pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|account[_-]?key"
     r"|private[_-]?key[_-]?id|_key|-key|credentials?|session[_-]?id|sessionid|signature"
     r"|pwd(?<![A-Za-z0-9$]pwd)|pw(?<![A-Za-z0-9]pw)|sig(?<![A-Za-z0-9]sig)|_auth|key[_-]data"
-    r"|x-auth"
+    r"|x-auth|connect\.sid|phpsessid"
 )
 
 #: The separator between a key and its value: the key's closing quote, then ``=``, ``:``,
@@ -382,11 +396,24 @@ RULES: tuple[Rule, ...] = (
         "cookie_header",
         # Cookie headers carry sessions: the whole value goes.
         _c(
-            r"(?P<head>\b(?:set-)?cookie" + _HEADER_SEP + r")(?!\[REDACTED\](?:$|[\"'\r\n\\]))"
+            r"(?P<head>\b(?:set-)?cookie" + _HEADER_SEP + r")(?!\[REDACTED\](?:$|[\"'\r\n\\])|\{)"
             r"(?:[^\r\n\"'\\]++|\\(?![nr\"'\\]))++",
             _I,
         ),
         _authorization,
+        ("cookie",),
+    ),
+    Rule(
+        "cookie_dict",
+        # Cookies as a dict (requests' cookies={'_gitlab_session': '...'}, JSON "cookies":
+        # {"sid": "..."}): every quoted value inside the braces; and a cookie jar's repr
+        # (<Cookie sid=... for .example.com/>).
+        _c(
+            r"(?P<head>\bcookies?(?:\\{0,3}[\"'])?[ \t]{0,8}+[:=][ \t]{0,8}+\{)(?P<body>[^{}\n]++)"
+            r"|(?P<jar><cookie [^\s=<>]{1,256}+=)(?!\[REDACTED)[^\s<>]++(?= for )",
+            _I,
+        ),
+        _cookie_dict,
         ("cookie",),
     ),
     Rule(
@@ -651,7 +678,7 @@ RULES: tuple[Rule, ...] = (
         _pair,
         (
             *("pass", "secret", "token", "key", "credential", "session", "signature"),
-            *("pw", "sig", "_auth", "key_data", "key-data", "x-auth"),
+            *("pw", "sig", "_auth", "key_data", "key-data", "x-auth", "connect.sid", "phpsessid"),
         ),
     ),
     Rule(
