@@ -589,6 +589,17 @@ for _ in range(2):
     _add("bearer", f"PHPSESSID={v} expired", v)
 _rng = _rng_main
 
+# A password after a spaced -p (any tool; only a value shaped like a password), htpasswd -b.
+_rng = random.Random(1614)
+for _ in range(2):
+    pw = _password()
+    _add("cli", f"backup-tool --user bob -p {pw} --host db.invalid exited 1", pw)
+    pw = _password()
+    _add("cli", f"Command '['sync-cli', '-p', '{pw}', 'push']' returned 3", pw)
+    pw = _password()
+    _add("cli", f"htpasswd -bc /etc/nginx/.htpasswd admin {pw}: permission denied", pw)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------

@@ -197,8 +197,19 @@ def _flag(match: re.Match[str]) -> str:
 
 
 def _short_p(match: re.Match[str]) -> str:
-    """``-pSecret`` outside a known tool: only values that look like passwords go."""
+    """``-pSecret`` outside a known tool: only values that look like passwords go; after a
+    blank (``-p Secret``), only values shaped like a generated password."""
     value = match.group("val")
+    if match.group("gap") is not None:
+        if (
+            len(value) < 8
+            or any(c in "/:." for c in value)
+            or not any(c.isupper() for c in value)
+            or not any(c.islower() for c in value)
+            or not any(c.isdigit() for c in value)
+        ):
+            return match.group(0)
+        return match.group("head") + REDACTED
     if value.isdigit() or (value.isalpha() and value.islower()):
         return match.group(0)  # -p8080, -pthread, -pedantic
     symbol = any(c.isdigit() or c in "!@#$%^&*+=?~" for c in value)
@@ -235,6 +246,19 @@ def _short_key(match: re.Match[str]) -> str:
     elif len(value) < 8 or "/" in value or "." in value or not _looks_secret(value):
         return match.group(0)
     return key + REDACTED
+
+
+def _htpasswd(match: re.Match[str]) -> str:
+    """htpasswd's password argument in batch mode (-b): the third argument, the second
+    with -n (no file)."""
+    flags = match.group("flags")
+    if "b" not in flags:
+        return match.group(0)
+    name = "a2" if "n" in flags else "a3"
+    if match.group(name) is None or match.group(name).startswith("[REDACTED"):
+        return match.group(0)
+    text, at = match.group(0), match.start()
+    return text[: match.start(name) - at] + REDACTED + text[match.end(name) - at :]
 
 
 def _mixed(match: re.Match[str]) -> str:
@@ -603,10 +627,28 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "cli_short_p",
-        # -pSECRET anywhere else, when the value looks like a password.
-        _c(r"(?P<head>(?<![\w-])-p)(?P<val>[^\s\"'\-\[][^\s\"']{3,}+)"),
+        # -pSECRET anywhere else, when the value looks like a password; -p SECRET (spaced:
+        # elsewhere a port, a path, a profile, a plugin) only when the value is shaped like
+        # a generated password: 8+ characters mixing capitals, small letters and digits,
+        # no '/', ':' or '.' (ssh -p 2222, docker run -p 127.0.0.1:80:80, pytest -p xdist).
+        _c(
+            r"(?P<head>(?<![\w-])-p(?P<gap>[ \t]++|[\"'],[ \t]*+[bBuU]?[\"'])?)"
+            r"(?P<val>[^\s\"'\-\[][^\s\"']{3,}+)"
+        ),
         _short_p,
         ("-p",),
+    ),
+    Rule(
+        "htpasswd_batch",
+        # htpasswd -b[c] file user PASSWORD, htpasswd -nb user PASSWORD (batch mode takes
+        # the password on the command line; without -b it is prompted for).
+        _c(
+            r"\bhtpasswd(?P<flags>(?:[ \t]++-[A-Za-z]++)*+)[ \t]++(?P<a1>[^\s\-][^\s]*+)"
+            r"[ \t]++(?P<a2>[^\s]++)(?:[ \t]++(?P<a3>[^\s]++))?",
+            _I,
+        ),
+        _htpasswd,
+        ("htpasswd",),
     ),
     Rule(
         "xml_element",
