@@ -600,6 +600,17 @@ for _ in range(2):
     _add("cli", f"htpasswd -bc /etc/nginx/.htpasswd admin {pw}: permission denied", pw)
 _rng = _rng_main
 
+# A quote inside an unquoted value (password=Xk9v'Q2m), Doppler tokens of other lengths.
+_rng = random.Random(1616)
+for _ in range(2):
+    pw = _password("'")
+    _add("env", f"password={pw} rejected", pw[pw.index("'") :])
+    pw = _password('"')
+    _add("env", f"export DB_PASSWORD={pw}; ./run", pw[pw.index('"') :])
+    tok = "dp.st.dev." + _pick(_ALNUM, 36)
+    _add("vendor", f"doppler: token {tok} revoked", tok)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------
