@@ -611,6 +611,20 @@ for _ in range(2):
     _add("vendor", f"doppler: token {tok} revoked", tok)
 _rng = _rng_main
 
+# Password hashes in crypt(3) form: a shadow line, bcrypt in a row's repr, yescrypt.
+_rng = random.Random(1617)
+_CRYPT = string.ascii_letters + string.digits + "./"
+for _ in range(2):
+    h = f"$6${_pick(_CRYPT, 16)}${_pick(_CRYPT, 86)}"
+    _add("hash", f"shadow: bob:{h}:19000:0:99999:7:::", h)
+    h = f"$2b$12${_pick(_CRYPT, 53)}"
+    _add("hash", f"IntegrityError: row {{'user': 'bob', 'hash': '{h}'}}", h)
+    h = f"$y$j9T${_pick(_CRYPT, 22)}${_pick(_CRYPT, 43)}"
+    _add("hash", f"chpasswd -e: bob:{h}", h)
+    h = f"$1${_pick(_CRYPT, 8)}${_pick(_CRYPT, 22)}"
+    _add("hash", f"htpasswd line admin:{h} rejected", h)
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------
@@ -708,4 +722,5 @@ ORDINARY += [
     "return_to=https%3A%2F%2Fapp.invalid%2Fhome%40section",
     "Private-Lines: see the PuTTY documentation",
     "htpasswd -c /etc/nginx/.htpasswd admin",
+    "echo $1$2 costs $5$ each; PS1='$6$ ' and $y$x",
 ]

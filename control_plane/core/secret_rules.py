@@ -765,6 +765,19 @@ RULES: tuple[Rule, ...] = (
         ("login",),
     ),
     Rule(
+        "crypt_hash",
+        # A password hash in crypt(3) form (a shadow line, a user row): md5crypt $1$,
+        # sha256crypt $5$, sha512crypt $6$ (rounds= too), bcrypt $2a$/$2b$/$2x$/$2y$,
+        # yescrypt $y$. Offline-crackable, so it goes whole, salt and all.
+        _c(
+            r"(?<![A-Za-z0-9$])\$(?:[156]\$(?:rounds=[0-9]{1,9}+\$)?[./A-Za-z0-9]{1,16}+\$"
+            r"[./A-Za-z0-9]{22,86}+|2[abxy]\$[0-9]{2}\$[./A-Za-z0-9]{53}"
+            r"|y\$[./A-Za-z0-9]{1,16}+\$[./A-Za-z0-9]{1,64}+\$[./A-Za-z0-9]{43})(?![./A-Za-z0-9])"
+        ),
+        REDACTED,
+        ("$1$", "$5$", "$6$", "$2a$", "$2b$", "$2x$", "$2y$", "$y$"),
+    ),
+    Rule(
         "jwt",
         # Header and payload (a JSON object each: "eyJ"), the signature when present (a
         # token cut short still goes).
