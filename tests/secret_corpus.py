@@ -512,14 +512,6 @@ for _ in range(2):
     _add("config", f"config: 'api_token: |\\n  {pw}\\nuser: app'", pw)
 _rng = _rng_main
 
-# Key material without its BEGIN line inside JSON or a repr (literal \n between the lines).
-_rng = random.Random(1615)
-for _ in range(2):
-    lines = [_pick(_B64, 64) for _ in range(5)]
-    _add("private_key", json.dumps({"tail": "\n".join(lines) + "\n-----END"}), *lines)
-    _add("private_key", repr("\r\n".join(lines)), *lines)
-_rng = _rng_main
-
 # Short keys: pass= as a word, key= / auth= / pass= as a URL's query parameter, X-Auth.
 _rng = random.Random(1610)
 for _ in range(2):
@@ -623,6 +615,23 @@ for _ in range(2):
     _add("hash", f"chpasswd -e: bob:{h}", h)
     h = f"$1${_pick(_CRYPT, 8)}${_pick(_CRYPT, 22)}"
     _add("hash", f"htpasswd line admin:{h} rejected", h)
+_rng = _rng_main
+
+# The same formats once more inside a JSON string (a message quoting a message), and
+# "twilio" repeated on one line (a rejection's message repeats the input).
+_rng = random.Random(1618)
+pw = _password()
+_add(
+    "url",
+    json.dumps(json.dumps({"url": f"https://ci:{pw}@api.invalid/v1"}).replace("/", "\\/")),
+    pw,
+)
+tok = _pick(_HEX, 32)
+_add("vendor", "invalid input for twilio auth x: " * 4 + f"twilio auth {tok} rejected", tok)
+_rng = _rng_main
+_rng = random.Random(1619)
+pw = _password()
+_add("config", repr(f"config: 'api_token: |\\n  {pw}\\n  {pw[::-1]}\\nuser: app'"), pw, pw[::-1])
 _rng = _rng_main
 
 FAMILIES = sorted({s.family for s in SECRETS})

@@ -131,6 +131,10 @@ _ARG_SEP = r"(?:[ \t]++|=|[\"'],[ \t]*+[bBuU]?[\"'])"
 #: Between the words of a command line: blanks, or the ``', '`` of an argv list's repr.
 _WORD_SEP = r"(?:[ \t]++|[\"'],[ \t]*+[bBuU]?[\"'])"
 
+#: A newline as a repr or JSON writes it, escaped once, twice or three times (each doubles
+#: the backslashes): \n, \r\n, \\n, \\\\n.
+_ESC_NL = r"(?:\\{1,4}r)?\\{1,4}n"
+
 #: Characters of a credential after an auth scheme (RFC 7235 token68).
 _CRED = r"[A-Za-z0-9._~+/=\-]"
 
@@ -152,13 +156,16 @@ def _scheme(match: re.Match[str]) -> str:
     return f"{scheme}{gap}{REDACTED}"
 
 
+_ESCAPED_SLASH = re.compile(r"\\{1,4}/")
+
+
 def _userinfo(match: re.Match[str]) -> str:
     scheme, user, password = match.group("scheme"), match.group("user"), match.group("pw")
     if password is None:
         if not _looks_secret(user):
             return match.group(0)
         return f"{scheme}{REDACTED}@"
-    first = password.replace("\\/", "/").split("/", 1)
+    first = _ESCAPED_SLASH.sub("/", password).split("/", 1)
     if len(first) == 2 and first[0].isdigit():  # host:port/path@... is not a password
         return match.group(0)
     return f"{scheme}{user}:{REDACTED}@"
@@ -303,7 +310,7 @@ _PAIR_VALUE = (
     r"|'(?:[^'\\\n]++|\\.)*+'"
     r"|\\{1,3}[\"'](?:[^\"'\\\n]++|\\++[^\"'\\\n]|\\{3}[\"'])*+\\{1,3}[\"']"
     r"|(?:\\{0,3}[\"'])?(?:[^\s\"'\\,;&}\]<>|)]++|\\\\|\\(?![nrt\"'\\])"
-    r"|(?<=[A-Za-z0-9])[\"'](?=[A-Za-z0-9]))++"
+    r"|(?<=[A-Za-z0-9])\\{0,3}[\"'](?=[A-Za-z0-9]))++"
     r")"
 )
 
@@ -378,8 +385,8 @@ RULES: tuple[Rule, ...] = (
         # A PuTTY .ppk key's private part: the base64 lines after "Private-Lines: N", up to
         # the next "Name:" line (real newlines or a literal \n of JSON and reprs).
         _c(
-            r"(?P<head>Private-Lines:[ \t]*+[0-9]{1,4}+(?:\r?\n|(?:\\r)?\\n))(?!\[REDACTED)"
-            r"[A-Za-z0-9+/=]++(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/=]++(?=[\s\\\"']|$))*+"
+            r"(?P<head>Private-Lines:[ \t]*+[0-9]{1,4}+(?:\r?\n|" + _ESC_NL + r"))(?!\[REDACTED)"
+            r"[A-Za-z0-9+/=]++(?:(?:\r?\n|" + _ESC_NL + r")[A-Za-z0-9+/=]++(?=[\s\\\"']|$))*+"
         ),
         lambda m: m.group("head") + "[REDACTED PRIVATE KEY]",
         ("private-lines:",),
@@ -397,7 +404,9 @@ RULES: tuple[Rule, ...] = (
             r"(?:MII[A-Za-z0-9+/]{3}(?:IBAA[JK]|IBADAN|BOBgkqhkiG9w0BBQ0w)"
             r"|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|MIGHAgEAMBMGByqGSM49|MC4CAQAwBQYDK2Vw"
             r"|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]{16,}+"
-            r"(?:(?:%2[BbFf]|%0[AaDd])[A-Za-z0-9+/]*+|(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/]{60,}+)*+"
+            r"(?:(?:%2[BbFf]|%0[AaDd])[A-Za-z0-9+/]*+|(?:\r?\n|"
+            + _ESC_NL
+            + r")[A-Za-z0-9+/]{60,}+)*+"
             r"(?:={1,2}+|%3[Dd](?:%3[Dd])?)?"
         ),
         "[REDACTED PRIVATE KEY]",
@@ -490,14 +499,15 @@ RULES: tuple[Rule, ...] = (
         "url_userinfo",
         # scheme://user:password@host, the password holding '/', '#', '@', '%'-escapes (up
         # to the last '@' of the word), or scheme://token@host; also with JSON's escaped
-        # slashes (https:\/\/user:password@host, as PHP and Java encoders write URLs).
+        # slashes (https:\/\/user:password@host, as PHP and Java encoders write URLs; in a
+        # JSON string again, https:\\/\\/..., up to three times).
         _c(
-            r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*+:(?://|\\/\\/))"
+            r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*+:(?://|\\{1,4}/\\{1,4}/))"
             r"(?P<user>[^\s/:@?#\"'<>\\]*+)"
-            r"(?::(?P<pw>(?:(?:[^\s@\"'<>:]++|:(?!//|\\/\\/))*+@)++)|@)"
+            r"(?::(?P<pw>(?:(?:[^\s@\"'<>:]++|:(?!//|\\{1,4}/))*+@)++)|@)"
         ),
         _userinfo,
-        ("://", ":\\/\\/"),
+        ("://", "\\/"),
     ),
     Rule(
         "url_userinfo_encoded",
@@ -602,7 +612,9 @@ RULES: tuple[Rule, ...] = (
         # parameter, and the thin/OCI JDBC URL (jdbc:oracle:thin:scott/tiger@db:1521:orcl).
         # Only after those words: "scott/tiger" in prose or org/repo@v4 stay.
         _c(
-            r"(?P<head>(?:\b(?:sqlplus|sqlldr|expdp|impdp)(?:" + _WORD_SEP + r"-[a-z]++)*+"
+            r"(?P<head>(?:\b(?:sqlplus|sqlldr|expdp|impdp)(?:"
+            + _WORD_SEP
+            + r"-[a-z]++)*+"
             + _WORD_SEP
             + r"(?:userid=)?|\bjdbc:oracle:[a-z0-9]{1,16}+:|(?<![^\s\"'])userid=)"
             r"\"?[a-z0-9_$#.]{1,64}+\"?/)(?!\[REDACTED)"
@@ -691,7 +703,7 @@ RULES: tuple[Rule, ...] = (
         _c(
             r"(?P<key>(?<![^\s\"'])[a-z0-9_.\-]{1,64}+" + _ENDS_ENV + r"[ \t]{0,16}+=(?![=>])"
             r"[ \t]{0,16}+)(?!\[REDACTED)(?P<val>(?:[^\s\"'\\&;,)}\]|<>]++|"
-            r"(?<=[A-Za-z0-9])[\"'](?=[A-Za-z0-9])|"
+            r"(?<=[A-Za-z0-9])\\{0,3}[\"'](?=[A-Za-z0-9])|"
             + _SOFT_DELIMITER
             + r"|\\\\|\\(?![nrt\"'\\]))++)",
             _I,
@@ -703,12 +715,15 @@ RULES: tuple[Rule, ...] = (
         "yaml_block_scalar",
         # A YAML block scalar under a secret's key (password: |, client_secret: >-): the
         # indented lines that follow, up to a line indented less (real newlines, or the
-        # literal \n of a repr). Only "key: |" with one blank, as YAML is written.
+        # literal \n of a repr, escaped again or not). Only "key: |" with one blank, as
+        # YAML is written.
         _c(
             r"(?P<head>(?:" + _KEY_WORDS + r")(?:\\{0,3}[\"'])?: [|>][0-9+\-]{0,2}+[ \t]{0,64}+"
-            r"(?:#[^\r\n\\]{0,256}+)?(?:\r?\n(?P<ind>[ \t]++)|(?:\\r)?\\n(?P<ind2>[ \t]++)))"
+            r"(?:#[^\r\n\\]{0,256}+)?(?:\r?\n(?P<ind>[ \t]++)|" + _ESC_NL + r"(?P<ind2>[ \t]++)))"
             r"(?!\[REDACTED)(?(ind)[^\r\n]++(?:\r?\n(?:[ \t]*+\r?\n)*+(?P=ind)[^\r\n]*+)*+"
-            r"|(?:[^\\\r\n]++|\\(?![rn]))++(?:(?:\\r)?\\n(?P=ind2)(?:[^\\\r\n]++|\\(?![rn]))*+)*+)",
+            r"|(?:[^\\\r\n]++|\\++(?![rn]))++(?:"
+            + _ESC_NL
+            + r"(?P=ind2)(?:[^\\\r\n]++|\\++(?![rn]))*+)*+)",
             _I,
         ),
         lambda m: m.group("head") + REDACTED,
@@ -894,8 +909,13 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "twilio_auth_token",
         # A Twilio auth token is 32 hex characters, like any MD5: only within a line's 128
-        # characters after the word "twilio" (SIDs, "AC"/"SM" + 32 hex, stay).
-        _c(r"\btwilio[^\r\n]{0,128}+", _I),
+        # characters after the word "twilio" (SIDs, "AC"/"SM" + 32 hex, stay). One match
+        # runs over every "twilio" less than 128 characters after the last (each starts a
+        # window) and ends past a word, so no window is cut short by the previous one.
+        _c(
+            r"\btwilio(?:(?:(?!twilio)[^\r\n]){0,128}+twilio)*+[^\r\n]{0,128}+[A-Za-z0-9]{0,32}+",
+            _I,
+        ),
         lambda m: _TWILIO_TOKEN.sub(REDACTED, m.group(0)),
         ("twilio",),
     ),
@@ -916,7 +936,7 @@ RULES: tuple[Rule, ...] = (
         # a PEM or OpenSSH key, a key pasted alone): three or more lines of 60-76 base64
         # characters. Whole base64-wrapped blobs (a certificate) go too; never prose.
         _c(
-            r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{60,76}+(?:\r?\n|(?:\\r)?\\n)){3,}+"
+            r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{60,76}+(?:\r?\n|" + _ESC_NL + r")){3,}+"
             r"[A-Za-z0-9+/=]{0,76}+"
         ),
         REDACTED,
