@@ -189,10 +189,11 @@ _DICT_ITEM = re.compile(
 
 
 def _cookie_dict(match: re.Match[str]) -> str:
+    word = match.group(0)[:6]  # "cookie" as written
     if match.group("jar") is not None:
-        return match.group("jar") + REDACTED
+        return word + match.group("jar") + REDACTED
     body = _DICT_ITEM.sub(lambda m: m.group("key") + _keep_quotes(m.group("val")), match["body"])
-    return match.group("head") + body
+    return word + match.group("head") + body
 
 
 def _pair(match: re.Match[str]) -> str:
@@ -446,8 +447,11 @@ RULES: tuple[Rule, ...] = (
         # {"sid": "..."}): every quoted value inside the braces; and a cookie jar's repr
         # (<Cookie sid=... for .example.com/>).
         _c(
-            r"(?P<head>\bcookies?(?:\\{0,3}[\"'])?[ \t]{0,8}+[:=][ \t]{0,8}+\{)(?P<body>[^{}\n]++)"
-            r"|(?P<jar><cookie [^\s=<>]{1,256}+=)(?!\[REDACTED)[^\s<>]++(?= for )",
+            # One literal first, so re skips to "cookie" (an alternation of a \b and a '<'
+            # made it try every position: 54 µs/KB on a long text after "Cookie: ").
+            r"cookie(?:(?<![a-z0-9_]cookie)(?P<head>s?(?:\\{0,3}[\"'])?[ \t]{0,8}+[:=][ \t]{0,8}+"
+            r"\{)(?P<body>[^{}\n]++)|(?<=<cookie)(?P<jar> [^\s=<>]{1,256}+=)(?!\[REDACTED)"
+            r"[^\s<>]++(?= for ))",
             _I,
         ),
         _cookie_dict,
@@ -751,7 +755,7 @@ RULES: tuple[Rule, ...] = (
         # looks like a key (8+ characters, a digit or an inner capital, no '/' or '.': not
         # key=lambda, ?key=media/a.png); a pass= value unless it is a count (pass=3).
         _c(
-            r"(?P<key>(?:(?<=[?&;])(?:key|auth)|(?<=[?&;\s\"'])pass|^pass)=)(?![=>])"
+            r"(?P<key>(?:key(?<=[?&;]key)|auth(?<=[?&;]auth)|pass(?<![^?&;\s\"']pass))=)(?![=>])"
             r"(?!\[REDACTED)(?P<val>[^\s&#\"'<>\\;,)}\]|]{1,512}+)",
             _I,
         ),
