@@ -658,7 +658,7 @@ RULES: tuple[Rule, ...] = (
         # a generated password: 8+ characters mixing capitals, small letters and digits,
         # no '/', ':' or '.' (ssh -p 2222, docker run -p 127.0.0.1:80:80, pytest -p xdist).
         _c(
-            r"(?P<head>(?<![\w-])-p(?P<gap>[ \t]++|[\"'],[ \t]*+[bBuU]?[\"'])?)"
+            r"(?P<head>-p(?<![\w-]-p)(?P<gap>[ \t]++|[\"'],[ \t]*+[bBuU]?[\"'])?)"
             r"(?P<val>[^\s\"'\-\[][^\s\"']{3,}+)"
         ),
         _short_p,
