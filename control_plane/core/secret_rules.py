@@ -566,7 +566,7 @@ RULES: tuple[Rule, ...] = (
         # --password X, --db-password=X, --token X, --client-secret X, keytool's
         # -storepass X / -keypass X (-srcstorepass, -destkeypass ...), plink's -pw X ...
         _c(
-            r"(?P<head>(?<![\w-])--?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|pw|token"
+            r"(?P<head>-(?<![\w-]-)-?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|pw|token"
             r"|secret|api-?key|access-key|secret-key|client-secret|auth-token"
             r"|(?:src|dest)?(?:store|key)pass)" + _ARG_SEP + ")"
             r"(?!-)(?!\[REDACTED)(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)",
@@ -580,7 +580,7 @@ RULES: tuple[Rule, ...] = (
         # openssl's -passin pass:X, -passout pass:X ("pass:" kept; env:, file:, fd: and
         # stdin name where the password is, not the password). -pass pass:X is cli_flag's.
         _c(
-            r"(?P<head>(?<![\w-])-pass(?:in|out)" + _ARG_SEP + r"[\"']?pass:)"
+            r"(?P<head>-pass(?<![\w-]-pass)(?:in|out)" + _ARG_SEP + r"[\"']?pass:)"
             r"(?!\[REDACTED)(?P<val>[^\s\"']++)",
             _I,
         ),
