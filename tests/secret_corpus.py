@@ -459,6 +459,181 @@ for _ in range(4):
     _add("jwt", f"token rejected: {tok}", tok.split(".")[2])
     _add("jwt", f"id_token={tok}&state=abc", tok.split(".")[2])
 
+# Oracle's user/password@ (SQL*Plus and the Oracle tools' connect strings, the thin JDBC URL).
+_rng = random.Random(1607)
+for _ in range(2):
+    pw = _password()
+    _add("oracle", f"sqlplus scott/{pw}@//db.invalid:1521/ORCL failed: ORA-01017", pw)
+    pw = _password("#")
+    _add("oracle", f"Command '['sqlplus', '-s', 'app/{pw}@db.invalid/MEDIA']' returned 1", pw)
+    pw = _password()
+    _add("oracle", f"jdbc:oracle:thin:app/{pw}@db.invalid:1521:MEDIA refused", pw)
+    pw = _password()
+    _add("oracle", f"url=jdbc:oracle:thin:app/{pw}@//db.invalid:1521/media", pw)
+    pw = _password()
+    _add("oracle", f"sqlldr userid=app/{pw} control=load.ctl log=load.log exited 1", pw)
+    pw = _password()
+    _add("oracle", f"expdp system/{pw}@ORCL schemas=app directory=dp", pw)
+_rng = _rng_main
+
+# URLs' credentials without a scheme after a proxy's name, JSON-escaped, percent-encoded.
+_rng = random.Random(1608)
+for _ in range(2):
+    pw = _password()
+    _add("url", f"proxy: bob:{pw}@proxy.corp.invalid:8080 refused the tunnel", pw)
+    pw = _password("@")
+    _add("url", f"HTTPS_PROXY=ci:{pw}@proxy.invalid:3128 pip install media", pw)
+    pw = _password()
+    _add("url", f"pip --proxy ci:{pw}@proxy.invalid:3128 install media: 407", pw)
+    pw = _password()
+    _add("url", json.dumps({"proxy": f"ci:{pw}@proxy.invalid:3128"}), pw)
+    pw = _password()
+    _add("url", json.dumps({"url": f"https://bob:{pw}@api.invalid/v1"}).replace("/", "\\/"), pw)
+    pw = _password()
+    _add("url", f'"remote":"git+https:\\/\\/ci:{pw}@git.invalid\\/r.git"', pw)
+    pw = _password()
+    _add("url", f"GET /cb?redirect=https%3A%2F%2Fbob%3A{pw}%40api.invalid%2F -> 302", pw)
+    pw = _password()
+    _add("url", f"next=https%3a%2f%2fci%3a{pw}%2540x%40git.invalid%2fr&state=1", pw, "%2540x")
+    tok = "ghp_" + _pick(_ALNUM, 36)
+    _add("url", f"return_to=https%3A%2F%2F{tok[4:]}%40github.invalid%2Forg", tok[4:])
+_rng = _rng_main
+
+# YAML block scalars under a secret's key (password: |, >-, |-), one line or several.
+_rng = random.Random(1609)
+for _ in range(2):
+    pw = _password()
+    _add("config", f"password: |\n  {pw}\n", pw)
+    pw = _password()
+    _add("config", f"db:\n  password: >-\n    {pw}\n  user: app\n", pw)
+    pw = _password()
+    _add("config", f"client_secret: |-\n  {pw}\n  {pw[::-1]}\n", pw, pw[::-1])
+    pw = _password()
+    _add("config", f"config: 'api_token: |\\n  {pw}\\nuser: app'", pw)
+_rng = _rng_main
+
+# Short keys: pass= as a word, key= / auth= / pass= as a URL's query parameter, X-Auth.
+_rng = random.Random(1610)
+for _ in range(2):
+    pw = _password()
+    _add("config", f"ftp: login user=bob pass={pw} failed", pw)
+    pw = _password()
+    _add("config", f"POST /login?user=bob&pass={pw}&next=/ -> 401", pw)
+    key = _mixed(_URLSAFE, 39)
+    _add("config", f"GET https://maps.invalid/api/js?key={key}&callback=init -> 403", key)
+    tok = _mixed(_URLSAFE, 40)
+    _add("config", f"https://app.firebaseio.invalid/users.json?auth={tok} -> 401", tok)
+    tok = _mixed(_ALNUM, 24)
+    _add("bearer", f"curl -H 'X-Auth: {tok}' https://api.invalid/v1 -> 401", tok)
+_rng = _rng_main
+
+# Discord bot tokens (base64 of the bot's numeric id, a timestamp, an HMAC), Doppler tokens,
+# a Twilio auth token named as such.
+_rng = random.Random(1611)
+for _ in range(2):
+    user_id = str(_rng.randrange(10**16, 10**19))
+    tok = f"{_b64url(user_id.encode())}.{_pick(_URLSAFE, 6)}.{_pick(_URLSAFE, 38)}"
+    _add("vendor", f"discord.errors.LoginFailure: Improper token has been passed: {tok}", tok)
+    tok = f"{_b64url(user_id.encode())}.{_pick(_URLSAFE, 6)}.{_pick(_URLSAFE, 27)}"
+    _add("vendor", f"DISCORD_BOT={tok!r}", tok)
+    tok = "dp.st.prd." + _pick(_ALNUM, 43)
+    _add("vendor", f"doppler: Invalid Service token {tok}", tok)
+    tok = "dp.pt." + _pick(_ALNUM, 43)
+    _add("vendor", f"doppler.errors: 401 for {tok}", tok)
+    tok = _pick(_HEX, 32)
+    _add("vendor", f"twilio auth {tok} rejected (20003)", tok)
+_rng = _rng_main
+
+# PuTTY's .ppk private lines; DER private keys without their BEGIN line (one line, or in a
+# percent-encoded PEM).
+_rng = random.Random(1612)
+for _ in range(2):
+    lines = [_pick(_B64, 64) for _ in range(3)] + [_pick(_B64, 20) + "=="]
+    ppk = (
+        "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy\n"
+        f"Public-Lines: 2\n{_pick(_B64, 64)}\n{_pick(_B64, 20)}\n"
+        "Private-Lines: 4\n" + "\n".join(lines) + f"\nPrivate-MAC: {_pick(_HEX, 64)}\n"
+    )
+    _add("private_key", f"pageant: could not load key:\n{ppk}", *lines)
+    _add("private_key", "key=" + json.dumps(ppk), *lines)
+    der = "MIIEowIBAAKCAQEA" + _pick(_B64, 84)
+    _add("private_key", f"{der}\n", der[16:])
+    der = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + _pick(_B64, 60)
+    body = der.replace("+", "%2B").replace("/", "%2F")
+    tail = _pick(_ALNUM, 64)
+    _add("private_key", f"key=-----BEGIN%20PRIVATE%20KEY-----%0A{body}%0A{tail}", body[32:], tail)
+    der = "MHcCAQEEI" + _pick(_B64, 55)
+    _add("private_key", f"ecdsa: bad key {der}", der[9:])
+_rng = _rng_main
+
+# Cookies in a dict (requests' cookies=), in a cookie jar's repr, session cookies by name.
+_rng = random.Random(1613)
+for _ in range(2):
+    v = _mixed(_ALNUM, 32)
+    _add("bearer", f"requests.get(url, cookies={{'_gitlab_session': '{v}'}}) -> 302", v)
+    v, v2 = _mixed(_ALNUM, 32), _mixed(_ALNUM, 32)
+    _add("bearer", json.dumps({"cookies": {"sid": v, "csrftoken": v2}}), v, v2)
+    v = _mixed(_ALNUM, 32)
+    _add("bearer", f"<RequestsCookieJar[<Cookie sid={v} for .app.invalid/>]>", v)
+    v = "s%3A" + _mixed(_URLSAFE, 32) + "." + _pick(_ALNUM, 27)
+    _add("bearer", f"express: connect.sid={v}; Path=/ rejected", v)
+    v = _pick(string.ascii_lowercase + string.digits, 26)
+    _add("bearer", f"PHPSESSID={v} expired", v)
+_rng = _rng_main
+
+# A password after a spaced -p (any tool; only a value shaped like a password), htpasswd -b.
+_rng = random.Random(1614)
+for _ in range(2):
+    pw = _password()
+    _add("cli", f"backup-tool --user bob -p {pw} --host db.invalid exited 1", pw)
+    pw = _password()
+    _add("cli", f"Command '['sync-cli', '-p', '{pw}', 'push']' returned 3", pw)
+    pw = _password()
+    _add("cli", f"htpasswd -bc /etc/nginx/.htpasswd admin {pw}: permission denied", pw)
+_rng = _rng_main
+
+# A quote inside an unquoted value (password=Xk9v'Q2m), Doppler tokens of other lengths.
+_rng = random.Random(1616)
+for _ in range(2):
+    pw = _password("'")
+    _add("env", f"password={pw} rejected", pw[pw.index("'") :])
+    pw = _password('"')
+    _add("env", f"export DB_PASSWORD={pw}; ./run", pw[pw.index('"') :])
+    tok = "dp.st.dev." + _pick(_ALNUM, 36)
+    _add("vendor", f"doppler: token {tok} revoked", tok)
+_rng = _rng_main
+
+# Password hashes in crypt(3) form: a shadow line, bcrypt in a row's repr, yescrypt.
+_rng = random.Random(1617)
+_CRYPT = string.ascii_letters + string.digits + "./"
+for _ in range(2):
+    h = f"$6${_pick(_CRYPT, 16)}${_pick(_CRYPT, 86)}"
+    _add("hash", f"shadow: bob:{h}:19000:0:99999:7:::", h)
+    h = f"$2b$12${_pick(_CRYPT, 53)}"
+    _add("hash", f"IntegrityError: row {{'user': 'bob', 'hash': '{h}'}}", h)
+    h = f"$y$j9T${_pick(_CRYPT, 22)}${_pick(_CRYPT, 43)}"
+    _add("hash", f"chpasswd -e: bob:{h}", h)
+    h = f"$1${_pick(_CRYPT, 8)}${_pick(_CRYPT, 22)}"
+    _add("hash", f"htpasswd line admin:{h} rejected", h)
+_rng = _rng_main
+
+# The same formats once more inside a JSON string (a message quoting a message), and
+# "twilio" repeated on one line (a rejection's message repeats the input).
+_rng = random.Random(1618)
+pw = _password()
+_add(
+    "url",
+    json.dumps(json.dumps({"url": f"https://ci:{pw}@api.invalid/v1"}).replace("/", "\\/")),
+    pw,
+)
+tok = _pick(_HEX, 32)
+_add("vendor", "invalid input for twilio auth x: " * 4 + f"twilio auth {tok} rejected", tok)
+_rng = _rng_main
+_rng = random.Random(1619)
+pw = _password()
+_add("config", repr(f"config: 'api_token: |\\n  {pw}\\n  {pw[::-1]}\\nuser: app'"), pw, pw[::-1])
+_rng = _rng_main
+
 FAMILIES = sorted({s.family for s in SECRETS})
 
 # -- ordinary texts ------------------------------------------------------------------------
@@ -526,4 +701,35 @@ ORDINARY += [
     "ya29 and hvs are token prefixes; see ~/.config/app~1Q~notes.txt",
     '{"auth": "required", "credsStore": "desktop"}; spw=1 npw: 2 cwd=/x',
     "login failed for bob: password expired, try login again",
+]
+
+# Near misses of the formats of issue 30: they hold no secret.
+ORDINARY += [
+    "uses: actions/checkout@v4 and actions/setup-python@v5",
+    "the demo schema scott/tiger@orcl is the classic Oracle example",
+    "cp build/media@2x.png dist/img/media@2x.png; chown app:app dist",
+    "mail bob.smith@example.invalid, cc alice@example.invalid at 10:30",
+    "INFO:root:bob@example.invalid logged in at 2026-11-23 06:13:20",
+    "proxy: http://proxy.corp.invalid:8080 (no credentials)",
+    "HTTPS_PROXY=proxy.corp.invalid:8080 NO_PROXY=localhost,127.0.0.1",
+    "ProxyError('Unable to connect to proxy', OSError('407 Proxy Authentication Required'))",
+    "sqlplus /nolog @deploy.sql; sqlplus -s / as sysdba; sqlplus app@MEDIA",
+    "jdbc:oracle:thin:@db.invalid:1521:MEDIA is unreachable",
+    "sorted(items, key=lambda item: item[1]); max(d, key=d.get)",
+    "GET /search?q=cats&key=&page=2 -> 200",
+    "GET /files?key=media/2026/11/frame_00042.png -> 404",
+    "https://app.invalid/?auth=none&mode=dark",
+    "summary: pass=3 fail=0 skip=1",
+    "description: |\n  A tool for media processing\n  with two lines\n",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMx\n",
+    "pytest -p no:cacheprovider -p xdist; git add -p src/main.py; ssh -p 2222 host",
+    "docker run -p 127.0.0.1:8080:80 -p 9443:443 app",
+    "Mzg1ZjQ2YWI3ZGVhNGQ1ZTg5.abcdef.ghijklmnopqrstuvwxyzABCDEFG",
+    "twilio: message SM0a1b2c3d4e5f60718293a4b5c6d7e8f9 queued",
+    "cookies={} and cookies: 3 stored; <Cookie consent for .app.invalid/>",
+    "https:\\/\\/cdn.invalid\\/v1\\/a@2x.png",
+    "return_to=https%3A%2F%2Fapp.invalid%2Fhome%40section",
+    "Private-Lines: see the PuTTY documentation",
+    "htpasswd -c /etc/nginx/.htpasswd admin",
+    "echo $1$2 costs $5$ each; PS1='$6$ ' and $y$x",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import string
 
@@ -112,6 +113,9 @@ def test_key_material_without_its_begin_line_is_scrubbed() -> None:
     key = _pem(50)
     body = key.splitlines()[1:-1]
     assert all(line not in scrub("\n".join(body[10:])) for line in body[10:])
+    # Inside JSON or a repr the lines are joined by a literal \n or \r\n.
+    for joined in (json.dumps("\n".join(body[10:]) + "\n-----END"), repr("\r\n".join(body[10:]))):
+        assert all(line not in scrub(joined) for line in body[10:]), joined
     text = "Traceback\n" + '  File "x.py", line 1, in f\n' * 400 + "ValueError: bad key "
     text += key + "\n" + "z" * 6700
     kept = _bounded_traceback(text)

@@ -19,7 +19,7 @@ import pytest
 
 from bench.adversarial import ADVERSARIAL, STALLS
 from control_plane.core import redact
-from control_plane.core.secret_rules import _TOOL_PASSWORD, RULES, Rule
+from control_plane.core.secret_rules import _DICT_ITEM, _TOOL_PASSWORD, _TWILIO_TOKEN, RULES, Rule
 
 SMALL, LARGE = 8_000, 64_000
 #: Linear growth is 8x; quadratic 64x. Between them, with room for a noisy machine.
@@ -139,7 +139,11 @@ def _unbounded_greedy(pattern: re.Pattern[str]) -> list[str]:
 
 @pytest.mark.parametrize(
     "pattern",
-    [*(r.pattern for r in RULES), *(r.low for r in RULES if r.low is not None), _TOOL_PASSWORD],
+    [
+        *(r.pattern for r in RULES),
+        *(r.low for r in RULES if r.low is not None),
+        *(_TOOL_PASSWORD, _DICT_ITEM, _TWILIO_TOKEN),  # applied inside a rule's match
+    ],
     ids=lambda p: p.pattern[:40],
 )
 def test_no_pattern_has_a_repetition_that_gives_back(pattern: re.Pattern[str]) -> None:

@@ -25,9 +25,11 @@ scanners (``detect-secrets``, vendor documentation); the rules are our own.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 __all__ = ["LONG_RUN", "REDACTED", "RULES", "Rule", "normalize_escapes"]
 
@@ -126,6 +128,13 @@ _HEADER_SEP = (
 #: list's repr (``['curl', '-u', 'user:pass']``).
 _ARG_SEP = r"(?:[ \t]++|=|[\"'],[ \t]*+[bBuU]?[\"'])"
 
+#: Between the words of a command line: blanks, or the ``', '`` of an argv list's repr.
+_WORD_SEP = r"(?:[ \t]++|[\"'],[ \t]*+[bBuU]?[\"'])"
+
+#: A newline as a repr or JSON writes it, escaped once, twice or three times (each doubles
+#: the backslashes): \n, \r\n, \\n, \\\\n.
+_ESC_NL = r"(?:\\{1,4}r)?\\{1,4}n"
+
 #: Characters of a credential after an auth scheme (RFC 7235 token68).
 _CRED = r"[A-Za-z0-9._~+/=\-]"
 
@@ -147,16 +156,44 @@ def _scheme(match: re.Match[str]) -> str:
     return f"{scheme}{gap}{REDACTED}"
 
 
+_ESCAPED_SLASH = re.compile(r"\\{1,4}/")
+
+
 def _userinfo(match: re.Match[str]) -> str:
     scheme, user, password = match.group("scheme"), match.group("user"), match.group("pw")
     if password is None:
         if not _looks_secret(user):
             return match.group(0)
         return f"{scheme}{REDACTED}@"
-    first = password.split("/", 1)
+    first = _ESCAPED_SLASH.sub("/", password).split("/", 1)
     if len(first) == 2 and first[0].isdigit():  # host:port/path@... is not a password
         return match.group(0)
     return f"{scheme}{user}:{REDACTED}@"
+
+
+def _userinfo_encoded(match: re.Match[str]) -> str:
+    """:func:`_userinfo` for a percent-encoded URL (``%3A`` and ``%40`` kept as written)."""
+    text, at = match.group(0), match.start()
+    if match.group("pw") is None:
+        if not _looks_secret(unquote(match.group("user"))):
+            return text
+        return match.group("scheme") + REDACTED + text[-3:]
+    return text[: match.start("pw") - at] + REDACTED + text[-3:]
+
+
+#: One quoted key and its quoted value inside a dict's braces.
+_DICT_ITEM = re.compile(
+    r"(?P<key>(?P<q>\\{0,3}[\"'])[^\"'\\\n]{1,256}+(?P=q)[ \t]*+:[ \t]*+)"
+    r"(?!\\{0,3}[\"']\[REDACTED)(?P<val>\\{0,3}[\"'][^\"'\\\n]*+(?:\\{0,3}[\"'])?)"
+)
+
+
+def _cookie_dict(match: re.Match[str]) -> str:
+    word = match.group(0)[:6]  # "cookie" as written
+    if match.group("jar") is not None:
+        return word + match.group("jar") + REDACTED
+    body = _DICT_ITEM.sub(lambda m: m.group("key") + _keep_quotes(m.group("val")), match["body"])
+    return word + match.group("head") + body
 
 
 def _pair(match: re.Match[str]) -> str:
@@ -168,14 +205,71 @@ def _flag(match: re.Match[str]) -> str:
 
 
 def _short_p(match: re.Match[str]) -> str:
-    """``-pSecret`` outside a known tool: only values that look like passwords go."""
+    """``-pSecret`` outside a known tool: only values that look like passwords go; after a
+    blank (``-p Secret``), only values shaped like a generated password."""
     value = match.group("val")
+    if match.group("gap") is not None:
+        if (
+            len(value) < 8
+            or any(c in "/:." for c in value)
+            or not any(c.isupper() for c in value)
+            or not any(c.islower() for c in value)
+            or not any(c.isdigit() for c in value)
+        ):
+            return match.group(0)
+        return match.group("head") + REDACTED
     if value.isdigit() or (value.isalpha() and value.islower()):
         return match.group(0)  # -p8080, -pthread, -pedantic
     symbol = any(c.isdigit() or c in "!@#$%^&*+=?~" for c in value)
     if not symbol and not any(c.isupper() for c in value[1:]):
         return match.group(0)
     return match.group("head") + REDACTED
+
+
+#: Four base64 characters of three ASCII digits.
+_B64_DIGITS = "[MNO][DTjz][AEIMQUYcgk][w-z0-5]"
+
+#: A Twilio auth token inside the text after "twilio" (not the tail of a SID).
+_TWILIO_TOKEN = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+
+
+def _discord(match: re.Match[str]) -> str:
+    """A Discord bot token when its first part is the base64 of a 17-20 digit id."""
+    head = match.group(0).split(".", 1)[0]
+    try:
+        ident = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except ValueError:
+        return match.group(0)
+    if 17 <= len(ident) <= 20 and ident.isdigit():
+        return REDACTED
+    return match.group(0)
+
+
+_NOT_A_PASSWORD = frozenset({"true", "false", "none", "null", "yes", "no", "ok", "fail"})
+
+
+def _short_key(match: re.Match[str]) -> str:
+    """``key=``/``auth=`` in a query when the value looks like a key; ``pass=`` unless a count."""
+    key, value = match.group("key"), match.group("val")
+    if key[0] in "pP":
+        if value.isdigit() or value.lower() in _NOT_A_PASSWORD:
+            return match.group(0)
+    elif len(value) < 8 or "/" in value or "." in value or not _looks_secret(value):
+        return match.group(0)
+    return key + REDACTED
+
+
+def _htpasswd(match: re.Match[str]) -> str:
+    """htpasswd's password argument in batch mode (-b): the third argument, the second
+    with -n (no file)."""
+    flags = match.group("flags")
+    if "b" not in flags:
+        return match.group(0)
+    name = "a2" if "n" in flags else "a3"
+    if match.group(name) is None or match.group(name).startswith("[REDACTED"):
+        return match.group(0)
+    text, at = match.group(0), match.start()
+    return text[: match.start(name) - at] + REDACTED + text[match.end(name) - at :]
 
 
 def _mixed(match: re.Match[str]) -> str:
@@ -200,6 +294,7 @@ _KEY_WORDS = (
     r"pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|account[_-]?key"
     r"|private[_-]?key[_-]?id|_key|-key|credentials?|session[_-]?id|sessionid|signature"
     r"|pwd(?<![A-Za-z0-9$]pwd)|pw(?<![A-Za-z0-9]pw)|sig(?<![A-Za-z0-9]sig)|_auth|key[_-]data"
+    r"|x-auth|connect\.sid|phpsessid"
 )
 
 #: The separator between a key and its value: the key's closing quote, then ``=``, ``:``,
@@ -218,7 +313,8 @@ _PAIR_VALUE = (
     r"\"(?:[^\"\\\n]++|\\.)*+\""
     r"|'(?:[^'\\\n]++|\\.)*+'"
     r"|\\{1,3}[\"'](?:[^\"'\\\n]++|\\++[^\"'\\\n]|\\{3}[\"'])*+\\{1,3}[\"']"
-    r"|(?:\\{0,3}[\"'])?(?:[^\s\"'\\,;&}\]<>|)]++|\\\\|\\(?![nrt\"'\\]))++"
+    r"|(?:\\{0,3}[\"'])?(?:[^\s\"'\\,;&}\]<>|)]++|\\\\|\\(?![nrt\"'\\])"
+    r"|(?<=[A-Za-z0-9])\\{0,3}[\"'](?=[A-Za-z0-9]))++"
     r")"
 )
 
@@ -289,6 +385,43 @@ RULES: tuple[Rule, ...] = (
         ("private key",),
     ),
     Rule(
+        "putty_private_lines",
+        # A PuTTY .ppk key's private part: the base64 lines after "Private-Lines: N", up to
+        # the next "Name:" line (real newlines or a literal \n of JSON and reprs).
+        _c(
+            r"(?P<head>Private-Lines:[ \t]*+[0-9]{1,4}+(?:\r?\n|" + _ESC_NL + r"))(?!\[REDACTED)"
+            r"[A-Za-z0-9+/=]++(?:(?:\r?\n|" + _ESC_NL + r")[A-Za-z0-9+/=]++(?=[\s\\\"']|$))*+"
+        ),
+        lambda m: m.group("head") + "[REDACTED PRIVATE KEY]",
+        ("private-lines:",),
+    ),
+    Rule(
+        "der_private_key",
+        # A private key's base64 DER seen without its BEGIN line (pasted alone, or a PEM
+        # percent-encoded into a URL or a form body): PKCS#1 RSA and DSA (MII...IBAAK),
+        # PKCS#8 (MII...IBADAN), encrypted PKCS#8, SEC1 EC keys (MHcCAQEE, P-384, P-521),
+        # Ed25519 (MC4CAQAw...), OpenSSH (b3BlbnNzaC1rZXktdjE, "openssh-key-v1"). Public
+        # keys and certificates start otherwise. Continues over %2B, %2F, %0A and over
+        # following lines of 60+ base64 characters.
+        _c(
+            # The first letter, then the look-behind (at a run's start, or after an encoded
+            # newline): a literal first lets re skip ahead.
+            r"(?:M(?:(?<![A-Za-z0-9+/]M)|(?<=%0[AaDd]M))"
+            r"(?:II[A-Za-z0-9+/]{3}(?:IBAA[JK]|IBADAN|BOBgkqhkiG9w0BBQ0w)"
+            r"|HcCAQEE|IGkAgEBBD|IHcAgEBBE|IGHAgEAMBMGByqGSM49|C4CAQAwBQYDK2Vw)"
+            r"|b(?:(?<![A-Za-z0-9+/]b)|(?<=%0[AaDd]b))3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]{16,}+"
+            r"(?:(?:%2[BbFf]|%0[AaDd])[A-Za-z0-9+/]*+|(?:\r?\n|"
+            + _ESC_NL
+            + r")[A-Za-z0-9+/]{60,}+)*+"
+            r"(?:={1,2}+|%3[Dd](?:%3[Dd])?)?"
+        ),
+        "[REDACTED PRIVATE KEY]",
+        (
+            *("ibaak", "ibaaj", "ibadan", "bobgkqhkig9w0bbq0w", "mhccaqee", "migkagebbd"),
+            *("mihcagebbe", "mighageambmgbyqgsm49", "mc4caqawbqydk2vw", "b3blbnnzac1rzxktdje"),
+        ),
+    ),
+    Rule(
         "authorization_header",
         # The credential of an Authorization header, whatever it looks like.
         _c(
@@ -303,11 +436,27 @@ RULES: tuple[Rule, ...] = (
         "cookie_header",
         # Cookie headers carry sessions: the whole value goes.
         _c(
-            r"(?P<head>\b(?:set-)?cookie" + _HEADER_SEP + r")(?!\[REDACTED\](?:$|[\"'\r\n\\]))"
+            r"(?P<head>\b(?:set-)?cookie" + _HEADER_SEP + r")(?!\[REDACTED\](?:$|[\"'\r\n\\])|\{)"
             r"(?:[^\r\n\"'\\]++|\\(?![nr\"'\\]))++",
             _I,
         ),
         _authorization,
+        ("cookie",),
+    ),
+    Rule(
+        "cookie_dict",
+        # Cookies as a dict (requests' cookies={'_gitlab_session': '...'}, JSON "cookies":
+        # {"sid": "..."}): every quoted value inside the braces; and a cookie jar's repr
+        # (<Cookie sid=... for .example.com/>).
+        _c(
+            # One literal first, so re skips to "cookie" (an alternation of a \b and a '<'
+            # made it try every position: 54 µs/KB on a long text after "Cookie: ").
+            r"cookie(?:(?<![a-z0-9_]cookie)(?P<head>s?(?:\\{0,3}[\"'])?[ \t]{0,8}+[:=][ \t]{0,8}+"
+            r"\{)(?P<body>[^{}\n]++)|(?<=<cookie)(?P<jar> [^\s=<>]{1,256}+=)(?!\[REDACTED)"
+            r"[^\s<>]++(?= for ))",
+            _I,
+        ),
+        _cookie_dict,
         ("cookie",),
     ),
     Rule(
@@ -358,13 +507,46 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "url_userinfo",
         # scheme://user:password@host, the password holding '/', '#', '@', '%'-escapes (up
-        # to the last '@' of the word), or scheme://token@host.
+        # to the last '@' of the word), or scheme://token@host; also with JSON's escaped
+        # slashes (https:\/\/user:password@host, as PHP and Java encoders write URLs; in a
+        # JSON string again, https:\\/\\/..., up to three times).
         _c(
-            r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*+://)"
-            r"(?P<user>[^\s/:@?#\"'<>\\]*+)(?::(?P<pw>(?:(?:[^\s@\"'<>:]++|:(?!//))*+@)++)|@)"
+            r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*+:(?://|\\{1,4}/\\{1,4}/))"
+            r"(?P<user>[^\s/:@?#\"'<>\\]*+)"
+            r"(?::(?P<pw>(?:(?:[^\s@\"'<>:]++|:(?!//|\\{1,4}/))*+@)++)|@)"
         ),
         _userinfo,
-        ("://",),
+        ("://", "\\/"),
+    ),
+    Rule(
+        "url_userinfo_encoded",
+        # The same URL percent-encoded inside another URL's query (redirect=https%3A%2F%2F
+        # user%3Apassword%40host): the user ends at %3A, the password at %40 (its own '@'
+        # and ':' are encoded twice: %2540); an encoded '/', '?' or '#' ends the user part,
+        # so an encoded plain URL with a later '@' stays.
+        _c(
+            r"(?<![a-z0-9+.\-])(?P<scheme>[a-z][a-z0-9+.\-]*+%3a%2f%2f)"
+            r"(?P<user>(?:[^\s%&@/:?#\"'<>\\]++|%(?!3a|40|2f|3f|23)[0-9a-f]{2})*+)"
+            r"(?:%3a(?!\[REDACTED)(?P<pw>(?:[^\s%&@/:?#\"'<>\\]++|%(?!40|2f)[0-9a-f]{2})++)%40"
+            r"|%40)",
+            _I,
+        ),
+        _userinfo_encoded,
+        ("%3a%2f%2f",),
+    ),
+    Rule(
+        "proxy_userinfo",
+        # user:password@host without a scheme where a proxy is named: proxy: bob:pw@host:8080,
+        # HTTPS_PROXY=..., pip --proxy ..., "proxy": "..." (up to the last '@'). Elsewhere
+        # "a:b@c" is a logger's name and an address, not a credential.
+        _c(
+            r"(?P<head>proxy[a-z_\-]{0,16}+(?:\\{0,3}[\"'])?(?:[ \t]{1,8}+(?:[:=][ \t]{0,8}+)?"
+            r"|[:=][ \t]{0,8}+)(?:\\{0,3}[\"'])?[^\s:@/\"'=\\]{1,64}+:(?!//))(?!\[REDACTED)"
+            r"(?P<val>(?:[^\s@\"'<>\\]{1,128}+@){1,4}+)(?=[a-z0-9\[])",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED + "@",
+        ("proxy",),
     ),
     Rule(
         "cli_user",
@@ -384,7 +566,7 @@ RULES: tuple[Rule, ...] = (
         # --password X, --db-password=X, --token X, --client-secret X, keytool's
         # -storepass X / -keypass X (-srcstorepass, -destkeypass ...), plink's -pw X ...
         _c(
-            r"(?P<head>(?<![\w-])--?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|pw|token"
+            r"(?P<head>-(?<![\w-]-)-?(?:[a-z0-9]++-){0,3}(?:password|passwd|pass|pwd|pw|token"
             r"|secret|api-?key|access-key|secret-key|client-secret|auth-token"
             r"|(?:src|dest)?(?:store|key)pass)" + _ARG_SEP + ")"
             r"(?!-)(?!\[REDACTED)(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)",
@@ -398,7 +580,7 @@ RULES: tuple[Rule, ...] = (
         # openssl's -passin pass:X, -passout pass:X ("pass:" kept; env:, file:, fd: and
         # stdin name where the password is, not the password). -pass pass:X is cli_flag's.
         _c(
-            r"(?P<head>(?<![\w-])-pass(?:in|out)" + _ARG_SEP + r"[\"']?pass:)"
+            r"(?P<head>-pass(?<![\w-]-pass)(?:in|out)" + _ARG_SEP + r"[\"']?pass:)"
             r"(?!\[REDACTED)(?P<val>[^\s\"']++)",
             _I,
         ),
@@ -433,6 +615,29 @@ RULES: tuple[Rule, ...] = (
         ("identified", "password ", "password\t"),
     ),
     Rule(
+        "oracle_connect",
+        # Oracle's user/password[@connect]: SQL*Plus and the loader and Data Pump tools
+        # (sqlplus -s scott/tiger@//db:1521/orcl, also as an argv list), their userid=
+        # parameter, and the thin/OCI JDBC URL (jdbc:oracle:thin:scott/tiger@db:1521:orcl).
+        # Only after those words: "scott/tiger" in prose or org/repo@v4 stay.
+        _c(
+            # Each branch starts with its word (the look-behind after it), so re skips to a
+            # candidate: \b first made it try every position (77 µs/KB on a long text).
+            r"(?P<head>(?:(?:sqlplus(?<![a-z0-9_]sqlplus)|sqlldr(?<![a-z0-9_]sqlldr)"
+            r"|expdp(?<![a-z0-9_]expdp)|impdp(?<![a-z0-9_]impdp))(?:"
+            + _WORD_SEP
+            + r"-[a-z]++)*+"
+            + _WORD_SEP
+            + r"(?:userid=)?|jdbc:oracle:(?<![a-z0-9_]jdbc:oracle:)[a-z0-9]{1,16}+:"
+            r"|userid=(?<![^\s\"']userid=))"
+            r"\"?[a-z0-9_$#.]{1,64}+\"?/)(?!\[REDACTED)"
+            r"(?P<val>\"[^\"\n]*+\"|[^\s@/\"']++)(?=@|[\s\"',;]|$)",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED,
+        ("sqlplus", "sqlldr", "expdp", "impdp", "jdbc:oracle:", "userid="),
+    ),
+    Rule(
         "cli_tool_password",
         # mysql -pSECRET (and the MariaDB tools), redis-cli -a SECRET, sshpass -p SECRET,
         # docker/podman login -p SECRET (elsewhere -p is a port: docker run -p 8080:80):
@@ -448,10 +653,28 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "cli_short_p",
-        # -pSECRET anywhere else, when the value looks like a password.
-        _c(r"(?P<head>(?<![\w-])-p)(?P<val>[^\s\"'\-\[][^\s\"']{3,}+)"),
+        # -pSECRET anywhere else, when the value looks like a password; -p SECRET (spaced:
+        # elsewhere a port, a path, a profile, a plugin) only when the value is shaped like
+        # a generated password: 8+ characters mixing capitals, small letters and digits,
+        # no '/', ':' or '.' (ssh -p 2222, docker run -p 127.0.0.1:80:80, pytest -p xdist).
+        _c(
+            r"(?P<head>-p(?<![\w-]-p)(?P<gap>[ \t]++|[\"'],[ \t]*+[bBuU]?[\"'])?)"
+            r"(?P<val>[^\s\"'\-\[][^\s\"']{3,}+)"
+        ),
         _short_p,
         ("-p",),
+    ),
+    Rule(
+        "htpasswd_batch",
+        # htpasswd -b[c] file user PASSWORD, htpasswd -nb user PASSWORD (batch mode takes
+        # the password on the command line; without -b it is prompted for).
+        _c(
+            r"htpasswd(?<![a-z0-9_]htpasswd)(?P<flags>(?:[ \t]++-[A-Za-z]++)*+)"
+            r"[ \t]++(?P<a1>[^\s\-][^\s]*+)[ \t]++(?P<a2>[^\s]++)(?:[ \t]++(?P<a3>[^\s]++))?",
+            _I,
+        ),
+        _htpasswd,
+        ("htpasswd",),
     ),
     Rule(
         "xml_element",
@@ -493,12 +716,31 @@ RULES: tuple[Rule, ...] = (
         _c(
             r"(?P<key>(?<![^\s\"'])[a-z0-9_.\-]{1,64}+" + _ENDS_ENV + r"[ \t]{0,16}+=(?![=>])"
             r"[ \t]{0,16}+)(?!\[REDACTED)(?P<val>(?:[^\s\"'\\&;,)}\]|<>]++|"
+            r"(?<=[A-Za-z0-9])\\{0,3}[\"'](?=[A-Za-z0-9])|"
             + _SOFT_DELIMITER
             + r"|\\\\|\\(?![nrt\"'\\]))++)",
             _I,
         ),
         _pair,
         ("pass", "pwd", "secret", "token", "key", "credential", "session"),
+    ),
+    Rule(
+        "yaml_block_scalar",
+        # A YAML block scalar under a secret's key (password: |, client_secret: >-): the
+        # indented lines that follow, up to a line indented less (real newlines, or the
+        # literal \n of a repr, escaped again or not). Only "key: |" with one blank, as
+        # YAML is written.
+        _c(
+            r"(?P<head>(?:" + _KEY_WORDS + r")(?:\\{0,3}[\"'])?: [|>][0-9+\-]{0,2}+[ \t]{0,64}+"
+            r"(?:#[^\r\n\\]{0,256}+)?(?:\r?\n(?P<ind>[ \t]++)|" + _ESC_NL + r"(?P<ind2>[ \t]++)))"
+            r"(?!\[REDACTED)(?(ind)[^\r\n]++(?:\r?\n(?:[ \t]*+\r?\n)*+(?P=ind)[^\r\n]*+)*+"
+            r"|(?:[^\\\r\n]++|\\++(?![rn]))++(?:"
+            + _ESC_NL
+            + r"(?P=ind2)(?:[^\\\r\n]++|\\++(?![rn]))*+)*+)",
+            _I,
+        ),
+        lambda m: m.group("head") + REDACTED,
+        (": |", ": >"),
     ),
     Rule(
         "key_value",
@@ -508,8 +750,23 @@ RULES: tuple[Rule, ...] = (
         _pair,
         (
             *("pass", "secret", "token", "key", "credential", "session", "signature"),
-            *("pw", "sig", "_auth", "key_data", "key-data"),
+            *("pw", "sig", "_auth", "key_data", "key-data", "x-auth", "connect.sid", "phpsessid"),
         ),
+    ),
+    Rule(
+        "short_key_param",
+        # The short keys key_value leaves alone (they name other things too): a URL query's
+        # key=, auth=, pass= (Google and Trello API keys, Firebase's auth=, ?user=&pass=),
+        # and pass= as a word (user=bob pass=...). A key= or auth= value goes only when it
+        # looks like a key (8+ characters, a digit or an inner capital, no '/' or '.': not
+        # key=lambda, ?key=media/a.png); a pass= value unless it is a count (pass=3).
+        _c(
+            r"(?P<key>(?:key(?<=[?&;]key)|auth(?<=[?&;]auth)|pass(?<![^?&;\s\"']pass))=)(?![=>])"
+            r"(?!\[REDACTED)(?P<val>[^\s&#\"'<>\\;,)}\]|]{1,512}+)",
+            _I,
+        ),
+        _short_key,
+        ("key=", "auth=", "pass="),
     ),
     Rule(
         "docker_auth",
@@ -534,6 +791,19 @@ RULES: tuple[Rule, ...] = (
         ),
         lambda m: m.group("head") + REDACTED,
         ("login",),
+    ),
+    Rule(
+        "crypt_hash",
+        # A password hash in crypt(3) form (a shadow line, a user row): md5crypt $1$,
+        # sha256crypt $5$, sha512crypt $6$ (rounds= too), bcrypt $2a$/$2b$/$2x$/$2y$,
+        # yescrypt $y$. Offline-crackable, so it goes whole, salt and all.
+        _c(
+            r"\$(?<![A-Za-z0-9$]\$)(?:[156]\$(?:rounds=[0-9]{1,9}+\$)?[./A-Za-z0-9]{1,16}+\$"
+            r"[./A-Za-z0-9]{22,86}+|2[abxy]\$[0-9]{2}\$[./A-Za-z0-9]{53}"
+            r"|y\$[./A-Za-z0-9]{1,16}+\$[./A-Za-z0-9]{1,64}+\$[./A-Za-z0-9]{43})(?![./A-Za-z0-9])"
+        ),
+        REDACTED,
+        ("$1$", "$5$", "$6$", "$2a$", "$2b$", "$2x$", "$2y$", "$y$"),
     ),
     Rule(
         "jwt",
@@ -610,17 +880,21 @@ RULES: tuple[Rule, ...] = (
         "vendor_prefixed",
         # HashiCorp Vault hvs./hvb./hvr. tokens, Google OAuth GOCSPX- client secrets and
         # ya29. access tokens, Databricks dapi<32 hex>, Atlassian ATATT3 API tokens, age
-        # AGE-SECRET-KEY-1 keys, Square EAAA access tokens, Mailchimp <32 hex>-us<N>.
+        # AGE-SECRET-KEY-1 keys, Square EAAA access tokens, Mailchimp <32 hex>-us<N>, Doppler
+        # dp.pt./dp.st.<env>./dp.ct./dp.sa./dp.scim./dp.audit. tokens.
         _c(
             r"(?<![A-Za-z0-9_\-])(?:hv[sbr]\.[A-Za-z0-9_\-]{24,}+|GOCSPX-[A-Za-z0-9_\-]{24,}+"
             r"|ya29\.[A-Za-z0-9_\-][A-Za-z0-9_.\-]{19,}+|dapi[a-h0-9]{32}(?:-[0-9])?"
             r"|ATATT3[A-Za-z0-9_\-=]{20,}+|AGE-SECRET-KEY-1[0-9A-Z]{20,}+"
-            r"|EAAA[A-Za-z0-9_\-+=]{56,}+|[0-9a-f]{32}-us[0-9]{1,2})(?![A-Za-z0-9])"
+            r"|EAAA[A-Za-z0-9_\-+=]{56,}+|[0-9a-f]{32}-us[0-9]{1,2}"
+            r"|dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{1,64}+\.)?[A-Za-z0-9]{30,64}+)"
+            r"(?![A-Za-z0-9])"
         ),
         REDACTED,
         (
             *("hvs.", "hvb.", "hvr.", "gocspx-", "ya29.", "dapi", "atatt3"),
             *("age-secret-key-1", "eaaa", "-us"),
+            *("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
         ),
     ),
     Rule(
@@ -646,12 +920,42 @@ RULES: tuple[Rule, ...] = (
         ("sq0", "shp", "_v1_", "sk"),
     ),
     Rule(
+        "twilio_auth_token",
+        # A Twilio auth token is 32 hex characters, like any MD5: only within a line's 128
+        # characters after the word "twilio" (SIDs, "AC"/"SM" + 32 hex, stay). One match
+        # runs over every "twilio" less than 128 characters after the last (each starts a
+        # window) and ends past a word, so no window is cut short by the previous one.
+        _c(
+            r"twilio(?<![a-z0-9_]twilio)(?:(?:(?!twilio)[^\r\n]){0,128}+twilio)*+[^\r\n]{0,128}+[A-Za-z0-9]{0,32}+",
+            _I,
+        ),
+        lambda m: _TWILIO_TOKEN.sub(REDACTED, m.group(0)),
+        ("twilio",),
+    ),
+    Rule(
+        "discord_bot_token",
+        # <base64 of the bot's numeric id>.<6-character timestamp>.<27-38-character HMAC>.
+        # The id's 17-20 ASCII digits are 4-character groups [MNO][DTjz][AEIMQUYcgk][w-z0-5]
+        # (and a 2- or 3-character tail): an attempt fails within a character or two, and
+        # a leading class lets re skip ahead (2x faster on a traceback than a look-behind
+        # first). The callback decodes the id to be sure.
+        _c(
+            r"[MNO](?<![A-Za-z0-9_\-.][MNO])[DTjz][AEIMQUYcgk][w-z0-5](?:" + _B64_DIGITS + "){4}"
+            r"(?:"
+            + _B64_DIGITS
+            + r"(?:[MNO][DTjz][AEIMQUYcgk]|[MNO][AQgw])?|[MNO][DTjz][AEIMQUYcgk])"
+            r"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}+(?![A-Za-z0-9_\-])"
+        ),
+        _discord,
+        run=True,
+    ),
+    Rule(
         "key_body",
         # Key material seen without its BEGIN line (a traceback's kept tail starting inside
         # a PEM or OpenSSH key, a key pasted alone): three or more lines of 60-76 base64
         # characters. Whole base64-wrapped blobs (a certificate) go too; never prose.
         _c(
-            r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{60,76}+(?:\r?\n|\\r?\\n)){3,}+"
+            r"(?<![A-Za-z0-9+/=])(?:[A-Za-z0-9+/]{60,76}+(?:\r?\n|" + _ESC_NL + r")){3,}+"
             r"[A-Za-z0-9+/=]{0,76}+"
         ),
         REDACTED,
