@@ -26,7 +26,6 @@ from control_plane.core.errors import CapabilityPackError
 from control_plane.core.redact import scrub
 from control_plane.runtime import stderr_relay
 from control_plane.runtime.mcp_source.config import ServerConfig
-from control_plane.runtime.mcp_source.transport import http_transport, stdio_transport
 
 __all__ = ["ServerConnection", "ServerUnavailable", "State"]
 
@@ -237,6 +236,10 @@ class ServerConnection:
 
     def _transport(self) -> Any:
         """The bounded transport (:mod:`.transport`): no message past ``max_message_bytes``."""
+        # Imported here: the transport needs anyio and httpx2, which come with the ``mcp``
+        # extra; ``packctl`` imports this module without it.
+        from control_plane.runtime.mcp_source.transport import http_transport, stdio_transport
+
         cfg = self.config
         if cfg.command is not None:
             return stdio_transport(
