@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from child_processes import tied
 from server_support import PACKCTL, ROOT, TESTS_DIR
 
 NPM_DIR = TESTS_DIR / "mcp_servers" / "node_modules" / "@modelcontextprotocol"
@@ -144,7 +145,9 @@ class Serve:
         self.log = log
         self._err = log.open("w")
         self.proc = subprocess.Popen(
-            [*PACKCTL, "serve", "--address", "127.0.0.1:0", "--mcp-config", str(config), *extra],
+            tied(
+                [*PACKCTL, "serve", "--address", "127.0.0.1:0", "--mcp-config", str(config), *extra]
+            ),
             stdout=subprocess.DEVNULL,
             stderr=self._err,
             env=serve_env(),

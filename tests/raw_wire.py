@@ -23,6 +23,7 @@ from typing import Any
 
 import grpc
 import orjson
+from child_processes import tied
 from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 from server_support import ROOT, TESTS_DIR
@@ -198,19 +199,21 @@ class Serve:
     def __init__(self, db: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.db = db
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "control_plane.adapters.cli",
-                "serve",
-                "--address",
-                "127.0.0.1:0",
-                "--plugin",
-                "hostilepacks",
-                "--log-level",
-                "error",
-                *args,
-            ],
+            tied(
+                [
+                    sys.executable,
+                    "-m",
+                    "control_plane.adapters.cli",
+                    "serve",
+                    "--address",
+                    "127.0.0.1:0",
+                    "--plugin",
+                    "hostilepacks",
+                    "--log-level",
+                    "error",
+                    *args,
+                ]
+            ),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,

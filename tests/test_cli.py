@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import testpacks
+from child_processes import tied
 from server_support import PACKCTL, ROOT, ServerThread, subprocess_env
 
 from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, build_parser, main
@@ -340,7 +341,7 @@ def start_serve(
     more than a pipe holds (~64 KB) before :func:`stop_serve`; otherwise it blocks on
     its next log write once the pipe is full."""
     proc = subprocess.Popen(
-        [*PACKCTL, "serve", "--address", "127.0.0.1:0", *extra],
+        tied([*PACKCTL, "serve", "--address", "127.0.0.1:0", *extra]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

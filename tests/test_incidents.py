@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_processes import tied
 
 from control_plane import PackError
 from control_plane.core.incidents import Incident
@@ -490,7 +491,9 @@ def test_concurrent_writers_threads_and_processes_lose_and_corrupt_nothing(
     IncidentStore(db).close()  # the file exists, as a running server would have made it
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(db), f"proc{n}", str(threads), str(per), str(go)],
+            tied(
+                [sys.executable, "-c", CHILD, str(db), f"proc{n}", str(threads), str(per), str(go)]
+            ),
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

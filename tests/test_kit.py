@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_processes import tied
 
 import control_plane
 from control_plane import CodeDoc, Context, Pack, PackError, hookimpl
@@ -192,18 +193,20 @@ def test_packctl_list_in_the_venv_shows_the_pack(scaffolded: tuple[Path, Path]) 
 def test_scaffolded_pack_served_and_called_over_grpc(scaffolded: tuple[Path, Path]) -> None:
     python, project = scaffolded
     proc = subprocess.Popen(
-        [
-            str(python),
-            "-m",
-            "control_plane.adapters.cli",
-            "serve",
-            "--address",
-            "127.0.0.1:0",
-            "--log-level",
-            "warning",
-            "--grace",
-            "0.5",
-        ],
+        tied(
+            [
+                str(python),
+                "-m",
+                "control_plane.adapters.cli",
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--log-level",
+                "warning",
+                "--grace",
+                "0.5",
+            ]
+        ),
         cwd=project,
         env=_env(CAPABILITY_PACKS_PLUGINS="acme_word_count"),
         stderr=subprocess.PIPE,

@@ -19,6 +19,7 @@ from typing import Any
 import anyio.from_thread
 import pytest
 import testpacks
+from child_processes import tied
 from server_support import PACKCTL, ROOT, ServerThread, load_test_packs, subprocess_env
 
 from control_plane import Check, Pack, Result
@@ -383,7 +384,7 @@ def test_stdout_carries_only_mcp_messages() -> None:
         },
     ]
     proc = subprocess.Popen(
-        [*PACKCTL, *STDIO_LOCAL],
+        tied([*PACKCTL, *STDIO_LOCAL]),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -442,7 +443,7 @@ class _Drain(threading.Thread):
 
 async def test_streamable_http_on_loopback_with_underscore_names() -> None:
     proc = subprocess.Popen(
-        [*PACKCTL, *STDIO_LOCAL, "--http", "127.0.0.1:0", "--tool-names", "underscore"],
+        tied([*PACKCTL, *STDIO_LOCAL, "--http", "127.0.0.1:0", "--tool-names", "underscore"]),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 import pytest
+from child_processes import tied
 from mcp_source_support import Serve, wait_for
 from server_support import TESTS_DIR
 
@@ -30,7 +31,7 @@ LIMIT = 1024 * 1024  # max_message_bytes of the hostile servers; their huge answ
 
 def _start_http(log: Path) -> tuple[subprocess.Popen[bytes], int]:
     proc = subprocess.Popen(
-        [sys.executable, str(HOSTILE), "--http"],
+        tied([sys.executable, str(HOSTILE), "--http"]),
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
         start_new_session=True,

@@ -24,6 +24,7 @@ from typing import Any
 
 import grpc
 import pytest
+from child_processes import tied
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_source_support import (
@@ -73,7 +74,7 @@ class Wrapped:
 
 def _start_http_everything(port: int, log: Path) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [node(), str(EVERYTHING_JS), "streamableHttp"],
+        tied([node(), str(EVERYTHING_JS), "streamableHttp"]),
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
         env={**os.environ, "PORT": str(port)},

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_processes import tied
 from prometheus_client.parser import text_string_to_metric_families
 from server_support import subprocess_env
 from test_cli import start_serve, stop_serve
@@ -159,12 +160,14 @@ def test_a_real_prometheus_sees_the_first_error_after_start(
     )
     web = _free_port()
     proc = subprocess.Popen(
-        [
-            binary,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{web}",
-        ],
+        tied(
+            [
+                binary,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{web}",
+            ]
+        ),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

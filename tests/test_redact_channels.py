@@ -22,6 +22,7 @@ from pathlib import Path
 import grpc
 import leakpacks
 import pytest
+from child_processes import tied
 from secret_corpus import SECRETS, Sample
 from server_support import PACKCTL, ROOT, subprocess_env
 
@@ -45,18 +46,20 @@ def _start(tmp: Path) -> Served:
     )
     stderr = (tmp / "stderr.log").open("wb")
     proc = subprocess.Popen(
-        [
-            *PACKCTL,
-            "serve",
-            "--address",
-            "127.0.0.1:0",
-            "--plugin",
-            "leakpacks",
-            "--plugin",
-            "leakpacks_broken",
-            "--events-file",
-            str(tmp / "events.jsonl"),
-        ],
+        tied(
+            [
+                *PACKCTL,
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--plugin",
+                "leakpacks",
+                "--plugin",
+                "leakpacks_broken",
+                "--events-file",
+                str(tmp / "events.jsonl"),
+            ]
+        ),
         stdout=subprocess.DEVNULL,
         stderr=stderr,
         env=env,

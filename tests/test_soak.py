@@ -34,6 +34,7 @@ from typing import Any
 import grpc
 import orjson
 import pytest
+from child_processes import tied
 from server_support import PACKCTL, ROOT, reap, subprocess_env
 from testpacks import FAIL_CODES, SECRET
 
@@ -331,36 +332,38 @@ def start_server(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     env = subprocess_env(CAPABILITY_PACKS_PLUGINS="testpacks,faultpacks", SOAK_TOKENS=TOKEN)
     stream = log.open("wb")
     proc = subprocess.Popen(
-        [
-            *PACKCTL,
-            "serve",
-            "--address",
-            "127.0.0.1:0",
-            "--plugin",
-            "testpacks",
-            "--plugin",
-            "faultpacks",
-            "--isolate",
-            "fault.crash",
-            "--isolation-workers",
-            "2",
-            "--isolation-memory-mb",
-            "512",
-            "--pack-limit",
-            "test.slow=3",
-            "--max-in-flight",
-            "256",
-            "--max-input-bytes",
-            "65536",
-            "--auth-token-env",
-            "SOAK_TOKENS",
-            "--grace",
-            "20",
-            "--log-level",
-            "warning",
-            "--no-event-stream",
-            "--no-incident-db",
-        ],
+        tied(
+            [
+                *PACKCTL,
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--plugin",
+                "testpacks",
+                "--plugin",
+                "faultpacks",
+                "--isolate",
+                "fault.crash",
+                "--isolation-workers",
+                "2",
+                "--isolation-memory-mb",
+                "512",
+                "--pack-limit",
+                "test.slow=3",
+                "--max-in-flight",
+                "256",
+                "--max-input-bytes",
+                "65536",
+                "--auth-token-env",
+                "SOAK_TOKENS",
+                "--grace",
+                "20",
+                "--log-level",
+                "warning",
+                "--no-event-stream",
+                "--no-incident-db",
+            ]
+        ),
         stdout=subprocess.DEVNULL,
         stderr=stream,
         env=env,

@@ -29,6 +29,7 @@ import pytest
 import pytest_asyncio
 import temporal_packs
 import testpacks
+from child_processes import tied
 from server_support import PACKCTL, ServerThread, reap, subprocess_env
 from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client, WorkflowFailureError
@@ -102,22 +103,24 @@ def temporal_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("temporal") / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [
-                binary,
-                "server",
-                "start-dev",
-                "--headless",
-                "--ip",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--http-port",
-                str(_free_port()),
-                "--metrics-port",
-                str(_free_port()),
-                "--log-level",
-                "error",
-            ],
+            tied(
+                [
+                    binary,
+                    "server",
+                    "start-dev",
+                    "--headless",
+                    "--ip",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--http-port",
+                    str(_free_port()),
+                    "--metrics-port",
+                    str(_free_port()),
+                    "--log-level",
+                    "error",
+                ]
+            ),
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -468,12 +471,14 @@ async def test_worker_killed_mid_activity_is_retried_on_another(env: Env, tmp_pa
     The activity has its own queue, so the workflow task stays on the module's worker."""
     queue = f"kill-{_rid()}"
     proc = subprocess.Popen(
-        [
-            *PACKCTL,
-            *("worker", "--temporal", env.target, "--task-queue", queue),
-            *("--plugin", "temporal_packs", "--log-level", "error"),
-            *("--no-event-stream", "--no-incident-db"),
-        ],
+        tied(
+            [
+                *PACKCTL,
+                *("worker", "--temporal", env.target, "--task-queue", queue),
+                *("--plugin", "temporal_packs", "--log-level", "error"),
+                *("--no-event-stream", "--no-incident-db"),
+            ]
+        ),
         env=subprocess_env(CAPABILITY_PACKS_PLUGINS="temporal_packs"),
         stderr=subprocess.PIPE,
         text=True,
@@ -563,11 +568,13 @@ def test_worker_cli_reports_an_unreachable_server() -> None:
 @MODULE_LOOP
 async def test_worker_cli_stops_cleanly_on_sigterm(env: Env) -> None:
     proc = subprocess.Popen(
-        [
-            *PACKCTL,
-            *("worker", "--temporal", env.target, "--task-queue", f"term-{_rid()}"),
-            *("--plugin", "temporal_packs", "--no-event-stream", "--no-incident-db"),
-        ],
+        tied(
+            [
+                *PACKCTL,
+                *("worker", "--temporal", env.target, "--task-queue", f"term-{_rid()}"),
+                *("--plugin", "temporal_packs", "--no-event-stream", "--no-incident-db"),
+            ]
+        ),
         env=subprocess_env(CAPABILITY_PACKS_PLUGINS="temporal_packs"),
         stderr=subprocess.PIPE,
         text=True,
@@ -609,11 +616,13 @@ def test_worker_serves_wrapped_mcp_tools_with_their_codes(
     queue = f"mcp-{_rid()}"
     env = subprocess_env(CAPABILITY_PACKS_PLUGINS="")
     proc = subprocess.Popen(
-        [
-            *PACKCTL,
-            *("worker", "--temporal", temporal_target, "--task-queue", queue),
-            *("--mcp-config", str(config), "--no-event-stream", "--no-incident-db"),
-        ],
+        tied(
+            [
+                *PACKCTL,
+                *("worker", "--temporal", temporal_target, "--task-queue", queue),
+                *("--mcp-config", str(config), "--no-event-stream", "--no-incident-db"),
+            ]
+        ),
         env=env,
         stderr=subprocess.PIPE,
         text=True,

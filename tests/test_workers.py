@@ -22,6 +22,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from child_processes import tied
 from prometheus_client.parser import text_string_to_metric_families
 from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve, stop_serve
@@ -481,7 +482,7 @@ def test_sigterm_while_workers_start_stops_without_waiting_for_them(tmp_path: Pa
     env["PYTHONPATH"] = f"{tmp_path}:{env['PYTHONPATH']}"
     env["CAPABILITY_PACKS_PLUGINS"] = "slowimport"
     proc = subprocess.Popen(
-        [*PACKCTL, "serve", "--address", "127.0.0.1:0", "--workers", "2", *SLOW_ARGS],
+        tied([*PACKCTL, "serve", "--address", "127.0.0.1:0", "--workers", "2", *SLOW_ARGS]),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

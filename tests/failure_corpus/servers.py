@@ -34,6 +34,7 @@ from grpc_status import rpc_status
 # The loopback helpers the pack tests use (tests/packs/pack_servers.py), shared as
 # tests/data/stderr/capture.py shares them.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packs"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # child_processes
 
 from pack_servers import LOOPBACK, UNRESOLVABLE_HOST, BacklogFull, free_port
 

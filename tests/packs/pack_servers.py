@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from child_processes import tied
+
 LOOPBACK = "127.0.0.1"
 
 #: A host name that fails to resolve *inside the local resolver*: longer than the 255
@@ -243,8 +245,9 @@ def git_daemon(base: Path, *, informative_errors: bool = False) -> Iterator[int]
     """``git daemon`` serving every repo under ``base`` on a free loopback port."""
     port = free_port()
     argv = [
-        "git",
-        "daemon",
+        # git-daemon itself, not `git daemon`: git would run it as a child of its own, and
+        # the kernel's parent-death signal (`tied`) reaches only the process it was set in.
+        str(Path(git("--exec-path")) / "git-daemon"),
         "--reuseaddr",
         "--export-all",
         f"--base-path={base}",
@@ -255,7 +258,7 @@ def git_daemon(base: Path, *, informative_errors: bool = False) -> Iterator[int]
         argv.append("--informative-errors")
     argv.append(str(base))
     proc = subprocess.Popen(
-        argv,
+        tied(argv),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "packs"))
+sys.path.insert(0, str(HERE.parent.parent))  # child_processes, for pack_servers
 
 from pack_servers import (  # noqa: E402
     LOOPBACK,
