@@ -29,7 +29,12 @@ from websockets.frames import Close
 from websockets.http11 import Response
 
 from control_plane.core.classifiers import grpc as grpc_classifier
-from control_plane.core.classify import MAX_GROUP_WORK, Classification, classify
+from control_plane.core.classify import (
+    DEFAULT_RETRY_AFTER,
+    MAX_GROUP_WORK,
+    Classification,
+    classify,
+)
 from control_plane.core.errors import PackError
 
 PLUGINS = classifiers()
@@ -316,3 +321,22 @@ def test_hostile_groups_cost_a_bounded_amount_of_work() -> None:
     # the walk's bounds (32 exceptions, groups judged 4 deep) end before the sibling and
     # the bug are reached: unclassified, which the caller receives as internal_error
     assert classify(ExceptionGroup("top", [deep, _refused()]), PLUGINS) is None
+
+
+# -- retry_after defaults once, in Classification -----------------------------------------
+
+
+class _Status(Exception):
+    def __init__(self, status: int, retry_after: str | None = None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+        self.headers = {"Retry-After": retry_after} if retry_after is not None else {}
+
+
+def test_rate_limited_without_retry_after_gets_the_default() -> None:
+    assert Classification("rate_limited", "x").retry_after == DEFAULT_RETRY_AFTER
+    assert Classification("rate_limited", "x", retry_after=7.5).retry_after == 7.5
+    assert Classification("timeout", "x").retry_after is None
+    # a Retry-After header still wins, absurd values are kept for the wire to clamp
+    assert _code(_Status(429, "1e19")).retry_after == 1e19
+    assert _code(_Status(429, "inf")).retry_after == DEFAULT_RETRY_AFTER

@@ -85,10 +85,17 @@ MAX_MESSAGE = 200
 
 @dataclass(frozen=True, slots=True)
 class Classification:
-    """The code an exception stands for, with the payload its code needs."""
+    """The code an exception stands for, with the payload its code needs.
+
+    ``rate_limited`` always carries a ``retry_after``: when none is given (a 429 without
+    ``Retry-After``, a throttling reply that states no delay), :data:`DEFAULT_RETRY_AFTER`.
+    One given explicitly (a parsed ``Retry-After``, a gRPC ``RetryInfo``) is kept as it is;
+    the wire clamps it (``enforce``).
+    """
 
     code: str
     message: str
+    #: Seconds to wait before retrying; set for ``rate_limited`` (default filled in).
     retry_after: float | None = None
     partial_result: Mapping[str, Any] | None = None
     violations: tuple[FieldViolation, ...] = ()
@@ -98,6 +105,10 @@ class Classification:
     typed: bool = False
     #: A generic wrapper's guess: used only if nothing deeper in the chain classifies.
     weak: bool = False
+
+    def __post_init__(self) -> None:
+        if self.retry_after is None and self.code == "rate_limited":
+            object.__setattr__(self, "retry_after", DEFAULT_RETRY_AFTER)
 
     def for_plugin(self, plugin: str) -> Classification:
         """The same answer given by the plugin ``plugin``: rule ``<plugin>:<rule>`` (a
@@ -251,11 +262,9 @@ class TypeRule:
 
     def classification(self, plugin: str) -> Classification:
         """This row's answer, with the rule id ``<plugin>:<type_name>``."""
-        retry_after = DEFAULT_RETRY_AFTER if self.code == "rate_limited" else None
         return Classification(
             code=self.code,
             message=self.message,
-            retry_after=retry_after,
             rule=f"{plugin}:{self.type_name}",
             weak=self.weak,
         )
@@ -418,13 +427,10 @@ def _short(exc: BaseException) -> str:
 
 def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Classification | None:
     if isinstance(exc, PackError):
-        retry_after = exc.retry_after
-        if retry_after is None and exc.code == "rate_limited":
-            retry_after = DEFAULT_RETRY_AFTER  # as for HTTP 429 without Retry-After
         return Classification(
             code=exc.code,
             message=exc.message,
-            retry_after=retry_after,
+            retry_after=exc.retry_after,  # rate_limited without one: the default
             partial_result=exc.partial_result,
             violations=exc.violations,
             rule="pack_error",
@@ -449,11 +455,10 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         if status == 503 and retry_after is not None:
             code = "rate_limited"
         if code is not None:
-            if code == "rate_limited" and retry_after is None:
-                retry_after = DEFAULT_RETRY_AFTER
             return Classification(
                 code=code,
                 message=f"downstream answered HTTP {status}",
+                # Retry-After wins; rate_limited without one gets the default.
                 retry_after=retry_after if code == "rate_limited" else None,
                 rule="http_status",
             )

@@ -27,7 +27,6 @@ from typing import Any
 
 from control_plane.core.classifiers.tls import tls_classification
 from control_plane.core.classify import (
-    DEFAULT_RETRY_AFTER,
     Classification,
     TypeRule,
     class_names,
@@ -200,9 +199,7 @@ def classify_exception(exc: BaseException) -> Classification | None:
         if _TOO_LARGE.search(text):
             code, message = "internal_error", "a gRPC message exceeded the size limit"
             rule += ":too_large"
-        elif retry_info is None:
-            retry_after = DEFAULT_RETRY_AFTER
-        else:
+        elif retry_info is not None:  # without RetryInfo: the default retry_after
             retry_after = retry_info
             rule += ":retry_info"
     elif name == "UNAVAILABLE" and _CALL_CREDENTIALS.match(text):

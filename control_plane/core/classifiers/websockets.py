@@ -39,7 +39,6 @@ import re
 from collections.abc import Mapping
 
 from control_plane.core.classify import (
-    DEFAULT_RETRY_AFTER,
     Classification,
     TypeRule,
     class_names,
@@ -110,8 +109,7 @@ def _closed(exc: BaseException) -> Classification:
             if isinstance(reason, str) and AUTH_REASON.search(reason):
                 code, message = "auth_failed", "the WebSocket server closed: not authorised"
                 rule += ":auth"
-        retry_after = DEFAULT_RETRY_AFTER if code == "rate_limited" else None
-        return Classification(code=code, message=message, retry_after=retry_after, rule=rule)
+        return Classification(code=code, message=message, rule=rule)
     if sent is not None:
         status = _int(safe_attr(sent, "code"))
         reason = safe_attr(sent, "reason")
