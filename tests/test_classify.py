@@ -70,6 +70,10 @@ def _server_closed(code: int, reason: str = "") -> ConnectionClosedError:
         (1013, "overloaded", "rate_limited"),
         (1014, "", "network_error"),
         (3000, "", "auth_failed"),
+        # IANA's registry (3000-3999): 3003 "Forbidden" as HTTP 403, 3008 "Timeout" as 408
+        (3003, "", "auth_failed"),
+        (3008, "", "timeout"),
+        (3001, "", "internal_error"),
         (4000, "app", "internal_error"),
     ],
 )

@@ -1227,6 +1227,8 @@ WS_CLOSES: dict[str, tuple[int, str, frozenset[str], str]] = {
     "close_1011": (1011, "upstream crashed", NET, "server error, as HTTP 500: retryable"),
     "close_1013": (1013, "overloaded", RL, "try again later, as 503 with Retry-After"),
     "close_3000": (3000, "who are you", AUTH, "IANA-registered 'Unauthorized'"),
+    "close_3003": (3003, "not yours", AUTH, "IANA-registered 'Forbidden', as HTTP 403"),
+    "close_3008": (3008, "too slow", TO, "IANA-registered 'Timeout', as HTTP 408"),
     "close_4000": (4000, "app specific", INT, "a private code: nothing specific is known"),
 }
 
