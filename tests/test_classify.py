@@ -13,6 +13,7 @@ import ssl
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -285,18 +286,20 @@ def test_members_no_rule_knows_and_network_members_keep_network_error() -> None:
 
 
 def test_a_member_is_judged_by_its_own_chain() -> None:
-    # a KeyError raised while handling a refused connection classifies, alone, as the
-    # refused connection (as outside a group): no bug is claimed
+    # a KeyError raised while handling a refused connection is a bug in the recovery code,
+    # alone as outside a group; one raised deliberately ``from`` it keeps its code
     try:
         try:
             raise _refused()
         except ConnectionRefusedError:
-            raise KeyError("fallback") from None
+            raise KeyError("fallback")  # noqa: B904 - the bug under test
     except KeyError as exc:
         handled = exc
-    handled.__suppress_context__ = False
-    assert _code(handled).code == "network_error"
-    assert _code(ExceptionGroup("g", [handled, _refused()])).code == "network_error"
+    assert _code(handled).code == "internal_error"
+    assert _code(ExceptionGroup("g", [handled, _refused()])).code == "internal_error"
+    translated = KeyError("no such video")
+    translated.__cause__ = handled.__context__
+    assert _code(ExceptionGroup("g", [translated, _refused()])).code == "network_error"
 
 
 def test_nested_groups_and_typed_errors() -> None:
@@ -344,3 +347,121 @@ def test_rate_limited_without_retry_after_gets_the_default() -> None:
     # a Retry-After header still wins, absurd values are kept for the wire to clamp
     assert _code(_Status(429, "1e19")).retry_after == 1e19
     assert _code(_Status(429, "inf")).retry_after == DEFAULT_RETRY_AFTER
+
+
+# -- a bug raised while handling a failure ----------------------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _connect_refused() -> None:
+    with socket.create_connection(("127.0.0.1", _closed_port()), timeout=5):
+        pass
+
+
+def test_a_bug_in_recovery_code_is_a_bug_not_the_failure_it_was_handling() -> None:
+    """``except ConnectionError: <bug>``: Python chains the bug implicitly (``__context__``,
+    "during handling of the above exception, another exception occurred"); the bug is what
+    failed, and retrying runs into it again."""
+
+    def missing_key() -> None:
+        fallbacks: dict[str, str] = {}
+        try:
+            _connect_refused()
+        except ConnectionError:
+            fallbacks["mirror"]  # the bug under test
+
+    def type_error() -> None:
+        try:
+            _connect_refused()
+        except ConnectionError:
+            retries: Any = None
+            retries + 1  # the bug under test
+
+    for handler in (missing_key, type_error):
+        exc = _raised(handler)
+        assert isinstance(exc.__context__, ConnectionRefusedError)
+        found = _code(exc)
+        assert (found.code, found.rule) == ("internal_error", "bug_while_handling"), handler
+        # a wrapper that keeps it as its cause keeps its classification
+        try:
+            raise RuntimeError("the fetch failed") from exc
+        except RuntimeError as outer:
+            assert _code(outer).code == "internal_error"
+
+
+def test_a_bug_in_recovery_code_of_a_real_client() -> None:
+    import httpx
+
+    def fetch() -> None:
+        response = None
+        try:
+            with httpx.Client(timeout=5.0) as client:
+                response = client.get(f"http://127.0.0.1:{_closed_port()}/")
+        except httpx.ConnectError:
+            response.json()  # type: ignore[union-attr] # AttributeError on None: a bug
+
+    exc = _raised(fetch)
+    assert isinstance(exc, AttributeError)
+    assert _code(exc).code == "internal_error"
+
+
+def test_deliberate_wrappers_keep_the_cause() -> None:
+    def translated() -> None:
+        try:
+            _connect_refused()
+        except ConnectionError as exc:
+            raise LookupError("mirror unreachable") from exc  # explicit: the cause decides
+
+    def implicit_wrapper() -> None:
+        try:
+            _connect_refused()
+        except ConnectionError:
+            raise ValueError("while fetching the mirror")  # noqa: B904 - not a bug type
+
+    def suppressed() -> None:
+        try:
+            _connect_refused()
+        except ConnectionError:
+            raise KeyError("mirror") from None  # the author hid the cause
+
+    assert _code(_raised(translated)).code == "network_error"
+    assert _code(_raised(implicit_wrapper)).code == "network_error"
+    assert classify(_raised(suppressed), PLUGINS) is None  # unclassified: internal_error
+    assert classify(KeyError("alone"), PLUGINS) is None
+
+
+# -- exception groups whose members disagree --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("members", "want"),
+    [
+        # a permanent code beats a retryable one: retrying the whole cannot succeed
+        ([_Status(401), _refused()], "auth_failed"),
+        ([_Status(404), TimeoutError("slow")], "not_found"),
+        # two permanent codes: the credentials first (a 404 behind a refused credential
+        # may only hide the resource)
+        ([_Status(404), _Status(403)], "auth_failed"),
+        # retryable: the wait a throttled member asks for, then the more specific
+        ([_refused(), _Status(429, "5")], "rate_limited"),
+        ([_refused(), TimeoutError("slow")], "timeout"),
+    ],
+)
+def test_a_group_takes_its_least_retryable_members_code(
+    members: list[Exception], want: str
+) -> None:
+    for ordered in (members, members[::-1]):
+        found = _code(ExceptionGroup("tasks failed", ordered))
+        assert found.code == want, ordered
+
+
+def test_a_group_of_throttled_members_waits_the_longest() -> None:
+    members = [_Status(429, "5"), _Status(429, "30"), _Status(503, "12")]
+    for ordered in (members, members[::-1]):
+        found = _code(ExceptionGroup("g", ordered))
+        assert (found.code, found.retry_after) == ("rate_limited", 30.0)

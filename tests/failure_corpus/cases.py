@@ -211,6 +211,21 @@ def _httpx_cases() -> None:
         "host name does not resolve",
         lambda ep: httpx.get(f"http://{UNRESOLVABLE_HOST}/", timeout=5),
     )
+
+    def bug_in_recovery(ep: Endpoints) -> None:
+        mirrors: dict[str, str] = {}
+        try:
+            httpx.get(ep.url("/", ep.refused), timeout=5)
+        except httpx.ConnectError:
+            httpx.get(mirrors["fallback"], timeout=5)  # KeyError: a bug in the recovery
+
+    transport(
+        "bug_in_recovery",
+        INT,
+        "a KeyError raised in the except block handling a refused connection: a bug in "
+        "the recovery code, not a retryable network failure",
+        bug_in_recovery,
+    )
     transport(
         "connect_timeout",
         TO,
@@ -1070,6 +1085,25 @@ def _socket_cases() -> None:
         "ExceptionGroup: HTTP 501 (permanent) next to a refused connection: retrying the "
         "whole cannot succeed",
         a_gather_501,
+    )
+
+    async def a_gather_401(ep: Endpoints) -> None:
+        import httpx
+
+        async with httpx.AsyncClient(timeout=5.0) as client:
+
+            async def get(url: str) -> None:
+                (await client.get(url)).raise_for_status()
+
+            await gathered(get(ep.url("/", ep.refused)), get(ep.url("/status/401")))
+
+    case(
+        "gather_401_and_refused",
+        "asyncio",
+        AUTH,
+        "ExceptionGroup: HTTP 401 (permanent) next to a refused connection (listed first): "
+        "the least retryable member decides, whatever the order",
+        a_gather_401,
     )
     case(
         "gather_network",
