@@ -8,6 +8,7 @@ library classes, so a regression names the rule, not a server.
 from __future__ import annotations
 
 import errno
+import functools
 import socket
 import ssl
 import warnings
@@ -465,3 +466,105 @@ def test_a_group_of_throttled_members_waits_the_longest() -> None:
     for ordered in (members, members[::-1]):
         found = _code(ExceptionGroup("g", ordered))
         assert (found.code, found.retry_after) == ("rate_limited", 30.0)
+
+
+# -- a TLS context held on an object ------------------------------------------------------
+
+
+class _TlsClient:
+    def __init__(self) -> None:
+        self.ctx = ssl.create_default_context()
+
+    def use_client_cert(self, cert: str) -> None:
+        self.ctx.load_cert_chain(cert)
+
+    def trust(self, cafile: str) -> None:
+        self.ctx.load_verify_locations(
+            cafile=cafile,
+        )
+
+
+def test_a_missing_tls_file_loaded_into_a_context_held_on_an_object(tmp_path: Path) -> None:
+    client = _TlsClient()
+    for load in (client.use_client_cert, client.trust):
+        exc = _raised(functools.partial(load, str(tmp_path / "no-such.pem")))
+        assert isinstance(exc, FileNotFoundError)
+        found = _code(exc)
+        assert (found.code, found.rule) == ("internal_error", "tls:config_file"), load
+
+
+def test_a_missing_file_opened_by_the_pack_keeps_not_found(tmp_path: Path) -> None:
+    # the pack reads its certificate itself: open() names the file, and nothing tells the
+    # pack's configuration from a path the caller gave (documented, not guessed)
+    def read_cert() -> None:
+        client = _TlsClient()
+        with open(tmp_path / "client.pem") as f:
+            client.ctx.load_verify_locations(cadata=f.read())
+
+    assert _code(_raised(read_cert)).code == "not_found"
+
+
+# -- a gRPC proxy forwarding its own channel's handshake failure (a documented limit) ------
+
+
+def test_a_forwarded_channel_handshake_failure_is_indistinguishable() -> None:
+    """A proxy that forwards its upstream channel's failed TLS handshake word for word: every
+    observable of the error equals that of our own channel's failed handshake, so both get
+    the TLS answer (the grpc classifier's documented limit). If grpcio ever tells them
+    apart, this fails: then a rule is possible."""
+    from concurrent import futures
+
+    import trustme
+
+    ca, rogue = trustme.CA(), trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    upstream = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    credentials = grpc.ssl_server_credentials(
+        [(cert.private_key_pem.bytes(), cert.cert_chain_pems[0].bytes())]
+    )
+    upstream_port = upstream.add_secure_port("127.0.0.1:0", credentials)
+    distrusting = grpc.ssl_channel_credentials(root_certificates=rogue.cert_pem.bytes())
+
+    def call_upstream() -> None:
+        with grpc.secure_channel(f"127.0.0.1:{upstream_port}", distrusting) as channel:
+            channel.unary_unary("/corpus.Fail/OK")(b"", timeout=5)
+
+    class Forwarding(grpc.GenericRpcHandler):
+        def service(self, handler_call_details: Any) -> Any:
+            def behave(request: bytes, context: grpc.ServicerContext) -> bytes:
+                try:
+                    call_upstream()
+                except grpc.RpcError as exc:
+                    context.abort(exc.code(), exc.details())  # type: ignore[attr-defined]
+                return b""
+
+            return grpc.unary_unary_rpc_method_handler(behave)
+
+    proxy = grpc.server(futures.ThreadPoolExecutor(max_workers=2), handlers=[Forwarding()])
+    proxy_port = proxy.add_insecure_port("127.0.0.1:0")
+    upstream.start()
+    proxy.start()
+    try:
+        own = _raised(call_upstream)
+
+        def through_proxy() -> None:
+            with grpc.insecure_channel(f"127.0.0.1:{proxy_port}") as channel:
+                channel.unary_unary("/any/Call")(b"", timeout=5)
+
+        forwarded = _raised(through_proxy)
+    finally:
+        proxy.stop(None)
+        upstream.stop(None)
+
+    def seen(exc: Any) -> tuple[Any, ...]:
+        return (
+            exc.code(),
+            exc.details(),
+            exc.debug_error_string(),
+            tuple(exc.initial_metadata() or ()),
+            tuple(exc.trailing_metadata() or ()),
+        )
+
+    assert "Tls handshake failed" in own.details()  # type: ignore[attr-defined]
+    assert seen(forwarded) == seen(own)
+    assert _code(own).code == _code(forwarded).code == "auth_failed"

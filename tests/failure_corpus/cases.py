@@ -1217,6 +1217,26 @@ def _socket_cases() -> None:
         ctx = ssl.create_default_context(cafile=ep.files["ca"])
         ctx.load_cert_chain(ep.files["not_pem"])
 
+    class _Tls:
+        """A client that holds its context (no frame of the failure holds it)."""
+
+        def __init__(self, cafile: str) -> None:
+            self.ctx = ssl.create_default_context(cafile=cafile)
+
+        def use(self, cert: str) -> None:
+            self.ctx.load_cert_chain(cert)
+
+    def client_cert_missing_held(ep: Endpoints) -> None:
+        _Tls(ep.files["ca"]).use(os.path.join(ep.files["tmp"], "no-such-client.pem"))
+
+    case(
+        "client_cert_missing_context_held",
+        "ssl",
+        INT,
+        "self.ctx.load_cert_chain of a missing client certificate: the context is an "
+        "attribute, still the pack's configuration",
+        client_cert_missing_held,
+    )
     case(
         "cafile_missing",
         "ssl",
