@@ -8,11 +8,13 @@ library classes, so a regression names the rule, not a server.
 from __future__ import annotations
 
 import errno
+import functools
 import socket
 import ssl
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -29,7 +31,12 @@ from websockets.frames import Close
 from websockets.http11 import Response
 
 from control_plane.core.classifiers import grpc as grpc_classifier
-from control_plane.core.classify import MAX_GROUP_WORK, Classification, classify
+from control_plane.core.classify import (
+    DEFAULT_RETRY_AFTER,
+    MAX_GROUP_WORK,
+    Classification,
+    classify,
+)
 from control_plane.core.errors import PackError
 
 PLUGINS = classifiers()
@@ -65,6 +72,10 @@ def _server_closed(code: int, reason: str = "") -> ConnectionClosedError:
         (1013, "overloaded", "rate_limited"),
         (1014, "", "network_error"),
         (3000, "", "auth_failed"),
+        # IANA's registry (3000-3999): 3003 "Forbidden" as HTTP 403, 3008 "Timeout" as 408
+        (3003, "", "auth_failed"),
+        (3008, "", "timeout"),
+        (3001, "", "internal_error"),
         (4000, "app", "internal_error"),
     ],
 )
@@ -276,18 +287,20 @@ def test_members_no_rule_knows_and_network_members_keep_network_error() -> None:
 
 
 def test_a_member_is_judged_by_its_own_chain() -> None:
-    # a KeyError raised while handling a refused connection classifies, alone, as the
-    # refused connection (as outside a group): no bug is claimed
+    # a KeyError raised while handling a refused connection is a bug in the recovery code,
+    # alone as outside a group; one raised deliberately ``from`` it keeps its code
     try:
         try:
             raise _refused()
         except ConnectionRefusedError:
-            raise KeyError("fallback") from None
+            raise KeyError("fallback")  # noqa: B904 - the bug under test
     except KeyError as exc:
         handled = exc
-    handled.__suppress_context__ = False
-    assert _code(handled).code == "network_error"
-    assert _code(ExceptionGroup("g", [handled, _refused()])).code == "network_error"
+    assert _code(handled).code == "internal_error"
+    assert _code(ExceptionGroup("g", [handled, _refused()])).code == "internal_error"
+    translated = KeyError("no such video")
+    translated.__cause__ = handled.__context__
+    assert _code(ExceptionGroup("g", [translated, _refused()])).code == "network_error"
 
 
 def test_nested_groups_and_typed_errors() -> None:
@@ -316,3 +329,242 @@ def test_hostile_groups_cost_a_bounded_amount_of_work() -> None:
     # the walk's bounds (32 exceptions, groups judged 4 deep) end before the sibling and
     # the bug are reached: unclassified, which the caller receives as internal_error
     assert classify(ExceptionGroup("top", [deep, _refused()]), PLUGINS) is None
+
+
+# -- retry_after defaults once, in Classification -----------------------------------------
+
+
+class _Status(Exception):
+    def __init__(self, status: int, retry_after: str | None = None) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status_code = status
+        self.headers = {"Retry-After": retry_after} if retry_after is not None else {}
+
+
+def test_rate_limited_without_retry_after_gets_the_default() -> None:
+    assert Classification("rate_limited", "x").retry_after == DEFAULT_RETRY_AFTER
+    assert Classification("rate_limited", "x", retry_after=7.5).retry_after == 7.5
+    assert Classification("timeout", "x").retry_after is None
+    # a Retry-After header still wins, absurd values are kept for the wire to clamp
+    assert _code(_Status(429, "1e19")).retry_after == 1e19
+    assert _code(_Status(429, "inf")).retry_after == DEFAULT_RETRY_AFTER
+
+
+# -- a bug raised while handling a failure ----------------------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _connect_refused() -> None:
+    with socket.create_connection(("127.0.0.1", _closed_port()), timeout=5):
+        pass
+
+
+def test_a_bug_in_recovery_code_is_a_bug_not_the_failure_it_was_handling() -> None:
+    """``except ConnectionError: <bug>``: Python chains the bug implicitly (``__context__``,
+    "during handling of the above exception, another exception occurred"); the bug is what
+    failed, and retrying runs into it again."""
+
+    def missing_key() -> None:
+        fallbacks: dict[str, str] = {}
+        try:
+            _connect_refused()
+        except ConnectionError:
+            fallbacks["mirror"]  # the bug under test
+
+    def type_error() -> None:
+        try:
+            _connect_refused()
+        except ConnectionError:
+            retries: Any = None
+            retries + 1  # the bug under test
+
+    for handler in (missing_key, type_error):
+        exc = _raised(handler)
+        assert isinstance(exc.__context__, ConnectionRefusedError)
+        found = _code(exc)
+        assert (found.code, found.rule) == ("internal_error", "bug_while_handling"), handler
+        # a wrapper that keeps it as its cause keeps its classification
+        try:
+            raise RuntimeError("the fetch failed") from exc
+        except RuntimeError as outer:
+            assert _code(outer).code == "internal_error"
+
+
+def test_a_bug_in_recovery_code_of_a_real_client() -> None:
+    import httpx
+
+    def fetch() -> None:
+        response = None
+        try:
+            with httpx.Client(timeout=5.0) as client:
+                response = client.get(f"http://127.0.0.1:{_closed_port()}/")
+        except httpx.ConnectError:
+            response.json()  # type: ignore[union-attr] # AttributeError on None: a bug
+
+    exc = _raised(fetch)
+    assert isinstance(exc, AttributeError)
+    assert _code(exc).code == "internal_error"
+
+
+def test_deliberate_wrappers_keep_the_cause() -> None:
+    def translated() -> None:
+        try:
+            _connect_refused()
+        except ConnectionError as exc:
+            raise LookupError("mirror unreachable") from exc  # explicit: the cause decides
+
+    def implicit_wrapper() -> None:
+        try:
+            _connect_refused()
+        except ConnectionError:
+            raise ValueError("while fetching the mirror")  # noqa: B904 - not a bug type
+
+    def suppressed() -> None:
+        try:
+            _connect_refused()
+        except ConnectionError:
+            raise KeyError("mirror") from None  # the author hid the cause
+
+    assert _code(_raised(translated)).code == "network_error"
+    assert _code(_raised(implicit_wrapper)).code == "network_error"
+    assert classify(_raised(suppressed), PLUGINS) is None  # unclassified: internal_error
+    assert classify(KeyError("alone"), PLUGINS) is None
+
+
+# -- exception groups whose members disagree --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("members", "want"),
+    [
+        # a permanent code beats a retryable one: retrying the whole cannot succeed
+        ([_Status(401), _refused()], "auth_failed"),
+        ([_Status(404), TimeoutError("slow")], "not_found"),
+        # two permanent codes: the credentials first (a 404 behind a refused credential
+        # may only hide the resource)
+        ([_Status(404), _Status(403)], "auth_failed"),
+        # retryable: the wait a throttled member asks for, then the more specific
+        ([_refused(), _Status(429, "5")], "rate_limited"),
+        ([_refused(), TimeoutError("slow")], "timeout"),
+    ],
+)
+def test_a_group_takes_its_least_retryable_members_code(
+    members: list[Exception], want: str
+) -> None:
+    for ordered in (members, members[::-1]):
+        found = _code(ExceptionGroup("tasks failed", ordered))
+        assert found.code == want, ordered
+
+
+def test_a_group_of_throttled_members_waits_the_longest() -> None:
+    members = [_Status(429, "5"), _Status(429, "30"), _Status(503, "12")]
+    for ordered in (members, members[::-1]):
+        found = _code(ExceptionGroup("g", ordered))
+        assert (found.code, found.retry_after) == ("rate_limited", 30.0)
+
+
+# -- a TLS context held on an object ------------------------------------------------------
+
+
+class _TlsClient:
+    def __init__(self) -> None:
+        self.ctx = ssl.create_default_context()
+
+    def use_client_cert(self, cert: str) -> None:
+        self.ctx.load_cert_chain(cert)
+
+    def trust(self, cafile: str) -> None:
+        self.ctx.load_verify_locations(
+            cafile=cafile,
+        )
+
+
+def test_a_missing_tls_file_loaded_into_a_context_held_on_an_object(tmp_path: Path) -> None:
+    client = _TlsClient()
+    for load in (client.use_client_cert, client.trust):
+        exc = _raised(functools.partial(load, str(tmp_path / "no-such.pem")))
+        assert isinstance(exc, FileNotFoundError)
+        found = _code(exc)
+        assert (found.code, found.rule) == ("internal_error", "tls:config_file"), load
+
+
+def test_a_missing_file_opened_by_the_pack_keeps_not_found(tmp_path: Path) -> None:
+    # the pack reads its certificate itself: open() names the file, and nothing tells the
+    # pack's configuration from a path the caller gave (documented, not guessed)
+    def read_cert() -> None:
+        client = _TlsClient()
+        with open(tmp_path / "client.pem") as f:
+            client.ctx.load_verify_locations(cadata=f.read())
+
+    assert _code(_raised(read_cert)).code == "not_found"
+
+
+# -- a gRPC proxy forwarding its own channel's handshake failure (a documented limit) ------
+
+
+def test_a_forwarded_channel_handshake_failure_is_indistinguishable() -> None:
+    """A proxy that forwards its upstream channel's failed TLS handshake word for word: every
+    observable of the error equals that of our own channel's failed handshake, so both get
+    the TLS answer (the grpc classifier's documented limit). If grpcio ever tells them
+    apart, this fails: then a rule is possible."""
+    from concurrent import futures
+
+    import trustme
+
+    ca, rogue = trustme.CA(), trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    upstream = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    credentials = grpc.ssl_server_credentials(
+        [(cert.private_key_pem.bytes(), cert.cert_chain_pems[0].bytes())]
+    )
+    upstream_port = upstream.add_secure_port("127.0.0.1:0", credentials)
+    distrusting = grpc.ssl_channel_credentials(root_certificates=rogue.cert_pem.bytes())
+
+    def call_upstream() -> None:
+        with grpc.secure_channel(f"127.0.0.1:{upstream_port}", distrusting) as channel:
+            channel.unary_unary("/corpus.Fail/OK")(b"", timeout=5)
+
+    class Forwarding(grpc.GenericRpcHandler):
+        def service(self, handler_call_details: Any) -> Any:
+            def behave(request: bytes, context: grpc.ServicerContext) -> bytes:
+                try:
+                    call_upstream()
+                except grpc.RpcError as exc:
+                    context.abort(exc.code(), exc.details())  # type: ignore[attr-defined]
+                return b""
+
+            return grpc.unary_unary_rpc_method_handler(behave)
+
+    proxy = grpc.server(futures.ThreadPoolExecutor(max_workers=2), handlers=[Forwarding()])
+    proxy_port = proxy.add_insecure_port("127.0.0.1:0")
+    upstream.start()
+    proxy.start()
+    try:
+        own = _raised(call_upstream)
+
+        def through_proxy() -> None:
+            with grpc.insecure_channel(f"127.0.0.1:{proxy_port}") as channel:
+                channel.unary_unary("/any/Call")(b"", timeout=5)
+
+        forwarded = _raised(through_proxy)
+    finally:
+        proxy.stop(None)
+        upstream.stop(None)
+
+    def seen(exc: Any) -> tuple[Any, ...]:
+        return (
+            exc.code(),
+            exc.details(),
+            exc.debug_error_string(),
+            tuple(exc.initial_metadata() or ()),
+            tuple(exc.trailing_metadata() or ()),
+        )
+
+    assert "Tls handshake failed" in own.details()  # type: ignore[attr-defined]
+    assert seen(forwarded) == seen(own)
+    assert _code(own).code == _code(forwarded).code == "auth_failed"

@@ -26,9 +26,16 @@ valid, strong answer: "recognised, and no specific code is right" (HTTP 501, a l
 configuration error); it stops the walk so that a wrong specific code cannot be found
 deeper.
 
+A programming error (:data:`BUG_TYPES`) no rule classifies, raised while another failure
+was being handled and linked to it only implicitly (``__context__``), is ``internal_error``
+and stops the walk: a bug in recovery code, not the failure it was handling (see
+:func:`_bug_while_handling`). Explicit wrappers (``raise X from exc``) keep the cause's
+classification.
+
 An exception group met on the walk is judged first: a member that is ``internal_error`` on
 its own, or a programming error (:data:`BUG_TYPES`) no rule classifies, makes the whole
-group ``internal_error``; otherwise the walk goes on into its members (see
+group ``internal_error``; otherwise the members' codes are ranked
+(:data:`GROUP_PRECEDENCE`: the least retryable decides, whatever their order; see
 :func:`classify`).
 
 The chain walk is guarded against cycles and bounded in depth. Exceptions are hostile
@@ -61,6 +68,7 @@ from control_plane.core.redact import scrub
 __all__ = [
     "BUG_TYPES",
     "ERRNO_CODES",
+    "GROUP_PRECEDENCE",
     "HTTP_5XX_CODE",
     "HTTP_STATUS_CODES",
     "TYPE_CODES",
@@ -85,10 +93,17 @@ MAX_MESSAGE = 200
 
 @dataclass(frozen=True, slots=True)
 class Classification:
-    """The code an exception stands for, with the payload its code needs."""
+    """The code an exception stands for, with the payload its code needs.
+
+    ``rate_limited`` always carries a ``retry_after``: when none is given (a 429 without
+    ``Retry-After``, a throttling reply that states no delay), :data:`DEFAULT_RETRY_AFTER`.
+    One given explicitly (a parsed ``Retry-After``, a gRPC ``RetryInfo``) is kept as it is;
+    the wire clamps it (``enforce``).
+    """
 
     code: str
     message: str
+    #: Seconds to wait before retrying; set for ``rate_limited`` (default filled in).
     retry_after: float | None = None
     partial_result: Mapping[str, Any] | None = None
     violations: tuple[FieldViolation, ...] = ()
@@ -98,6 +113,10 @@ class Classification:
     typed: bool = False
     #: A generic wrapper's guess: used only if nothing deeper in the chain classifies.
     weak: bool = False
+
+    def __post_init__(self) -> None:
+        if self.retry_after is None and self.code == "rate_limited":
+            object.__setattr__(self, "retry_after", DEFAULT_RETRY_AFTER)
 
     def for_plugin(self, plugin: str) -> Classification:
         """The same answer given by the plugin ``plugin``: rule ``<plugin>:<rule>`` (a
@@ -251,11 +270,9 @@ class TypeRule:
 
     def classification(self, plugin: str) -> Classification:
         """This row's answer, with the rule id ``<plugin>:<type_name>``."""
-        retry_after = DEFAULT_RETRY_AFTER if self.code == "rate_limited" else None
         return Classification(
             code=self.code,
             message=self.message,
-            retry_after=retry_after,
             rule=f"{plugin}:{self.type_name}",
             weak=self.weak,
         )
@@ -418,13 +435,10 @@ def _short(exc: BaseException) -> str:
 
 def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Classification | None:
     if isinstance(exc, PackError):
-        retry_after = exc.retry_after
-        if retry_after is None and exc.code == "rate_limited":
-            retry_after = DEFAULT_RETRY_AFTER  # as for HTTP 429 without Retry-After
         return Classification(
             code=exc.code,
             message=exc.message,
-            retry_after=retry_after,
+            retry_after=exc.retry_after,  # rate_limited without one: the default
             partial_result=exc.partial_result,
             violations=exc.violations,
             rule="pack_error",
@@ -449,11 +463,10 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         if status == 503 and retry_after is not None:
             code = "rate_limited"
         if code is not None:
-            if code == "rate_limited" and retry_after is None:
-                retry_after = DEFAULT_RETRY_AFTER
             return Classification(
                 code=code,
                 message=f"downstream answered HTTP {status}",
+                # Retry-After wins; rate_limited without one gets the default.
                 retry_after=retry_after if code == "rate_limited" else None,
                 rule="http_status",
             )
@@ -480,6 +493,79 @@ BUG_TYPES: tuple[type[BaseException], ...] = (
     NotImplementedError,
     RecursionError,
 )
+
+
+def _bug_while_handling(exc: BaseException) -> Classification | None:
+    """``internal_error`` when ``exc`` is a programming error (:data:`BUG_TYPES`) raised
+    while another failure was being handled, linked to it only implicitly.
+
+    ``except ConnectionError: fallbacks["mirror"]`` chains the ``KeyError`` to the refused
+    connection through ``__context__`` -- Python's "during handling of the above exception,
+    another exception occurred": a second failure, in the recovery code, not a
+    translation of the first. The bug is what failed; retrying runs into it again. A
+    deliberate wrapper says so: ``raise KeyError(name) from exc`` sets ``__cause__`` ("the
+    direct cause"), and an exception held in ``args``/``reason``/``original``/``inner``
+    is carried on purpose; both keep the cause's classification. ``raise ... from None``
+    hides the context (the walk never sees it). Call only for an exception no rule
+    classified (a library's own subclass of ``KeyError`` that a plugin knows keeps its
+    code)."""
+    if not isinstance(exc, BUG_TYPES):
+        return None
+    if exc.__cause__ is not None or exc.__context__ is None or exc.__suppress_context__:
+        return None
+    for attr in _LINKED:
+        if isinstance(_attr(exc, attr), BaseException):
+            return None
+    args = _attr(exc, "args")
+    if isinstance(args, tuple) and any(isinstance(a, BaseException) for a in args[:4]):
+        return None
+    return Classification(
+        code="internal_error",
+        message=(
+            f"a programming error ({type(exc).__name__}) was raised while handling "
+            f"another failure ({type(exc.__context__).__name__})"
+        ),
+        rule="bug_while_handling",
+    )
+
+
+#: Which member's code an exception group takes when its members classify to different
+#: codes, the most decisive first (after ``internal_error``, which any member imposes): a
+#: permanent code before a retryable one -- retrying the whole operation cannot succeed
+#: while one part of it fails for good; among permanent codes, what must be fixed first (a
+#: missing program, then the credentials: a ``not_found`` next to a refused credential may
+#: only be the resource hidden from it); codes not listed here (a plugin's own) after the
+#: permanent ones, their retryability unknown; among retryable codes, the wait a throttled
+#: member asks for (the longest ``retry_after`` of them), then ``timeout`` over the less
+#: specific ``network_error``. The answer does not depend on the order the members failed
+#: in (a task group lists them as they finished).
+GROUP_PRECEDENCE: tuple[str, ...] = (
+    "internal_error",
+    "dependency_missing",
+    "auth_failed",
+    "not_found",
+    "schema_mismatch",
+    "artifact_failed",
+    "*",
+    "rate_limited",
+    "timeout",
+    "network_error",
+)
+_RANK = {code: rank for rank, code in enumerate(GROUP_PRECEDENCE)}
+
+
+def _decisive(found: Sequence[Classification]) -> Classification:
+    """The member classification that decides for the group (:data:`GROUP_PRECEDENCE`; the
+    longest ``retry_after`` among equals, then the first)."""
+    other = _RANK["*"]
+
+    def key(c: Classification) -> tuple[int, float]:
+        wait = c.retry_after
+        wait = wait if isinstance(wait, int | float) and not math.isnan(wait) else 0.0
+        return _RANK.get(c.code, other), -wait
+
+    return min(found, key=key)
+
 
 #: Members of one exception group judged (the first ones), nested groups judged (depth),
 #: and members plus exceptions classified for that, in all, per :func:`classify` call.
@@ -521,10 +607,12 @@ def _group_verdict(
 ) -> Classification | None:
     """``internal_error`` when a member of ``group``, classified alone, is recognised as
     ``internal_error`` or is a programming error (:data:`BUG_TYPES`) no rule classifies;
-    else ``None`` (the walk goes on: the first member that classifies decides)."""
+    else the most decisive strong classification of its members
+    (:data:`GROUP_PRECEDENCE`); else ``None`` (the walk goes on: weak answers)."""
+    strong: list[Classification] = []
     for member in group.exceptions[:MAX_GROUP_MEMBERS]:
         if walk.left <= 0:
-            return None
+            break
         walk.left -= 1
         found = _walk(member, walk, depth)
         if found is None:
@@ -532,7 +620,9 @@ def _group_verdict(
                 return _bug(member)
         elif found.code == "internal_error":
             return found
-    return None
+        elif not found.weak:
+            strong.append(found)
+    return _decisive(strong) if strong else None
 
 
 def _walk(
@@ -553,7 +643,9 @@ def _walk(
                 return verdict
         result = walk.one(current)
         if result is None:
-            continue
+            result = _bug_while_handling(current)
+            if result is None:
+                continue
         if not result.weak:
             return result
         weak = weak or result
@@ -573,8 +665,10 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     next to a refused connection must not be reported as a retryable network failure
     (retrying runs into the bug again, and the operator would never see it), and a
     permanent failure next to a transient one makes the whole operation permanent. A
-    member no rule knows that is not a bug type (a ``ValueError``) says nothing; otherwise
-    the first member that classifies decides, as in any chain.
+    member no rule knows that is not a bug type (a ``ValueError``) says nothing. Members
+    that classify to different codes: the one :data:`GROUP_PRECEDENCE` ranks first decides
+    (a permanent code before a retryable one; the longest ``retry_after`` among throttled
+    members), so the answer does not depend on the order the members failed in.
     """
     if isinstance(exc, ClassifiedError) and exc.classification is not None:
         return exc.classification
@@ -591,7 +685,9 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     for current in chain:
         result = _classify_one(current, classifiers)
         if result is None:
-            continue
+            result = _bug_while_handling(current)
+            if result is None:
+                continue
         if not result.weak:
             return result
         weak = weak or result

@@ -613,7 +613,6 @@ class ToolTable:
         return Classification(
             code=exit_rule.code,
             message=exit_rule.message,
-            retry_after=1.0 if exit_rule.code == "rate_limited" else None,
             rule=f"exit:{self.name}:{exit_rule.status}",
         )
 

@@ -211,6 +211,21 @@ def _httpx_cases() -> None:
         "host name does not resolve",
         lambda ep: httpx.get(f"http://{UNRESOLVABLE_HOST}/", timeout=5),
     )
+
+    def bug_in_recovery(ep: Endpoints) -> None:
+        mirrors: dict[str, str] = {}
+        try:
+            httpx.get(ep.url("/", ep.refused), timeout=5)
+        except httpx.ConnectError:
+            httpx.get(mirrors["fallback"], timeout=5)  # KeyError: a bug in the recovery
+
+    transport(
+        "bug_in_recovery",
+        INT,
+        "a KeyError raised in the except block handling a refused connection: a bug in "
+        "the recovery code, not a retryable network failure",
+        bug_in_recovery,
+    )
     transport(
         "connect_timeout",
         TO,
@@ -1071,6 +1086,25 @@ def _socket_cases() -> None:
         "whole cannot succeed",
         a_gather_501,
     )
+
+    async def a_gather_401(ep: Endpoints) -> None:
+        import httpx
+
+        async with httpx.AsyncClient(timeout=5.0) as client:
+
+            async def get(url: str) -> None:
+                (await client.get(url)).raise_for_status()
+
+            await gathered(get(ep.url("/", ep.refused)), get(ep.url("/status/401")))
+
+    case(
+        "gather_401_and_refused",
+        "asyncio",
+        AUTH,
+        "ExceptionGroup: HTTP 401 (permanent) next to a refused connection (listed first): "
+        "the least retryable member decides, whatever the order",
+        a_gather_401,
+    )
     case(
         "gather_network",
         "asyncio",
@@ -1183,6 +1217,26 @@ def _socket_cases() -> None:
         ctx = ssl.create_default_context(cafile=ep.files["ca"])
         ctx.load_cert_chain(ep.files["not_pem"])
 
+    class _Tls:
+        """A client that holds its context (no frame of the failure holds it)."""
+
+        def __init__(self, cafile: str) -> None:
+            self.ctx = ssl.create_default_context(cafile=cafile)
+
+        def use(self, cert: str) -> None:
+            self.ctx.load_cert_chain(cert)
+
+    def client_cert_missing_held(ep: Endpoints) -> None:
+        _Tls(ep.files["ca"]).use(os.path.join(ep.files["tmp"], "no-such-client.pem"))
+
+    case(
+        "client_cert_missing_context_held",
+        "ssl",
+        INT,
+        "self.ctx.load_cert_chain of a missing client certificate: the context is an "
+        "attribute, still the pack's configuration",
+        client_cert_missing_held,
+    )
     case(
         "cafile_missing",
         "ssl",
@@ -1227,6 +1281,8 @@ WS_CLOSES: dict[str, tuple[int, str, frozenset[str], str]] = {
     "close_1011": (1011, "upstream crashed", NET, "server error, as HTTP 500: retryable"),
     "close_1013": (1013, "overloaded", RL, "try again later, as 503 with Retry-After"),
     "close_3000": (3000, "who are you", AUTH, "IANA-registered 'Unauthorized'"),
+    "close_3003": (3003, "not yours", AUTH, "IANA-registered 'Forbidden', as HTTP 403"),
+    "close_3008": (3008, "too slow", TO, "IANA-registered 'Timeout', as HTTP 408"),
     "close_4000": (4000, "app specific", INT, "a private code: nothing specific is known"),
 }
 

@@ -71,16 +71,33 @@ def _engine() -> list[str]:
         out.append(f"| `{errno.errorcode.get(number, number)}` | `{code}` |")
     out += [
         "",
-        "Exception groups: a member that classifies as `internal_error` on its own, or a "
-        "member of one of these types that no rule classifies (a programming error), makes "
-        "the group `internal_error`; other members leave the first member that classifies "
-        f"to decide (the first {engine.MAX_GROUP_MEMBERS} members of a group, groups nested "
+        "Programming errors (subclasses match): one that no rule classifies, raised while "
+        "another failure was being handled and linked to it only implicitly "
+        "(`__context__`: `except ConnectionError: fallbacks[key]`), is `internal_error` "
+        "(rule `bug_while_handling`), not the failure it was handling; one raised `from` "
+        "that failure keeps its code. In an exception group, a member that classifies as "
+        "`internal_error` on its own, or a member of one of these types that no rule "
+        "classifies, makes the group `internal_error` (the first "
+        f"{engine.MAX_GROUP_MEMBERS} members of a group, groups nested "
         f"{engine.MAX_GROUP_DEPTH} deep).",
         "",
         "| programming error (subclasses match) |",
         "|---|",
     ]
     out += [f"| `{bug.__qualname__}` |" for bug in engine.BUG_TYPES]
+    out += [
+        "",
+        "Exception groups whose members classify to different codes take the code ranked "
+        "first here, whatever the order the members failed in (`*`: any code not listed; "
+        "among `rate_limited` members, the longest `retry_after`).",
+        "",
+        "| rank | code |",
+        "|---|---|",
+    ]
+    out += [
+        f"| {rank} | {'any other code' if code == '*' else f'`{code}`'} |"
+        for rank, code in enumerate(engine.GROUP_PRECEDENCE, 1)
+    ]
     return out
 
 

@@ -12,8 +12,17 @@ raised because a call-credentials plugin failed ("Getting metadata from plugin f
 ``auth_failed``. Details that merely quote a TLS failure -- a server reporting that *its*
 upstream's certificate failed, or a handler whose ``SSLError`` escaped -- keep the status's
 code (``UNAVAILABLE`` ``network_error``, ``UNKNOWN`` ``internal_error``): the failure is
-the server's, transient or a bug, and our credentials are fine. (A proxy that forwards its
-own channel's grpc core text verbatim cannot be told apart and gets the TLS answer.)
+the server's, transient or a bug, and our credentials are fine.
+
+A known limit: a gRPC proxy that forwards *its own* channel's failure word for word
+(``context.abort(e.code(), e.details())``) gets the TLS answer (``auth_failed``), though
+the certificate that failed is its upstream's. Nothing received tells the two apart: with
+grpcio 1.85 the status, the details, ``debug_error_string()`` and the initial and trailing
+metadata of the forwarded failure are identical to those of a handshake our channel failed
+(``tests/test_classify.py`` checks it live; older grpc core said "Error received from peer"
+in the debug string, this one no longer does). The target of the failing address in the
+text could be compared with the channel's, but the channel is not reachable from the error
+and a DNS target cannot be compared without resolving it.
 
 The ``grpc`` package is not imported here: errors are recognised by class name and
 module; ``google.rpc`` (a runtime dependency) is imported only to decode status details.
@@ -27,7 +36,6 @@ from typing import Any
 
 from control_plane.core.classifiers.tls import tls_classification
 from control_plane.core.classify import (
-    DEFAULT_RETRY_AFTER,
     Classification,
     TypeRule,
     class_names,
@@ -200,9 +208,7 @@ def classify_exception(exc: BaseException) -> Classification | None:
         if _TOO_LARGE.search(text):
             code, message = "internal_error", "a gRPC message exceeded the size limit"
             rule += ":too_large"
-        elif retry_info is None:
-            retry_after = DEFAULT_RETRY_AFTER
-        else:
+        elif retry_info is not None:  # without RetryInfo: the default retry_after
             retry_after = retry_info
             rule += ":retry_info"
     elif name == "UNAVAILABLE" and _CALL_CREDENTIALS.match(text):

@@ -10,7 +10,6 @@ import re
 from collections.abc import Mapping
 
 from control_plane.core.classify import (
-    DEFAULT_RETRY_AFTER,
     Classification,
     class_names,
     exception_text,
@@ -43,7 +42,5 @@ def classify_exception(exc: BaseException) -> Classification | None:
         return None
     key = found.group(1).upper()
     code, message = RESPONSE_CODES[key]
-    retry_after = DEFAULT_RETRY_AFTER if code == "rate_limited" else None
-    return Classification(
-        code=code, message=message, retry_after=retry_after, rule=f"{PLUGIN}:{key}"
-    )
+    # LOGIN-DELAY states no delay: rate_limited with the default retry_after
+    return Classification(code=code, message=message, rule=f"{PLUGIN}:{key}")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 
 from control_plane.core.classify import (
-    DEFAULT_RETRY_AFTER,
     HTTP_5XX_CODE,
     HTTP_STATUS_CODES,
     Classification,
@@ -67,7 +66,6 @@ def classify_exception(exc: BaseException) -> Classification | None:
     return Classification(
         code=code,
         message=f"the HTTP proxy answered {status} to the tunnel request (CONNECT)",
-        # A proxy's 429: its Retry-After does not reach the text.
-        retry_after=DEFAULT_RETRY_AFTER if code == "rate_limited" else None,
+        # A proxy's 429: its Retry-After does not reach the text (the default is set).
         rule=f"{PLUGIN}:connect_{status}",
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from control_plane.core.classify import (
-    DEFAULT_RETRY_AFTER,
     HTTP_5XX_CODE,
     HTTP_STATUS_CODES,
     Classification,
@@ -85,8 +84,7 @@ def _retry_exhausted(exc: BaseException) -> Classification | None:
     return Classification(
         code=code,
         message=f"the HTTP server kept answering {status} until the retries ran out",
-        retry_after=DEFAULT_RETRY_AFTER if code == "rate_limited" else None,
-        rule=f"{PLUGIN}:retries_exhausted",
+        rule=f"{PLUGIN}:retries_exhausted",  # rate_limited: the default retry_after
     )
 
 

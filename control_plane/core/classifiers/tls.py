@@ -18,9 +18,12 @@ What a TLS failure means depends on *whose* certificate failed and *where*:
   path, since the pack's own setup is broken and no input the caller can change will fix
   it -> ``internal_error`` (as curl's exit 77, "problem with the CA cert"). Recognised by
   where it was raised: the innermost frame of the traceback holds the ``ssl.SSLContext``
-  being loaded. A context held elsewhere (``self.ctx.load_cert_chain(...)``) or a file the
-  pack read itself with ``open()`` (it names the file) is not recognised and keeps the
-  type table's answer;
+  being loaded, or was calling one of its loading methods (``load_cert_chain``,
+  ``load_verify_locations``, ``load_dh_params``; read from the frame's bytecode, so a
+  context held on an object, ``self.ctx.load_cert_chain(path)``, is recognised too). A
+  file the pack reads itself (``open(cert_path)``, then ``cadata=``) is not: ``open()``
+  names the file, and nothing in the exception tells the pack's own configuration from a
+  path the caller gave, so it keeps the type table's ``not_found``;
 * a protocol or version mismatch (TLS spoken to a plain-text port, no shared version or
   cipher) is permanent -> ``internal_error``;
 * the connection closed mid-handshake (``SSLEOFError``) -> ``network_error``.
@@ -40,7 +43,7 @@ import ssl
 from collections.abc import Mapping
 
 from control_plane.core.classifiers import sockets, subprocess
-from control_plane.core.classifiers._frames import frames, locals_of
+from control_plane.core.classifiers._frames import called_method, frames, locals_of
 from control_plane.core.classify import (
     Classification,
     class_names,
@@ -139,16 +142,23 @@ def tls_classification(text: str) -> tuple[str, str] | None:
 _FILE_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR})
 
 
+#: ``SSLContext``'s methods (in C) that read certificate, key, CA or DH parameter files.
+_LOADERS = frozenset({"load_cert_chain", "load_verify_locations", "load_dh_params"})
+
+
 def _loading_tls_files(exc: BaseException) -> bool:
     """Whether ``exc`` is a file error raised while an ``SSLContext`` loaded its files: no
-    file name (``_ssl`` sets only ``errno``), the innermost frame holding the context, and
-    not a Unix socket connect or a program's exec (which fail with the same ``ENOENT``)."""
+    file name (``_ssl`` sets only ``errno``), raised where the innermost frame holds the
+    context or was calling one of its loading methods (:data:`_LOADERS`: a context held on
+    an object, ``self.ctx.load_cert_chain(path)``), and not a Unix socket connect or a
+    program's exec (which fail with the same ``ENOENT``)."""
     if not isinstance(exc, OSError) or isinstance(exc, ssl.SSLError):
         return False
     if safe_attr(exc, "errno") not in _FILE_ERRNOS or safe_attr(exc, "filename") is not None:
         return False
     innermost = frames(exc)[:1]
-    if not any(isinstance(v, ssl.SSLContext) for f in innermost for v in locals_of(f).values()):
+    holds = any(isinstance(v, ssl.SSLContext) for f in innermost for v in locals_of(f).values())
+    if not holds and called_method(exc) not in _LOADERS:
         return False
     return sockets.frame_origin(exc) is None and subprocess.frame_origin(exc) is None
 

@@ -13,7 +13,9 @@ connection, a URI that is no WebSocket URI.
 * ``ConnectionClosed``: what matters is *who closed first* and with which close code. The
   server's code (``rcvd``) -> :data:`CLOSE_CODES`, following the HTTP table where one
   status means the same (1011 as 500: ``network_error``; 1013 "try again later" as 503
-  with ``Retry-After``: ``rate_limited`` with the default ``retry_after``; 1014 as 502).
+  with ``Retry-After``: ``rate_limited`` with the default ``retry_after``; 1014 as 502;
+  the codes IANA's registry names for all servers, 3000 "Unauthorized" and 3003
+  "Forbidden" as 401 and 403 ``auth_failed``, 3008 "Timeout" as 408 ``timeout``).
   1008 (policy violation) is RFC 6455's generic refusal: ``auth_failed`` only when the
   close reason names authentication (:data:`AUTH_REASON`), else ``internal_error`` (the
   server refused what the pack sent; retrying or re-authenticating cannot help). Codes no
@@ -39,7 +41,6 @@ import re
 from collections.abc import Mapping
 
 from control_plane.core.classify import (
-    DEFAULT_RETRY_AFTER,
     Classification,
     TypeRule,
     class_names,
@@ -72,8 +73,13 @@ CLOSE_CODES: Mapping[int, tuple[str, str]] = {
     1012: ("network_error", _GONE),
     1013: ("rate_limited", "the WebSocket server is overloaded and asks to try again later"),
     1014: ("network_error", "the WebSocket server's upstream failed (bad gateway)"),
-    # Registered at IANA as "Unauthorized" (3000-3999 are registered per library/framework).
+    # Registered at IANA (3000-3999 are registered first come, first served, by libraries
+    # and frameworks): 3000 "Unauthorized" and 3003 "Forbidden" as HTTP 401 and 403,
+    # 3008 "Timeout" as HTTP 408. Other 3xxx codes are registered by one framework each,
+    # with no meaning shared across servers: internal_error.
     3000: ("auth_failed", "the WebSocket server closed: unauthorized"),
+    3003: ("auth_failed", "the WebSocket server closed: forbidden (not permitted)"),
+    3008: ("timeout", "the WebSocket server closed: the connection timed out"),
 }
 
 #: A 1008 close reason that names authentication: ``auth_failed``, not ``internal_error``.
@@ -110,8 +116,7 @@ def _closed(exc: BaseException) -> Classification:
             if isinstance(reason, str) and AUTH_REASON.search(reason):
                 code, message = "auth_failed", "the WebSocket server closed: not authorised"
                 rule += ":auth"
-        retry_after = DEFAULT_RETRY_AFTER if code == "rate_limited" else None
-        return Classification(code=code, message=message, retry_after=retry_after, rule=rule)
+        return Classification(code=code, message=message, rule=rule)
     if sent is not None:
         status = _int(safe_attr(sent, "code"))
         reason = safe_attr(sent, "reason")
