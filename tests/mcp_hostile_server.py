@@ -5,6 +5,13 @@ control plane. Every misbehaviour is a tool; ``echo`` behaves. Options:
 
     --init-delay S       answer ``initialize`` after S seconds
     --banner TEXT        print TEXT on stdout before anything (a careless server's log line)
+    --chatty             also print a log line that is not JSON-RPC (plain text, and a JSON
+                         log record) on stdout before every message it sends
+    --only-junk          answer every request with lines that are not JSON-RPC, never with
+                         a message (a server whose stdout is all logs)
+    --bad-schemas        also list tools whose schemas the MCP SDK or the control plane
+                         refuses (BAD_SCHEMA_TOOLS)
+    --only-bad-schemas   list only those tools
     --duplicate-tools    list ``echo`` twice, and ``Echo`` and ``e-c-h-o`` beside it
     --huge-mb N          the size of ``huge``'s answer (default 20)
     --extra-tools FILE   more tool definitions (a JSON list in FILE) after the usual ones
@@ -28,6 +35,7 @@ Tools (arguments in brackets):
     bad_structured         an answer that violates the tool's outputSchema
     stderr_flood [mb]      ``mb`` MiB on stderr in one line, then the answer
     error_data             a JSON-RPC error with a large ``data`` field and secrets in it
+    noise [count]          ``count`` lines that are not JSON-RPC on stdout, then the answer
 """
 
 from __future__ import annotations
@@ -47,8 +55,12 @@ _out = sys.stdout.buffer
 _lock = threading.Lock()
 
 
+#: What goes before every message sent (--chatty: CHATTY_LINES).
+_before: list[bytes] = []
+
+
 def send(obj: Any) -> None:
-    write_raw(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+    write_raw(b"".join(_before) + json.dumps(obj, separators=(",", ":")).encode() + b"\n")
 
 
 def write_raw(data: bytes) -> None:
@@ -83,6 +95,7 @@ TOOLS: list[dict[str, Any]] = [
         "odd_content",
         "stderr_flood",
         "error_data",
+        "noise",
     )
 ]
 TOOLS.append(
@@ -96,6 +109,39 @@ TOOLS.append(
             "properties": {"count": {"type": "integer"}},
         },
     }
+)
+
+
+#: Tools whose schemas cannot be served, each for another reason; listed by --bad-schemas.
+BAD_SCHEMA_TOOLS: list[dict[str, Any]] = [
+    # Refused by the MCP SDK's model of a tool (until now: the whole tools/list with it).
+    {"name": "in_not_object", "inputSchema": {"type": "string"}},
+    {"name": "in_not_a_dict", "inputSchema": "object"},
+    {"name": "in_missing"},
+    {
+        "name": "out_bad_required",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object", "required": "count"},
+    },
+    # Accepted by the SDK, refused by the registry: not a JSON Schema.
+    {
+        "name": "in_bad_keyword",
+        "inputSchema": {"type": "object", "properties": {"x": {"type": "strin"}}},
+    },
+    # A reference the control plane must not fetch.
+    {
+        "name": "in_remote_ref",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"x": {"$ref": "http://schemas.invalid/x.json"}},
+        },
+    },
+]
+
+#: What --chatty prints before each message: a careless server's log lines.
+CHATTY_LINES = (
+    b"[info] sending a message, token=" + SECRET.encode() + b"\n",
+    b'{"level":"info","msg":"sending","password":"hunter2hunter2"}\n',
 )
 
 
@@ -114,6 +160,11 @@ def call_tool(req_id: Any, name: str, args: dict[str, Any], opts: argparse.Names
             while True:
                 _out.write(chunk)
                 _out.flush()
+    elif name == "noise":
+        count = int(args.get("count", 1000))
+        for i in range(count):
+            write_raw(f"noise {i} of {count}: password={SECRET}\n".encode())
+        text_result(req_id, "after the noise")
     elif name == "exit":
         os._exit(3)
     elif name == "hang":
@@ -296,11 +347,19 @@ def main() -> None:
     parser.add_argument("--huge-mb", type=float, default=20.0)
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--extra-tools", default=None)
+    parser.add_argument("--chatty", action="store_true")
+    parser.add_argument("--only-junk", action="store_true")
+    parser.add_argument("--bad-schemas", action="store_true")
+    parser.add_argument("--only-bad-schemas", action="store_true")
     opts = parser.parse_args()
+    if opts.chatty:
+        _before.extend(CHATTY_LINES)
     if opts.http:
         serve_http(opts)
         return
-    tools = list(TOOLS)
+    tools = [] if opts.only_bad_schemas else list(TOOLS)
+    if opts.bad_schemas or opts.only_bad_schemas:
+        tools += BAD_SCHEMA_TOOLS
     if opts.duplicate_tools:
         tools += [
             {"name": "echo", "description": "A second echo.", "inputSchema": OPEN},
@@ -319,6 +378,11 @@ def main() -> None:
             continue
         method = msg.get("method")
         req_id = msg.get("id")
+        if opts.only_junk:
+            if req_id is not None:
+                write_raw(f"got {method} #{req_id}; token={SECRET}\n".encode())
+                write_raw(b'{"level":"debug","msg":"not answering"}\n')
+            continue
         if method == "initialize":
             if opts.init_delay:
                 time.sleep(opts.init_delay)

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,13 @@ def _start_http(log: Path) -> tuple[subprocess.Popen[bytes], int]:
     wait_for(lambda: b"listening on port" in log.read_bytes(), 60, "the hostile HTTP server")
     port = int(log.read_bytes().split(b"listening on port ")[1].split()[0])
     return proc, port
+
+
+def _text(client: Client, pack: str, doc: dict[str, Any], timeout: float = 30) -> str:
+    """The ``text`` of ``pack``'s result."""
+    result = client.invoke(pack, doc, timeout=timeout).result
+    assert result is not None
+    return str(result["text"])
 
 
 class Hostile:
@@ -187,8 +195,8 @@ def _no_secret(exc: PackCallError) -> str:
     ("pack", "codes"),
     [
         ("hostile.exit", {"server_unavailable"}),  # the process exits mid-call
-        ("hostile.nonjson", {"server_unavailable"}),  # a line that is not JSON-RPC
-        ("hostile.bad_utf8", {"server_unavailable"}),  # a line that is not UTF-8
+        # A JSON-RPC answer that is not UTF-8: a broken message, not a log line to skip.
+        ("hostile.bad_utf8", {"server_unavailable"}),
         ("hostile.secret_error", {"internal_error"}),  # isError, credentials in the text
         ("hostile.error_data", {"internal_error"}),  # a JSON-RPC error with secrets, 1 MB data
         ("hostile.bad_structured", {"internal_error"}),  # breaks its own outputSchema
@@ -207,11 +215,22 @@ def test_misbehaviour_is_a_declared_code_without_secrets(
     assert hostile.call("hostile.echo", {"text": "after"})["text"] == "after"
 
 
-@pytest.mark.parametrize("pack", ["hostile.hang", "hostile.wrong_id", "web.hang"])
+@pytest.mark.parametrize(
+    "pack",
+    [
+        "hostile.hang",
+        "hostile.wrong_id",
+        "web.hang",
+        # A line that is not JSON-RPC instead of the answer: skipped (logged) like a
+        # banner, so the call has no answer; the connection is not dropped for it.
+        "hostile.nonjson",
+    ],
+)
 def test_no_answer_is_a_timeout_at_the_deadline(hostile: Hostile, pack: str) -> None:
     hostile.serving_again("hostile.echo")
     late = hostile.fail(pack, {}, deadline=2.0)
     assert late.code == "timeout", late.envelope
+    _no_secret(late)
     echo = "web.echo" if pack.startswith("web.") else "hostile.echo"
     assert hostile.call(echo, {"text": "after"})["text"] == "after"
 
@@ -265,9 +284,10 @@ class _Fetches(http.server.BaseHTTPRequestHandler):
 def test_schemas_pointing_outside_are_refused_and_careless_servers_are_told_clearly(
     tmp_path: Path,
 ) -> None:
-    """A tool's schema may not make the control plane fetch a URL the server chose; a banner
-    on stdout or a slow initialize is a load failure that quotes none of the server's
-    output; tools colliding on one pack name are load failures; the rest serves."""
+    """A tool's schema may not make the control plane fetch a URL the server chose; a slow
+    initialize is a load failure; a banner on stdout is skipped (the server serves) and
+    quoted nowhere but scrubbed in the log; tools colliding on one pack name are load
+    failures; the rest serves."""
     fetches = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Fetches)
     threading.Thread(target=fetches.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{fetches.server_address[1]}"
@@ -319,8 +339,9 @@ startup_timeout = 1
     serve = Serve(config, tmp_path / "serve.log", "--plugin", "testpacks")
     try:
         with Client(serve.target) as client:
-            assert client.invoke("lists.echo", {"text": "hi"}, timeout=30).result["text"] == "hi"
+            assert _text(client, "lists.echo", {"text": "hi"}) == "hi"
             assert client.invoke("test.noop", {}, timeout=30).result == {}
+            assert _text(client, "banner.echo", {"text": "b"}) == "b"
             listing = client.list_packs()
             packs = {p.name for p in listing}
             failures = [f"{f.plugin} {f.pack} {f.reason}" for f in listing.failures]
@@ -336,7 +357,179 @@ startup_timeout = 1
     assert "outside the schema" in text
     assert "duplicate pack name 'lists.echo'" in text
     assert "slow" in text and "did not answer initialize" in text
-    assert "banner" in text and "Invalid JSON" in text
+    assert "banner" not in text and "Invalid JSON" not in text
     assert "banner-tail-xyz" not in text and SECRET[-20:] not in text
+    assert "banner.echo" in packs
+    assert "banner-tail-xyz" in log  # the skipped line, logged scrubbed
     assert SECRET[-20:] not in log
     assert "Future exception was never retrieved" not in log
+
+
+# -- lines on stdout that are not JSON-RPC ---------------------------------------------------
+
+
+def test_lines_that_are_not_json_rpc_are_skipped_logged_scrubbed_and_bounded(
+    tmp_path: Path,
+) -> None:
+    """Many servers print a banner or log lines on stdout: each is skipped and logged
+    (scrubbed, cut, and only so many: 20000 of them do not flood the log), the server serves
+    and is not restarted for them. A server whose stdout is only such lines is a load failure
+    that says so, at its startup_timeout, not a hang."""
+    py = json.dumps(sys.executable)
+    script = json.dumps(str(HOSTILE))
+    banner = f"Server started on stdio, token={SECRET} banner-tail-xyz"
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"""version = 1
+[servers.chatty]
+command = {py}
+args = [{script}, "--banner", {json.dumps(banner)}, "--chatty"]
+prefix = "chatty"
+health_interval = 0.3
+
+[servers.junk]
+command = {py}
+args = [{script}, "--only-junk"]
+prefix = "junk"
+startup_timeout = 2
+"""
+    )
+    serve = Serve(config, tmp_path / "serve.log", "--plugin", "testpacks", "--log-level", "info")
+    try:
+        [pid] = serve.children("--chatty")
+        with Client(serve.target) as client:
+            for i in range(5):
+                assert _text(client, "chatty.echo", {"text": f"hi {i}"}) == f"hi {i}"
+            noise = _text(client, "chatty.noise", {"count": 20000}, timeout=60)
+            assert noise == "after the noise"
+            time.sleep(1.5)  # a few health pings, each answer after two junk lines
+            assert _text(client, "chatty.echo", {"text": "x"}) == "x"
+            assert client.invoke("test.noop", {}, timeout=30).result == {}
+            listing = client.list_packs()
+        assert serve.children("--chatty") == [pid]  # never restarted
+    finally:
+        log = serve.stop()
+    packs = {p.name for p in listing}
+    assert "chatty.echo" in packs
+    assert not any(name.startswith("junk.") for name in packs)
+    [junk] = [f for f in listing.failures if f.plugin == "mcp:junk"]
+    assert "servers.junk" in junk.reason, junk.reason
+    assert "did not answer initialize" in junk.reason, junk.reason
+    assert "not JSON-RPC" in junk.reason, junk.reason
+    assert not [f for f in listing.failures if f.plugin == "mcp:chatty"]
+    failures = "\n".join(f.reason for f in listing.failures)
+    assert "banner-tail-xyz" not in failures and "token" not in failures
+    # The log: the skipped lines, scrubbed and cut, a bounded number of records.
+    for secret in (SECRET[-20:], "hunter2hunter2"):
+        assert secret not in log
+    assert "banner-tail-xyz" in log
+    skipped = [line for line in log.splitlines() if "not JSON-RPC" in line]
+    chatty = [line for line in skipped if "chatty" in line]
+    assert chatty, log[-3000:]
+    assert len(chatty) <= 15, "\n".join(chatty[-20:])
+    assert any("junk" in line for line in skipped)
+    assert max(len(line) for line in skipped) < 1000
+    assert any("without logging" in line for line in chatty), "\n".join(chatty)
+
+
+# -- invalid schemas in tools/list -----------------------------------------------------------
+
+
+def test_a_tool_with_an_invalid_schema_is_skipped_and_the_other_tools_load(
+    tmp_path: Path,
+) -> None:
+    """One tool whose schema the SDK or the registry refuses is a load failure naming the
+    server and the tool and why; the server's other tools load and serve. A server none of
+    whose exposed tools is valid fails to load, clearly, and is stopped."""
+    py = json.dumps(sys.executable)
+    script = json.dumps(str(HOSTILE))
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"""version = 1
+[servers.mixed]
+command = {py}
+args = [{script}, "--bad-schemas"]
+prefix = "mixed"
+
+[servers.allbad]
+command = {py}
+args = [{script}, "--only-bad-schemas"]
+prefix = "allbad"
+
+[servers.picked]
+command = {py}
+args = [{script}, "--bad-schemas", "--init-delay", "0"]
+prefix = "picked"
+tools = ["in_not_object", "in_missing"]
+"""
+    )
+    serve = Serve(config, tmp_path / "serve.log", "--plugin", "testpacks")
+    try:
+        with Client(serve.target) as client:
+            assert _text(client, "mixed.echo", {"text": "hi"}) == "hi"
+            assert client.invoke("test.noop", {}, timeout=30).result == {}
+            listing = client.list_packs()
+        wait_for(lambda: serve.children("--only-bad-schemas") == [], 30, "allbad stopped")
+        wait_for(lambda: serve.children("--init-delay") == [], 30, "picked stopped")
+        assert len(serve.children("--bad-schemas")) == 1  # mixed serves on
+    finally:
+        log = serve.stop()
+    packs = {p.name for p in listing}
+    assert {"mixed.echo", "mixed.huge", "mixed.bad_structured"} <= packs
+    assert not any(p.startswith(("allbad.", "picked.")) for p in packs), packs
+    mixed = [f for f in listing.failures if f.plugin == "mcp:mixed"]
+    why = {
+        "in_not_object": "inputSchema.type",
+        "in_not_a_dict": "inputSchema",
+        "in_missing": "inputSchema",
+        "out_bad_required": "outputSchema.required",
+        "in_bad_keyword": "properties",
+        "in_remote_ref": "outside the schema",
+    }
+    for tool, reason in why.items():
+        [failure] = [f for f in mixed if f"tool '{tool}'" in f.reason]
+        assert "servers.mixed" in failure.reason, failure.reason
+        assert reason in failure.reason, failure.reason
+        assert failure.pack == f"mixed.{tool}", failure
+    assert len(mixed) == len(why), [f.reason for f in mixed]
+    assert not any("did not start" in f.reason for f in mixed)
+    for server, count in (("allbad", 6), ("picked", 2)):
+        ours = [f.reason for f in listing.failures if f.plugin == f"mcp:{server}"]
+        assert len(ours) == count + 1, ours
+        assert f"servers.{server}: none of the {count} tool(s)" in ours[-1], ours[-1]
+        assert "stopped" in ours[-1], ours[-1]
+    assert "Traceback" not in log
+
+
+def test_skipped_lines_are_told_apart_from_broken_messages_and_logged_within_bounds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from control_plane.runtime.mcp_source.transport import StdoutNoise, meant_as_jsonrpc
+
+    # Skipped: log lines, plain or JSON records, and JSON that is no object.
+    for line in (b"Server started", b"[INFO] up", b'{"level":30,"msg":"up"}', b"[1, 2]", b"42"):
+        assert not meant_as_jsonrpc(line), line
+    # Broken messages (the connection is dropped, as before): they name jsonrpc.
+    for line in (
+        b'{"jsonrpc":"2.0","id":1,"result":"\xff\xfe"}',  # not UTF-8
+        b'{"jsonrpc":"2.0","id":1,"result":',  # cut
+        b'{"jsonrpc":"1.0","id":1}',  # not a message of 2.0
+        b'{"jsonrpc":' + b"[" * 100_000 + b"]" * 100_000 + b"}",  # nested too deep
+    ):
+        assert meant_as_jsonrpc(line), line[:40]
+
+    now = [0.0]
+    noise = StdoutNoise("srv", burst=3, interval=10.0, clock=lambda: now[0])
+    with caplog.at_level("WARNING", logger="capability_packs.mcp_source"):
+        for _ in range(1000):
+            noise.skipped(f"token={SECRET} ".encode() + b"x" * 100_000)
+        now[0] = 25.0  # two more records' worth of time
+        for _ in range(1000):
+            noise.skipped(b"later")
+        noise.flush()
+    records = [r.getMessage() for r in caplog.records]
+    assert noise.total == 2000
+    assert len(records) == 3 + 2 + 1, records
+    assert all(SECRET not in r and len(r) < 500 for r in records)
+    assert "997 more skipped without logging" in records[3], records[3]
+    assert "998 more line(s)" in records[-1] and "2000 in all" in records[-1], records[-1]

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -26,6 +26,9 @@ from control_plane.core.errors import CapabilityPackError
 from control_plane.core.redact import scrub
 from control_plane.runtime import stderr_relay
 from control_plane.runtime.mcp_source.config import ServerConfig
+
+if TYPE_CHECKING:
+    from control_plane.runtime.mcp_source.transport import StdoutNoise
 
 __all__ = ["ServerConnection", "ServerUnavailable", "State"]
 
@@ -88,6 +91,9 @@ class ServerConnection:
         self.state: State = "stopped"
         #: The tools the server listed at its last start, by MCP name.
         self.tools: dict[str, Any] = {}
+        #: The tools of that listing the SDK refuses (their definition does not fit the
+        #: protocol's models): name (``#INDEX`` without one) -> why. Skipped, not served.
+        self.skipped_tools: dict[str, str] = {}
         self.server_version: str | None = None
         self.last_error = ""
         #: Why the control plane dropped the connection (its own words), for the calls in
@@ -102,6 +108,9 @@ class ServerConnection:
                 stderr_relay.relay().pipe(), "w", encoding="utf-8", errors="replace"
             )
         self._errlog = errlog
+        #: The lines on the server's stdout that are not JSON-RPC (stdio), skipped and
+        #: logged within bounds; made with the first transport (it needs the mcp extra).
+        self._noise: StdoutNoise | None = None
         self._session: Any = None
         self._supervisor: asyncio.Task[None] | None = None
         self._ready: asyncio.Event | None = None
@@ -140,15 +149,25 @@ class ServerConnection:
             # The stop may end the start with an error of its own: nobody awaits it now.
             if self._first.done() and not self._first.cancelled():
                 self._first.exception()
-            raise TimeoutError(
-                f"did not answer initialize and tools/list within {self.config.startup_timeout:g}s"
-            ) from None
+            raise TimeoutError(self._no_answer()) from None
         except BaseException:
             await self.stop()
             raise
         if self.config.start == "lazy":
             await self._halt(final=False)
             self._set("idle")
+
+    def _no_answer(self) -> str:
+        """Why a start timed out: no answer, and what the server wrote instead if it wrote
+        only lines that are not JSON-RPC (a server logging on stdout, never answering)."""
+        text = f"did not answer initialize and tools/list within {self.config.startup_timeout:g}s"
+        skipped = self._noise.total if self._noise is not None else 0
+        if skipped:
+            text += (
+                f"; it wrote {skipped} line(s) on stdout that are not JSON-RPC, skipped "
+                "(see the log): stdout must carry the MCP messages"
+            )
+        return text
 
     async def _halt(self, *, final: bool) -> None:
         """Stop the supervisor, and so the server (its session closes: stdin closed, then
@@ -238,10 +257,16 @@ class ServerConnection:
         """The bounded transport (:mod:`.transport`): no message past ``max_message_bytes``."""
         # Imported here: the transport needs anyio and httpx2, which come with the ``mcp``
         # extra; ``packctl`` imports this module without it.
-        from control_plane.runtime.mcp_source.transport import http_transport, stdio_transport
+        from control_plane.runtime.mcp_source.transport import (
+            StdoutNoise,
+            http_transport,
+            stdio_transport,
+        )
 
         cfg = self.config
         if cfg.command is not None:
+            if self._noise is None:
+                self._noise = StdoutNoise(cfg.name)
             return stdio_transport(
                 cfg.command,
                 list(cfg.args),
@@ -250,6 +275,7 @@ class ServerConnection:
                 errlog=self._errlog,
                 max_message_bytes=cfg.max_message_bytes,
                 on_oversize=self._broken,
+                on_noise=self._noise.skipped,
             )
         assert cfg.url is not None
         return http_transport(
@@ -277,6 +303,8 @@ class ServerConnection:
         """One connection: open, initialize, list tools, watch. True if it served."""
         from mcp.client.session import ClientSession
 
+        from control_plane.runtime.mcp_source.listing import ToolListing
+
         cfg = self.config
         assert self._dead is not None and self._ready is not None
         self._dead.clear()
@@ -290,14 +318,24 @@ class ServerConnection:
         served = False
         self.violation = ""
         async with contextlib.AsyncExitStack() as stack:
+            stack.callback(self._flush_noise)  # last, once the transport is closed
             read, write = await stack.enter_async_context(self._transport())
+            # One tool the SDK would refuse is dropped from the listing, not the listing.
+            listing = ToolListing()
+            read, write = listing.streams(read, write)
             session = await stack.enter_async_context(
                 ClientSession(read, write, message_handler=on_message)
             )
-            async with asyncio.timeout(cfg.startup_timeout):
-                init, tools = await self._unless_dead(_handshake(session), "during its start")
+            try:
+                async with asyncio.timeout(cfg.startup_timeout):
+                    init, tools = await self._unless_dead(
+                        _handshake(session, listing), "during its start"
+                    )
+            except TimeoutError:
+                raise TimeoutError(self._no_answer()) from None
             self.server_version = getattr(init.server_info, "version", None)
             self.tools = {tool.name: tool for tool in tools}
+            self.skipped_tools = dict(listing.skipped)
             self._session = session
             served = True
             self._ready.set()
@@ -310,6 +348,10 @@ class ServerConnection:
                 self._session = None
                 self._ready.clear()
         return served
+
+    def _flush_noise(self) -> None:
+        if self._noise is not None:
+            self._noise.flush()
 
     async def _watch(self, session: Any) -> None:
         """Return when the connection is dead (or a stop was asked)."""
@@ -391,8 +433,11 @@ class ServerConnection:
         )
 
 
-async def _handshake(session: Any) -> tuple[Any, list[Any]]:
+async def _handshake(session: Any, listing: Any) -> tuple[Any, list[Any]]:
     init = await session.initialize()
+    listing.version = getattr(session, "protocol_version", None) or getattr(
+        init, "protocol_version", None
+    )
     return init, await _list_tools(session)
 
 

@@ -42,6 +42,7 @@ from control_plane.runtime.mcp_source.failures import (
     from_jsonrpc,
     from_unavailable,
 )
+from control_plane.runtime.mcp_source.listing import NAMELESS
 
 __all__ = ["HealthWatcher", "McpSource", "pack_name", "tool_pack"]
 
@@ -118,6 +119,13 @@ def input_schema(tool: Any) -> dict[str, Any]:
     schema = dict(getattr(tool, "input_schema", None) or {})
     schema.setdefault("type", "object")
     return schema
+
+
+def tool_pack_name(server: ServerConfig, tool: str) -> str:
+    """The pack name of ``server``'s tool ``tool``: its ``name`` setting, else
+    :func:`pack_name`."""
+    settings = server.settings(tool)
+    return f"{server.prefix}.{settings.name}" if settings.name else pack_name(server.prefix, tool)
 
 
 def _summary(server: ServerConfig, tool: Any, override: str | None) -> str:
@@ -214,9 +222,7 @@ def tool_pack(
             )
     vocab = server.vocabulary(tool.name)
     settings = server.settings(tool.name)
-    name = (
-        f"{server.prefix}.{settings.name}" if settings.name else pack_name(server.prefix, tool.name)
-    )
+    name = tool_pack_name(server, tool.name)
     has_output = isinstance(getattr(tool, "output_schema", None), dict) and bool(tool.output_schema)
     tool_name = tool.name
 
@@ -341,33 +347,65 @@ class McpSource:
             version = reported if _SEMVER.match(reported) else "0.0.0"
         wanted = server.tools
         available = conn.tools
+        skipped = conn.skipped_tools
+        offered = {*available, *skipped}
         if wanted is not None:
-            for missing in [t for t in wanted if t not in available]:
+            for missing in [t for t in wanted if t not in offered]:
                 registry.record_failure(
                     LoadFailure(
                         server.plugin,
                         f"{server.entry}: tools lists {missing!r}, which the server does not "
-                        f"offer (it offers: {', '.join(sorted(available)) or 'none'})",
+                        f"offer (it offers: {', '.join(sorted(offered)) or 'none'})",
                     )
                 )
-        names = [t for t in (wanted or sorted(available)) if t in available]
+        names = [t for t in (wanted or sorted(offered)) if t in offered]
+        served = 0
         for tool_name in names:
-            tool = available[tool_name]
+            # A tool that cannot be served is a load failure of its own (the load-failure
+            # channel: ListPacks, packctl serve and list); the server's other tools load.
+            tool = available.get(tool_name)
+            nameless = tool_name.startswith("#") and tool_name.endswith(NAMELESS)
+            would_be = None if nameless else tool_pack_name(server, tool_name)
+            if tool is None:
+                registry.record_failure(
+                    LoadFailure(
+                        server.plugin,
+                        f"{server.entry}: tool {tool_name!r} skipped: its definition in "
+                        f"tools/list does not fit the MCP protocol ({skipped[tool_name]})",
+                        would_be,
+                    )
+                )
+                continue
             try:
                 pack, _ = tool_pack(self, server, tool, version)
                 registry.register(pack, server.plugin)
             except PluginLoadError as exc:
                 registry.record_failure(
-                    LoadFailure(exc.plugin, f"{server.entry}: {exc.reason}", exc.pack)
+                    LoadFailure(
+                        exc.plugin, f"{server.entry}: tool {tool_name!r}: {exc.reason}", exc.pack
+                    )
                 )
                 continue
             # Registry boundary: a tool whose schema breaks the registry's own checks.
             except (TypeError, ValueError) as exc:
                 registry.record_failure(
-                    LoadFailure(server.plugin, f"{server.entry}: tool {tool_name!r}: {exc}")
+                    LoadFailure(
+                        server.plugin, f"{server.entry}: tool {tool_name!r}: {exc}", would_be
+                    )
                 )
                 continue
             self.packs[pack.name] = server.name
+            served += 1
+        if names and not served:
+            # Nothing of it can be called: a load failure of the server, which is stopped.
+            registry.record_failure(
+                LoadFailure(
+                    server.plugin,
+                    f"{server.entry}: none of the {len(names)} tool(s) it exposes could be "
+                    "loaded (each is a load failure of its own); the MCP server is stopped",
+                )
+            )
+            self._run(conn.stop(), 30.0)
 
     def close(self, timeout: float = 15.0) -> None:
         """Stop every server and the source's loop (idempotent)."""

@@ -11,6 +11,11 @@ body whole. Here:
   splitting lines in linear time; a line past the limit is never joined nor decoded:
   ``on_oversize`` is told, reading stops, and the server is stopped at once on close
   (SIGTERM to its process group, SIGKILL after a grace) since it is not reading its stdin;
+  a line that is not JSON-RPC at all (a banner, a log line, plain or as a JSON record that
+  is no JSON-RPC message) is skipped and handed to ``on_noise`` (:class:`StdoutNoise` logs
+  it, scrubbed, cut and rate-bounded), as the SDK's session does with what it cannot parse;
+  a line meant as JSON-RPC that cannot be read (a JSON object with ``"jsonrpc"``, broken or
+  not UTF-8) is a broken connection, as before;
 * :func:`http_client` is an ``httpx2.AsyncClient`` whose non-SSE response bodies stop at
   the limit (a ``Content-Length`` over it is refused before reading); an SSE event is bounded
   by the SDK with the same limit (:func:`http_transport`).
@@ -22,9 +27,11 @@ in flight answer ``server_unavailable`` and the server is restarted with backoff
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import signal
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,7 +40,9 @@ import anyio
 import anyio.abc
 import httpx2
 
-__all__ = ["MessageTooLarge", "http_client", "http_transport", "stdio_transport"]
+from control_plane.core.redact import WINDOW, scrub
+
+__all__ = ["MessageTooLarge", "StdoutNoise", "http_client", "http_transport", "stdio_transport"]
 
 logger = logging.getLogger("capability_packs.mcp_source")
 
@@ -50,6 +59,15 @@ HTTP_TIMEOUT = 30.0
 HTTP_READ_TIMEOUT = 300.0
 
 OnOversize = Callable[["MessageTooLarge"], None]
+OnNoise = Callable[[bytes], None]
+
+#: Lines on stdout that are not JSON-RPC logged one record each, at most, at once ...
+NOISE_BURST = 10
+#: ... then one more record per this many seconds at most (each saying how many lines were
+#: skipped without a record since the last one).
+NOISE_INTERVAL = 30.0
+#: Characters of a skipped line quoted in its record (after scrubbing).
+NOISE_EXCERPT = 200
 
 
 class MessageTooLarge(httpx2.StreamError):
@@ -70,6 +88,95 @@ class MessageTooLarge(httpx2.StreamError):
 # -- stdio -------------------------------------------------------------------------------
 
 
+class StdoutNoise:
+    """The lines a stdio server wrote on its stdout that are not JSON-RPC, skipped.
+
+    Each is counted (:attr:`total`); a record is logged for each of the first
+    :data:`NOISE_BURST`, then for one every :data:`NOISE_INTERVAL` seconds at most (a token
+    bucket): a server printing a line per message, or a flood, costs the log a bounded number
+    of records, each quoting at most :data:`NOISE_EXCERPT` scrubbed characters of a line (the
+    line itself is never kept: ``max_message_bytes`` bounds it while it is read).
+    :meth:`flush` logs how many were skipped without a record, at the connection's end.
+    """
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        burst: int = NOISE_BURST,
+        interval: float = NOISE_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.server = server
+        #: Lines skipped since this object was made (over every restart of the server).
+        self.total = 0
+        self._burst = burst
+        self._interval = interval
+        self._clock = clock
+        self._tokens = float(burst)
+        self._last = clock()
+        self._unlogged = 0
+
+    def skipped(self, line: bytes) -> None:
+        """One line was skipped: count it, and log it unless the bucket is empty."""
+        self.total += 1
+        now = self._clock()
+        self._tokens = min(float(self._burst), self._tokens + (now - self._last) / self._interval)
+        self._last = now
+        if self._tokens < 1.0:
+            self._unlogged += 1
+            return
+        self._tokens -= 1.0
+        unlogged, self._unlogged = self._unlogged, 0
+        since = (
+            f" ({unlogged} more skipped without logging since the last record)" if unlogged else ""
+        )
+        logger.warning(
+            "MCP server %s wrote a line on stdout that is not JSON-RPC (%d bytes); skipped: %s%s",
+            self.server,
+            len(line),
+            excerpt(line),
+            since,
+            extra={"event": "mcp_stdout_skipped"},
+        )
+
+    def flush(self) -> None:
+        """Log how many lines were skipped without a record since the last one."""
+        unlogged, self._unlogged = self._unlogged, 0
+        if unlogged:
+            logger.warning(
+                "MCP server %s: %d more line(s) on stdout that are not JSON-RPC were skipped "
+                "without logging (%d in all)",
+                self.server,
+                unlogged,
+                self.total,
+                extra={"event": "mcp_stdout_skipped"},
+            )
+
+
+def excerpt(line: bytes, limit: int = NOISE_EXCERPT) -> str:
+    """The start of ``line`` as one printable line, scrubbed, then cut to ``limit``
+    characters (scrubbed with a window past the cut, so no secret is cut in two unseen)."""
+    head = line[: limit * 4 + 4 * WINDOW].decode("utf-8", "replace")
+    text = " ".join("".join(c if c.isprintable() else " " for c in head).split())
+    return repr(scrub(text, limit))
+
+
+def meant_as_jsonrpc(line: bytes) -> bool:
+    """Whether a line the SDK could not read was meant as a JSON-RPC message: a JSON object
+    naming ``jsonrpc`` (decoded leniently: a message that is not UTF-8 is still one), or
+    text that starts like one and names it but is not JSON (a message cut or mangled).
+    Anything else (a banner, a log line, a JSON log record) is noise to skip."""
+    text = line.strip()
+    if not text.startswith(b"{"):
+        return False
+    try:
+        value = json.loads(text.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):  # not JSON (RecursionError: nested too deep)
+        return b'"jsonrpc"' in text
+    return isinstance(value, dict) and "jsonrpc" in value
+
+
 def _environment(extra: dict[str, str] | None) -> dict[str, str]:
     from mcp.client.stdio import get_default_environment
 
@@ -86,8 +193,12 @@ async def stdio_transport(
     errlog: TextIO,
     max_message_bytes: int,
     on_oversize: OnOversize,
+    on_noise: OnNoise,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """``(read_stream, write_stream)`` to a server started as ``command args``."""
+    """``(read_stream, write_stream)`` to a server started as ``command args``.
+
+    A line that is not JSON-RPC is given to ``on_noise`` and skipped (:func:`meant_as_jsonrpc`).
+    """
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
@@ -103,18 +214,23 @@ async def stdio_transport(
     writer_done = anyio.Event()
     broken = False
 
-    def parse(line: bytes) -> SessionMessage | Exception:
+    def parse(line: bytes) -> SessionMessage | Exception | None:
+        """The message; the error of one meant as JSON-RPC that cannot be read; else None."""
         try:
             return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
         except ValueError as exc:  # pydantic's ValidationError (not JSON, not JSON-RPC, not UTF-8)
-            return exc
+            return exc if meant_as_jsonrpc(line) else None
 
     async def deliver(line: bytes) -> bool:
         """Hand one line to the session; False once the session is gone."""
         if not line.strip():
             return True
+        message = parse(line)
+        if message is None:
+            on_noise(line)
+            return True
         try:
-            await read_writer.send(parse(line))
+            await read_writer.send(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return False
         return True
