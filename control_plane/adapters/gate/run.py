@@ -24,6 +24,7 @@ import grpc
 import orjson
 
 from control_plane.adapters.gate.config import ARTIFACT_PLACEHOLDER, GateConfig, Step
+from control_plane.adapters.gate.formats import printable
 from control_plane.adapters.gate.report import (
     Artifact,
     GateReport,
@@ -131,7 +132,7 @@ class Progress:
         what = result.invocation.step.name
         if result.invocation.artifact is not None:
             what += f" {result.invocation.artifact.display}"
-        line = f"[{self.done}/{self.total}] {result.status.upper():<5} {what}"
+        line = printable(f"[{self.done}/{self.total}] {result.status.upper():<5} {what}")
         self.stream.write("\r\x1b[K" + line[:200])
         self.stream.flush()
 
