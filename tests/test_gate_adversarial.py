@@ -9,10 +9,13 @@ a stdout reader that goes away, a server that stalls, and broken gate files.
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from server_support import PACKCTL, subprocess_env
 
 HOSTILE = (
@@ -94,3 +97,91 @@ def test_finding_text_cannot_forge_lines_or_drive_the_terminal(tmp_path: Path) -
     root = ET.parse(junit).getroot()  # well-formed: ]]>, < and > escaped, NUL replaced
     [failure] = root.iter("failure")
     assert "]]> <x/>" in (failure.text or "")
+
+
+def _fail_gate(path: Path) -> Path:
+    return _echo_gate(path, "the artifact is bad")
+
+
+def test_a_reader_that_goes_away_keeps_the_verdict(tmp_path: Path) -> None:
+    """``packctl gate | head`` under ``set -o pipefail`` (GitHub's bash): stdout closes
+    before the report is written. The gate failed on findings: it must exit 1, never 0."""
+    _fail_gate(tmp_path / "packctl-gate.toml")
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first byte
+    try:
+        for fmt in ("text", "json", "github"):
+            done = subprocess.run(
+                [*PACKCTL, "gate", "--local", "--plugin", "gatepacks", "--format", fmt],
+                cwd=tmp_path,
+                env=subprocess_env(CAPABILITY_PACKS_PLUGINS="gatepacks"),
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert done.returncode == 1, (fmt, done.stderr)
+            assert "Traceback" not in done.stderr
+    finally:
+        os.close(write)
+
+
+def test_a_file_name_that_is_not_utf8_could_not_run_and_the_rest_is_judged(
+    tmp_path: Path,
+) -> None:
+    """A matched file whose name is not UTF-8 cannot travel in a JSON input: that artifact
+    could not run (exit 2), the others are still judged, every report is written."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    (dist / "good.bin").write_bytes(b"")
+    (dist / os.fsdecode(b"caf\xe9.bin")).write_bytes(b"")
+    (tmp_path / "packctl-gate.toml").write_text(
+        '[[steps]]\nname = "files"\npack = "gate.echo"\nartifacts = "dist/*.bin"\n'
+        'artifact_field = "path"\n',
+        encoding="utf-8",
+    )
+    for fmt in ("text", "json", "junit", "sarif", "github"):
+        report = tmp_path / f"report.{fmt}"
+        done = packctl_gate(
+            "--local",
+            "--plugin",
+            "gatepacks",
+            "--format",
+            fmt,
+            "--report",
+            str(report),
+            cwd=tmp_path,
+        )
+        assert done.returncode == 2, (fmt, done.stderr)
+        assert "Traceback" not in done.stderr
+        assert "ERROR    files: dist/caf\\xe9.bin: could not run: " in done.stdout
+        assert "file name is not UTF-8" in done.stdout
+        assert re.search(r"files +dist/good\.bin +PASS", done.stdout), done.stdout
+        text = report.read_text(encoding="utf-8")
+        if fmt == "junit":
+            [error] = ET.fromstring(text).iter("error")
+            assert error.get("type") == "unencodable_path"
+        if fmt in ("json", "sarif"):
+            json.loads(text)
+
+
+def test_a_crash_inside_the_gate_exits_2_never_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whatever goes wrong inside the gate (a bug of ours), the exit code says "could not
+    run" (2): an uncaught exception would exit 1, which means "failed on findings"."""
+    from control_plane.adapters.cli import main
+    from control_plane.adapters.gate import run
+
+    _fail_gate(tmp_path / "packctl-gate.toml")
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("a bug in the gate")
+
+    monkeypatch.setattr(run, "run_one", broken)
+    monkeypatch.delenv("CAPABILITY_PACKS_PLUGINS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["gate", "--local", "--plugin", "gatepacks"]) == 2
+    err = capsys.readouterr().err
+    assert "packctl gate: could not run: RuntimeError: a bug in the gate" in err

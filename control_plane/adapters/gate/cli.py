@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from control_plane.adapters.cli import (
@@ -95,7 +96,25 @@ def _config(args: argparse.Namespace) -> GateConfig:
 
 
 def gate_command(args: argparse.Namespace) -> int:
-    """Run the gate; returns the exit code."""
+    """Run the gate; returns the exit code.
+
+    The exit code only ever means what docs/gate.md says: whatever goes wrong inside the
+    gate itself is "could not run" (2), never the 1 of an uncaught exception ("failed on
+    findings").
+    """
+    try:
+        return _gate(args)
+    # Process boundary: the exit code is the gate's contract with CI.
+    except Exception as exc:  # noqa: BLE001
+        traceback.print_exc(file=sys.stderr)
+        print(
+            f"packctl gate: could not run: {type(exc).__name__}: {exc} (a bug: please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+
+
+def _gate(args: argparse.Namespace) -> int:
     try:
         config = _config(args)
     except GateFileError as exc:
@@ -117,17 +136,30 @@ def gate_command(args: argparse.Namespace) -> int:
                 raise UsageProblem(
                     f"cannot write the report to {args.report_path}: {exc}"
                 ) from None
-            sys.stdout.write(text)
+            _emit(text)
         elif args.format == "text":
-            sys.stdout.write(text)
+            _emit(text)
         else:
-            sys.stdout.write(render(report, args.format))
-            if args.format in _MACHINE_FORMATS:
-                sys.stderr.write(text)
-        sys.stdout.flush()
+            _emit(render(report, args.format), text if args.format in _MACHINE_FORMATS else "")
         return report.exit_code
 
     return run_with_backend(args, body)
+
+
+def _emit(out: str, err: str = "") -> None:
+    """Write ``out`` to stdout and ``err`` to stderr. A reader that went away (``packctl
+    gate | head``) is not an error, and the verdict stands: the exit code is the gate's
+    (``main`` would turn the BrokenPipeError into 0, a pass)."""
+    try:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    try:
+        sys.stderr.write(err)
+        sys.stderr.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
 
 
 def _write(path: Path, content: str) -> None:

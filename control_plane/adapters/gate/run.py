@@ -63,8 +63,33 @@ def expand(config: GateConfig) -> tuple[list[Invocation], list[JobResult]]:
                 )
             continue
         for artifact in artifacts:
+            if not artifact.encodable:
+                problems.append(
+                    JobResult.could_not_run(
+                        Invocation(step, artifact, dict(step.input)),
+                        "unencodable_path",
+                        "the file name is not UTF-8: a pack's input is JSON text and cannot "
+                        "carry it; rename the file (or exclude it)",
+                    )
+                )
+                continue
             invocations.append(Invocation(step, artifact, _payload(step, artifact)))
     return invocations, problems
+
+
+def _encodable(path: str) -> bool:
+    """Whether ``path`` is UTF-8 text (a file name of other bytes reaches Python as lone
+    surrogates, which no JSON input and no report can carry)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: str) -> str:
+    """``path`` as reports show it: a byte that is not UTF-8 as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _match(base: Path, step: Step) -> list[Artifact]:
@@ -92,7 +117,10 @@ def _match(base: Path, step: Step) -> list[Artifact]:
             display = Path(absolute).relative_to(base).as_posix()
         except ValueError:
             display = Path(absolute).as_posix()
-        artifacts.append(Artifact(path=absolute, display=display))
+        if _encodable(absolute):
+            artifacts.append(Artifact(path=absolute, display=display))
+        else:  # never sent: the step could not run on it (see expand)
+            artifacts.append(Artifact(_shown(absolute), _shown(display), encodable=False))
     return artifacts
 
 
@@ -178,6 +206,12 @@ def run_one(backend: Backend, invocation: Invocation) -> JobResult:
     return JobResult(invocation, status_of(step, outcome), outcome, None, None, elapsed)
 
 
+def _declaration_order(result: JobResult) -> tuple[int, str]:
+    """Steps in declaration order, each step's artifacts in path order."""
+    artifact = result.invocation.artifact
+    return result.invocation.step.index, artifact.path if artifact is not None else ""
+
+
 def run_gate(
     config: GateConfig,
     backend: Backend,
@@ -205,7 +239,7 @@ def run_gate(
     finally:
         progress.close()
     ordered = problems + [results[i] for i in range(len(invocations))]
-    ordered.sort(key=lambda r: r.invocation.step.index)
+    ordered.sort(key=_declaration_order)
     return GateReport(
         config=config,
         target=target,
