@@ -11,12 +11,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
-from server_support import PACKCTL, subprocess_env
+from server_support import PACKCTL, reap, subprocess_env
+from test_cli import start_serve
 
 HOSTILE = (
     "bad\\n::error file=src/app.py,title=forged::all good\\r\\n::add-mask::x"
@@ -185,3 +189,69 @@ def test_a_crash_inside_the_gate_exits_2_never_1(
     assert main(["gate", "--local", "--plugin", "gatepacks"]) == 2
     err = capsys.readouterr().err
     assert "packctl gate: could not run: RuntimeError: a bug in the gate" in err
+
+
+def test_a_server_that_stalls_mid_gate_could_not_run_within_the_deadline(
+    tmp_path: Path,
+) -> None:
+    """A control plane that stops answering mid-call (SIGSTOP: the socket stays open, no
+    byte comes back) must not hang the gate forever: with no deadline in the gate file
+    the gate's own (``--deadline``) bounds each call, and the step could not run (2)."""
+    proc, target = start_serve(
+        "--plugin", "gatepacks", env=subprocess_env(CAPABILITY_PACKS_PLUGINS="gatepacks")
+    )
+    try:
+        (tmp_path / "packctl-gate.toml").write_text(
+            '[[steps]]\nname = "slow"\npack = "gate.sleep"\ninput = { seconds = 4 }\n',
+            encoding="utf-8",
+        )
+        gate = subprocess.Popen(
+            [*PACKCTL, "gate", "--target", target, "--deadline", "3"],
+            cwd=tmp_path,
+            env=subprocess_env(CAPABILITY_PACKS_PLUGINS="gatepacks"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(1.5)  # the call is under way (the pack sleeps 4 s)
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            out, err = gate.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            gate.kill()
+            out, err = gate.communicate()
+            pytest.fail(f"the gate hung on a stalled server: {out}{err}")
+        assert gate.returncode == 2, err
+        assert "ERROR    slow: slow: could not run: the call's deadline of 3s passed" in out
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        reap(proc)
+
+
+def test_every_call_carries_a_deadline(tmp_path: Path) -> None:
+    """A step without ``deadline`` still sends one: the gate's default (300 s, the
+    server's own default), so no call can wait forever."""
+    from control_plane.adapters.gate.config import DEFAULT_DEADLINE, load_gate
+    from control_plane.adapters.gate.run import run_gate
+    from control_plane.core.outcome import Outcome
+
+    gate = tmp_path / "packctl-gate.toml"
+    gate.write_text(
+        '[[steps]]\npack = "gate.sleep"\n[[steps]]\npack = "gate.echo"\ndeadline = 7\n',
+        encoding="utf-8",
+    )
+    seen: list[float | None] = []
+
+    class Recorder:
+        def invoke(self, name: str, payload: bytes, **kwargs: Any) -> Outcome:
+            seen.append(kwargs["deadline"])
+            return Outcome.from_dict(
+                {"pack": name, "version": "1.0.0", "request_id": "r", "result": {}}
+            )
+
+    run_gate(load_gate(gate), Recorder(), target="t")  # type: ignore[arg-type]
+    assert DEFAULT_DEADLINE == 300
+    assert seen == [300, 7]
+    seen.clear()
+    run_gate(load_gate(gate), Recorder(), target="t", deadline=5)  # type: ignore[arg-type]
+    assert seen == [5, 7]

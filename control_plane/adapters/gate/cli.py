@@ -9,6 +9,7 @@ summary is always shown (stdout, or stderr when stdout carries a json/junit/sari
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import traceback
@@ -22,6 +23,7 @@ from control_plane.adapters.cli import (
     run_with_backend,
 )
 from control_plane.adapters.gate.config import (
+    DEFAULT_DEADLINE,
     DEFAULT_FILE,
     GateConfig,
     GateFileError,
@@ -43,6 +45,16 @@ def _jobs(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
     return value
 
 
@@ -87,6 +99,14 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="N",
         help="calls to run at once (default 1)",
     )
+    p.add_argument(
+        "--deadline",
+        type=_seconds,
+        default=DEFAULT_DEADLINE,
+        metavar="S",
+        help="deadline of each call whose step sets none "
+        f"(default {DEFAULT_DEADLINE:g}, the server's default)",
+    )
     p.set_defaults(func=gate_command)
 
 
@@ -127,7 +147,9 @@ def _gate(args: argparse.Namespace) -> int:
         for name in dict.fromkeys(step.pack for step in config.steps):
             desc = backend.describe(name)  # unknown pack / unreachable: exit 2, one line
             packs[name] = (desc.version, desc.summary)
-        report = run_gate(config, backend, target=target, jobs=args.jobs, packs=packs)
+        report = run_gate(
+            config, backend, target=target, jobs=args.jobs, packs=packs, deadline=args.deadline
+        )
         text = render_text(report)
         if args.report_path:
             try:

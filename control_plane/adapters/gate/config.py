@@ -24,6 +24,7 @@ from control_plane.core.tomlfile import schema_problem, where
 
 __all__ = [
     "ARTIFACT_PLACEHOLDER",
+    "DEFAULT_DEADLINE",
     "DEFAULT_FILE",
     "GateConfig",
     "GateFileError",
@@ -35,6 +36,10 @@ __all__ = [
 DEFAULT_FILE = "packctl-gate.toml"
 PYPROJECT = "pyproject.toml"
 PYPROJECT_TABLE: tuple[str, ...] = ("tool", "packctl", "gate")
+#: The deadline (seconds) of a call whose step sets none: the server's own default
+#: (``packctl serve --default-timeout``). Every call carries one, so a control plane that
+#: stops answering (stalled, or its host gone without a reset) cannot hang the gate.
+DEFAULT_DEADLINE = 300.0
 #: In ``input``, every string value containing this gets the artifact's absolute path.
 ARTIFACT_PLACEHOLDER = "{artifact}"
 

@@ -23,7 +23,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 import grpc
 import orjson
 
-from control_plane.adapters.gate.config import ARTIFACT_PLACEHOLDER, GateConfig, Step
+from control_plane.adapters.gate.config import (
+    ARTIFACT_PLACEHOLDER,
+    DEFAULT_DEADLINE,
+    GateConfig,
+    Step,
+)
 from control_plane.adapters.gate.formats import printable
 from control_plane.adapters.gate.report import (
     Artifact,
@@ -175,8 +180,13 @@ _UNREACHABLE = frozenset(
 )
 
 
-def run_one(backend: Backend, invocation: Invocation) -> JobResult:
-    """Run one invocation; a call that could not run becomes a result, never a raise."""
+def run_one(
+    backend: Backend, invocation: Invocation, default_deadline: float = DEFAULT_DEADLINE
+) -> JobResult:
+    """Run one invocation; a call that could not run becomes a result, never a raise.
+
+    The call's deadline is the step's, else ``default_deadline``: never none.
+    """
     step = invocation.step
     started = time.perf_counter()
     try:
@@ -185,7 +195,7 @@ def run_one(backend: Backend, invocation: Invocation) -> JobResult:
             orjson.dumps(invocation.payload),
             strict=step.strict,
             fail_on=step.fail_on,
-            deadline=step.deadline,
+            deadline=step.deadline if step.deadline is not None else default_deadline,
         )
     except RequestRejected as exc:
         rejection = exc.rejection
@@ -221,15 +231,19 @@ def run_gate(
     progress: Progress | None = None,
     on_result: Callable[[JobResult], None] | None = None,
     packs: Mapping[str, tuple[str, str]] | None = None,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> GateReport:
-    """Run every invocation of ``config`` on ``backend`` with ``jobs`` workers."""
+    """Run every invocation of ``config`` on ``backend`` with ``jobs`` workers; a step
+    without a ``deadline`` of its own gets ``deadline``."""
     started = time.perf_counter()
     invocations, problems = expand(config)
     results: dict[int, JobResult] = {}
     progress = progress if progress is not None else Progress(len(invocations))
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="gate") as pool:
-            futures = {pool.submit(run_one, backend, inv): i for i, inv in enumerate(invocations)}
+            futures = {
+                pool.submit(run_one, backend, inv, deadline): i for i, inv in enumerate(invocations)
+            }
             for future in as_completed(futures):
                 result = future.result()
                 results[futures[future]] = result
