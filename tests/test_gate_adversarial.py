@@ -255,3 +255,66 @@ def test_every_call_carries_a_deadline(tmp_path: Path) -> None:
     seen.clear()
     run_gate(load_gate(gate), Recorder(), target="t", deadline=5)  # type: ignore[arg-type]
     assert seen == [5, 7]
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+BROKEN_GATE_FILES = [
+    pytest.param(
+        f'[[steps]]\npack = "gate.sleep"\ninput = {{ x = {_nested(3000)} }}\n'.encode(),
+        "not valid TOML: nests too deeply",
+        id="toml-nesting-beyond-the-parser",
+    ),
+    pytest.param(
+        f'[[steps]]\npack = "gate.sleep"\ninput = {{ x = {_nested(260)} }}\n'.encode(),
+        ":3: steps[0].input: input nests deeper than 200 levels",
+        id="input-nesting-beyond-the-control-plane",
+    ),
+    pytest.param(
+        b'[[steps]]\npack = "gate.sleep"\ndeadline = nan\n',
+        ":3: steps[0].deadline: nan is not a finite number of seconds",
+        id="nan-deadline",
+    ),
+    pytest.param(
+        b'[defaults]\ndeadline = inf\n[[steps]]\npack = "gate.sleep"\n',
+        ":2: defaults.deadline: inf is not a finite number of seconds",
+        id="inf-deadline",
+    ),
+    pytest.param(
+        b'[[steps]]\npack = "gate.sleep"\n' + b"# padding\n" * 500_000,
+        "is 5000030 bytes: a gate file holds at most 4194304",
+        id="huge-file",
+    ),
+    pytest.param(
+        b'[[steps]]\npack = "gate.\xff"\n',
+        "cannot read the gate file: 'utf-8' codec can't decode byte 0xff",
+        id="not-utf8",
+    ),
+    pytest.param(
+        b'[[steps]]\npack = "gate.sleep"\nartifactz = "x"\n[surprise]\n',
+        "unknown key",
+        id="unknown-keys",
+    ),
+    pytest.param(
+        b'[[steps]]\npack = "gate.sleep"\njobs = 4\nstrict = 1\n',
+        "unknown key",
+        id="wrong-types",
+    ),
+]
+
+
+@pytest.mark.parametrize(("content", "expected"), BROKEN_GATE_FILES)
+def test_a_broken_gate_file_is_one_line_and_exit_2(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    """Whatever the gate file holds, the gate stops before any call with exit 2 and one
+    line naming the problem: never a traceback, never the 1 of an uncaught exception."""
+    (tmp_path / "packctl-gate.toml").write_bytes(content)
+    done = packctl_gate("--local", "--plugin", "gatepacks", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    [line] = done.stderr.splitlines()
+    assert line.startswith("packctl gate: bad gate file: "), line
+    assert expected in line, line
