@@ -24,7 +24,7 @@ import jsonschema
 from control_plane.core.enforce import nearest_code
 from control_plane.core.registry import LoadedPack, LoadFailure, _code_node
 from control_plane.core.vocabulary import ARTIFACT_FAILED, BASELINE
-from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_registry
 
 from .target import PackTarget, load_plugin, unfiltered
 
@@ -321,8 +321,8 @@ def check_path(path: str | Path) -> StaticReport:
     for name, spec in plugins.items():
         try:
             extra.append((name, _import_plugin(spec)))
-        # Plugin boundary: importing a pack's module may raise anything.
-        except Exception as exc:  # noqa: BLE001
+        # Plugin boundary: importing a pack's module may raise anything (SystemExit too).
+        except PLUGIN_FAULTS as exc:
             report.findings.append(
                 Finding(name, f"plugin {spec!r} does not import: {type(exc).__name__}: {exc}")
             )

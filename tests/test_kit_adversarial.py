@@ -1,0 +1,99 @@
+"""The author kit against careless and hostile plugins: real ``packctl`` processes.
+
+``packctl check`` is what CI runs on a pack repository: exit 0 means "conforms". A plugin
+must not be able to make it exit 0 by ending the process that checks it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from server_support import PACKCTL, subprocess_env
+
+GOOD_PACK = """
+from control_plane import Pack, hookimpl
+
+OUTPUT = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {"code": {"enum": ["not_found"]}, "message": {"type": "string"}},
+            "required": ["code"],
+        },
+    },
+}
+
+
+def handle(doc, ctx):
+    return {}
+
+
+@hookimpl
+def register_packs(register):
+    register(Pack(name="acme.good", version="1.0.0", summary="A good pack.",
+                  input_schema={"type": "object"}, output_schema=OUTPUT, handler=handle))
+"""
+
+EXITING_PLUGINS = [
+    pytest.param("import sys\nsys.exit(0)\n", "SystemExit", id="exit-0-at-import"),
+    pytest.param(
+        "import argparse\nargparse.ArgumentParser().parse_args(['--help'])\n",
+        "SystemExit",
+        id="argparse-help-at-import",
+    ),
+    pytest.param(
+        GOOD_PACK.replace(
+            "def register_packs(register):\n",
+            "def register_packs(register):\n    raise SystemExit(0)\n",
+        ),
+        "register_packs raised SystemExit",
+        id="exit-0-in-register_packs",
+    ),
+]
+
+
+def _packctl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PACKCTL, *args],
+        cwd=cwd,
+        env=subprocess_env(CAPABILITY_PACKS_PLUGINS="exiting_plugin,good_plugin"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(("source", "expected"), EXITING_PLUGINS)
+def test_a_plugin_that_exits_fails_the_check_instead_of_passing_it(
+    tmp_path: Path, source: str, expected: str
+) -> None:
+    """``sys.exit(0)`` (or an argparse ``--help``) at import or in ``register_packs``
+    ended ``packctl check`` with exit 0 and no output: a pass. It is a broken plugin: it
+    is reported and the check fails (1), the other plugins still load."""
+    (tmp_path / "exiting_plugin.py").write_text(source, encoding="utf-8")
+    done = _packctl("check", "exiting_plugin.py", cwd=tmp_path)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "plugin 'exiting_plugin'" in done.stdout
+    assert expected in done.stdout
+    assert "conformance FAILED" in done.stdout
+
+    # The runtime's own plugin loading (serve, list, call) reports it and goes on.
+    (tmp_path / "good_plugin.py").write_text(GOOD_PACK, encoding="utf-8")
+    listed = _packctl(
+        "list",
+        "--local",
+        "--plugin",
+        "exiting_plugin.py",
+        "--plugin",
+        "good_plugin.py",
+        "--output",
+        "json",
+        cwd=tmp_path,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert "acme.good" in listed.stdout
+    assert expected in listed.stdout
