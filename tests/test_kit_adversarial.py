@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from server_support import PACKCTL, subprocess_env
+
+from control_plane import Pack, hookimpl
+from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget
 
 GOOD_PACK = """
 from control_plane import Pack, hookimpl
@@ -97,3 +101,70 @@ def test_a_plugin_that_exits_fails_the_check_instead_of_passing_it(
     assert listed.returncode == 0, listed.stderr
     assert "acme.good" in listed.stdout
     assert expected in listed.stdout
+
+
+# -- a hand-written validation field ----------------------------------------------------
+
+
+def _validation_pack(validation: dict[str, Any]) -> object:
+    class Plugin:
+        @hookimpl
+        def register_packs(self, register: Any) -> None:
+            register(
+                Pack(
+                    name="kit.validates",
+                    version="1.0.0",
+                    summary="Writes its validation field by hand.",
+                    input_schema={"type": "object"},
+                    output_schema={
+                        "type": "object",
+                        "properties": {
+                            "error": {
+                                "type": "object",
+                                "properties": {"code": {"enum": ["not_found"]}},
+                            },
+                            "validation": {"type": "object"},
+                        },
+                    },
+                    handler=lambda doc, ctx: {"validation": validation},
+                )
+            )
+
+    return Plugin()
+
+
+@pytest.mark.parametrize(
+    ("validation", "said", "worst"),
+    [
+        ({"status": "fail", "checks": []}, "fail", "pass"),
+        (
+            {"status": "fail", "checks": [{"id": "size", "severity": "warn", "message": "big"}]},
+            "fail",
+            "warn",
+        ),
+        (
+            {"status": "pass", "checks": [{"id": "size", "severity": "fail", "message": "big"}]},
+            "pass",
+            "fail",
+        ),
+    ],
+)
+def test_a_validation_status_its_checks_contradict_fails_the_kit(
+    validation: dict[str, Any], said: str, worst: str
+) -> None:
+    """The control plane derives ``status`` from the checks (the worst severity) and
+    ignores the pack's own: a pack saying ``status: fail`` with no failing check passes
+    ``strict`` -- and ``packctl gate`` -- with exit 0. The kit names the contradiction."""
+    target = PackTarget("kit.validates", plugin=_validation_pack(validation))
+    with PackKit(target) as kit, pytest.raises(ConformanceError) as info:
+        kit.invoke({}, strict=True)
+    message = str(info.value)
+    assert f"validation.status is {said!r} but the worst severity of its checks is" in message
+    assert repr(worst) in message
+
+
+def test_a_consistent_validation_passes_the_kit() -> None:
+    validation = {"status": "warn", "checks": [{"id": "a", "severity": "warn", "message": "m"}]}
+    with PackKit(PackTarget("kit.validates", plugin=_validation_pack(validation))) as kit:
+        outcome = kit.invoke({})
+    assert outcome.validation is not None and outcome.validation.status == "warn"
