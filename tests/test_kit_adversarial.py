@@ -6,6 +6,7 @@ must not be able to make it exit 0 by ending the process that checks it.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,45 @@ def test_a_consistent_validation_passes_the_kit() -> None:
     with PackKit(PackTarget("kit.validates", plugin=_validation_pack(validation))) as kit:
         outcome = kit.invoke({})
     assert outcome.validation is not None and outcome.validation.status == "warn"
+
+
+# -- packctl new ------------------------------------------------------------------------
+
+
+def test_new_into_a_path_with_spaces_checks_clean(tmp_path: Path) -> None:
+    made = _packctl("new", "acme.word_count", "--dir", "my packs/acme pack", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert "cd 'my packs/acme pack'" in made.stdout  # the next steps quote it
+    checked = _packctl("check", "my packs/acme pack", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "conformance ok: 1 pack(s), 0 error(s)" in checked.stdout
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param("a-file/sub", id="under-a-file"),
+        pytest.param("read-only/pack", id="read-only-parent"),
+        pytest.param("a-file", id="an-existing-file"),
+        pytest.param("not-empty", id="a-non-empty-directory"),
+    ],
+)
+def test_new_where_it_cannot_write_is_one_line_and_exit_2(tmp_path: Path, where: str) -> None:
+    """Nothing half-written, no traceback: one line naming the path, exit 2."""
+    (tmp_path / "a-file").write_text("mine\n", encoding="utf-8")
+    (tmp_path / "not-empty").mkdir()
+    (tmp_path / "not-empty" / "keep.txt").write_text("mine\n", encoding="utf-8")
+    (tmp_path / "read-only").mkdir()
+    (tmp_path / "read-only").chmod(0o500)
+    if where.startswith("read-only") and os.access(tmp_path / "read-only", os.W_OK):
+        pytest.skip("running as a user who can write anywhere (root)")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    try:
+        done = _packctl("new", "acme.word_count", "--dir", where, cwd=tmp_path)
+    finally:
+        (tmp_path / "read-only").chmod(0o700)
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("packctl: ") and where.split("/", maxsplit=1)[0] in line, line
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine\n"
