@@ -318,3 +318,13 @@ def test_a_broken_gate_file_is_one_line_and_exit_2(
     [line] = done.stderr.splitlines()
     assert line.startswith("packctl gate: bad gate file: "), line
     assert expected in line, line
+
+
+def test_a_pyproject_the_gate_cannot_read_is_no_gate_file(tmp_path: Path) -> None:
+    """Without FILE, the gate looks for [tool.packctl.gate] in ./pyproject.toml; one it
+    cannot parse (nested past the parser) is not a gate file: exit 2, one line."""
+    (tmp_path / "pyproject.toml").write_bytes(b"x = " + b"[" * 3000 + b"]" * 3000 + b"\n")
+    done = packctl_gate("--local", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("packctl gate: bad gate file: no gate file"), line

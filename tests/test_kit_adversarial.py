@@ -211,3 +211,29 @@ def test_new_where_it_cannot_write_is_one_line_and_exit_2(tmp_path: Path, where:
     assert line.startswith("packctl: ") and where.split("/", maxsplit=1)[0] in line, line
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
     assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine\n"
+
+
+# -- packctl check on an unreadable repository -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        pytest.param(b'[project]\nname = "caf\xe9"\n', "can't decode byte 0xe9", id="not-utf8"),
+        pytest.param(
+            b"x = " + b"[" * 3000 + b"]" * 3000 + b"\n", "nests too deeply", id="too-deep"
+        ),
+        pytest.param(b"[project\n", "not valid TOML", id="not-toml"),
+    ],
+)
+def test_check_on_a_repository_it_cannot_read_is_exit_2(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    """A pyproject.toml that cannot be read is "nothing to check" (2) with one line, never
+    a traceback and the 1 that means "a pack breaks its contract"."""
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "pyproject.toml").write_bytes(content)
+    done = _packctl("check", "repo", cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("packctl: ") and "pyproject.toml" in line and expected in line, line

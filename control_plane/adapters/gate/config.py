@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +19,14 @@ import jsonschema
 
 from control_plane._resources import load_schema_file
 from control_plane.core.limits import MAX_INPUT_DEPTH
+from control_plane.core.tomlfile import (
+    MAX_TOML_BYTES,
+    TomlFileError,
+    read_toml,
+    schema_problem,
+    where,
+)
 from control_plane.core.tomlfile import TomlLocator as _Locator
-from control_plane.core.tomlfile import one_line as _one_line
-from control_plane.core.tomlfile import schema_problem, where
 
 __all__ = [
     "ARTIFACT_PLACEHOLDER",
@@ -43,7 +47,7 @@ PYPROJECT_TABLE: tuple[str, ...] = ("tool", "packctl", "gate")
 #: stops answering (stalled, or its host gone without a reset) cannot hang the gate.
 DEFAULT_DEADLINE = 300.0
 #: The largest gate file read (a ``pyproject.toml`` included): far beyond any real one.
-MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_FILE_BYTES = MAX_TOML_BYTES
 #: In ``input``, every string value containing this gets the artifact's absolute path.
 ARTIFACT_PLACEHOLDER = "{artifact}"
 
@@ -97,8 +101,8 @@ def find_gate_file(start: Path) -> Path:
     pyproject = start / PYPROJECT
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            _, data = read_toml(pyproject)
+        except TomlFileError:
             data = {}
         if _dig(data, PYPROJECT_TABLE) is not None:
             return pyproject
@@ -108,38 +112,12 @@ def find_gate_file(start: Path) -> Path:
     )
 
 
-def _read(path: Path) -> str:
-    """The gate file's text: at most :data:`MAX_FILE_BYTES`, UTF-8."""
-    try:
-        with path.open("rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise GateFileError(f"{path}: no such gate file") from None
-    except OSError as exc:
-        raise GateFileError(f"{path}: cannot read the gate file: {exc}") from None
-    if len(data) > MAX_FILE_BYTES:
-        size = path.stat().st_size
-        raise GateFileError(
-            f"{path}: the file is {size} bytes: a gate file holds at most {MAX_FILE_BYTES}"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise GateFileError(f"{path}: cannot read the gate file: {exc}") from None
-
-
 def load_gate(path: Path) -> GateConfig:
     """Read and validate the gate file at ``path``; :class:`GateFileError` if unusable."""
-    text = _read(path)
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise GateFileError(f"{path}: not valid TOML: {_one_line(str(exc))}") from None
-    except RecursionError:  # tomllib parses nested arrays and tables recursively
-        raise GateFileError(
-            f"{path}: not valid TOML: nests too deeply for the parser (the control plane "
-            f"refuses input deeper than {MAX_INPUT_DEPTH} levels anyway)"
-        ) from None
+        text, data = read_toml(path, what="gate file", max_bytes=MAX_FILE_BYTES)
+    except TomlFileError as exc:
+        raise GateFileError(str(exc)) from None
     root: tuple[str, ...] = ()
     if path.name == PYPROJECT:
         root = PYPROJECT_TABLE

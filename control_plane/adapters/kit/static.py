@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ import jsonschema
 
 from control_plane.core.enforce import nearest_code
 from control_plane.core.registry import LoadedPack, LoadFailure, _code_node
+from control_plane.core.tomlfile import TomlFileError, read_toml
 from control_plane.core.vocabulary import ARTIFACT_FAILED, BASELINE
 from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_registry
 
@@ -269,9 +269,9 @@ def check_installed(name: str | None = None) -> StaticReport:
 
 def _entry_points(pyproject: Path) -> dict[str, str]:
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise KitUsageError(f"cannot read {pyproject}: {exc}") from exc
+        _, data = read_toml(pyproject)
+    except TomlFileError as exc:  # missing, unreadable, huge, not UTF-8, not TOML, too deep
+        raise KitUsageError(str(exc)) from None
     group = data.get("project", {}).get("entry-points", {}).get("capability_packs")
     if not isinstance(group, dict) or not group:
         raise KitUsageError(
