@@ -7,12 +7,14 @@ Loaded with ``--plugin gatepacks`` (this directory is on ``PYTHONPATH``):
   characters, ``]]>``, workflow commands, secrets, megabytes;
 * ``gate.raw`` returns its input's ``output`` as its output, as is (a ``validation``
   field a careless pack wrote by hand);
-* ``gate.sleep`` sleeps ``seconds`` then passes (a server that stalls mid-gate).
+* ``gate.sleep`` touches the file ``started`` names, sleeps ``seconds``, then passes (a
+  server that stalls mid-gate).
 """
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from control_plane import Check, Context, Pack, Result, hookimpl
@@ -51,6 +53,8 @@ def raw(doc: dict[str, Any], ctx: Context) -> Any:
 
 
 def sleep(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    if doc.get("started"):  # tell the test the call is under way
+        Path(doc["started"]).touch()
     time.sleep(float(doc.get("seconds", 0)))
     return {"ok": True}
 

@@ -201,8 +201,10 @@ def test_a_server_that_stalls_mid_gate_could_not_run_within_the_deadline(
         "--plugin", "gatepacks", env=subprocess_env(CAPABILITY_PACKS_PLUGINS="gatepacks")
     )
     try:
+        started = tmp_path / "started"
         (tmp_path / "packctl-gate.toml").write_text(
-            '[[steps]]\nname = "slow"\npack = "gate.sleep"\ninput = { seconds = 4 }\n',
+            '[[steps]]\nname = "slow"\npack = "gate.sleep"\n'
+            f'input = {{ seconds = 4, started = "{started}" }}\n',
             encoding="utf-8",
         )
         gate = subprocess.Popen(
@@ -213,8 +215,11 @@ def test_a_server_that_stalls_mid_gate_could_not_run_within_the_deadline(
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(1.5)  # the call is under way (the pack sleeps 4 s)
-        proc.send_signal(signal.SIGSTOP)
+        until = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < until:
+            time.sleep(0.05)
+        assert started.exists(), "the call never started"
+        proc.send_signal(signal.SIGSTOP)  # mid-call: the pack sleeps 4 s
         try:
             out, err = gate.communicate(timeout=30)
         except subprocess.TimeoutExpired:
