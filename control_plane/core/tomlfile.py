@@ -15,7 +15,54 @@ from typing import Any, cast
 
 import jsonschema
 
-__all__ = ["TomlLocator", "key_path", "one_line", "schema_problem", "split_dotted", "where"]
+__all__ = [
+    "MAX_TOML_BYTES",
+    "TomlFileError",
+    "TomlLocator",
+    "key_path",
+    "one_line",
+    "read_toml",
+    "schema_problem",
+    "split_dotted",
+    "where",
+]
+
+#: The largest TOML file read (a gate file, a pack repository's ``pyproject.toml``): far
+#: beyond any real one.
+MAX_TOML_BYTES = 4 * 1024 * 1024
+
+
+class TomlFileError(ValueError):
+    """A TOML file that cannot be used; the message is one line starting with its path."""
+
+
+def read_toml(
+    path: Path, *, what: str = "file", max_bytes: int = MAX_TOML_BYTES
+) -> tuple[str, dict[str, Any]]:
+    """The text and the data of the TOML file at ``path``, or one :class:`TomlFileError`
+    whatever is wrong with it: missing, unreadable, larger than ``max_bytes``, not UTF-8,
+    not TOML, or nested past the parser (tomllib recurses: ``x = [[[...]]]`` raises
+    RecursionError). ``what`` names the file in messages (``gate file``)."""
+    try:
+        with path.open("rb") as file:
+            raw = file.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise TomlFileError(f"{path}: no such {what}") from None
+    except OSError as exc:
+        raise TomlFileError(f"{path}: cannot read the {what}: {exc}") from None
+    if len(raw) > max_bytes:
+        size = path.stat().st_size
+        raise TomlFileError(f"{path}: the file is {size} bytes: a {what} holds at most {max_bytes}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TomlFileError(f"{path}: cannot read the {what}: {exc}") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlFileError(f"{path}: not valid TOML: {one_line(str(exc))}") from None
+    except RecursionError:
+        raise TomlFileError(f"{path}: not valid TOML: nests too deeply for the parser") from None
 
 
 def one_line(text: str) -> str:

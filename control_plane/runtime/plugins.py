@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_PLUGINS",
     "ENTRY_POINT_GROUP",
     "ENV_PLUGINS",
+    "PLUGIN_FAULTS",
     "LoadResult",
     "classifiers_of",
     "get_plugin_manager",
@@ -65,6 +66,13 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "packs.git",
     *BUILTIN_CLASSIFIERS,
 )
+
+
+#: What a plugin's import or hook may raise that makes it a broken plugin, reported beside
+#: the others: any exception, and SystemExit (``sys.exit(0)`` at import would otherwise end
+#: ``packctl serve`` quietly, and pass ``packctl check`` with exit 0). KeyboardInterrupt
+#: is the operator's and propagates.
+PLUGIN_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
 
 
 def _allowed() -> set[str] | None:
@@ -96,8 +104,10 @@ def get_plugin_manager(
             if pm.has_plugin(name) or pm.is_registered(plugin):
                 return  # a built-in classifier also passed as ``extra``
             pm.register(plugin, name=name)
-        # Plugin boundary: importing third-party code may raise anything.
-        except Exception as exc:  # noqa: BLE001
+        # Plugin boundary: importing third-party code may raise anything, SystemExit
+        # included (sys.exit() or an argparse --help at import must not end -- or pass --
+        # the command loading it).
+        except PLUGIN_FAULTS as exc:
             reason = f"failed to load: {type(exc).__name__}: {exc}"
             failure = LoadFailure(plugin=name, reason=reason)
             logger.error("load failure: %s", failure)  # noqa: TRY400 - reported, not a crash
@@ -347,8 +357,8 @@ def load_registry(
 
         try:
             _call_impl(impl, register=register)
-        # Plugin boundary: a plugin's hook may raise anything.
-        except Exception as exc:  # noqa: BLE001
+        # Plugin boundary: a plugin's hook may raise anything (SystemExit too).
+        except PLUGIN_FAULTS as exc:
             registry.record_failure(
                 LoadFailure(plugin, f"register_packs raised {type(exc).__name__}: {exc}")
             )
@@ -380,8 +390,8 @@ def _event_sinks(
 
         try:
             _call_impl(impl, register=register)
-        # Plugin boundary: a plugin's hook may raise anything.
-        except Exception as exc:  # noqa: BLE001
+        # Plugin boundary: a plugin's hook may raise anything (SystemExit too).
+        except PLUGIN_FAULTS as exc:
             registry.record_failure(
                 LoadFailure(plugin, f"register_event_sinks raised {type(exc).__name__}: {exc}")
             )

@@ -30,7 +30,7 @@ from control_plane.runtime import isolation
 from control_plane.runtime.events import EventSink
 from control_plane.runtime.mcp_source.config import McpConfig, load_config
 from control_plane.runtime.observability import Observability, install, install_from_args
-from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_registry
 
 __all__ = ["DEFAULT_TIMEOUT", "PackHealthSource", "Runtime", "RuntimeConfig", "build_runtime"]
 
@@ -205,8 +205,8 @@ def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], lis
                     f"PYTHONPATH=. packctl ...; or give the file: --plugin ./{name}.py)"
                 )
             failed.append(LoadFailure(given, reason))
-        # Plugin boundary: importing a plugin module may raise anything.
-        except Exception as exc:  # noqa: BLE001
+        # Plugin boundary: importing a plugin module may raise anything (SystemExit too).
+        except PLUGIN_FAULTS as exc:
             failed.append(LoadFailure(given, f"failed to load: {type(exc).__name__}: {exc}"))
     return plugins, failed
 

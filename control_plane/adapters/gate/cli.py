@@ -9,8 +9,10 @@ summary is always shown (stdout, or stderr when stdout carries a json/junit/sari
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+import traceback
 from pathlib import Path
 
 from control_plane.adapters.cli import (
@@ -21,6 +23,7 @@ from control_plane.adapters.cli import (
     run_with_backend,
 )
 from control_plane.adapters.gate.config import (
+    DEFAULT_DEADLINE,
     DEFAULT_FILE,
     GateConfig,
     GateFileError,
@@ -42,6 +45,16 @@ def _jobs(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number > 0")
     return value
 
 
@@ -86,6 +99,14 @@ def add_cli_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="N",
         help="calls to run at once (default 1)",
     )
+    p.add_argument(
+        "--deadline",
+        type=_seconds,
+        default=DEFAULT_DEADLINE,
+        metavar="S",
+        help="deadline of each call whose step sets none "
+        f"(default {DEFAULT_DEADLINE:g}, the server's default)",
+    )
     p.set_defaults(func=gate_command)
 
 
@@ -95,7 +116,25 @@ def _config(args: argparse.Namespace) -> GateConfig:
 
 
 def gate_command(args: argparse.Namespace) -> int:
-    """Run the gate; returns the exit code."""
+    """Run the gate; returns the exit code.
+
+    The exit code only ever means what docs/gate.md says: whatever goes wrong inside the
+    gate itself is "could not run" (2), never the 1 of an uncaught exception ("failed on
+    findings").
+    """
+    try:
+        return _gate(args)
+    # Process boundary: the exit code is the gate's contract with CI.
+    except Exception as exc:  # noqa: BLE001
+        traceback.print_exc(file=sys.stderr)
+        print(
+            f"packctl gate: could not run: {type(exc).__name__}: {exc} (a bug: please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+
+
+def _gate(args: argparse.Namespace) -> int:
     try:
         config = _config(args)
     except GateFileError as exc:
@@ -108,7 +147,9 @@ def gate_command(args: argparse.Namespace) -> int:
         for name in dict.fromkeys(step.pack for step in config.steps):
             desc = backend.describe(name)  # unknown pack / unreachable: exit 2, one line
             packs[name] = (desc.version, desc.summary)
-        report = run_gate(config, backend, target=target, jobs=args.jobs, packs=packs)
+        report = run_gate(
+            config, backend, target=target, jobs=args.jobs, packs=packs, deadline=args.deadline
+        )
         text = render_text(report)
         if args.report_path:
             try:
@@ -117,17 +158,30 @@ def gate_command(args: argparse.Namespace) -> int:
                 raise UsageProblem(
                     f"cannot write the report to {args.report_path}: {exc}"
                 ) from None
-            sys.stdout.write(text)
+            _emit(text)
         elif args.format == "text":
-            sys.stdout.write(text)
+            _emit(text)
         else:
-            sys.stdout.write(render(report, args.format))
-            if args.format in _MACHINE_FORMATS:
-                sys.stderr.write(text)
-        sys.stdout.flush()
+            _emit(render(report, args.format), text if args.format in _MACHINE_FORMATS else "")
         return report.exit_code
 
     return run_with_backend(args, body)
+
+
+def _emit(out: str, err: str = "") -> None:
+    """Write ``out`` to stdout and ``err`` to stderr. A reader that went away (``packctl
+    gate | head``) is not an error, and the verdict stands: the exit code is the gate's
+    (``main`` would turn the BrokenPipeError into 0, a pass)."""
+    try:
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    try:
+        sys.stderr.write(err)
+        sys.stderr.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
 
 
 def _write(path: Path, content: str) -> None:

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import functools
-import tomllib
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +18,19 @@ from typing import Any, Literal
 import jsonschema
 
 from control_plane._resources import load_schema_file
+from control_plane.core.limits import MAX_INPUT_DEPTH
+from control_plane.core.tomlfile import (
+    MAX_TOML_BYTES,
+    TomlFileError,
+    read_toml,
+    schema_problem,
+    where,
+)
 from control_plane.core.tomlfile import TomlLocator as _Locator
-from control_plane.core.tomlfile import one_line as _one_line
-from control_plane.core.tomlfile import schema_problem, where
 
 __all__ = [
     "ARTIFACT_PLACEHOLDER",
+    "DEFAULT_DEADLINE",
     "DEFAULT_FILE",
     "GateConfig",
     "GateFileError",
@@ -35,6 +42,12 @@ __all__ = [
 DEFAULT_FILE = "packctl-gate.toml"
 PYPROJECT = "pyproject.toml"
 PYPROJECT_TABLE: tuple[str, ...] = ("tool", "packctl", "gate")
+#: The deadline (seconds) of a call whose step sets none: the server's own default
+#: (``packctl serve --default-timeout``). Every call carries one, so a control plane that
+#: stops answering (stalled, or its host gone without a reset) cannot hang the gate.
+DEFAULT_DEADLINE = 300.0
+#: The largest gate file read (a ``pyproject.toml`` included): far beyond any real one.
+MAX_FILE_BYTES = MAX_TOML_BYTES
 #: In ``input``, every string value containing this gets the artifact's absolute path.
 ARTIFACT_PLACEHOLDER = "{artifact}"
 
@@ -88,8 +101,8 @@ def find_gate_file(start: Path) -> Path:
     pyproject = start / PYPROJECT
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            _, data = read_toml(pyproject)
+        except TomlFileError:
             data = {}
         if _dig(data, PYPROJECT_TABLE) is not None:
             return pyproject
@@ -102,15 +115,9 @@ def find_gate_file(start: Path) -> Path:
 def load_gate(path: Path) -> GateConfig:
     """Read and validate the gate file at ``path``; :class:`GateFileError` if unusable."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GateFileError(f"{path}: no such gate file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GateFileError(f"{path}: cannot read the gate file: {exc}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise GateFileError(f"{path}: not valid TOML: {_one_line(str(exc))}") from None
+        text, data = read_toml(path, what="gate file", max_bytes=MAX_FILE_BYTES)
+    except TomlFileError as exc:
+        raise GateFileError(str(exc)) from None
     root: tuple[str, ...] = ()
     if path.name == PYPROJECT:
         root = PYPROJECT_TABLE
@@ -157,6 +164,12 @@ def _steps(path: Path, data: Mapping[str, Any], locator: _Locator) -> tuple[Step
         artifacts = raw.get("artifacts", ())
         globs = (artifacts,) if isinstance(artifacts, str) else tuple(artifacts)
         doc: Mapping[str, Any] = raw.get("input", {})
+        if _deeper_than(doc, MAX_INPUT_DEPTH):
+            raise GateFileError(
+                _where(path, locator, ["steps", index, "input"])
+                + f"input nests deeper than {MAX_INPUT_DEPTH} levels (the control plane "
+                "refuses it)"
+            )
         artifact_field = raw.get("artifact_field")
         has_placeholder = any(ARTIFACT_PLACEHOLDER in s for s in _strings(doc))
         if globs and artifact_field is None and not has_placeholder:
@@ -186,7 +199,7 @@ def _steps(path: Path, data: Mapping[str, Any], locator: _Locator) -> tuple[Step
                 artifact_field=artifact_field,
                 strict=bool(raw.get("strict", defaults.get("strict", True))),
                 fail_on=raw.get("fail_on", defaults.get("fail_on", "fail")),
-                deadline=_float_or_none(raw.get("deadline", defaults.get("deadline"))),
+                deadline=_deadline(path, locator, raw, defaults, index),
                 allow_empty=bool(raw.get("allow_empty", False)),
                 line=locator.line(["steps", index]),
             )
@@ -201,8 +214,35 @@ def _default_name(packs: Sequence[str], index: int) -> str:
     return f"{pack} #{packs[: index + 1].count(pack)}"
 
 
-def _float_or_none(value: Any) -> float | None:
-    return None if value is None else float(value)
+def _deadline(
+    path: Path, locator: _Locator, raw: Mapping[str, Any], defaults: Mapping[str, Any], index: int
+) -> float | None:
+    """The step's deadline, else the defaults'; finite (TOML has ``nan`` and ``inf``, which
+    the schema's ``exclusiveMinimum`` lets by)."""
+    keys: list[str | int] = ["steps", index, "deadline"]
+    value = raw.get("deadline")
+    if value is None:
+        keys, value = ["defaults", "deadline"], defaults.get("deadline")
+    if value is None:
+        return None
+    seconds = float(value)
+    if not math.isfinite(seconds):
+        raise GateFileError(
+            _where(path, locator, keys) + f"{value!r} is not a finite number of seconds"
+        )
+    return seconds
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests tables and arrays more than ``limit`` levels deep."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, Mapping) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, Mapping | list))
+    return False
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -5,6 +5,12 @@ Formats: text, json, junit, sarif, github.
 Every format carries every warning and every failure; a step that could not run is
 reported as such (JUnit ``<error>``, a SARIF tool execution notification, a GitHub
 annotation titled "could not run"), never as a finding.
+
+Finding texts are the pack's data. Every line of text (the text report, the summary beside
+the others, GitHub workflow commands) goes through :func:`printable`: a control character
+(newline, carriage return, an escape sequence, NUL, C1) is shown escaped, so a pack's
+message can neither start a line of its own -- a forged ``::error`` or ``::add-mask::``
+workflow command in a GitHub log -- nor drive the terminal it is printed on.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from control_plane._version import version as _version
 from control_plane.adapters.gate.report import GateReport, JobResult
 from control_plane.core.outcome import CheckRecord
 
-__all__ = ["FORMATS", "render"]
+__all__ = ["FORMATS", "printable", "render"]
 
 TOOL_NAME = "packctl gate"
 SARIF_SCHEMA = (
@@ -31,6 +37,22 @@ SARIF_SCHEMA = (
 )
 BASE_ID = "GATEROOT"
 SARIF_LEVEL = {"fail": "error", "warn": "warning", "pass": "none"}
+
+
+#: What :func:`printable` shows escaped: C0 controls (newlines and tabs too), DEL, C1
+#: controls (``\x9b`` is a CSI on some terminals) and the Unicode line separators.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """``text`` as part of one line of a log: each control character as its Python escape
+    (``\\n``, ``\\x1b``, ``\\x00``), everything else unchanged."""
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def _lines(lines: list[str]) -> str:
+    """``lines`` as text, each exactly one printable line, whatever they were built from."""
+    return "".join(printable(line) + "\n" for line in lines)
 
 
 def _json(data: Any) -> str:
@@ -81,7 +103,7 @@ def render_text(report: GateReport) -> str:
     out.append(
         f"gate {report.verdict}: {summary} in {report.elapsed:.1f}s (exit {report.exit_code})"
     )
-    return "\n".join(out) + "\n"
+    return _lines(out)
 
 
 def _table(report: GateReport) -> list[str]:
@@ -89,10 +111,11 @@ def _table(report: GateReport) -> list[str]:
     rows: list[tuple[str, ...]] = []
     for result in report.results:
         counts = result.severity_counts()
+        artifact = result.invocation.artifact
         rows.append(
             (
-                result.invocation.step.name,
-                result.invocation.artifact.display if result.invocation.artifact else "-",
+                printable(result.invocation.step.name),
+                printable(artifact.display) if artifact is not None else "-",
                 result.status.upper(),
                 str(counts["fail"]),
                 str(counts["warn"]),
@@ -439,7 +462,9 @@ def _rule(report: GateReport, pack: str, check_id: str) -> dict[str, Any]:
 
 
 def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # GitHub's escapes first (a CR or LF stays part of the message), then the rest of the
+    # control characters shown escaped: the command is one printable line.
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _gh_property(text: str) -> str:
@@ -491,7 +516,7 @@ def render_github(report: GateReport) -> str:
                     title=f"{step.pack}/{check.id}{suffix}",
                 )
             )
-    return "\n".join(lines) + ("\n" if lines else "") + render_text(report)
+    return _lines(lines) + render_text(report)
 
 
 FORMATS: Mapping[str, Callable[[GateReport], str]] = {

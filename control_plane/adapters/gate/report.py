@@ -49,10 +49,16 @@ ARTIFACT_FAILED = "artifact_failed"
 
 @dataclass(frozen=True)
 class Artifact:
-    """A matched file: absolute ``path`` (sent to the pack) and ``display`` (reports)."""
+    """A matched file: absolute ``path`` (sent to the pack) and ``display`` (reports).
+
+    A file whose name is not UTF-8 cannot be sent in a JSON input: it is not
+    ``encodable``, its ``path`` and ``display`` show the other bytes as ``\\xNN``, and the
+    step could not run on it.
+    """
 
     path: str
     display: str
+    encodable: bool = True
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 import grpc
 import orjson
 
-from control_plane.adapters.gate.config import ARTIFACT_PLACEHOLDER, GateConfig, Step
+from control_plane.adapters.gate.config import (
+    ARTIFACT_PLACEHOLDER,
+    DEFAULT_DEADLINE,
+    GateConfig,
+    Step,
+)
+from control_plane.adapters.gate.formats import printable
 from control_plane.adapters.gate.report import (
     Artifact,
     GateReport,
@@ -62,8 +68,33 @@ def expand(config: GateConfig) -> tuple[list[Invocation], list[JobResult]]:
                 )
             continue
         for artifact in artifacts:
+            if not artifact.encodable:
+                problems.append(
+                    JobResult.could_not_run(
+                        Invocation(step, artifact, dict(step.input)),
+                        "unencodable_path",
+                        "the file name is not UTF-8: a pack's input is JSON text and cannot "
+                        "carry it; rename the file (or exclude it)",
+                    )
+                )
+                continue
             invocations.append(Invocation(step, artifact, _payload(step, artifact)))
     return invocations, problems
+
+
+def _encodable(path: str) -> bool:
+    """Whether ``path`` is UTF-8 text (a file name of other bytes reaches Python as lone
+    surrogates, which no JSON input and no report can carry)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(path: str) -> str:
+    """``path`` as reports show it: a byte that is not UTF-8 as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def _match(base: Path, step: Step) -> list[Artifact]:
@@ -91,7 +122,10 @@ def _match(base: Path, step: Step) -> list[Artifact]:
             display = Path(absolute).relative_to(base).as_posix()
         except ValueError:
             display = Path(absolute).as_posix()
-        artifacts.append(Artifact(path=absolute, display=display))
+        if _encodable(absolute):
+            artifacts.append(Artifact(path=absolute, display=display))
+        else:  # never sent: the step could not run on it (see expand)
+            artifacts.append(Artifact(_shown(absolute), _shown(display), encodable=False))
     return artifacts
 
 
@@ -131,7 +165,7 @@ class Progress:
         what = result.invocation.step.name
         if result.invocation.artifact is not None:
             what += f" {result.invocation.artifact.display}"
-        line = f"[{self.done}/{self.total}] {result.status.upper():<5} {what}"
+        line = printable(f"[{self.done}/{self.total}] {result.status.upper():<5} {what}")
         self.stream.write("\r\x1b[K" + line[:200])
         self.stream.flush()
 
@@ -146,8 +180,13 @@ _UNREACHABLE = frozenset(
 )
 
 
-def run_one(backend: Backend, invocation: Invocation) -> JobResult:
-    """Run one invocation; a call that could not run becomes a result, never a raise."""
+def run_one(
+    backend: Backend, invocation: Invocation, default_deadline: float = DEFAULT_DEADLINE
+) -> JobResult:
+    """Run one invocation; a call that could not run becomes a result, never a raise.
+
+    The call's deadline is the step's, else ``default_deadline``: never none.
+    """
     step = invocation.step
     started = time.perf_counter()
     try:
@@ -156,7 +195,7 @@ def run_one(backend: Backend, invocation: Invocation) -> JobResult:
             orjson.dumps(invocation.payload),
             strict=step.strict,
             fail_on=step.fail_on,
-            deadline=step.deadline,
+            deadline=step.deadline if step.deadline is not None else default_deadline,
         )
     except RequestRejected as exc:
         rejection = exc.rejection
@@ -177,6 +216,12 @@ def run_one(backend: Backend, invocation: Invocation) -> JobResult:
     return JobResult(invocation, status_of(step, outcome), outcome, None, None, elapsed)
 
 
+def _declaration_order(result: JobResult) -> tuple[int, str]:
+    """Steps in declaration order, each step's artifacts in path order."""
+    artifact = result.invocation.artifact
+    return result.invocation.step.index, artifact.path if artifact is not None else ""
+
+
 def run_gate(
     config: GateConfig,
     backend: Backend,
@@ -186,15 +231,19 @@ def run_gate(
     progress: Progress | None = None,
     on_result: Callable[[JobResult], None] | None = None,
     packs: Mapping[str, tuple[str, str]] | None = None,
+    deadline: float = DEFAULT_DEADLINE,
 ) -> GateReport:
-    """Run every invocation of ``config`` on ``backend`` with ``jobs`` workers."""
+    """Run every invocation of ``config`` on ``backend`` with ``jobs`` workers; a step
+    without a ``deadline`` of its own gets ``deadline``."""
     started = time.perf_counter()
     invocations, problems = expand(config)
     results: dict[int, JobResult] = {}
     progress = progress if progress is not None else Progress(len(invocations))
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="gate") as pool:
-            futures = {pool.submit(run_one, backend, inv): i for i, inv in enumerate(invocations)}
+            futures = {
+                pool.submit(run_one, backend, inv, deadline): i for i, inv in enumerate(invocations)
+            }
             for future in as_completed(futures):
                 result = future.result()
                 results[futures[future]] = result
@@ -204,7 +253,7 @@ def run_gate(
     finally:
         progress.close()
     ordered = problems + [results[i] for i in range(len(invocations))]
-    ordered.sort(key=lambda r: r.invocation.step.index)
+    ordered.sort(key=_declaration_order)
     return GateReport(
         config=config,
         target=target,

@@ -42,6 +42,7 @@ from control_plane.core.outcome import Outcome
 from control_plane.core.pack import Context, Result
 from control_plane.core.registry import LoadedPack, Registry
 from control_plane.core.schema import json_pointer
+from control_plane.core.validation import SEVERITY_RANK, worst_of
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
 from control_plane.runtime.plugins import LoadResult
 from control_plane.runtime.runtime import RuntimeConfig, build_runtime
@@ -473,6 +474,8 @@ class PackKit:
             return problems
         if isinstance(returned, Result):
             data.pop("validation", None)
+        else:
+            problems.extend(_validation_status(data.get("validation")))
         violations = self.loaded.output_validator.violations(data)
         if violations:
             where = "; ".join(f"{v.field or '/'}: {v.description}" for v in violations[:3])
@@ -632,6 +635,31 @@ class PackKit:
 
         run_generated(self.loaded.input_schema, choices, one, max_examples)
         return report
+
+
+def _validation_status(validation: object) -> list[str]:
+    """A hand-written ``validation`` whose ``status`` its checks contradict.
+
+    The control plane derives ``status`` from the checks (the worst severity) and ignores
+    the pack's own, so ``status: fail`` over checks that do not fail passes strict mode
+    and ``packctl gate``. (A malformed field is the runtime's ``schema_mismatch``.)
+    """
+    if not isinstance(validation, Mapping):
+        return []
+    status, checks = validation.get("status"), validation.get("checks", [])
+    if status not in SEVERITY_RANK or not isinstance(checks, list):
+        return []
+    if not all(isinstance(c, Mapping) and c.get("severity") in SEVERITY_RANK for c in checks):
+        return []
+    worst = worst_of(checks)
+    if status == worst:
+        return []
+    return [
+        f"the pack's validation.status is {status!r} but the worst severity of its checks is "
+        f"{worst!r}: the control plane derives status from the checks, so callers (strict "
+        f"mode, packctl gate) see {worst!r}; report each finding as a check (or return "
+        "Result(output, checks=[Check(...)]) and let the runtime write validation)"
+    ]
 
 
 def _bullets(items: Sequence[str]) -> str:

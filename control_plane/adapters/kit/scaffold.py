@@ -6,7 +6,9 @@ named ``*.tmpl``; a ``__module__`` path part becomes the pack's module name.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import shutil
 import string
 from dataclasses import dataclass
 from importlib import resources
@@ -86,16 +88,39 @@ def scaffold(name: str, directory: str | Path | None = None) -> Scaffold:
         "requirement": requirement(),
     }
     root = resources.files("control_plane.adapters.kit").joinpath("templates", "pack")
-    written: list[Path] = []
+    files: list[tuple[Path, str]] = []
     for parts, text in _walk(root):
         rel = [module if part == MODULE_PART else part for part in parts]
         rel[-1] = rel[-1][: -len(SUFFIX)]
-        path = target.joinpath(*rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
             content = string.Template(text).substitute(values)
         except (KeyError, ValueError) as exc:  # a broken template is our bug; say which
             raise RuntimeError(f"template {'/'.join(parts)}: {exc!r}") from exc
-        path.write_text(content, encoding="utf-8")
-        written.append(path)
-    return Scaffold(name, module, dist, target, tuple(written))
+        files.append((target.joinpath(*rel), content))
+    _write_all(target, files)
+    return Scaffold(name, module, dist, target, tuple(path for path, _ in files))
+
+
+def _write_all(target: Path, files: list[tuple[Path, str]]) -> None:
+    """Write ``files`` under ``target`` (new, or an empty directory), all or nothing: where
+    the file system refuses (a file in the way, no permission, no space), what this call
+    made is removed and the problem is one :class:`KitUsageError` naming the path."""
+    made = [p for p in (*reversed(target.parents), target) if not p.exists()]
+    tops = dict.fromkeys(target / path.relative_to(target).parts[0] for path, _ in files)
+    try:
+        for path, content in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+    except OSError as exc:
+        for top in tops:  # target was empty: everything in it is ours
+            if top.is_dir() and not top.is_symlink():
+                shutil.rmtree(top, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    top.unlink()
+        for directory in reversed(made):
+            shutil.rmtree(directory, ignore_errors=True)
+        where = exc.filename or target
+        raise KitUsageError(
+            f"cannot write the pack into {target}: {where}: {exc.strerror}"
+        ) from None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +22,9 @@ import jsonschema
 
 from control_plane.core.enforce import nearest_code
 from control_plane.core.registry import LoadedPack, LoadFailure, _code_node
+from control_plane.core.tomlfile import TomlFileError, read_toml
 from control_plane.core.vocabulary import ARTIFACT_FAILED, BASELINE
-from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_registry
 
 from .target import PackTarget, load_plugin, unfiltered
 
@@ -269,9 +269,9 @@ def check_installed(name: str | None = None) -> StaticReport:
 
 def _entry_points(pyproject: Path) -> dict[str, str]:
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise KitUsageError(f"cannot read {pyproject}: {exc}") from exc
+        _, data = read_toml(pyproject)
+    except TomlFileError as exc:  # missing, unreadable, huge, not UTF-8, not TOML, too deep
+        raise KitUsageError(str(exc)) from None
     group = data.get("project", {}).get("entry-points", {}).get("capability_packs")
     if not isinstance(group, dict) or not group:
         raise KitUsageError(
@@ -321,8 +321,8 @@ def check_path(path: str | Path) -> StaticReport:
     for name, spec in plugins.items():
         try:
             extra.append((name, _import_plugin(spec)))
-        # Plugin boundary: importing a pack's module may raise anything.
-        except Exception as exc:  # noqa: BLE001
+        # Plugin boundary: importing a pack's module may raise anything (SystemExit too).
+        except PLUGIN_FAULTS as exc:
             report.findings.append(
                 Finding(name, f"plugin {spec!r} does not import: {type(exc).__name__}: {exc}")
             )
