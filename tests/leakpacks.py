@@ -5,8 +5,10 @@ an exception's message, its cause, a typed error, a returned error, a partial re
 output violation, a check (id, message, expected, actual, location), an HTTP error, a
 subprocess ``TimeoutExpired``/``CalledProcessError`` quoting argv, an undeclared code, a log
 line of the pack's own, a third-party log line with a traceback, an uncaught exception in a
-thread. ``leak.scrubbed`` echoes its input with ``scrub_output=True``; ``leak.echo`` echoes
-it without (a result is the pack's data: not scrubbed).
+thread, a value under a key that names a secret (``keyed_partial``, ``keyed_check``: the
+text alone looks like nothing). ``leak.scrubbed`` echoes its input with
+``scrub_output=True``; ``leak.echo`` echoes it without (a result is the pack's data: not
+scrubbed).
 
 The plugin's registration also fails on purpose, once per corpus sample (a pack whose name
 is the sample, a pack whose code documentation quotes it), so load failures quote secrets.
@@ -48,6 +50,8 @@ MODES = (
     "thread",
     "unraisable",
     "warning",
+    "keyed_partial",
+    "keyed_check",
 )
 
 CODES = ["not_found", "network_error", "auth_failed", "schema_mismatch", "timeout"]
@@ -141,6 +145,13 @@ def channel(doc: dict[str, Any], ctx: Context) -> Any:
     if mode == "warning":  # printed by the warnings module (once per text and line)
         warnings.warn(f"deprecated: {text}", RuntimeWarning, stacklevel=1)
         raise PackError("timeout", "a warning was shown")
+    if mode == "keyed_partial":  # structured: only the key says the value is a secret
+        raise schema_mismatch({"count": 1, "db": {"host": "db", "password": text}}, "bad row")
+    if mode == "keyed_check":
+        return Result(
+            {"count": 1},
+            [Check("creds", "fail", "wrong", expected={"token": text}, actual=[{"api_key": text}])],
+        )
     raise AssertionError(mode)
 
 

@@ -26,6 +26,7 @@ from child_processes import tied
 from secret_corpus import SECRETS, Sample
 from server_support import PACKCTL, ROOT, subprocess_env
 
+from control_plane.core.redact import scrub
 from control_plane.v1 import control_plane_pb2 as pb
 
 SERVICE = "/control_plane.v1.ControlPlaneService/"
@@ -115,7 +116,8 @@ def _calls(sample: Sample) -> list[tuple[str, bytes, list[tuple[str, str]]]]:
     out: list[tuple[str, bytes, list[tuple[str, str]]]] = []
     for mode in leakpacks.MODES:
         doc = {"mode": mode, "text": text}
-        out.append(("InvokePack", _invoke("leak.channel", doc, strict=mode == "check"), corr))
+        strict = mode in {"check", "keyed_check"}
+        out.append(("InvokePack", _invoke("leak.channel", doc, strict=strict), corr))
     out += [
         # The echoed pack name (unknown pack), a request id, invalid input, DescribePack.
         ("InvokePack", _invoke(text, {}), corr),
@@ -218,6 +220,41 @@ def test_a_result_is_not_scrubbed_unless_the_pack_opts_in(tmp_path: Path) -> Non
         _stop(server)
     assert secret.encode() in plain
     assert secret.encode() not in opted and b"[REDACTED]" in opted
+
+
+def test_a_value_under_a_secret_key_leaks_through_no_channel(tmp_path: Path) -> None:
+    """A bare secret no text rule knows, under keys that name secrets: a partial result, a
+    check's expected and actual, an opted-in result. Nothing reaches the caller, the log,
+    the event file or the incident store."""
+    server = _start(tmp_path)
+    secret = "hunter2-Zq7xK"
+    assert scrub(secret) == secret  # alone, it looks like nothing
+    try:
+        with grpc.insecure_channel(server.target) as channel:
+            received = [
+                _call(
+                    channel,
+                    "InvokePack",
+                    _invoke("leak.channel", {"mode": mode, "text": secret}, strict=True),
+                )
+                for mode in ("keyed_partial", "keyed_check")
+            ]
+            received.append(
+                _call(channel, "InvokePack", _invoke("leak.scrubbed", {"password": secret}))
+            )
+    finally:
+        _stop(server)
+    sinks = {
+        "received": b"\n".join(received),
+        "stderr": server.stderr.read_bytes(),
+        "events": server.events.read_bytes(),
+        "incident store": b"".join(
+            p.read_bytes() for p in server.tmp.iterdir() if p.name.startswith("incidents.db")
+        ),
+    }
+    assert b"schema_mismatch" in sinks["received"] and b"artifact_failed" in sinks["received"]
+    assert b'"db"' in sinks["received"] and b"creds" in sinks["received"]  # the data travels
+    assert [name for name, data in sinks.items() if secret.encode() in data] == []
 
 
 if __name__ == "__main__":  # pragma: no cover

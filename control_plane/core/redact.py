@@ -10,10 +10,17 @@ before it is scrubbed (with a marker saying how much was cut), and :func:`scrub`
 ``limit`` scrubs only a window past the limit before cutting, so a secret that straddles
 the cut is still recognised whole ("scrub before truncating"). A pack's successful
 ``result`` is its own data and is not scrubbed unless the pack sets ``scrub_output=True``.
+
+Structured data (:func:`scrub_data`) is scrubbed string by string, and a mapping's value is
+also judged with its key: a value the text rules would redact in the same pair written as
+JSON (``{"password": "hunter2pw"}``) is redacted, so a secret is not missed for arriving as
+a dict instead of a line of text (:func:`_judged_with_key`, :func:`_secret_value`).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -273,8 +280,43 @@ def _scrub_mapping(value: Mapping[Any, Any], depth: int, budget: list[int]) -> d
         if budget[0] <= 0:
             out[_cut_marker_items(len(value) - count)] = None
             break
-        out[scrub(k if type(k) is str else str(k))] = _scrub_value(v, depth + 1, budget)
+        key = k if type(k) is str else str(k)
+        kind = type(v)
+        scalar = (kind is str and v) or kind is int or kind is float
+        if scalar and _judged_with_key(key[-_KEY_TAIL:]):
+            budget[0] -= 1
+            out[scrub(key)] = _secret_value(key, v)
+            continue
+        out[scrub(key)] = _scrub_value(v, depth + 1, budget)
     return out
+
+
+#: The end of a key judged by :func:`_judged_with_key` (the rules look at how a key ends).
+_KEY_TAIL = 128
+
+
+@functools.lru_cache(maxsize=4096)
+def _judged_with_key(key: str) -> bool:
+    """Whether the value under ``key`` (its last :data:`_KEY_TAIL` characters) must be
+    judged with it: the key holds a trigger word of some rule (``password``, ``token``,
+    ``_key``, ``auth``...). A key without one leaves its value to the rules the value's
+    own words call for. Remembered per key (keys repeat: rows, a check's fields)."""
+    return bool(_rules_for(_fold(normalize_escapes(key))))
+
+
+def _secret_value(key: str, value: str | int | float) -> Any:
+    """A scalar under a key that may name a secret, judged as the text rules judge the pair
+    written as JSON: ``[REDACTED]`` when they change it (``{"password": "hunter2pw"}``,
+    ``{"password": 12345678}``), else the value scrubbed alone (``{"pass": 3}``, a count,
+    as ``pass=3`` in a text; ``{"token_type": "bearer"}``)."""
+    if type(value) is float and not math.isfinite(value):
+        return None
+    head = value[:WINDOW] if type(value) is str else value  # the rules read a value's start
+    pair = "{" + json.dumps(key[-_KEY_TAIL:], ensure_ascii=False) + ": "
+    pair += json.dumps(head, ensure_ascii=False) + "}"
+    if scrub(pair) != pair:
+        return REDACTED
+    return scrub(value) if type(value) is str else value
 
 
 def _scrub_items(value: list[Any] | tuple[Any, ...], depth: int, budget: list[int]) -> list[Any]:
