@@ -19,8 +19,9 @@ import grpc
 
 from control_plane.core.errors import CapabilityPackError, RequestRejected
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.redact import scrub
 from control_plane.core.rejection import Rejection
-from control_plane.core.vocabulary import BASELINE
+from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR, SNAKE_CASE
 from control_plane.wire import status as wire
 
 __all__ = [
@@ -42,6 +43,8 @@ __all__ = [
     "Unauthenticated",
     "error_from_outcome",
     "error_from_rpc",
+    "is_code",
+    "unreadable_answer",
 ]
 
 
@@ -296,15 +299,61 @@ def error_from_outcome(outcome: Outcome) -> PackCallError:
     )
 
 
+#: Longest code the client accepts from a peer (longer ones are no code of any vocabulary).
+MAX_CODE_LENGTH = 128
+#: Statuses a gRPC library reports when the transport failed before an answer arrived.
+_NO_ANSWER = frozenset(
+    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNKNOWN, grpc.StatusCode.CANCELLED}
+)
+
+
+def is_code(text: str) -> bool:
+    """Whether ``text`` could be a code of some pack's vocabulary (snake_case, bounded)."""
+    return len(text) <= MAX_CODE_LENGTH and SNAKE_CASE.match(text) is not None
+
+
+def unreadable_answer(what: str, status: grpc.StatusCode, target: str = "") -> TransportError:
+    """The control plane answered, but with something this client cannot use (a reply that
+    does not decode, a result that is not a JSON object, a refusal reason outside the
+    vocabulary): ``adapter_failed``, not retryable, whether the pack ran is unknown."""
+    where = f" at {target}" if target else ""
+    message = f"the control plane{where} answered {what} (whether the pack ran is unknown)"
+    return TransportError(
+        status, message, target, rejection=Rejection.of("adapter_failed", message)
+    )
+
+
+def _no_code(code: str, message: str, origin: str) -> ErrorEnvelope:
+    """The envelope for a failure whose code is no code at all: ``internal_error``."""
+    shown = scrub(code, 64) if code else "an empty code"
+    return ErrorEnvelope.model_construct(
+        code=INTERNAL_ERROR,
+        message=scrub(f"the control plane sent {shown!r}, which is no error code: {message}", 500),
+        retryable=False,
+        origin=origin,
+    )
+
+
 def error_from_rpc(
     exc: grpc.RpcError, *, pack: str = "", timeout: float | None = None, target: str = ""
 ) -> CapabilityPackError:
-    """The typed exception for a failed call (``exc`` is a ``grpc.RpcError``/``grpc.Call``)."""
+    """The typed exception for a failed call (``exc`` is a ``grpc.RpcError``/``grpc.Call``).
+
+    The one place a failed call is read, whatever the peer sent: a pack code that is no
+    code (empty, not snake_case) is ``internal_error``; a baseline code keeps the
+    vocabulary's retryable flag; delays are bounded (:func:`~control_plane.wire.status.
+    parse_call`); a refusal outside the rejection vocabulary, or a status without our
+    details that says neither "no answer" nor "unauthenticated", is ``adapter_failed``.
+    """
     status: grpc.StatusCode = exc.code()
     parsed = wire.parse_call(exc)
     if parsed.pack_error is not None:
         msg = parsed.pack_error
         envelope = wire.envelope_from_proto(msg)
+        if envelope.retry_after is None and parsed.retry_delay is not None:
+            envelope = envelope.model_copy(update={"retry_after": parsed.retry_delay})
+        if not is_code(envelope.code):
+            envelope = _no_code(envelope.code, envelope.message, envelope.origin)
         return _error_class(envelope.code, envelope.retryable)(
             envelope,
             pack=msg.pack or pack,
@@ -331,20 +380,25 @@ def error_from_rpc(
             return RequestRejected.of(rejection)
         return TransportError(status, parsed.message, target, rejection=rejection)
     info = parsed.error_info
-    if info is not None and info.metadata.get("code"):
+    if info is not None and info.domain == wire.REJECTION_DOMAIN:
+        reason = scrub(info.metadata.get("code") or info.reason, 64)
+        return unreadable_answer(
+            f"{status.name} with the unknown refusal {reason!r}", status, target
+        )
+    if info is not None and (info.metadata.get("code") or info.reason):
         # A rich status without our PackError (another implementation of the API).
-        code = info.metadata["code"]
-        retryable = info.metadata.get("retryable") == "true"
-        base = BASELINE.get(code)
+        code = info.metadata.get("code") or info.reason.lower()
         envelope = ErrorEnvelope.model_construct(
             code=code,
             message=parsed.message,
-            retryable=base.retryable if base is not None else retryable,
+            retryable=wire.retryable_for(code, info.metadata.get("retryable") == "true"),
             origin=info.domain,
             retry_after=parsed.retry_delay,
             reference_id=info.metadata.get("reference_id"),
         )
-        return _error_class(code, envelope.retryable)(
+        if not is_code(code):
+            envelope = _no_code(code, parsed.message, info.domain)
+        return _error_class(envelope.code, envelope.retryable)(
             envelope,
             pack=info.domain or pack,
             request_id=info.metadata.get("request_id", ""),
@@ -360,4 +414,13 @@ def error_from_rpc(
         return DeadlineExceeded(
             status, message, target, rejection=Rejection.of("unavailable", message)
         )
-    return TransportError(status, parsed.message or str(status), target)
+    details = parsed.message or str(status)
+    if status == grpc.StatusCode.UNAUTHENTICATED:
+        return Unauthenticated(
+            status, details, target, rejection=Rejection.of("unauthenticated", details)
+        )
+    if status in _NO_ANSWER:
+        return TransportError(status, details, target)
+    return unreadable_answer(
+        f"{status.name} without a status this client reads: {details}", status, target
+    )

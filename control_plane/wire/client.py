@@ -64,6 +64,7 @@ from control_plane.wire.call_errors import (
     Unauthenticated,
     error_from_outcome,
     error_from_rpc,
+    unreadable_answer,
 )
 from control_plane.wire.retry import RetryPolicy, call_with_retry, call_with_retry_async
 
@@ -240,7 +241,18 @@ def _listing(msg: pb.ListPacksResponse) -> PackListing:
     )
 
 
-def _description(msg: pb.DescribePackResponse) -> PackDescription:
+def _schema(raw: bytes, which: str, target: str) -> dict[str, Any]:
+    if not raw:
+        return {}
+    schema = wire.json_object(raw)
+    if schema is None:
+        raise unreadable_answer(
+            f"OK with an {which} that is not a JSON object", grpc.StatusCode.OK, target
+        )
+    return schema
+
+
+def _description(msg: pb.DescribePackResponse, target: str) -> PackDescription:
     vocabulary = {
         e.code: CodeInfo(
             code=e.code,
@@ -258,8 +270,8 @@ def _description(msg: pb.DescribePackResponse) -> PackDescription:
         name=msg.name,
         version=msg.version,
         summary=msg.summary,
-        input_schema=orjson.loads(msg.input_schema) if msg.input_schema else {},
-        output_schema=orjson.loads(msg.output_schema) if msg.output_schema else {},
+        input_schema=_schema(msg.input_schema, "input schema", target),
+        output_schema=_schema(msg.output_schema, "output schema", target),
         vocabulary=MappingProxyType(vocabulary),
         validates=msg.validates,
         docs=msg.docs,
@@ -291,12 +303,19 @@ def _request(
     )
 
 
-def _outcome(msg: pb.InvokePackResponse) -> Outcome:
+def _outcome(msg: pb.InvokePackResponse, target: str) -> Outcome:
+    """The outcome of a successful reply; a ``result`` that is not a JSON object (not
+    JSON, not UTF-8, a list) is no outcome: :func:`unreadable_answer`."""
+    result = wire.json_object(msg.result) if msg.result else {}
+    if result is None:
+        raise unreadable_answer(
+            "OK with a result that is not a JSON object", grpc.StatusCode.OK, target
+        )
     return Outcome.model_construct(
         pack=msg.pack,
         version=msg.pack_version,
         request_id=msg.request_id,
-        result=orjson.loads(msg.result) if msg.result else {},
+        result=result,
         validation=wire.validation_from_proto(msg.validation)
         if msg.HasField("validation")
         else None,
@@ -373,7 +392,7 @@ class Client:
             msg = self._stub.DescribePack(pb.DescribePackRequest(name=name), timeout=deadline)
         except grpc.RpcError as exc:
             raise error_from_rpc(exc, pack=name, timeout=deadline, target=self.target) from None
-        return _description(msg)
+        return _description(msg, self.target)
 
     def invoke(
         self,
@@ -402,9 +421,9 @@ class Client:
             try:
                 call_metadata = tuple(metadata) if metadata is not None else None
                 reply = self._stub.InvokePack(request, timeout=deadline, metadata=call_metadata)
-                return _outcome(reply)
             except grpc.RpcError as exc:
                 raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
+            return _outcome(reply, self.target)
 
         return once() if retry is None else call_with_retry(once, retry)
 
@@ -474,7 +493,7 @@ class AsyncClient:
             msg = await self._stub.DescribePack(pb.DescribePackRequest(name=name), timeout=deadline)
         except grpc.RpcError as exc:
             raise error_from_rpc(exc, pack=name, timeout=deadline, target=self.target) from None
-        return _description(msg)
+        return _description(msg, self.target)
 
     async def invoke(
         self,
@@ -495,10 +514,9 @@ class AsyncClient:
 
         async def once() -> Outcome:
             try:
-                return _outcome(
-                    await self._stub.InvokePack(request, timeout=deadline, metadata=metadata)
-                )
+                reply = await self._stub.InvokePack(request, timeout=deadline, metadata=metadata)
             except grpc.RpcError as exc:
                 raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
+            return _outcome(reply, self.target)
 
         return await (once() if retry is None else call_with_retry_async(once, retry))

@@ -9,6 +9,7 @@ request id goes with every attempt, so a pack can tell a retry from a new call.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -40,7 +41,12 @@ class RetryPolicy:
 
     def delay(self, attempt: int, error: Retried) -> float:
         """Seconds to wait after failed attempt ``attempt`` (0-based)."""
-        backoff = min(self.backoff * self.multiplier**attempt, self.max_backoff)
+        try:
+            grown = self.backoff * self.multiplier**attempt if self.backoff > 0 else 0.0
+        except OverflowError:  # a long retry loop: 2.0**1024 is no float
+            grown = math.inf
+        backoff = min(grown, self.max_backoff)
+        # retry_after arrives bounded (``[0, MAX_RETRY_AFTER]``; see ``wire.status``).
         return max(backoff, error.retry_after or 0.0)
 
     def retries(self, error: Retried, attempt: int) -> bool:

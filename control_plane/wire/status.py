@@ -72,6 +72,7 @@ __all__ = [
     "envelope_to_proto",
     "error_status",
     "grpc_status",
+    "json_object",
     "markdown_table",
     "parse_call",
     "parse_status",
@@ -81,6 +82,7 @@ __all__ = [
     "rejection_status",
     "rejection_table",
     "retry_pushback",
+    "retryable_for",
     "service_config",
     "status_for",
     "status_table",
@@ -331,20 +333,39 @@ def envelope_to_proto(outcome: Outcome) -> pb.PackError:
     return msg
 
 
+def json_object(raw: bytes) -> dict[str, Any] | None:
+    """``raw`` as a JSON object, ``None`` when it is not one (not JSON, not UTF-8, a list):
+    what a peer sends as an object is used only as one."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def retryable_for(code: str, retryable: bool) -> bool:
+    """The retryable flag of ``code``: the vocabulary's for a baseline code (whatever the
+    wire claimed), ``retryable`` (the peer's) for a pack-specific one."""
+    base = BASELINE.get(code)
+    return base.retryable if base is not None else retryable
+
+
 def envelope_from_proto(msg: pb.PackError) -> ErrorEnvelope:
-    """The error envelope carried by a ``PackError``."""
+    """The error envelope carried by a ``PackError``, held to what the contract allows
+    whatever the peer sent: a baseline code's retryable flag is the vocabulary's,
+    ``retry_after`` is within ``[0, MAX_RETRY_AFTER]``, ``partial_result`` is an object."""
     fields: dict[str, Any] = {
         "code": msg.code,
         "message": msg.message,
-        "retryable": msg.retryable,
+        "retryable": retryable_for(msg.code, msg.retryable),
         "origin": msg.origin,
     }
     if msg.HasField("retry_after"):
-        fields["retry_after"] = msg.retry_after
+        fields["retry_after"] = clamp_retry_after(msg.retry_after)
     if msg.partial:
         fields["partial"] = True
     if msg.partial_result:
-        fields["partial_result"] = orjson.loads(msg.partial_result)
+        fields["partial_result"] = json_object(msg.partial_result) or {}
     elif msg.partial:
         fields["partial_result"] = {}
     if msg.violations:
@@ -970,12 +991,14 @@ def _parsed(status: grpc.StatusCode, message: str | None, rich: status_pb2.Statu
     for detail in rich.details:
         try:
             if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-                error_info = error_details_pb2.ErrorInfo()
-                detail.Unpack(error_info)
+                decoded = error_details_pb2.ErrorInfo()
+                detail.Unpack(decoded)  # kept only once it decoded
+                error_info = decoded
             elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
                 info = error_details_pb2.RetryInfo()
                 detail.Unpack(info)
-                retry_delay = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+                delay = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
+                retry_delay = clamp_retry_after(delay)  # 9e18 s or negative: bounded
             elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
                 bad = error_details_pb2.BadRequest()
                 detail.Unpack(bad)
@@ -983,8 +1006,9 @@ def _parsed(status: grpc.StatusCode, message: str | None, rich: status_pb2.Statu
                     FieldViolation(v.field, v.description) for v in bad.field_violations
                 )
             elif detail.Is(pb.PackError.DESCRIPTOR):
-                pack_error = pb.PackError()
-                detail.Unpack(pack_error)
+                unpacked = pb.PackError()
+                detail.Unpack(unpacked)  # kept only once it decoded
+                pack_error = unpacked
         except DecodeError:  # one undecodable detail does not hide the others
             continue
     return ParsedStatus(
