@@ -20,6 +20,7 @@ Subcommands register through :func:`command`, so later ones plug in the same way
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import errno
@@ -61,6 +62,7 @@ from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.runtime.tracing import add_tracing_arguments, tracing_from_args
 from control_plane.wire import event_loop
 from control_plane.wire.client import (
+    DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_TARGET,
     Client,
     DeadlineExceeded,
@@ -807,17 +809,32 @@ def _call_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     p.set_defaults(func=_call)
 
 
+#: Largest ``--input`` read (the client's message limit): more would be refused anyway,
+#: and ``@/dev/zero`` must not be read without end.
+MAX_INPUT_BYTES = DEFAULT_MAX_MESSAGE_BYTES
+
+
+def _bounded(data: bytes, where: str) -> bytes:
+    if len(data) > MAX_INPUT_BYTES:
+        raise UsageProblem(
+            f"the input from {where} is larger than {MAX_INPUT_BYTES} bytes (the largest "
+            "message a call may send)",
+            "invalid_input",
+        )
+    return data
+
+
 def _read_input(spec: str) -> bytes:
     if spec == "-":
-        return sys.stdin.buffer.read()
+        return _bounded(sys.stdin.buffer.read(MAX_INPUT_BYTES + 1), "stdin")
     if spec.startswith("@"):
         path = spec[1:]
         try:
             with open(path, "rb") as fh:
-                return fh.read()
+                return _bounded(fh.read(MAX_INPUT_BYTES + 1), path)
         except OSError as exc:
             raise UsageProblem(f"cannot read input file {path}: {exc.strerror}") from None
-    return spec.encode()
+    return _bounded(spec.encode("utf-8", "surrogateescape"), "--input")
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -904,14 +921,70 @@ def main(argv: Sequence[str] | None = None) -> int:
         command.error(f"unrecognized arguments: {' '.join(near)}")
     args.argv = list(argv) if argv is not None else sys.argv[1:]
     handler: Handler = args.func
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _PipeGuard(saved[0]), _PipeGuard(saved[1])
     try:
-        return handler(args)
+        code = handler(args)
+        for stream in (sys.stdout, sys.stderr):  # now, not at exit where it would cost 120
+            stream.flush()
+        return code
     except BrokenPipeError:
-        # Output piped into a closed reader (e.g. `| head`): not an error of ours.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # A write past the guard (a stream's raw buffer) into a closed reader: the command
+        # had not finished, so its code is unknown; the reader chose to stop reading.
+        _silence(sys.__stdout__)
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _silence(stream: TextIO | None) -> None:
+    """Point ``stream``'s file descriptor at ``/dev/null``: what it still holds (and
+    Python's flush at exit) goes nowhere instead of failing on a closed pipe."""
+    try:
+        fd = stream.fileno() if stream is not None else -1
+    except (OSError, ValueError):  # not a real file (a test's capture): nothing to redirect
+        return
+    if fd >= 0:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
+class _PipeGuard:
+    """A text stream whose reader may be gone (``packctl call ... | head``): the first
+    ``BrokenPipeError`` silences the stream (:func:`_silence`) and later writes are
+    dropped, so the command runs to its end and its exit code is the one it returns --
+    1 for a failed call, 2 for a usage problem -- never the pipe's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._broken = False
+
+    def write(self, text: str) -> int:
+        if not self._broken:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._break()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._broken:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._break()
+
+    def _break(self) -> None:
+        self._broken = True
+        _silence(self._stream)
+        with contextlib.suppress(OSError, ValueError):  # a closed or fake stream
+            self._stream.flush()  # what the buffer held now goes to /dev/null
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 if __name__ == "__main__":
