@@ -53,6 +53,7 @@ __all__ = [
     "ENV_INCIDENT_DB",
     "GroupBy",
     "IncidentStore",
+    "IncidentStoreUnreadable",
     "default_incident_db",
 ]
 
@@ -120,6 +121,13 @@ _INSERT_EVENT = (
 )
 
 _STOP = object()
+
+
+class IncidentStoreUnreadable(OSError):
+    """The database cannot be read: not a SQLite file, a directory, a schema this version
+    does not know, a lock held past the busy timeout. The message names the path and why."""
+
+
 _WRITE_ATTEMPTS = 5
 
 
@@ -297,6 +305,13 @@ class IncidentStore:
                 try:
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute("BEGIN IMMEDIATE")
+                    found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                    if found > _SCHEMA_VERSION:
+                        # Its tables may not be ours any more: never write into them.
+                        raise sqlite3.DatabaseError(
+                            f"written by a newer version (schema {found}; this version "
+                            f"knows up to {_SCHEMA_VERSION})"
+                        )
                     _migrate_events(conn)
                     for statement in _SCHEMA:
                         conn.execute(statement)
@@ -557,30 +572,64 @@ class IncidentStore:
 
     @contextlib.contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection | None]:
+        """A query-only connection (``None``: a read-only store whose file does not exist).
+        Any SQLite failure while it is used is :class:`IncidentStoreUnreadable`."""
         if self.read_only and not self.path.exists():
             yield None
             return
-        conn = self._connect()
+        conn: sqlite3.Connection | None = None
         try:
+            conn = self._connect()
             conn.execute("PRAGMA query_only = 1")
             yield conn
+        except sqlite3.Error as exc:
+            raise IncidentStoreUnreadable(self._unreadable(conn, exc)) from exc
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
+
+    def _unreadable(self, conn: sqlite3.Connection | None, exc: sqlite3.Error) -> str:
+        """Why the database cannot be read, for an operator: path, SQLite's words, and the
+        schema version when the file was written by a newer version of this product."""
+        reason = f"cannot read the incident store {self.path}: {exc}"
+        if os.path.isdir(self.path):
+            return f"{reason} (it is a directory)"
+        version = None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version is not None and version > _SCHEMA_VERSION:
+            return (
+                f"{reason} (written by a newer version: schema {version}, this version "
+                f"knows up to {_SCHEMA_VERSION})"
+            )
+        return reason
 
     def get(self, reference_id: str) -> Incident | None:
-        """The incident kept under ``reference_id``, or ``None``."""
-        with self._reader() as conn:
-            if conn is None:
-                return None
-            row = conn.execute(
-                "SELECT reference_id, pack, request_id, kind, summary, traceback, created_at"
-                " FROM incidents WHERE reference_id = ?",
-                (reference_id.strip(),),
-            ).fetchone()
+        """The incident kept under ``reference_id``, or ``None``.
+
+        When the database cannot be read (:class:`IncidentStoreUnreadable`), the journals
+        beside it are still searched: the incidents a broken store could not commit are
+        there; the error is raised only when they do not have it either."""
+        ref = reference_id.strip()
+        unreadable: IncidentStoreUnreadable | None = None
+        row = None
+        try:
+            with self._reader() as conn:
+                if conn is not None:
+                    row = conn.execute(
+                        "SELECT reference_id, pack, request_id, kind, summary, traceback,"
+                        " created_at FROM incidents WHERE reference_id = ?",
+                        (ref,),
+                    ).fetchone()
+        except IncidentStoreUnreadable as exc:
+            unreadable = exc
         if row is not None:
             return Incident(*row)
         # Not committed yet (or its process was killed first): the journals have it.
-        found = find(self.path, reference_id.strip())
+        found = find(self.path, ref)
+        if found is None and unreadable is not None:
+            raise unreadable
         if found is None or (
             self.max_age is not None and found.created_at < time.time() - self.max_age
         ):
