@@ -216,3 +216,33 @@ def test_a_database_corrupted_while_serving_is_counted_survived_and_reopened(
     with sqlite3.connect(db) as conn:
         stored = {r for (r,) in conn.execute("SELECT reference_id FROM incidents")}
     assert refs[3] in stored
+
+
+def test_the_events_file_follows_logrotate_rename_removal_and_copytruncate(
+    tmp_path: Path,
+) -> None:
+    # Before: after `mv events.jsonl events.jsonl.1` (logrotate's default) or `rm`, the
+    # server kept appending to the renamed or removed file; the path stayed empty for good.
+    events = tmp_path / "events.jsonl"
+    env = subprocess_env(CAPABILITY_PACKS_INCIDENT_DB=str(tmp_path / "i.db"))
+    proc, target = start_serve("--plugin", "testpacks", "--events-file", str(events), env=env)
+    try:
+        first = _fail(target, 1)
+        events.rename(tmp_path / "events.jsonl.1")
+        second = _fail(target, 1)
+        events.unlink()
+        third = _fail(target, 1)
+        with events.open("r+b") as f:  # copytruncate: copied elsewhere, emptied in place
+            f.truncate(0)
+        fourth = _fail(target, 1)
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err
+
+    def refs(path: Path) -> list[str]:
+        return [json.loads(line)["reference_id"] for line in path.read_text().splitlines()]
+
+    assert refs(tmp_path / "events.jsonl.1") == first
+    assert refs(events) == fourth
+    assert not events.read_bytes().startswith(b"\0")  # appended from the new end, no hole
+    assert second and third

@@ -513,23 +513,47 @@ class FileSink:
 
     Each event is one ``write`` of one line to a file opened in append mode, so several
     processes may share the file without interleaving lines. The directory is created.
+    Rotation is followed: when the file at ``path`` is no longer the one open (renamed
+    away by logrotate, removed), the next event opens ``path`` afresh; a file truncated
+    in place (``copytruncate``) is appended to from its new end.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._file: IO[bytes] | None = open(self.path, "ab", buffering=0)  # noqa: SIM115
+        self._file: IO[bytes] | None = None
+        self._identity: tuple[int, int] | None = None
+        self._closed = False
+        self._open()
+
+    def _open(self) -> IO[bytes]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        file = open(self.path, "ab", buffering=0)  # noqa: SIM115
+        st = os.fstat(file.fileno())
+        self._file, self._identity = file, (st.st_dev, st.st_ino)
+        return file
 
     def __call__(self, event: ErrorEvent) -> None:
         line = event.to_json() + b"\n"
         with self._lock:
-            if self._file is None:
+            if self._closed:
                 raise ValueError(f"event file {self.path} is closed")
-            self._file.write(line)
+            file = self._file
+            try:
+                st = os.stat(self.path)
+                moved = (st.st_dev, st.st_ino) != self._identity
+            except FileNotFoundError:
+                moved = True
+            if moved or file is None:  # rotated or removed: write at ``path`` again
+                if file is not None:
+                    file.close()
+                    self._file = None
+                file = self._open()  # raises (the event is skipped, logged) until it can
+            file.write(line)
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._file is not None:
                 self._file.close()
                 self._file = None
