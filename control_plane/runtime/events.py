@@ -392,8 +392,8 @@ def fitted_line(event: ErrorEvent, limit: int = PIPE_BUF) -> bytes:
     An event line is bounded, but not by a pipe's atomic write: 16 correlation ids of 256
     characters (the caller's to choose) make ~5 KB, and a longer write to a pipe several
     workers share may interleave with theirs. Such a line gets its correlation values cut
-    further (ending ``...``, as values over 256 characters already are), then its message;
-    every key stays. A line that still cannot fit is returned whole.
+    further (ending ``...``, as values over 256 characters already are), then its message,
+    then its pack name and request id; every key stays.
     """
     line = event.to_json()
     if len(line) < limit:
@@ -412,7 +412,16 @@ def fitted_line(event: ErrorEvent, limit: int = PIPE_BUF) -> bytes:
             data["message"] = _cut(message, cap)
             line = orjson.dumps(data)
             if len(line) < limit:
-                break
+                return line + b"\n"
+    # A caller's pack name and request id (256 characters each, control characters
+    # escaped to six bytes apiece) can still overflow it: cut those last.
+    whole = {key: data.get(key) for key in ("pack", "request_id")}
+    for cap in (128, 64, 32, 16):
+        for key, value in whole.items():
+            data[key] = _cut(value, cap)
+        line = orjson.dumps(data)
+        if len(line) < limit:
+            break
     return line + b"\n"
 
 
