@@ -356,3 +356,20 @@ def test_success_outcome_has_no_event() -> None:
     invoker.close()
     with pytest.raises(ValueError, match="no error event"):
         ErrorEvent.from_outcome(outcome)
+
+
+def test_a_line_of_hostile_caller_fields_still_fits_one_pipe_write() -> None:
+    # Before: a rejection of a caller-made pack name and request id of 300 control
+    # characters each (six bytes apiece once escaped) plus 16 correlation ids made a
+    # 4,175-byte stderr line: over PIPE_BUF, so --workers' lines could interleave.
+    from control_plane.core.rejection import Rejection
+    from control_plane.runtime.events import PIPE_BUF, fitted_line
+
+    hostile = "\x01" * 300
+    rejection = Rejection.of("unknown_pack", f"no pack named {hostile}", pack=hostile)
+    correlation = {f"k{i:02d}" + "x" * 60: '"' * 256 for i in range(16)}
+    event = ErrorEvent.rejection(rejection, request_id=hostile, correlation=correlation)
+    line = fitted_line(event)
+    assert len(line) <= PIPE_BUF and line.endswith(b"\n") and line.count(b"\n") == 1
+    body = json.loads(line)
+    assert set(body) == set(event.to_dict()) and body["pack"].endswith("...")

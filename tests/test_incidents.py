@@ -22,6 +22,7 @@ from control_plane.core.pack import Pack
 from control_plane.core.registry import Registry
 from control_plane.runtime.events import ErrorEvent, ErrorEvents
 from control_plane.runtime.incident_store import IncidentStore, default_incident_db
+from control_plane.runtime.journal import IncidentJournal
 from control_plane.runtime.observability import (
     IncidentNotFound,
     add_cli_commands,
@@ -562,3 +563,77 @@ def test_concurrent_writers_threads_and_processes_lose_and_corrupt_nothing(
     assert all(b["message"] == b["request_id"] for b in bodies)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
+
+
+# -- stores that cannot be read ---------------------------------------------------------------
+
+
+def _packctl(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "control_plane.adapters.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=ROOT,
+    )
+
+
+def _newer_schema(path: Path) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE incidents (reference_id TEXT PRIMARY KEY, tenant TEXT NOT NULL)")
+    conn.execute("PRAGMA user_version = 9")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize("broken", ["not-sqlite", "directory", "newer-schema"])
+def test_cli_on_a_store_it_cannot_read_says_why_and_exits_2(tmp_path: Path, broken: str) -> None:
+    # Before: `packctl incident REF` / `packctl errors` on such a file ended in a Python
+    # traceback (sqlite3.DatabaseError: file is not a database, ...).
+    db = tmp_path / "incidents.db"
+    if broken == "not-sqlite":
+        db.write_bytes(b"this is not a database\n" * 100)
+    elif broken == "directory":
+        db.mkdir()
+    else:
+        _newer_schema(db)
+    for argv in (["incident", "ref_0123456789abcdef"], ["errors", "--since", "all"]):
+        done = _packctl(*argv, "--incident-db", str(db))
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        assert f"packctl {argv[0]}: cannot read the incident store {db}" in done.stderr
+        if broken == "directory":
+            assert "(it is a directory)" in done.stderr
+        if broken == "newer-schema":
+            assert "written by a newer version: schema 9" in done.stderr
+
+
+def test_an_incident_in_the_journal_resolves_even_when_the_database_is_unreadable(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "incidents.db"
+    db.write_bytes(b"garbage" * 1000)
+    journal = IncidentJournal(db)  # what a server whose database broke still wrote
+    journal.append(incident("ref_journaled0000001"))
+    journal.close(remove=False)
+    done = _packctl("incident", "ref_journaled0000001", "--incident-db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "reference_id: ref_journaled0000001" in done.stdout
+
+
+def test_serve_refuses_a_store_of_a_newer_schema_naming_it(tmp_path: Path) -> None:
+    db = tmp_path / "incidents.db"
+    _newer_schema(db)
+    done = _packctl("serve", "--address", "127.0.0.1:0", "--incident-db", str(db))
+    assert done.returncode == 2, done.stderr
+    assert f"cannot open the incident store {db}" in done.stderr
+    assert "written by a newer version (schema 9; this version knows up to 2)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_hostile_reference_id_is_echoed_bounded(tmp_path: Path) -> None:
+    ref = "ref_" + "a" * 100_000
+    done = _packctl("incident", ref, "--incident-db", str(tmp_path / "none.db"))
+    assert done.returncode == 1, done.stderr
+    assert len(done.stderr) < 500 and "(100004 characters)" in done.stderr

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
+import time
 import urllib.request
 from pathlib import Path
 
@@ -156,3 +158,91 @@ def test_serve_with_an_incident_db_that_cannot_open_exits_2(tmp_path: Path) -> N
     assert done.returncode == 2, done.stderr
     assert f"cannot open the incident store {blocker / 'incidents.db'}" in done.stderr
     assert "--no-incident-db" in done.stderr and "Traceback" not in done.stderr
+
+
+def _dropped(port: int) -> float:
+    return scrape(port).get(("capability_packs_event_store_dropped_total", ()), 0.0)
+
+
+def _fail(target: str, n: int) -> list[str]:
+    refs = []
+    with Client(target) as client:
+        for _ in range(n):
+            with pytest.raises(PackCallError) as err:
+                client.invoke("test.fail", {"code": "internal_error"}, timeout=10)
+            ref = err.value.envelope.reference_id
+            assert ref is not None
+            refs.append(ref)
+    return refs
+
+
+def test_a_database_corrupted_while_serving_is_counted_survived_and_reopened(
+    tmp_path: Path,
+) -> None:
+    # Before: the first write into a database overwritten while the server ran raised
+    # sqlite3.DatabaseError ('file is not a database'), which killed the store's writer
+    # thread; from then on nothing was written, nothing was counted as dropped
+    # (event_store_dropped_total stayed 0 until 10,000 records had piled up in memory),
+    # and a database put back in place was never written again.
+    db = tmp_path / "incidents.db"
+    env = subprocess_env(CAPABILITY_PACKS_INCIDENT_DB=str(db))
+    proc, target = start_serve("--plugin", "testpacks", "--metrics-port", "0", env=env, drain=True)
+    try:
+        match = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", proc.banner)  # type: ignore[attr-defined]
+        assert match
+        port = int(match.group(1))
+        for part in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            if part.exists():
+                with part.open("r+b") as f:
+                    f.write(b"X" * 4096)
+        refs = _fail(target, 3)
+        give_up = time.monotonic() + 120  # a bound on the wait, not on how fast
+        while _dropped(port) < 6:  # 3 incidents + 3 events, after the writer's retries
+            assert proc.poll() is None
+            assert time.monotonic() < give_up, "the failed writes were never counted"
+            time.sleep(0.1)
+        for part in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+            part.unlink(missing_ok=True)
+        refs += _fail(target, 1)  # written to a new database at the same path
+        assert _fail(target, 0) == [] and _dropped(port) == 6
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err
+    assert "writer thread failed" not in err
+    for ref in refs:  # the first three from the journal, the last from the new database
+        shown = packctl("incident", ref, env=env)
+        assert shown.returncode == 0, shown.stderr
+        assert f"reference_id: {ref}" in shown.stdout
+    with sqlite3.connect(db) as conn:
+        stored = {r for (r,) in conn.execute("SELECT reference_id FROM incidents")}
+    assert refs[3] in stored
+
+
+def test_the_events_file_follows_logrotate_rename_removal_and_copytruncate(
+    tmp_path: Path,
+) -> None:
+    # Before: after `mv events.jsonl events.jsonl.1` (logrotate's default) or `rm`, the
+    # server kept appending to the renamed or removed file; the path stayed empty for good.
+    events = tmp_path / "events.jsonl"
+    env = subprocess_env(CAPABILITY_PACKS_INCIDENT_DB=str(tmp_path / "i.db"))
+    proc, target = start_serve("--plugin", "testpacks", "--events-file", str(events), env=env)
+    try:
+        first = _fail(target, 1)
+        events.rename(tmp_path / "events.jsonl.1")
+        second = _fail(target, 1)
+        events.unlink()
+        third = _fail(target, 1)
+        with events.open("r+b") as f:  # copytruncate: copied elsewhere, emptied in place
+            f.truncate(0)
+        fourth = _fail(target, 1)
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err
+
+    def refs(path: Path) -> list[str]:
+        return [json.loads(line)["reference_id"] for line in path.read_text().splitlines()]
+
+    assert refs(tmp_path / "events.jsonl.1") == first
+    assert refs(events) == fourth
+    assert not events.read_bytes().startswith(b"\0")  # appended from the new end, no hole
+    assert second and third

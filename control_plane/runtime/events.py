@@ -392,8 +392,8 @@ def fitted_line(event: ErrorEvent, limit: int = PIPE_BUF) -> bytes:
     An event line is bounded, but not by a pipe's atomic write: 16 correlation ids of 256
     characters (the caller's to choose) make ~5 KB, and a longer write to a pipe several
     workers share may interleave with theirs. Such a line gets its correlation values cut
-    further (ending ``...``, as values over 256 characters already are), then its message;
-    every key stays. A line that still cannot fit is returned whole.
+    further (ending ``...``, as values over 256 characters already are), then its message,
+    then its pack name and request id; every key stays.
     """
     line = event.to_json()
     if len(line) < limit:
@@ -412,7 +412,16 @@ def fitted_line(event: ErrorEvent, limit: int = PIPE_BUF) -> bytes:
             data["message"] = _cut(message, cap)
             line = orjson.dumps(data)
             if len(line) < limit:
-                break
+                return line + b"\n"
+    # A caller's pack name and request id (256 characters each, control characters
+    # escaped to six bytes apiece) can still overflow it: cut those last.
+    whole = {key: data.get(key) for key in ("pack", "request_id")}
+    for cap in (128, 64, 32, 16):
+        for key, value in whole.items():
+            data[key] = _cut(value, cap)
+        line = orjson.dumps(data)
+        if len(line) < limit:
+            break
     return line + b"\n"
 
 
@@ -513,23 +522,47 @@ class FileSink:
 
     Each event is one ``write`` of one line to a file opened in append mode, so several
     processes may share the file without interleaving lines. The directory is created.
+    Rotation is followed: when the file at ``path`` is no longer the one open (renamed
+    away by logrotate, removed), the next event opens ``path`` afresh; a file truncated
+    in place (``copytruncate``) is appended to from its new end.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._file: IO[bytes] | None = open(self.path, "ab", buffering=0)  # noqa: SIM115
+        self._file: IO[bytes] | None = None
+        self._identity: tuple[int, int] | None = None
+        self._closed = False
+        self._open()
+
+    def _open(self) -> IO[bytes]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        file = open(self.path, "ab", buffering=0)  # noqa: SIM115
+        st = os.fstat(file.fileno())
+        self._file, self._identity = file, (st.st_dev, st.st_ino)
+        return file
 
     def __call__(self, event: ErrorEvent) -> None:
         line = event.to_json() + b"\n"
         with self._lock:
-            if self._file is None:
+            if self._closed:
                 raise ValueError(f"event file {self.path} is closed")
-            self._file.write(line)
+            file = self._file
+            try:
+                st = os.stat(self.path)
+                moved = (st.st_dev, st.st_ino) != self._identity
+            except FileNotFoundError:
+                moved = True
+            if moved or file is None:  # rotated or removed: write at ``path`` again
+                if file is not None:
+                    file.close()
+                    self._file = None
+                file = self._open()  # raises (the event is skipped, logged) until it can
+            file.write(line)
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             if self._file is not None:
                 self._file.close()
                 self._file = None

@@ -53,6 +53,7 @@ __all__ = [
     "ENV_INCIDENT_DB",
     "GroupBy",
     "IncidentStore",
+    "IncidentStoreUnreadable",
     "default_incident_db",
 ]
 
@@ -120,6 +121,13 @@ _INSERT_EVENT = (
 )
 
 _STOP = object()
+
+
+class IncidentStoreUnreadable(OSError):
+    """The database cannot be read: not a SQLite file, a directory, a schema this version
+    does not know, a lock held past the busy timeout. The message names the path and why."""
+
+
 _WRITE_ATTEMPTS = 5
 
 
@@ -252,6 +260,8 @@ class IncidentStore:
         #: Set to cut the writer's linger short (flush, close).
         self._wake = threading.Event()
         self._last_prune = float("-inf")
+        #: The file the writer's connection opened (device, inode): see ``_reopen``.
+        self._opened: tuple[int, int] | None = None
         #: Records handed to the store but never written (queue full, write failed, closed).
         self.dropped = 0
         #: Records written (incidents + events).
@@ -297,6 +307,13 @@ class IncidentStore:
                 try:
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute("BEGIN IMMEDIATE")
+                    found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                    if found > _SCHEMA_VERSION:
+                        # Its tables may not be ours any more: never write into them.
+                        raise sqlite3.DatabaseError(
+                            f"written by a newer version (schema {found}; this version "
+                            f"knows up to {_SCHEMA_VERSION})"
+                        )
                     _migrate_events(conn)
                     for statement in _SCHEMA:
                         conn.execute(statement)
@@ -409,8 +426,9 @@ class IncidentStore:
     def _run(self) -> None:
         conn: sqlite3.Connection | None = None
         try:
-            conn = self._connect()
-            self._prune_if_due(conn)
+            conn = self._reopen(None)
+            if conn is not None:
+                self._prune_if_due(conn)
             stop = False
             while not stop:
                 first = self._next()
@@ -435,10 +453,13 @@ class IncidentStore:
                     elif isinstance(item, ErrorEvent):
                         events.append(_event_row(item))
                 if incidents or events:
-                    self._write(conn, incidents, events)
-                    if incidents and self.journal is not None:
+                    conn, ok = self._write(conn, incidents, events)
+                    # Incidents not committed stay due in the journal: `packctl incident`
+                    # finds them there, and the next store to open this file commits them.
+                    if ok and incidents and self.journal is not None:
                         self.journal.settled(len(incidents))
-                    self._prune_if_due(conn)
+                    if conn is not None:
+                        self._prune_if_due(conn)
                 for marker in markers:
                     marker.set()
         # Thread boundary: log whatever killed the writer instead of dying silently.
@@ -448,6 +469,79 @@ class IncidentStore:
             if conn is not None:
                 conn.close()
             self._release_waiters()
+
+    def _identity(self) -> tuple[int, int] | None:
+        """The file now at ``path`` (device, inode), ``None`` when there is none."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    def _reopen(self, conn: sqlite3.Connection | None) -> sqlite3.Connection | None:
+        """The writer's connection to the database file that is at ``path`` now.
+
+        ``conn`` is kept while it still names that file. When the file was removed,
+        renamed or replaced (or ``conn`` is ``None`` after a failure), the store is set up
+        again at ``path`` (schema created when the file is new) and connected; ``None``
+        (logged) when that fails: its records then count as dropped, never the thread."""
+        identity = self._identity()
+        if conn is not None and identity is not None and identity == self._opened:
+            return conn
+        if conn is not None:
+            logger.warning(
+                "incident store %s: the database file was removed or replaced; reopening",
+                self.path,
+            )
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+        try:
+            self._initialise()  # idempotent: creates the file and schema when missing
+            conn = self._connect()
+        except (OSError, sqlite3.Error) as exc:
+            logger.warning("incident store %s: cannot open the database: %s", self.path, exc)
+            self._opened = None
+            return None
+        self._opened = self._identity()
+        return conn
+
+    def _write(
+        self,
+        conn: sqlite3.Connection | None,
+        incidents: Sequence[tuple[Any, ...]],
+        events: Sequence[tuple[Any, ...]],
+    ) -> tuple[sqlite3.Connection | None, bool]:
+        """Commit one batch, retrying; the connection to go on with and whether it was
+        committed. Any SQLite failure (locked, full disk, corrupt file, a schema that is
+        not ours) is retried on a fresh connection, then counted in :attr:`dropped`."""
+        count = len(incidents) + len(events)
+        for attempt in range(_WRITE_ATTEMPTS):
+            conn = self._reopen(conn)
+            if conn is not None:
+                try:
+                    with self._transaction(conn):
+                        if incidents:
+                            conn.executemany(_INSERT_INCIDENT, incidents)
+                        if events:
+                            conn.executemany(_INSERT_EVENT, events)
+                except sqlite3.Error as exc:
+                    logger.warning(
+                        "incident store %s: write attempt %d failed: %s",
+                        self.path,
+                        attempt + 1,
+                        exc,
+                    )
+                    if not isinstance(exc, sqlite3.OperationalError):
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.close()
+                        conn = None  # a corrupt or foreign file: reconnect to retry
+                else:
+                    self.written += count
+                    return conn, True
+            time.sleep(0.05 * (attempt + 1))
+        self.dropped += count
+        logger.error("incident store %s: %d record(s) dropped after retries", self.path, count)
+        return conn, False
 
     def _next(self) -> object:
         """The oldest pending record; sleeps while there is none."""
@@ -476,31 +570,6 @@ class IncidentStore:
             elif item is not _STOP:
                 self.dropped += 1
 
-    def _write(
-        self,
-        conn: sqlite3.Connection,
-        incidents: Sequence[tuple[Any, ...]],
-        events: Sequence[tuple[Any, ...]],
-    ) -> None:
-        count = len(incidents) + len(events)
-        for attempt in range(_WRITE_ATTEMPTS):
-            try:
-                with self._transaction(conn):
-                    if incidents:
-                        conn.executemany(_INSERT_INCIDENT, incidents)
-                    if events:
-                        conn.executemany(_INSERT_EVENT, events)
-            except sqlite3.OperationalError as exc:
-                logger.warning(
-                    "incident store %s: write attempt %d failed: %s", self.path, attempt + 1, exc
-                )
-                time.sleep(0.05 * (attempt + 1))
-                continue
-            self.written += count
-            return
-        self.dropped += count
-        logger.error("incident store %s: %d record(s) dropped after retries", self.path, count)
-
     @staticmethod
     @contextlib.contextmanager
     def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
@@ -522,7 +591,7 @@ class IncidentStore:
         self._last_prune = now
         try:
             self._prune(conn, time.time())
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             logger.warning("incident store %s: pruning failed: %s", self.path, exc)
 
     def _prune(self, conn: sqlite3.Connection, now: float) -> int:
@@ -557,30 +626,64 @@ class IncidentStore:
 
     @contextlib.contextmanager
     def _reader(self) -> Iterator[sqlite3.Connection | None]:
+        """A query-only connection (``None``: a read-only store whose file does not exist).
+        Any SQLite failure while it is used is :class:`IncidentStoreUnreadable`."""
         if self.read_only and not self.path.exists():
             yield None
             return
-        conn = self._connect()
+        conn: sqlite3.Connection | None = None
         try:
+            conn = self._connect()
             conn.execute("PRAGMA query_only = 1")
             yield conn
+        except sqlite3.Error as exc:
+            raise IncidentStoreUnreadable(self._unreadable(conn, exc)) from exc
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
+
+    def _unreadable(self, conn: sqlite3.Connection | None, exc: sqlite3.Error) -> str:
+        """Why the database cannot be read, for an operator: path, SQLite's words, and the
+        schema version when the file was written by a newer version of this product."""
+        reason = f"cannot read the incident store {self.path}: {exc}"
+        if os.path.isdir(self.path):
+            return f"{reason} (it is a directory)"
+        version = None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version is not None and version > _SCHEMA_VERSION:
+            return (
+                f"{reason} (written by a newer version: schema {version}, this version "
+                f"knows up to {_SCHEMA_VERSION})"
+            )
+        return reason
 
     def get(self, reference_id: str) -> Incident | None:
-        """The incident kept under ``reference_id``, or ``None``."""
-        with self._reader() as conn:
-            if conn is None:
-                return None
-            row = conn.execute(
-                "SELECT reference_id, pack, request_id, kind, summary, traceback, created_at"
-                " FROM incidents WHERE reference_id = ?",
-                (reference_id.strip(),),
-            ).fetchone()
+        """The incident kept under ``reference_id``, or ``None``.
+
+        When the database cannot be read (:class:`IncidentStoreUnreadable`), the journals
+        beside it are still searched: the incidents a broken store could not commit are
+        there; the error is raised only when they do not have it either."""
+        ref = reference_id.strip()
+        unreadable: IncidentStoreUnreadable | None = None
+        row = None
+        try:
+            with self._reader() as conn:
+                if conn is not None:
+                    row = conn.execute(
+                        "SELECT reference_id, pack, request_id, kind, summary, traceback,"
+                        " created_at FROM incidents WHERE reference_id = ?",
+                        (ref,),
+                    ).fetchone()
+        except IncidentStoreUnreadable as exc:
+            unreadable = exc
         if row is not None:
             return Incident(*row)
         # Not committed yet (or its process was killed first): the journals have it.
-        found = find(self.path, reference_id.strip())
+        found = find(self.path, ref)
+        if found is None and unreadable is not None:
+            raise unreadable
         if found is None or (
             self.max_age is not None and found.created_at < time.time() - self.max_age
         ):

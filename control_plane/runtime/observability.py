@@ -49,6 +49,7 @@ from control_plane.runtime.incident_store import (
     ENV_INCIDENT_DB,
     GroupBy,
     IncidentStore,
+    IncidentStoreUnreadable,
     default_incident_db,
 )
 from control_plane.runtime.metrics import Metrics
@@ -280,9 +281,11 @@ def show_incident(store: IncidentStore, ref: str, *, as_json: bool = False) -> s
     """One incident as text (or JSON); :class:`IncidentNotFound` when unknown."""
     incident = store.get(ref)
     if incident is None:
+        shown = ref.strip()
+        if len(shown) > 80:  # a reference id is 20 characters; echo a bounded head
+            shown = f"{shown[:64]}... ({len(shown)} characters)"
         raise IncidentNotFound(
-            f"no incident {ref.strip()!r} in {store.path} (unknown, or older than the "
-            "store's retention)"
+            f"no incident {shown!r} in {store.path} (unknown, or older than the store's retention)"
         )
     data = _incident_dict(incident)
     if as_json:
@@ -370,20 +373,29 @@ def _hide_alias(parser: argparse.ArgumentParser, alias: str) -> None:
 
 
 def run_incident(args: argparse.Namespace) -> int:
-    """``packctl incident REF``: print one incident; exit 1 when unknown."""
+    """``packctl incident REF``: print one incident; exit 1 when unknown, 2 when the store
+    cannot be read (and the journals beside it do not have the id either)."""
     store = IncidentStore(args.incident_db, read_only=True)
     try:
         print(show_incident(store, args.ref, as_json=args.output == "json"))
     except IncidentNotFound as exc:
         print(f"packctl incident: {exc}", file=sys.stderr)
         return 1
+    except IncidentStoreUnreadable as exc:
+        print(f"packctl incident: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
 def run_errors(args: argparse.Namespace) -> int:
-    """``packctl errors``: print error counts grouped by code, pack or origin."""
+    """``packctl errors``: print error counts grouped by code, pack or origin; exit 2 when
+    the store cannot be read."""
     store = IncidentStore(args.incident_db, read_only=True)
-    print(aggregate_errors(store, args.since, args.by, as_json=args.output == "json"))
+    try:
+        print(aggregate_errors(store, args.since, args.by, as_json=args.output == "json"))
+    except IncidentStoreUnreadable as exc:
+        print(f"packctl errors: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
