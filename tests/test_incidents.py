@@ -264,7 +264,7 @@ def test_parse_duration() -> None:
     assert parse_duration("2w") == 14 * DAY
     assert parse_duration("90") == 90
     assert parse_duration("all") is None
-    for bad in ("soon", "1x", "h1", "-5", "1h 2m"):
+    for bad in ("soon", "1x", "h1", "-5", "1h 2m", "nan", "inf", "-inf", "1e999", "1e999s"):
         with pytest.raises(ValueError):
             parse_duration(bad)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 import sqlite3
@@ -246,6 +247,8 @@ def parse_duration(text: str) -> float | None:
             raise ValueError(
                 f"invalid duration {text!r}: use e.g. 30s, 15m, 1h, 1h30m, 7d or all"
             ) from None
+    if not math.isfinite(seconds):  # "nan", "inf", "1e999": no window (use "all")
+        raise ValueError(f"invalid duration {text!r}: not a finite number (all: no limit)")
     if seconds < 0:
         raise ValueError(f"invalid duration {text!r}: negative")
     return seconds
