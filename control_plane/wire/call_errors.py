@@ -326,9 +326,9 @@ def unreadable_answer(what: str, status: grpc.StatusCode, target: str = "") -> T
 def _no_code(code: str, message: str, origin: str) -> ErrorEnvelope:
     """The envelope for a failure whose code is no code at all: ``internal_error``."""
     shown = scrub(code, 64) if code else "an empty code"
-    return ErrorEnvelope.model_construct(
-        code=INTERNAL_ERROR,
-        message=scrub(f"the control plane sent {shown!r}, which is no error code: {message}", 500),
+    return ErrorEnvelope.build(
+        INTERNAL_ERROR,
+        f"the control plane sent {shown!r}, which is no error code: {message}",
         retryable=False,
         origin=origin,
     )
