@@ -41,7 +41,12 @@ from control_plane.adapters.temporal.client import TemporalPackClient, invoke, r
 from control_plane.adapters.temporal.messages import InvokePackRequest, PackCall, RetrySettings
 from control_plane.adapters.temporal.search import ensure_code_attribute
 from control_plane.adapters.temporal.worker import create_worker, sandbox_runner
-from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane.core.errors import (
+    CapabilityPackError,
+    InvalidInput,
+    RequestRejected,
+    UnknownPack,
+)
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.vocabulary import BASELINE
 from control_plane.runtime.events import ErrorEvent, ErrorEvents
@@ -525,6 +530,18 @@ async def test_activity_input_that_fails_to_decode_is_not_retried(env: Env, arg:
     assert isinstance(cause, ApplicationError)
     assert (cause.type, cause.non_retryable) == ("InvalidInput", True)
     assert bridge.failure_code(cause) == "invalid_input"
+
+
+@MODULE_LOOP
+async def test_result_over_temporals_payload_limit_is_result_too_large(env: Env) -> None:
+    """A 3 MB result: the worker could not complete the activity (over Temporal's 2 MiB
+    payload limit), so the caller recovered a synthesized internal_error; now it is the
+    control plane's own ``result_too_large`` rejection, as over gRPC."""
+    with pytest.raises(RequestRejected) as info:
+        await env.packs.invoke("test.big", {"size": 3_000_000}, request_id=_rid())
+    assert info.value.rejection.reason == "result_too_large"
+    ok = await env.packs.invoke("test.big", {"size": 1000}, request_id=_rid())
+    assert ok.result == {"blob": "x" * 1000}
 
 
 # -- a worker killed mid-activity ------------------------------------------------------

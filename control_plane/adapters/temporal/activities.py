@@ -16,6 +16,7 @@ import math
 from datetime import timedelta
 from typing import Any, TypeVar
 
+import orjson
 from temporalio import activity
 from temporalio.converter import value_to_type
 
@@ -26,12 +27,24 @@ from control_plane.adapters.temporal.bridge import (
 )
 from control_plane.adapters.temporal.messages import ACTIVITY_NAME, InvokePackRequest, PackCall
 from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected
+from control_plane.core.rejection import Rejection
 from control_plane.core.validation import FailOn
 from control_plane.runtime.runtime import Runtime
 
-__all__ = ["MAX_SECONDS", "PackActivities", "check_call", "check_request", "decode_message"]
+__all__ = [
+    "MAX_RESULT_BYTES",
+    "MAX_SECONDS",
+    "PackActivities",
+    "check_call",
+    "check_request",
+    "decode_message",
+]
 
 _FAIL_ON: dict[str, FailOn] = {"fail": "fail", "warn": "warn"}
+
+#: Largest success (``Outcome.to_dict()`` as JSON) an activity returns: Temporal's default
+#: payload limit (2 MiB) less room for the payload's metadata. Larger is ``result_too_large``.
+MAX_RESULT_BYTES = 2 * 1024 * 1024 - 64 * 1024
 
 #: Longest duration (timeout, interval) a request may ask for: ten years, in seconds. Past
 #: it (or not finite) Temporal's durations overflow and the workflow task fails forever.
@@ -158,7 +171,19 @@ class PackActivities:
         if outcome.error is not None:
             backoff = backoff_delay(info.retry_policy, info.attempt)
             raise outcome_to_application_error(outcome, backoff=backoff)
-        return outcome.to_dict()
+        data = outcome.to_dict()
+        size = len(orjson.dumps(data))
+        if size > MAX_RESULT_BYTES:
+            # Temporal refuses the completion: the attempt would just be lost, untyped.
+            message = (
+                f"the result of {outcome.pack} is {size} bytes, over the {MAX_RESULT_BYTES} "
+                "bytes a Temporal payload may carry"
+            )
+            rejection = Rejection.of(
+                "result_too_large", message, pack=outcome.pack, request_id=outcome.request_id
+            )
+            raise rejection_to_application_error(RequestRejected.of(rejection))
+        return data
 
 
 def _heartbeat_interval(timeout: timedelta | None) -> float | None:
