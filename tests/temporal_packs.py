@@ -11,6 +11,7 @@ import asyncio
 import os
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,22 @@ class InlineFailureWorkflow:
     @workflow.run
     async def run(self, code: str) -> str:
         raise PackError(code, f"inline {code}, token=abc123secret", retry_after=0.5)
+
+
+@workflow.defn
+class RawActivityWorkflow:
+    """Calls the pack activity with whatever argument it is given, under Temporal's default
+    retry policy (unlimited attempts): what a careless workflow author writes."""
+
+    @workflow.run
+    async def run(self, arg: Any) -> dict[str, Any]:
+        result: dict[str, Any] = await workflow.execute_activity(
+            "capability_packs.invoke",
+            arg,
+            result_type=dict,
+            start_to_close_timeout=timedelta(seconds=10),
+        )
+        return result
 
 
 @workflow.defn

@@ -416,6 +416,80 @@ def test_stdout_carries_only_mcp_messages() -> None:
     assert testpacks.SECRET.encode() not in out
 
 
+def _raw_session(calls: list[Any]) -> dict[int, Any]:
+    """``tools/call`` params sent as raw JSON-RPC over stdio; answers by id (10, 11, ...)."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }
+    messages: list[dict[str, Any]] = [
+        init,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    messages += [
+        {"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": params}
+        for i, params in enumerate(calls)
+    ]
+    proc = subprocess.Popen(
+        tied([*PACKCTL, *STDIO_LOCAL]),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=subprocess_env(),
+        cwd=ROOT,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    answers: dict[int, Any] = {}
+    try:
+        for message in messages:
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+            if "id" in message:
+                while message["id"] not in answers:
+                    line = proc.stdout.readline()
+                    assert line, "server closed stdout"
+                    parsed = json.loads(line)
+                    if "id" in parsed:
+                        answers[parsed["id"]] = parsed
+    finally:
+        proc.stdin.close()
+        proc.wait(TIMEOUT)
+    return answers
+
+
+def test_malformed_tool_calls_are_typed_results_not_protocol_errors() -> None:
+    """``arguments`` that is not an object, a ``name`` that is not a string: still a
+    ``CallToolResult`` with ``rejected: invalid_input`` (docs/mcp.md: no call becomes an MCP
+    protocol error), scrubbed; the SDK alone answered ``-32602 Invalid request parameters``."""
+    calls: list[Any] = [
+        {"name": "test.echo", "arguments": [1, 2]},
+        {"name": "test.echo", "arguments": f"password={testpacks.SECRET}"},
+        {"name": "test.echo", "arguments": 7},
+        {"name": 5, "arguments": {}},
+        {"arguments": {}},
+        {"name": ["test.echo"]},
+    ]
+    answers = _raw_session(calls)
+    fields = ["/", "/", "/", "/name", "/name", "/name"]
+    for i, field in enumerate(fields):
+        answer = answers[10 + i]
+        assert "error" not in answer, (calls[i], answer)
+        result = answer["result"]
+        assert result["isError"] is True
+        rejected = result["structuredContent"]["rejected"]
+        assert rejected["reason"] == "invalid_input", calls[i]
+        assert rejected["retryable"] is False
+        assert rejected["violations"][0]["field"] == field, calls[i]
+        assert result["content"][0]["text"].startswith("invalid input: ")
+        assert testpacks.SECRET not in json.dumps(result)
+
+
 # -- other transports and backends -----------------------------------------------------
 
 

@@ -41,7 +41,12 @@ from control_plane.adapters.temporal.client import TemporalPackClient, invoke, r
 from control_plane.adapters.temporal.messages import InvokePackRequest, PackCall, RetrySettings
 from control_plane.adapters.temporal.search import ensure_code_attribute
 from control_plane.adapters.temporal.worker import create_worker, sandbox_runner
-from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane.core.errors import (
+    CapabilityPackError,
+    InvalidInput,
+    RequestRejected,
+    UnknownPack,
+)
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.vocabulary import BASELINE
 from control_plane.runtime.events import ErrorEvent, ErrorEvents
@@ -157,7 +162,11 @@ async def env(temporal_target: str) -> AsyncIterator[Env]:
         client,
         TASK_QUEUE,
         runtime=runtime,
-        workflows=[temporal_packs.InlineFailureWorkflow, temporal_packs.ParentWorkflow],
+        workflows=[
+            temporal_packs.InlineFailureWorkflow,
+            temporal_packs.ParentWorkflow,
+            temporal_packs.RawActivityWorkflow,
+        ],
     )
     async with worker:
         yield Env(client, TemporalPackClient(client, TASK_QUEUE, retry=FAST), temporal_target)
@@ -459,6 +468,80 @@ async def test_malformed_call_fails_inline_as_invalid_input(env: Env) -> None:
     with pytest.raises(InvalidInput) as info:
         await env.packs.outcome(handle)
     assert info.value.violations[0].field == "/fail_on"
+
+
+_ECHO = {"name": "test.echo", "input_json": "{}"}
+#: Requests a careless workflow author can start: each failed the workflow *task* over and
+#: over (OverflowError in timedelta, RetryPolicy's ValueError, a TypeError while decoding),
+#: so the workflow hung until its execution timeout instead of failing.
+MALFORMED_REQUESTS: list[tuple[Any, str]] = [
+    ({"call": {**_ECHO, "timeout": float("inf")}}, "/timeout"),
+    ({"call": {**_ECHO, "timeout": 1e300}}, "/timeout"),
+    ({"call": _ECHO, "start_to_close_timeout": -1}, "/start_to_close_timeout"),
+    ({"call": _ECHO, "heartbeat_timeout": float("nan")}, "/heartbeat_timeout"),
+    ({"call": _ECHO, "retry": {"maximum_attempts": -1}}, "/retry/maximum_attempts"),
+    ({"call": _ECHO, "retry": {"backoff_coefficient": 0.5}}, "/retry/backoff_coefficient"),
+    ("not a request", "/"),
+    ({"call": {"name": 5}}, "/"),
+    ({"call": {**_ECHO, "timeout": "soon"}}, "/"),
+]
+
+
+@pytest.mark.parametrize(("request_arg", "field"), MALFORMED_REQUESTS)
+@MODULE_LOOP
+async def test_malformed_request_fails_the_workflow_as_invalid_input(
+    env: Env, request_arg: Any, field: str
+) -> None:
+    with pytest.raises(WorkflowFailureError) as info:
+        await env.client.execute_workflow(
+            "InvokePackWorkflow",
+            request_arg,
+            id=_rid(),
+            task_queue=TASK_QUEUE,
+            execution_timeout=timedelta(seconds=20),
+            result_type=dict,
+        )
+    cause = info.value.cause
+    assert isinstance(cause, ApplicationError), repr(cause)  # not a workflow timeout
+    assert cause.type == "InvalidInput"
+    assert cause.non_retryable
+    rejection = bridge.recover_rejection(info.value)
+    assert rejection is not None
+    assert isinstance(rejection, InvalidInput)
+    assert rejection.violations[0].field == field
+
+
+@pytest.mark.parametrize("arg", ["not a call", {"name": 5}, {"name": "test.echo", "timeout": "x"}])
+@MODULE_LOOP
+async def test_activity_input_that_fails_to_decode_is_not_retried(env: Env, arg: Any) -> None:
+    """A workflow of the author's own passing a wrong argument to the pack activity: the
+    SDK's decoding error was retryable, so the default policy retried it forever."""
+    with pytest.raises(WorkflowFailureError) as info:
+        await env.client.execute_workflow(
+            temporal_packs.RawActivityWorkflow.run,
+            arg,
+            id=_rid(),
+            task_queue=TASK_QUEUE,
+            execution_timeout=timedelta(seconds=20),
+        )
+    activity_error = info.value.cause
+    assert isinstance(activity_error, ActivityError), repr(activity_error)
+    cause = activity_error.cause
+    assert isinstance(cause, ApplicationError)
+    assert (cause.type, cause.non_retryable) == ("InvalidInput", True)
+    assert bridge.failure_code(cause) == "invalid_input"
+
+
+@MODULE_LOOP
+async def test_result_over_temporals_payload_limit_is_result_too_large(env: Env) -> None:
+    """A 3 MB result: the worker could not complete the activity (over Temporal's 2 MiB
+    payload limit), so the caller recovered a synthesized internal_error; now it is the
+    control plane's own ``result_too_large`` rejection, as over gRPC."""
+    with pytest.raises(RequestRejected) as info:
+        await env.packs.invoke("test.big", {"size": 3_000_000}, request_id=_rid())
+    assert info.value.rejection.reason == "result_too_large"
+    ok = await env.packs.invoke("test.big", {"size": 1000}, request_id=_rid())
+    assert ok.result == {"blob": "x" * 1000}
 
 
 # -- a worker killed mid-activity ------------------------------------------------------

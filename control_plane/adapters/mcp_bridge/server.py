@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp import types
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
@@ -27,6 +28,7 @@ from control_plane.adapters.mcp_bridge.tools import (
     ToolSpec,
     build_tools,
     error_content,
+    malformed_call,
     rejected_content,
     success_content,
 )
@@ -74,6 +76,8 @@ class Bridge:
             on_call_tool=self._call_tool,
             get_tool_input_schema=self._input_schema,
         )
+        # Before the SDK validates the params: a malformed call is a typed result too.
+        self.server.middleware.append(self._refuse_malformed_calls)
 
     # -- the catalogue ------------------------------------------------------------
 
@@ -124,6 +128,21 @@ class Bridge:
         return types.ListToolsResult(tools=self.list_tools())
 
     # -- calls --------------------------------------------------------------------
+
+    async def _refuse_malformed_calls(self, ctx: Any, call_next: CallNext) -> HandlerResult:
+        """``tools/call`` params the SDK would answer with ``-32602`` (``arguments`` not an
+        object, ``name`` not a string) become ``rejected: invalid_input`` results: no call
+        is an MCP protocol error (docs/mcp.md)."""
+        if ctx.method == "tools/call":
+            refused = malformed_call(ctx.params)
+            if refused is not None:
+                structured, text = rejected_content(refused)
+                return types.CallToolResult(
+                    content=[types.TextContent(text=text)],
+                    structured_content=structured,
+                    is_error=True,
+                )
+        return await call_next(ctx)
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams

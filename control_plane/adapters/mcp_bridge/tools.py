@@ -39,6 +39,7 @@ __all__ = [
     "action_line",
     "build_tools",
     "error_content",
+    "malformed_call",
     "rejected_content",
     "success_content",
     "tool_name",
@@ -443,6 +444,54 @@ def error_content(outcome: Outcome, spec: ToolSpec) -> tuple[dict[str, Any], str
         f"Next: {action_line(env, spec.vocabulary.get(env.code))}."
     )
     return data, scrub(text)
+
+
+_JSON_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),
+    (int, "number"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (Mapping, "object"),
+)
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    return next((kind for cls, kind in _JSON_KINDS if isinstance(value, cls)), "value")
+
+
+def malformed_call(params: object) -> Rejection | None:
+    """The ``invalid_input`` rejection of ``tools/call`` params the SDK would refuse as a
+    JSON-RPC error (``name`` not a string, ``arguments`` not an object), else ``None``.
+
+    Only the JSON kind of a wrong value is named, never the value itself.
+    """
+    if not isinstance(params, Mapping):
+        faults = [FieldViolation("/name", "must be a string naming a tool (see tools/list)")]
+        return Rejection.of(
+            "invalid_input", "tools/call params must be an object", violations=faults
+        )
+    name = params.get("name")
+    faults = []
+    if not isinstance(name, str):
+        what = "missing" if "name" not in params else f"got {_json_kind(name)}"
+        faults.append(
+            FieldViolation("/name", f"must be a string naming a tool (see tools/list); {what}")
+        )
+    arguments = params.get("arguments")
+    if arguments is not None and not isinstance(arguments, Mapping):
+        faults.append(
+            FieldViolation("/", f"the arguments must be a JSON object, got {_json_kind(arguments)}")
+        )
+    if not faults:
+        return None
+    pack = name if isinstance(name, str) else ""
+    target = f" for {pack}" if pack else ""
+    return Rejection.of(
+        "invalid_input", f"invalid tools/call{target}", pack=pack, violations=faults
+    )
 
 
 def rejected_content(rejection: Rejection | RequestRejected) -> tuple[dict[str, Any], str]:

@@ -33,7 +33,7 @@ from temporalio.worker import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from control_plane.adapters.temporal.activities import check_call
+    from control_plane.adapters.temporal.activities import check_request, decode_message
     from control_plane.adapters.temporal.bridge import (
         OUTCOME_KEY,
         REJECTION_KEY,
@@ -69,10 +69,19 @@ class InvokePackWorkflow:
     """Run one pack call durably; the result is ``Outcome.to_dict()``."""
 
     @workflow.run
-    async def run(self, request: InvokePackRequest) -> dict[str, Any]:
+    async def run(self, request: Any) -> dict[str, Any]:
+        """``request`` is an :class:`InvokePackRequest`; one that does not decode, or whose
+        settings Temporal could not take, fails the workflow as ``InvalidInput``."""
+        try:
+            request = decode_message(InvokePackRequest, request)
+        except CapabilityPackError as exc:
+            raise domain_error_to_application_error(exc) from None
+        return await self._run(request)
+
+    async def _run(self, request: InvokePackRequest) -> dict[str, Any]:
         call = request.call
         try:
-            check_call(call)
+            check_request(request)
             heartbeat = request.heartbeat_timeout
             result: dict[str, Any] = await workflow.execute_activity(
                 ACTIVITY_NAME,
