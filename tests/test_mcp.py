@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio.from_thread
+import grpc
 import pytest
 import testpacks
 from child_processes import tied
@@ -24,13 +25,24 @@ from server_support import PACKCTL, ROOT, ServerThread, load_test_packs, subproc
 
 from control_plane import Check, Pack, Result
 from control_plane.adapters.mcp_bridge.tools import REJECTION_REASONS, build_tools, tool_name
+from control_plane.core.outcome import Outcome
 from control_plane.core.registry import Registry
+from control_plane.core.rejection import Rejection
 from control_plane.core.vocabulary import BASELINE
 from control_plane.runtime.runtime import build_runtime
+from control_plane.wire.call_errors import (
+    Overloaded,
+    TransportError,
+    Unauthenticated,
+    unreadable_answer,
+)
 from control_plane.wire.client import PackDescription
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
+
+from control_plane.adapters.mcp_bridge.backends import LocalBridgeBackend  # noqa: E402
+from control_plane.adapters.mcp_bridge.server import Bridge  # noqa: E402
 
 PLUGIN = ["--plugin", "testpacks"]
 STDIO_LOCAL = ["mcp", "--local", *PLUGIN]
@@ -234,6 +246,51 @@ async def test_every_answer_matches_the_tools_output_schema() -> None:
             )
     finally:
         await bridge.close()
+
+
+class _Refused(LocalBridgeBackend):
+    """A backend whose control plane answers every call with ``error`` (a TransportError)."""
+
+    error: TransportError
+
+    async def invoke(self, *args: Any, **kwargs: Any) -> Outcome:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (
+            Unauthenticated(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "bad token",
+                rejection=Rejection.of("unauthenticated", "bad token"),
+            ),
+            "unauthenticated",
+        ),
+        (
+            unreadable_answer("a result that is not a JSON object", grpc.StatusCode.OK),
+            "adapter_failed",
+        ),
+        (Overloaded(grpc.StatusCode.RESOURCE_EXHAUSTED, "busy", retry_after=2.0), "overloaded"),
+        (TransportError(grpc.StatusCode.UNAVAILABLE, "connection refused"), "unavailable"),
+    ],
+)
+async def test_a_refusal_the_control_plane_answered_keeps_its_reason(
+    error: TransportError, reason: str
+) -> None:
+    """Only a control plane that did not answer is ``unavailable``; a refusal it sent (or an
+    answer the client could not use) reaches the MCP caller with its own reason."""
+    backend = _Refused(build_runtime(load=load_test_packs()))
+    backend.error = error
+    bridge = Bridge(backend)
+    try:
+        assert await bridge.refresh()
+        data, _, is_error = await bridge.call("test.echo", {"a": 1})
+    finally:
+        await bridge.close()
+    assert is_error and data["rejected"]["reason"] == reason
+    assert data["rejected"]["retryable"] is Rejection.of(reason, "x").retryable
 
 
 # -- tools/call ------------------------------------------------------------------------

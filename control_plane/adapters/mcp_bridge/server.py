@@ -186,6 +186,9 @@ class Bridge:
         except DeadlineExceeded as exc:
             return (*rejected_content(exc.rejection), True)
         except TransportError as exc:
+            if exc.rejection.reason != "unavailable":  # the control plane answered: its refusal
+                return (*rejected_content(exc.rejection), True)  # (overloaded, unauthenticated,
+                # adapter_failed for an answer the client could not use)
             message = f"cannot reach the control plane at {self.backend.where} ({exc.status.name})"
             return (*rejected_content(Rejection.of("unavailable", message)), True)
         # The MCP boundary: a bug of the bridge must still answer in the documented shape.
