@@ -505,3 +505,40 @@ def test_sigterm_while_workers_start_stops_without_waiting_for_them(tmp_path: Pa
 
 def _all_pids() -> list[int]:
     return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_taken_metrics_port_is_a_usage_error_not_a_traceback(workers: str) -> None:
+    """``--metrics-port`` on a port someone holds: a plain ``packctl serve`` and a
+    supervisor both refuse with a message naming the port (exit 2), before any worker is
+    started, instead of a traceback (exit 1) after the workers served."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        run = subprocess.run(
+            [
+                *PACKCTL,
+                "serve",
+                "--address",
+                "127.0.0.1:0",
+                "--workers",
+                workers,
+                "--plugin",
+                "workerpacks",
+                "--metrics-port",
+                str(port),
+                "--metrics-host",
+                "127.0.0.1",
+            ],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert run.returncode == 2, run.stderr
+    assert f"cannot serve metrics on 127.0.0.1:{port}" in run.stderr
+    assert "Traceback" not in run.stderr and ") ready: " not in run.stderr

@@ -686,6 +686,7 @@ def _cannot_listen(address: str, exc: OSError | ValueError) -> str:
 
 def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     """``serve --workers N``: the supervisor (see :mod:`control_plane.wire.workers`)."""
+    from control_plane.runtime.observability import metrics_port_error
     from control_plane.wire.workers import (
         DEFAULT_WORKER_TIMEOUT,
         Supervisor,
@@ -712,6 +713,17 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     def on_signal(signum: int, frame: object) -> None:
         stop.set()
 
+    metrics_port: int | None = None
+    if args.metrics_port is not None:  # before any worker starts: a taken port is refused
+        try:
+            metrics_port = supervisor.serve_metrics(args.metrics_port, args.metrics_host)
+        except OSError as exc:
+            reserved.close()
+            print(
+                f"packctl: {metrics_port_error(args.metrics_host, args.metrics_port, exc)}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         try:
@@ -723,10 +735,10 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
             status = supervisor.stop(args.grace)
             print("packctl: stopped", file=sys.stderr)
             return EXIT_OK if status == 0 else 1
-        if args.metrics_port is not None:
-            port = supervisor.serve_metrics(args.metrics_port, args.metrics_host)
+        if metrics_port is not None:
             print(
-                f"packctl: metrics on http://{args.metrics_host}:{port}/metrics (all workers)",
+                f"packctl: metrics on http://{args.metrics_host}:{metrics_port}/metrics "
+                "(all workers)",
                 file=sys.stderr,
             )
         pids = ", ".join(str(p) for p in supervisor.pids())

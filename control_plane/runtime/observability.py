@@ -553,5 +553,19 @@ def install_from_args(
     )
     obs._owned_sinks = tuple(owned)
     if args.metrics_port is not None:
-        obs.serve_metrics(args.metrics_port, args.metrics_host)
+        try:
+            obs.serve_metrics(args.metrics_port, args.metrics_host)
+        except OSError as exc:  # a port someone holds: a usage error, not a traceback
+            obs.close()
+            raise ConfigError(
+                metrics_port_error(args.metrics_host, args.metrics_port, exc)
+            ) from None
     return obs
+
+
+def metrics_port_error(host: str, port: int, exc: OSError) -> str:
+    """What ``packctl serve`` says when ``--metrics-port`` cannot be served."""
+    return (
+        f"cannot serve metrics on {host}:{port}: {exc.strerror or exc}; choose another "
+        "--metrics-port (0: any free one)"
+    )
