@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import subprocess
 import sys
 import time
 from typing import Any
@@ -191,6 +192,18 @@ def act(doc: dict[str, Any], ctx: Context) -> Any:
         raise PackError(ForgedCode("undeclared_code"), "forged")
     if mode == "huge_text":
         raise ValueError("w" * n)
+    if mode in ("spawn_and_hang", "spawn_and_exit", "spawn_and_return"):
+        # A child (inheriting stdout/stderr) that would outlive the worker: in a group of
+        # its own only when the pack asks for it (setsid escapes any group kill).
+        child = subprocess.Popen(["sleep", str(doc.get("child_seconds", 300))])
+        with open(doc["pidfile"], "w") as f:
+            f.write(str(child.pid))
+        if mode == "spawn_and_exit":
+            os._exit(0)
+        if mode == "spawn_and_return":
+            return {"items": [child.pid]}
+        time.sleep(float(doc.get("seconds", 60)))
+        return {"items": []}
     if mode == "hang":
         time.sleep(float(doc.get("seconds", 60)))
         return {"items": []}

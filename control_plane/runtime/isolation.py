@@ -15,6 +15,8 @@ of worker processes (``packctl serve --isolate PACK`` or ``--isolate all``, or
   ``internal_error`` with a reference id; the worker is replaced;
 * a call that passes its deadline gets ``timeout`` as in-process calls do, and its worker
   is killed and replaced (a hung handler cannot be stopped any other way);
+* each worker leads a process group of its own and is always killed with it (deadline,
+  crash, retirement, shutdown): what the pack started ends with the worker;
 * ``memory_limit`` caps each worker's address space (``RLIMIT_AS``): a leak ends in
   ``MemoryError`` (``internal_error``) and the worker is retired, as is a worker whose
   resident set grew past ``rss_limit`` after a call;
@@ -239,6 +241,10 @@ def worker_main(
     or ``{"seq", "kind": "error", "error": ...}`` (:func:`describe_exception`), each with
     ``retire`` (the worker is about to exit).
     """
+    # A process group of its own: whatever the pack starts (a subprocess, a fork) ends with
+    # the worker (the parent kills the group, not only the worker).
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
     if output is not None:  # what the pack prints reaches the control plane's scrubbing relay
         os.dup2(output.fileno(), 1)
         os.dup2(output.fileno(), 2)
@@ -344,6 +350,12 @@ class _Worker:
         return bool(self.process.is_alive())
 
     def kill(self) -> None:
+        """SIGKILL the worker and its process group: the children the pack started too
+        (one that made a session of its own, ``setsid``, escapes)."""
+        pid = self.pid
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(OSError, ValueError, AttributeError):
             self.process.kill()
 
@@ -451,8 +463,10 @@ class WorkerPool:
         if replace:
             if retire:
                 self.stats.retired += 1
-            else:
-                worker.kill()
+            # Even a retiring worker (it exits by itself) is killed with its group, before
+            # it is reaped (its pid, so the group's id, cannot be reused until then): the
+            # children the pack started end with it.
+            worker.kill()
             code = worker.reap()
             logger.warning(
                 "isolated worker of pack %s (pid %s) %s; starting a replacement",

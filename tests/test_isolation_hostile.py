@@ -1,0 +1,91 @@
+"""Hostile isolated packs against a real ``packctl serve``: what a worker leaves behind.
+
+A worker killed at its deadline or dead mid-call must not leave its children running: an
+orphaned child keeps running the pack's work unsupervised, and holds the worker's output
+pipe (the scrubbing relay keeps one descriptor open per such pipe in the control plane).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from raw_wire import Serve, invoke
+
+from control_plane.runtime.isolation import wait_until
+
+PACK = "hostile.iso"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
+    db = tmp_path_factory.mktemp("isolation-hostile") / "incidents.db"
+    with Serve(db, "--isolation-workers", "1") as server:
+        yield server
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, dead and waiting for its reaper, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def _child(pidfile: Path) -> int:
+    pid = int(pidfile.read_text())
+    assert pid > 0
+    return pid
+
+
+def _reap_child(pid: int) -> None:
+    if _running(pid):
+        os.kill(pid, 9)
+
+
+@pytest.mark.parametrize(
+    ("mode", "timeout", "code"),
+    [("spawn_and_hang", 3.0, "timeout"), ("spawn_and_exit", 30.0, "internal_error")],
+)
+def test_a_worker_that_is_killed_or_dies_takes_its_children(
+    served: Serve, tmp_path: Path, mode: str, timeout: float, code: str
+) -> None:
+    pidfile = tmp_path / "child.pid"
+    got = invoke(served.channel, PACK, {"mode": mode, "pidfile": str(pidfile)}, timeout=timeout)
+    assert got.code == code, (got.code, got.message)
+    child = _child(pidfile)
+    try:
+        assert wait_until(lambda: not _running(child), 30), (
+            f"the worker's child {child} outlived it"
+        )
+    finally:
+        _reap_child(child)
+    assert invoke(served.channel, PACK, {"mode": "ok"}).code == "ok"
+    assert served.alive()
+
+
+def test_a_child_left_running_by_a_call_ends_when_the_worker_is_replaced(
+    served: Serve, tmp_path: Path
+) -> None:
+    """A call that returned leaves its child running in the worker (the pack's business),
+    but once that worker is gone (here: it dies on the next call), so is the child."""
+    pidfile = tmp_path / "child.pid"
+    got = invoke(served.channel, PACK, {"mode": "spawn_and_return", "pidfile": str(pidfile)})
+    assert got.code == "ok"
+    child = _child(pidfile)
+    try:
+        assert _running(child)
+        died = invoke(
+            served.channel, PACK, {"mode": "spawn_and_exit", "pidfile": str(tmp_path / "b")}
+        )
+        assert died.code == "internal_error"
+        second = _child(tmp_path / "b")
+        try:
+            assert wait_until(lambda: not _running(child) and not _running(second), 30)
+        finally:
+            _reap_child(second)
+    finally:
+        _reap_child(child)
