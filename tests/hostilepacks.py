@@ -204,6 +204,12 @@ def act(doc: dict[str, Any], ctx: Context) -> Any:
             return {"items": [child.pid]}
         time.sleep(float(doc.get("seconds", 60)))
         return {"items": []}
+    if mode == "flood":  # megabytes of lines to stderr, as fast as the pipe takes them
+        line = b"e" * 1000 + b" password=" + SECRET.encode() + b"\n"
+        block = line * 64
+        for _ in range(int(doc.get("mb", 100)) * 1_000_000 // len(block)):
+            os.write(2, block)
+        return {"items": []}
     if mode == "hang":
         time.sleep(float(doc.get("seconds", 60)))
         return {"items": []}

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hostilepacks import SECRET
 from raw_wire import Serve, invoke
 
 from control_plane.runtime.isolation import wait_until
@@ -89,3 +90,22 @@ def test_a_child_left_running_by_a_call_ends_when_the_worker_is_replaced(
             _reap_child(second)
     finally:
         _reap_child(child)
+
+
+def test_a_pack_flooding_stderr_is_cut_to_its_budget(tmp_path: Path) -> None:
+    """100 MB printed by an isolated pack: the control plane's stderr gets the first
+    BURST bytes (scrubbed) and a line saying how much was dropped, not 100 MB."""
+    with Serve(tmp_path / "incidents.db", "--isolation-workers", "1") as server:
+        got = invoke(server.channel, PACK, {"mode": "flood", "mb": 100}, timeout=120)
+        assert got.code == "ok"
+
+        def reported() -> bool:  # the next output within the budget brings the count
+            invoke(server.channel, PACK, {"mode": "print_secret", "tag": "after"})
+            return any("bytes of this process's output dropped" in x for x in server.stderr)
+
+        assert wait_until(reported, 60)
+        flood = [line for line in server.stderr if line.startswith("eeee")]
+        relayed = sum(len(line) for line in flood)
+        assert 0 < relayed < 100_000_000 // 4, relayed
+        assert not any(SECRET in line for line in server.stderr)
+        assert invoke(server.channel, "hostile.noop", {}).code == "ok"
