@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import sqlite3
 import subprocess
 import time
@@ -246,3 +247,31 @@ def test_the_events_file_follows_logrotate_rename_removal_and_copytruncate(
     assert refs(events) == fourth
     assert not events.read_bytes().startswith(b"\0")  # appended from the new end, no hole
     assert second and third
+
+
+def test_a_line_torn_by_a_full_disk_does_not_run_into_the_next_event(tmp_path: Path) -> None:
+    # Before: a write cut short (disk full; here the file-size limit, which the kernel
+    # enforces as it would ENOSPC: part of the line written, the rest refused) left a line
+    # with no newline, and the next event was appended to it: two events, one unparseable
+    # line. Now the next event starts on a line of its own (only the torn one is lost).
+    events = tmp_path / "events.jsonl"
+    proc, target = start_serve(
+        "--plugin", "testpacks", "--no-incident-db", "--events-file", str(events)
+    )
+    try:
+        first = _fail(target, 1)
+        size = events.stat().st_size
+        hard = resource.prlimit(proc.pid, resource.RLIMIT_FSIZE)[1]
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size + 40, hard))
+        _fail(target, 1)  # the caller still gets its answer; the line is cut at 40 bytes
+        assert events.stat().st_size == size + 40
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (hard, hard))  # space again
+        third = _fail(target, 1)
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err
+    lines = events.read_bytes().split(b"\n")
+    assert json.loads(lines[0])["reference_id"] == first[0]
+    assert json.loads(lines[-2])["reference_id"] == third[0]
+    assert lines[-1] == b""
+    assert len(lines) == 4  # first, the torn fragment, third
