@@ -28,6 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server_support import subprocess_env
 from test_cli import start_serve, stop_serve
 
+from control_plane.core.errors import RequestRejected
 from control_plane.runtime.metrics import REJECTION_REASONS, SEVERITIES
 from control_plane.wire.client import Client, PackCallError
 
@@ -206,3 +207,48 @@ def test_a_real_prometheus_sees_the_first_error_after_start(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate(timeout=10)
+
+
+def test_no_caller_input_adds_a_series(tmp_path: Path) -> None:
+    # Every label source a caller can reach, driven with values it made up: unknown pack
+    # names (control characters, 10 KB, unicode), undeclared codes a pack raises on request,
+    # severities a pack returns on request, invalid inputs, request ids and correlation
+    # metadata. The series set after is the one at start-up: values change, names do not.
+    env = subprocess_env(CAPABILITY_PACKS_INCIDENT_DB=str(tmp_path / "incidents.db"))
+    proc, target = start_serve(
+        "--plugin", "testpacks", "--metrics-port", "0", "--no-event-stream", env=env, drain=True
+    )  # drained: the rejections it logs outgrow a pipe
+    banner = proc.banner  # type: ignore[attr-defined]
+    port = int(banner.split("metrics on http://127.0.0.1:")[1].split("/")[0])
+    try:
+        _drive_made_up_values(target, port)
+    finally:
+        stop_serve(proc)
+
+
+def _drive_made_up_values(target: str, port: int) -> None:
+    before = _series(_get(f"http://127.0.0.1:{port}/metrics").decode())
+    made_up = [f"no.such.{i}" for i in range(50)] + ["x" * 10_000, "p\u00e9\u00e7k\n\x00", ""]
+    with Client(target) as client:
+        for i, name in enumerate(made_up):
+            with pytest.raises((PackCallError, RequestRejected, ValueError)):
+                client.invoke(name, {}, timeout=10, request_id=f"rid-{i}-" + "r" * 100)
+        for i in range(50):
+            with pytest.raises(PackCallError):
+                client.invoke(
+                    "test.fail",
+                    {"code": f"made_up_{i}"},
+                    timeout=10,
+                    metadata=[(f"x-correlation-k{i}", f"v{i}")],
+                )
+            with pytest.raises(PackCallError):  # a severity outside pass|warn|fail
+                client.invoke(
+                    "test.findings",
+                    {"checks": [{"id": "a", "severity": f"sev_{i}"}]},
+                    timeout=10,
+                )
+            with pytest.raises(RequestRejected):
+                client.invoke("test.strict_input", {"name": i, f"extra_{i}": 1}, timeout=10)
+    after = _series(_get(f"http://127.0.0.1:{port}/metrics").decode())
+    assert set(after) == set(before), sorted(set(after) - set(before))[:5]
+    assert after != before  # the traffic was counted, under the existing series

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import sqlite3
 import subprocess
 import time
 import urllib.request
 from pathlib import Path
 
+import grpc
 import pytest
 import testpacks
 from prometheus_client.parser import text_string_to_metric_families
@@ -22,6 +24,8 @@ from server_support import PACKCTL, subprocess_env
 from test_cli import start_serve, stop_serve
 
 from control_plane.core.errors import UnknownPack
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire.client import Client, PackCallError
 
 
@@ -246,3 +250,65 @@ def test_the_events_file_follows_logrotate_rename_removal_and_copytruncate(
     assert refs(events) == fourth
     assert not events.read_bytes().startswith(b"\0")  # appended from the new end, no hole
     assert second and third
+
+
+def test_a_line_torn_by_a_full_disk_does_not_run_into_the_next_event(tmp_path: Path) -> None:
+    # Before: a write cut short (disk full; here the file-size limit, which the kernel
+    # enforces as it would ENOSPC: part of the line written, the rest refused) left a line
+    # with no newline, and the next event was appended to it: two events, one unparseable
+    # line. Now the next event starts on a line of its own (only the torn one is lost).
+    events = tmp_path / "events.jsonl"
+    proc, target = start_serve(
+        "--plugin", "testpacks", "--no-incident-db", "--events-file", str(events)
+    )
+    try:
+        first = _fail(target, 1)
+        size = events.stat().st_size
+        hard = resource.prlimit(proc.pid, resource.RLIMIT_FSIZE)[1]
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size + 40, hard))
+        _fail(target, 1)  # the caller still gets its answer; the line is cut at 40 bytes
+        assert events.stat().st_size == size + 40
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (hard, hard))  # space again
+        third = _fail(target, 1)
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err
+    lines = events.read_bytes().split(b"\n")
+    assert json.loads(lines[0])["reference_id"] == first[0]
+    assert json.loads(lines[-2])["reference_id"] == third[0]
+    assert lines[-1] == b""
+    assert len(lines) == 4  # first, the torn fragment, third
+
+
+def test_health_answers_while_calls_of_a_pack_hang(tmp_path: Path) -> None:
+    # Health is the server's and the packs' load state, not a progress report: with 16 sync
+    # and 16 async calls of hung packs in flight, every health service still answers (the
+    # hung packs are still SERVING, as docs/grpc.md says) and other packs still run.
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    proc, target = start_serve(
+        "--plugin", "testpacks", "--no-incident-db", "--no-event-stream", "--grace", "1"
+    )
+    try:
+        with grpc.insecure_channel(target) as channel:
+            stub = pb_grpc.ControlPlaneServiceStub(channel)
+            hung = [
+                stub.InvokePack.future(
+                    pb.InvokePackRequest(pack=pack, input=b'{"seconds": 3600}'), timeout=120
+                )
+                for pack in ("test.hang", "test.hang_async")
+                for _ in range(16)
+            ]
+            health = health_pb2_grpc.HealthStub(channel)
+            serving = health_pb2.HealthCheckResponse.SERVING
+            for service in ("", "control_plane.v1.ControlPlaneService", "test.hang"):
+                check = health_pb2.HealthCheckRequest(service=service)
+                assert health.Check(check, timeout=30).status == serving, service
+            echo = stub.InvokePack(pb.InvokePackRequest(pack="test.echo", input=b"{}"), timeout=30)
+            assert json.loads(echo.result)["echo"] == {}
+            assert not any(call.done() for call in hung)
+            check = health_pb2.HealthCheckRequest(service="test.hang_async")
+            assert health.Check(check, timeout=30).status == serving
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err

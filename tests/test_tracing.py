@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import json
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -317,3 +318,76 @@ def test_refused_calls_and_other_methods_get_spans_too() -> None:
     assert describe.attributes["capability_packs.pack.name"] == "test.fail"
     assert describe.attributes["capability_packs.pack.version"] == "2.1.0"
     assert describe.attributes["rpc.grpc.status_code"] == 0
+
+
+@pytest.fixture
+def black_hole() -> Iterator[int]:
+    """A loopback port that accepts connections and never answers."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(sock.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
+        for conn in held:
+            conn.close()
+
+
+def _refused_port() -> int:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    sock.close()  # nothing listens: connection refused
+    return port
+
+
+@pytest.mark.parametrize(
+    ("receiver", "protocol"), [("silent", "http/protobuf"), ("refused", "grpc")]
+)
+def test_an_unreachable_receiver_fails_no_call_and_does_not_hold_shutdown(
+    receiver: str, protocol: str, black_hole: int
+) -> None:
+    # Before: with the receiver refusing connections or accepting and never answering,
+    # calls were answered, but SIGTERM waited for the SDK's shutdown, which keeps exporting
+    # (retries, 10 s timeouts) for up to 30 s: the server stopped 30.4 s after the signal.
+    # Now the last export gets Tracing.close()'s budget and the spans left are dropped,
+    # said on stderr (stop timings in the review report, not asserted here). The exporter
+    # gets 60 s per export, so the batch in flight at SIGTERM is still trying when the
+    # budget runs out (the SDK's 30 s join would outlast stop_serve's 30 s wait).
+    port = black_hole if receiver == "silent" else _refused_port()
+    env = subprocess_env(OTEL_EXPORTER_OTLP_TRACES_TIMEOUT="60")
+    proc, target = start_serve(
+        "--plugin",
+        "testpacks",
+        "--no-event-stream",
+        "--no-incident-db",
+        "--otel-endpoint",
+        f"http://127.0.0.1:{port}",
+        "--otel-protocol",
+        protocol,
+        env=env,
+        drain=True,
+    )
+    try:
+        with grpc.insecure_channel(target) as channel:
+            stub = pb_grpc.ControlPlaneServiceStub(channel)
+            for _ in range(600):  # more than one batch (512 spans) queued for export
+                reply = stub.InvokePack(
+                    pb.InvokePackRequest(pack="test.echo", input=b'{"x": 1}'), timeout=10
+                )
+                assert json.loads(reply.result)["echo"] == {"x": 1}
+    finally:
+        err = stop_serve(proc)
+    assert proc.returncode == 0, err
+    assert "did not take the last spans" in err, err

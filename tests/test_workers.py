@@ -542,3 +542,54 @@ def test_a_taken_metrics_port_is_a_usage_error_not_a_traceback(workers: str) -> 
     assert run.returncode == 2, run.stderr
     assert f"cannot serve metrics on 127.0.0.1:{port}" in run.stderr
     assert "Traceback" not in run.stderr and ") ready: " not in run.stderr
+
+
+def _whoami_counts(url: str) -> dict[str, float]:
+    """``invocations_total`` of ``worker.whoami`` ok, per ``worker`` label, merged scrape."""
+    with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(url, timeout=30) as r:
+        text = r.read().decode()
+    counts: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = sample.labels
+            if (
+                sample.name == "capability_packs_invocations_total"
+                and labels.get("pack") == "worker.whoami"
+                and labels.get("code") == "ok"
+            ):
+                counts[labels["worker"]] = sample.value
+    return counts
+
+
+def test_a_replaced_workers_counters_continue_from_its_predecessors(two_workers: tuple) -> None:
+    # Before: the merged scrape showed the replacement's own counts under the same
+    # worker="0" series: 0 < N0 read as a reset only until the replacement had counted
+    # more than its predecessor, after which Prometheus saw a plain increase and the old
+    # worker's whole count was lost (here: the total went from T to T - N0 + k).
+    proc, target, _ = two_workers
+    first, second = _worker_pids(proc.banner)
+    url = _metrics_url(proc.banner)
+    answered = 0
+    while True:
+        pid = _whoami(target).result["pid"]
+        answered += 1
+        if pid == first and answered >= 4:
+            break
+    before = _whoami_counts(url)
+    assert before["0"] >= 1 and sum(before.values()) == answered
+    os.kill(first, signal.SIGKILL)
+    for line in proc.stderr:  # the supervisor says when the replacement serves
+        if "worker 0 restarted" in line:
+            break
+    later: set[int] = set()
+    for _ in range(MAX_CONNECTIONS):
+        try:
+            later.add(_whoami(target).result["pid"])
+        except CapabilityPackError:
+            continue  # the connection reached the dying worker
+        answered += 1
+        if len(later - {first, second}) == 1:
+            break
+    after = _whoami_counts(url)
+    assert after["0"] >= before["0"]  # the slot's counter did not go back
+    assert sum(after.values()) == answered  # and nothing counted is lost

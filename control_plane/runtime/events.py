@@ -28,6 +28,7 @@ so the wire layer sets them once per request and every event of that request car
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import random
@@ -525,6 +526,10 @@ class FileSink:
     Rotation is followed: when the file at ``path`` is no longer the one open (renamed
     away by logrotate, removed), the next event opens ``path`` afresh; a file truncated
     in place (``copytruncate``) is appended to from its new end.
+
+    A write cut short (disk full) leaves a torn line and raises ``OSError`` (logged, counted
+    in ``ErrorEvents.sink_errors``); the next event, from any writer, starts on a new line
+    (the file's last byte is read before each write), so only the torn event is lost.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -537,7 +542,8 @@ class FileSink:
 
     def _open(self) -> IO[bytes]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        file = open(self.path, "ab", buffering=0)  # noqa: SIM115
+        # read too: the last byte is checked before each write (a torn line, see above)
+        file = open(self.path, "a+b", buffering=0)  # noqa: SIM115
         st = os.fstat(file.fileno())
         self._file, self._identity = file, (st.st_dev, st.st_ino)
         return file
@@ -558,7 +564,19 @@ class FileSink:
                     file.close()
                     self._file = None
                 file = self._open()  # raises (the event is skipped, logged) until it can
-            file.write(line)
+                st = os.fstat(file.fileno())
+            if st.st_size and os.pread(file.fileno(), 1, st.st_size - 1) != b"\n":
+                # A line torn by a full disk (this process's or another writer's) ends
+                # without a newline: start this event on a line of its own.
+                line = b"\n" + line
+            written = file.write(line)
+            if written is not None and written < len(line):
+                raise OSError(
+                    errno.ENOSPC,
+                    f"event line cut short after {written} of {len(line)} bytes "
+                    "(disk full or file size limit); the next event starts a new line",
+                    str(self.path),
+                )
 
     def close(self) -> None:
         with self._lock:

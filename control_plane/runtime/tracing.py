@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from urllib.parse import urlsplit
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT_SERVICE_NAME",
     "INSTRUMENTATION_NAME",
     "PROTOCOLS",
+    "SHUTDOWN_TIMEOUT",
     "Protocol",
     "Tracing",
     "add_tracing_arguments",
@@ -35,6 +38,8 @@ Protocol: TypeAlias = Literal["http/protobuf", "grpc"]
 PROTOCOLS: tuple[Protocol, ...] = ("http/protobuf", "grpc")
 #: ``service.name`` of the spans (``OTEL_SERVICE_NAME`` overrides it).
 DEFAULT_SERVICE_NAME = "capability-packs"
+#: Seconds ``Tracing.close()`` waits for the last spans to be exported.
+SHUTDOWN_TIMEOUT = 5.0
 #: Name of the tracer (the instrumentation scope of every span we make).
 INSTRUMENTATION_NAME = "capability_packs"
 _MISSING = (
@@ -125,11 +130,30 @@ class Tracing:
             trace.set_tracer_provider(provider)
         return cls(provider, endpoint=endpoint.url, protocol=protocol)
 
-    def close(self) -> None:
-        """Export what is buffered and stop."""
-        if not self._closed:
-            self._closed = True
-            self.provider.shutdown()
+    def close(self, timeout: float = SHUTDOWN_TIMEOUT) -> bool:
+        """Export what is buffered and stop, waiting at most ``timeout`` seconds.
+
+        The SDK's shutdown waits up to 30 s for its batch thread, which keeps exporting
+        while the receiver refuses or never answers (each request retried or timed out):
+        a stopping server would wait on an unreachable collector. The shutdown runs in a
+        daemon thread here; past ``timeout`` the spans still queued are dropped (said on
+        stderr) and ``False`` is returned.
+        """
+        if self._closed:
+            return True
+        self._closed = True
+        done = threading.Thread(target=self.provider.shutdown, name="otel-shutdown", daemon=True)
+        done.start()
+        done.join(timeout)
+        if not done.is_alive():
+            return True
+        print(
+            f"packctl: tracing: the OTLP receiver {self.endpoint} did not take the last spans "
+            f"within {timeout:g}s; they were dropped",
+            file=sys.stderr,
+            flush=True,
+        )
+        return False
 
 
 def add_tracing_arguments(parser: argparse.ArgumentParser) -> None:

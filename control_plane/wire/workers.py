@@ -14,7 +14,8 @@ The supervisor (the process you started) owns what must stay one across workers:
 * **metrics**: with ``--metrics-port`` it serves ``/metrics`` itself; each scrape reads
   every worker's own endpoint (a loopback port of its own) and returns every sample with a
   ``worker`` label (``"0"`` .. ``"N-1"``), plus ``capability_packs_worker_up``. Sum over
-  ``worker`` for totals (``sum without (worker) (...)``);
+  ``worker`` for totals (``sum without (worker) (...)``). A replaced worker's counters
+  continue from its predecessor's last scraped values (:class:`WorkerMetricsCollector`);
 * **lifecycle**: it waits until every worker reports ready before printing the banner;
   SIGTERM/SIGINT is passed to every worker, each drains gracefully (health
   ``NOT_SERVING``, new calls refused, in-flight calls finish within ``--grace``), and the
@@ -298,11 +299,46 @@ def reserve_port(address: str) -> tuple[socket.socket, str]:
 # -- metrics: one scrape, every worker --------------------------------------------------
 
 
+#: Sample names of a family that only grow (a counter's, a histogram's or summary's counts).
+_MONOTONIC_SUFFIXES = {
+    "counter": ("_total",),
+    "histogram": ("_bucket", "_count", "_sum"),
+    "summary": ("_count", "_sum"),
+}
+
+_SampleKey = tuple[str, tuple[tuple[str, str], ...]]
+
+
 class WorkerMetricsCollector:
-    """A Prometheus collector reading every worker's ``/metrics`` at scrape time."""
+    """A Prometheus collector reading every worker's ``/metrics`` at scrape time.
+
+    A worker slot's counters continue across the processes that fill it: when worker ``i``
+    is replaced (it died, or was killed silent), the last values read from the old process
+    are added to the new one's, so ``..._total{worker="i"}`` never goes back. (A drop to the
+    new process's small values would read as a reset to Prometheus only while the new value
+    is below the old; once the replacement has counted more than its predecessor had,
+    ``rate()`` and ``increase()`` would silently lose the old process's whole count.) What
+    the old process counted after the last scrape is lost with it.
+    """
 
     def __init__(self, supervisor: Supervisor) -> None:
         self._supervisor = supervisor
+        self._lock = threading.Lock()
+        #: Per slot: the process last read, what it last showed, the totals of earlier ones.
+        self._pid: dict[int, int] = {}
+        self._last: dict[int, dict[_SampleKey, float]] = {}
+        self._base: dict[int, dict[_SampleKey, float]] = {}
+
+    def _carried(
+        self, index: int, pid: int
+    ) -> tuple[dict[_SampleKey, float], dict[_SampleKey, float]]:
+        """The offsets of slot ``index`` now served by ``pid``, and where to keep its values."""
+        if self._pid.get(index, pid) != pid:  # a replacement: carry what the old one counted
+            base = self._base.setdefault(index, {})
+            for key, value in self._last.pop(index, {}).items():
+                base[key] = base.get(key, 0.0) + value
+        self._pid[index] = pid
+        return self._base.get(index, {}), self._last.setdefault(index, {})
 
     def collect(self) -> Iterable[Metric]:
         merged: dict[str, Metric] = {}
@@ -312,24 +348,33 @@ class WorkerMetricsCollector:
             labels=["worker"],
         )
         workers = self._supervisor.all_workers()
-        for worker, text in zip(workers, _scrape_all(workers), strict=True):
-            label = str(worker.index)
-            up.add_metric([label], 0.0 if text is None else 1.0)
-            if text is None:
-                continue
-            for family in text_string_to_metric_families(text):
-                into = merged.get(family.name)
-                if into is None:
-                    into = Metric(family.name, family.documentation, family.type, family.unit)
-                    merged[family.name] = into
-                for sample in family.samples:
-                    into.add_sample(
-                        sample.name,
-                        {"worker": label, **sample.labels},
-                        sample.value,
-                        sample.timestamp,
-                        sample.exemplar,
-                    )
+        texts = _scrape_all(workers)
+        with self._lock:
+            for worker, text in zip(workers, texts, strict=True):
+                label = str(worker.index)
+                up.add_metric([label], 0.0 if text is None else 1.0)
+                if text is None:
+                    continue
+                base, last = self._carried(worker.index, worker.proc.pid)
+                for family in text_string_to_metric_families(text):
+                    into = merged.get(family.name)
+                    if into is None:
+                        into = Metric(family.name, family.documentation, family.type, family.unit)
+                        merged[family.name] = into
+                    grows = _MONOTONIC_SUFFIXES.get(family.type, ())
+                    for sample in family.samples:
+                        value = sample.value
+                        if grows and sample.name.endswith(grows):
+                            key = (sample.name, tuple(sorted(sample.labels.items())))
+                            last[key] = value
+                            value += base.get(key, 0.0)
+                        into.add_sample(
+                            sample.name,
+                            {"worker": label, **sample.labels},
+                            value,
+                            sample.timestamp,
+                            sample.exemplar,
+                        )
         yield up
         yield from merged.values()
 
