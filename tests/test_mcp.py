@@ -663,3 +663,30 @@ async def test_unreachable_control_plane_is_typed_unavailable() -> None:
     assert rejected["reason"] == "unavailable"
     assert rejected["retryable"] is True
     assert texts(result)[0].startswith("unavailable: ")
+
+
+def test_mangled_name_collisions_are_resolved_by_pack_name_not_order() -> None:
+    """Underscore naming maps ``col.a_b``, ``col_a.b`` and ``col.a.b`` alike: the pack a
+    tool name stands for must not depend on the catalogue's order, nor move when a pack
+    joins (a ``-2`` handed out by position pointed at another pack after a relist)."""
+
+    def describe(*names: str) -> list[PackDescription]:
+        OPEN = testpacks.OPEN_INPUT
+        reg = Registry()
+        for name in names:
+            reg.register(
+                Pack(name, "1.0.0", "x", OPEN, testpacks.output_schema(["timeout"]), dict),
+                "test",
+            )
+        return [PackDescription.from_loaded(reg.get(n)) for n in names]
+
+    def names(*packs: str) -> dict[str, str]:
+        return {s.pack: n for n, s in build_tools(describe(*packs), "underscore").items()}
+
+    one = names("col.a_b", "col_a.b", "col.a.b")
+    assert names("col.a.b", "col_a.b", "col.a_b") == one
+    assert len(set(one.values())) == 3
+    assert all(name.startswith("col_a_b") for name in one.values())
+    assert names("col_a.b", "col.a.b") == {p: one[p] for p in ("col_a.b", "col.a.b")}
+    assert names("col.a.b", "col.y", "col_a.b", "col.a_b") == {**one, "col.y": "col_y"}
+    assert names("col.a_b") == {"col.a_b": "col_a_b"}  # no collision: no suffix
