@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -17,6 +18,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio.from_thread
+import anyio.to_thread
 import grpc
 import pytest
 import testpacks
@@ -690,3 +692,62 @@ def test_mangled_name_collisions_are_resolved_by_pack_name_not_order() -> None:
     assert names("col_a.b", "col.a.b") == {p: one[p] for p in ("col_a.b", "col.a.b")}
     assert names("col.a.b", "col.y", "col_a.b", "col.a_b") == {**one, "col.y": "col_y"}
     assert names("col.a_b") == {"col.a_b": "col_a_b"}  # no collision: no suffix
+
+
+def _trickle_until_closed(url: str, count: int) -> int:
+    """Open ``count`` connections that send request headers one byte at a time (slowloris)
+    until the server closes them, or TIMEOUT passes; the number it closed."""
+    host, port = re.match(r"http://([\d.]+):(\d+)/", url).groups()  # type: ignore[union-attr]
+    socks = [socket.create_connection((host, int(port)), timeout=TIMEOUT) for _ in range(count)]
+    head = b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100_000
+    open_ = {s: 0 for s in socks}
+    closed = 0
+    end = time.monotonic() + TIMEOUT
+    try:
+        while open_ and time.monotonic() < end:
+            for sock in list(open_):
+                try:
+                    sock.sendall(head[open_[sock] : open_[sock] + 1])
+                    open_[sock] += 1
+                    sock.setblocking(False)
+                    try:
+                        gone = sock.recv(1) == b""
+                    except BlockingIOError:
+                        gone = False
+                    sock.setblocking(True)
+                except OSError:
+                    gone = True
+                if gone:
+                    del open_[sock]
+                    closed += 1
+            time.sleep(0.05)
+    finally:
+        for sock in socks:
+            sock.close()
+    return closed
+
+
+async def test_http_closes_connections_that_never_finish_their_headers() -> None:
+    """Slowloris: 20 clients sending their headers a byte at a time held their connections
+    (and descriptors) for as long as they kept trickling; uvicorn has no header timeout.
+    Now each is closed once ``--header-timeout`` passes, and the bridge keeps serving."""
+    proc = subprocess.Popen(
+        tied([*PACKCTL, *STDIO_LOCAL, "--http", "127.0.0.1:0", "--header-timeout", "0.5"]),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(),
+        cwd=ROOT,
+    )
+    drain = _Drain(proc.stderr)
+    drain.start()
+    try:
+        url = drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
+        closed = await anyio.to_thread.run_sync(_trickle_until_closed, url, 20)
+        async with Client(url, read_timeout_seconds=TIMEOUT) as client:
+            ok = await client.call_tool("test.sync_echo", {"x": "y"})
+    finally:
+        proc.terminate()
+        proc.wait(TIMEOUT)
+    assert closed == 20
+    assert ok.is_error is False
