@@ -751,3 +751,34 @@ async def test_http_closes_connections_that_never_finish_their_headers() -> None
         proc.wait(TIMEOUT)
     assert closed == 20
     assert ok.is_error is False
+
+
+async def _wait_for(path: Any) -> bool:
+    end = time.monotonic() + TIMEOUT
+    while not path.exists() and time.monotonic() < end:
+        await anyio.sleep(0.02)
+    return bool(path.exists())
+
+
+async def test_a_cancelled_call_cancels_the_packs_work_and_the_bridge_serves_on(
+    tmp_path: Any,
+) -> None:
+    """notifications/cancelled (the SDK sends it when a call is abandoned): the pack's
+    handler sees ``ctx.cancelled`` and stops, and the next call is answered."""
+    marker = tmp_path / "call"
+    env = {**subprocess_env(), "CAPABILITY_PACKS_PLUGINS": "testpacks,mcp_slow_packs"}
+    args = [*PACKCTL[1:], *STDIO_LOCAL, "--plugin", "mcp_slow_packs"]
+    params = StdioServerParameters(command=PACKCTL[0], args=args, env=env, cwd=str(ROOT))
+    async with Client(params, read_timeout_seconds=TIMEOUT) as client:
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                await client.call_tool("test.watched", {"marker": str(marker)})
+
+            tg.start_soon(call)
+            assert await _wait_for(marker.with_suffix(".started"))
+            tg.cancel_scope.cancel()
+        assert await _wait_for(marker.with_suffix(".cancelled"))
+        ok = await client.call_tool("test.sync_echo", {"x": "y"})
+    assert ok.is_error is False
+    assert not marker.with_suffix(".finished").exists()
