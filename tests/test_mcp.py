@@ -782,3 +782,37 @@ async def test_a_cancelled_call_cancels_the_packs_work_and_the_bridge_serves_on(
         ok = await client.call_tool("test.sync_echo", {"x": "y"})
     assert ok.is_error is False
     assert not marker.with_suffix(".finished").exists()
+
+
+async def test_an_abandoned_http_call_cancels_the_packs_work(tmp_path: Any) -> None:
+    """Over streamable HTTP the SDK abandons a call by closing its request's stream (a
+    disconnect mid-call): the pack sees ``ctx.cancelled`` and the bridge serves on."""
+    marker = tmp_path / "call"
+    env = {**subprocess_env(), "CAPABILITY_PACKS_PLUGINS": "testpacks,mcp_slow_packs"}
+    proc = subprocess.Popen(
+        tied([*PACKCTL, *STDIO_LOCAL, "--plugin", "mcp_slow_packs", "--http", "127.0.0.1:0"]),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
+    drain = _Drain(proc.stderr)
+    drain.start()
+    try:
+        url = drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
+        async with Client(url, read_timeout_seconds=TIMEOUT) as client:
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    await client.call_tool("test.watched", {"marker": str(marker)})
+
+                tg.start_soon(call)
+                assert await _wait_for(marker.with_suffix(".started"))
+                tg.cancel_scope.cancel()
+            assert await _wait_for(marker.with_suffix(".cancelled"))
+            ok = await client.call_tool("test.sync_echo", {"x": "y"})
+    finally:
+        proc.terminate()
+        proc.wait(TIMEOUT)
+    assert ok.is_error is False
