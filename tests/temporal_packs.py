@@ -58,6 +58,17 @@ async def crashy(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {"pids": pids}
 
 
+def bulky(doc: dict[str, Any], ctx: Context) -> Result:
+    """Fail with details over Temporal's payload limit: a ``schema_mismatch`` whose partial
+    result has ``count`` keys of ``size`` characters, or ``count`` fail checks whose
+    ``actual`` is ``size`` characters (``artifact_failed`` under strict)."""
+    count, size = int(doc["count"]), int(doc["size"])
+    if doc["code"] == "schema_mismatch":
+        raise testpacks.schema_mismatch({f"k{i:05d}": "p" * size for i in range(count)}, "cut")
+    checks = [Check(f"c{i}", "fail", f"check {i}", actual="a" * size) for i in range(count)]
+    return Result({"attempts": 1}, checks)
+
+
 PACKS = [
     Pack(
         "tp.attempts",
@@ -67,6 +78,15 @@ PACKS = [
         testpacks.output_schema(testpacks.FAIL_CODES, attempts={"type": "integer"}),
         attempts,
         codes=testpacks.FAIL_DOCS,
+        validates=True,
+    ),
+    Pack(
+        "tp.bulky",
+        "1.0.0",
+        "Fail with details larger than a Temporal payload may carry.",
+        {"type": "object", "required": ["code", "count", "size"]},
+        testpacks.output_schema(["schema_mismatch"], attempts={"type": "integer"}),
+        bulky,
         validates=True,
     ),
     Pack(

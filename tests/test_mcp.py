@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -17,6 +18,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio.from_thread
+import anyio.to_thread
 import grpc
 import pytest
 import testpacks
@@ -663,3 +665,154 @@ async def test_unreachable_control_plane_is_typed_unavailable() -> None:
     assert rejected["reason"] == "unavailable"
     assert rejected["retryable"] is True
     assert texts(result)[0].startswith("unavailable: ")
+
+
+def test_mangled_name_collisions_are_resolved_by_pack_name_not_order() -> None:
+    """Underscore naming maps ``col.a_b``, ``col_a.b`` and ``col.a.b`` alike: the pack a
+    tool name stands for must not depend on the catalogue's order, nor move when a pack
+    joins (a ``-2`` handed out by position pointed at another pack after a relist)."""
+
+    def describe(*names: str) -> list[PackDescription]:
+        OPEN = testpacks.OPEN_INPUT
+        reg = Registry()
+        for name in names:
+            reg.register(
+                Pack(name, "1.0.0", "x", OPEN, testpacks.output_schema(["timeout"]), dict),
+                "test",
+            )
+        return [PackDescription.from_loaded(reg.get(n)) for n in names]
+
+    def names(*packs: str) -> dict[str, str]:
+        return {s.pack: n for n, s in build_tools(describe(*packs), "underscore").items()}
+
+    one = names("col.a_b", "col_a.b", "col.a.b")
+    assert names("col.a.b", "col_a.b", "col.a_b") == one
+    assert len(set(one.values())) == 3
+    assert all(name.startswith("col_a_b") for name in one.values())
+    assert names("col_a.b", "col.a.b") == {p: one[p] for p in ("col_a.b", "col.a.b")}
+    assert names("col.a.b", "col.y", "col_a.b", "col.a_b") == {**one, "col.y": "col_y"}
+    assert names("col.a_b") == {"col.a_b": "col_a_b"}  # no collision: no suffix
+
+
+def _trickle_until_closed(url: str, count: int) -> int:
+    """Open ``count`` connections that send request headers one byte at a time (slowloris)
+    until the server closes them, or TIMEOUT passes; the number it closed."""
+    host, port = re.match(r"http://([\d.]+):(\d+)/", url).groups()  # type: ignore[union-attr]
+    socks = [socket.create_connection((host, int(port)), timeout=TIMEOUT) for _ in range(count)]
+    head = b"POST /mcp HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100_000
+    open_ = {s: 0 for s in socks}
+    closed = 0
+    end = time.monotonic() + TIMEOUT
+    try:
+        while open_ and time.monotonic() < end:
+            for sock in list(open_):
+                try:
+                    sock.sendall(head[open_[sock] : open_[sock] + 1])
+                    open_[sock] += 1
+                    sock.setblocking(False)
+                    try:
+                        gone = sock.recv(1) == b""
+                    except BlockingIOError:
+                        gone = False
+                    sock.setblocking(True)
+                except OSError:
+                    gone = True
+                if gone:
+                    del open_[sock]
+                    closed += 1
+            time.sleep(0.05)
+    finally:
+        for sock in socks:
+            sock.close()
+    return closed
+
+
+async def test_http_closes_connections_that_never_finish_their_headers() -> None:
+    """Slowloris: 20 clients sending their headers a byte at a time held their connections
+    (and descriptors) for as long as they kept trickling; uvicorn has no header timeout.
+    Now each is closed once ``--header-timeout`` passes, and the bridge keeps serving."""
+    proc = subprocess.Popen(
+        tied([*PACKCTL, *STDIO_LOCAL, "--http", "127.0.0.1:0", "--header-timeout", "0.5"]),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(),
+        cwd=ROOT,
+    )
+    drain = _Drain(proc.stderr)
+    drain.start()
+    try:
+        url = drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
+        closed = await anyio.to_thread.run_sync(_trickle_until_closed, url, 20)
+        async with Client(url, read_timeout_seconds=TIMEOUT) as client:
+            ok = await client.call_tool("test.sync_echo", {"x": "y"})
+    finally:
+        proc.terminate()
+        proc.wait(TIMEOUT)
+    assert closed == 20
+    assert ok.is_error is False
+
+
+async def _wait_for(path: Any) -> bool:
+    end = time.monotonic() + TIMEOUT
+    while not path.exists() and time.monotonic() < end:
+        await anyio.sleep(0.02)
+    return bool(path.exists())
+
+
+async def test_a_cancelled_call_cancels_the_packs_work_and_the_bridge_serves_on(
+    tmp_path: Any,
+) -> None:
+    """notifications/cancelled (the SDK sends it when a call is abandoned): the pack's
+    handler sees ``ctx.cancelled`` and stops, and the next call is answered."""
+    marker = tmp_path / "call"
+    env = {**subprocess_env(), "CAPABILITY_PACKS_PLUGINS": "testpacks,mcp_slow_packs"}
+    args = [*PACKCTL[1:], *STDIO_LOCAL, "--plugin", "mcp_slow_packs"]
+    params = StdioServerParameters(command=PACKCTL[0], args=args, env=env, cwd=str(ROOT))
+    async with Client(params, read_timeout_seconds=TIMEOUT) as client:
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                await client.call_tool("test.watched", {"marker": str(marker)})
+
+            tg.start_soon(call)
+            assert await _wait_for(marker.with_suffix(".started"))
+            tg.cancel_scope.cancel()
+        assert await _wait_for(marker.with_suffix(".cancelled"))
+        ok = await client.call_tool("test.sync_echo", {"x": "y"})
+    assert ok.is_error is False
+    assert not marker.with_suffix(".finished").exists()
+
+
+async def test_an_abandoned_http_call_cancels_the_packs_work(tmp_path: Any) -> None:
+    """Over streamable HTTP the SDK abandons a call by closing its request's stream (a
+    disconnect mid-call): the pack sees ``ctx.cancelled`` and the bridge serves on."""
+    marker = tmp_path / "call"
+    env = {**subprocess_env(), "CAPABILITY_PACKS_PLUGINS": "testpacks,mcp_slow_packs"}
+    proc = subprocess.Popen(
+        tied([*PACKCTL, *STDIO_LOCAL, "--plugin", "mcp_slow_packs", "--http", "127.0.0.1:0"]),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
+    drain = _Drain(proc.stderr)
+    drain.start()
+    try:
+        url = drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
+        async with Client(url, read_timeout_seconds=TIMEOUT) as client:
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    await client.call_tool("test.watched", {"marker": str(marker)})
+
+                tg.start_soon(call)
+                assert await _wait_for(marker.with_suffix(".started"))
+                tg.cancel_scope.cancel()
+            assert await _wait_for(marker.with_suffix(".cancelled"))
+            ok = await client.call_tool("test.sync_echo", {"x": "y"})
+    finally:
+        proc.terminate()
+        proc.wait(TIMEOUT)
+    assert ok.is_error is False

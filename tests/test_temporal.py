@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import isolated_packs
+import orjson
 import pytest
 import pytest_asyncio
 import temporal_packs
@@ -544,6 +545,34 @@ async def test_result_over_temporals_payload_limit_is_result_too_large(env: Env)
     assert ok.result == {"blob": "x" * 1000}
 
 
+@pytest.mark.parametrize("code", ["schema_mismatch", "artifact_failed"])
+@MODULE_LOOP
+async def test_failure_details_over_the_payload_limit_are_cut_and_marked(
+    env: Env, code: str
+) -> None:
+    """A 3 MB partial result / 1000 checks of 3 KB: the worker could not complete the
+    failed activity, so the caller recovered a synthesized internal_error; now the envelope
+    keeps its code, message and flags, a prefix of what was cut, and says what was cut."""
+    rid = _rid()
+    doc = {"code": code, "count": 1000, "size": 3000}
+    with pytest.raises(PermanentError) as info:
+        await env.packs.invoke("tp.bulky", doc, request_id=rid, strict=True)
+    env_ = info.value.envelope
+    assert (env_.code, env_.retryable, info.value.request_id) == (code, False, rid)
+    assert env_.detail is not None and bridge.TRUNCATED_MARKER in env_.detail
+    data = info.value.envelope.model_dump(mode="json", exclude_none=True)
+    assert len(orjson.dumps(data)) <= bridge.MAX_FAILURE_BYTES
+    if code == "schema_mismatch":
+        assert env_.partial and env_.partial_result is not None
+        assert 0 < len(env_.partial_result) < 1000
+        assert f"partial_result: {len(env_.partial_result)} of 1000 keys" in env_.detail
+    else:
+        assert isinstance(info.value, ArtifactFailed)
+        assert env_.checks is not None and 0 < len(env_.checks) < 1000
+        assert f"checks: {len(env_.checks)} of 1000" in env_.detail
+        assert [c.id for c in env_.checks] == [f"c{i}" for i in range(len(env_.checks))]
+
+
 # -- a worker killed mid-activity ------------------------------------------------------
 
 
@@ -665,7 +694,7 @@ async def test_worker_cli_stops_cleanly_on_sigterm(env: Env) -> None:
     try:
         assert proc.stderr is not None
         line = await asyncio.to_thread(proc.stderr.readline)
-        assert "1 pack(s)" not in line and "tp.attempts, tp.crashy" in line, line
+        assert "1 pack(s)" not in line and "tp.attempts, tp.bulky, tp.crashy" in line, line
         proc.send_signal(signal.SIGTERM)
         rest = await asyncio.to_thread(proc.stderr.read)
         assert await asyncio.to_thread(proc.wait, 30) == 0, rest

@@ -258,6 +258,10 @@ class Invoker:
         # classified. Only the caller's own cancellation (this task being cancelled) passes.
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) and _caller_cancelled(own):
+                # The caller gave up (an MCP client's notifications/cancelled, a gRPC
+                # client gone): a sync handler still running in its thread must learn it
+                # now, not only at the deadline.
+                ctx.cancel()
                 raise
             if own is not None and own.count:
                 await own.settle()

@@ -144,7 +144,8 @@ class Context:
 
     @property
     def cancelled(self) -> bool:
-        """True once the control plane gave up on this call (deadline passed)."""
+        """True once the control plane gave up on this call (deadline passed, or the
+        caller cancelled it)."""
         return self._cancelled
 
     def cancel(self) -> None:

@@ -80,6 +80,14 @@ def add_cli_commands(subparsers: Any) -> None:
         metavar="S",
         help="deadline of every call in seconds (default: the control plane's; 300 with --local)",
     )
+    p.add_argument(
+        "--header-timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="S",
+        help="with --http: close a connection that has not sent a request's complete headers "
+        "S seconds after it opened or after its previous response (default 10)",
+    )
     p.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="warning")
     p.set_defaults(func=run_mcp)
 
@@ -167,7 +175,11 @@ def run_mcp(args: argparse.Namespace) -> int:
             else:
                 host, port = args.http
                 await serve_http(
-                    bridge, host, port, ready=lambda b, url: announce(b, f"streamable HTTP {url}")
+                    bridge,
+                    host,
+                    port,
+                    ready=lambda b, url: announce(b, f"streamable HTTP {url}"),
+                    header_timeout=args.header_timeout,
                 )
         finally:
             await bridge.close()

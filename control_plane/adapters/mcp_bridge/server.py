@@ -230,6 +230,57 @@ class ListenError(OSError):
     """The HTTP address could not be bound (in use, not local...)."""
 
 
+#: Seconds a connection has to send a request's complete headers, from when it opens or its
+#: previous response ends (uvicorn has no such bound: a client sending a byte now and then
+#: would hold its connection, and so many such clients all descriptors, forever).
+HEADER_TIMEOUT = 10.0
+
+
+def _header_deadline_protocol(timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, closing a connection whose request headers are not complete
+    ``timeout`` seconds after it opened or after its previous response (slowloris)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadlineProtocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def _arm_header_timer(self) -> None:
+            self._disarm_header_timer()
+            self._header_timer = self.loop.call_later(timeout, self._headers_overdue)
+
+        def _disarm_header_timer(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_overdue(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                logger.info("closing a connection that sent no complete headers in %gs", timeout)
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)  # type: ignore[arg-type]
+            self._arm_header_timer()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state is not h11.IDLE:
+                self._disarm_header_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm_header_timer()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm_header_timer()
+            super().connection_lost(exc)
+
+    return HeaderDeadlineProtocol
+
+
 async def serve_http(
     bridge: Bridge,
     host: str,
@@ -237,8 +288,13 @@ async def serve_http(
     *,
     path: str = "/mcp",
     ready: Callable[[Bridge, str], None] | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
 ) -> None:
-    """Serve streamable HTTP on ``host:port`` (loopback only) until cancelled or signalled."""
+    """Serve streamable HTTP on ``host:port`` (loopback only) until cancelled or signalled.
+
+    A connection that has not sent a request's complete headers ``header_timeout`` seconds
+    after it opened (or after its previous response) is closed.
+    """
     import uvicorn
 
     if not is_loopback(host):
@@ -256,7 +312,13 @@ async def serve_http(
     sock.set_inheritable(True)
     bound = sock.getsockname()[1]
     app = bridge.server.streamable_http_app(streamable_http_path=path, host=bare)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        http=_header_deadline_protocol(header_timeout),
+    )
     # Listening before the URL is announced: a client that connects at once waits in the
     # backlog until uvicorn accepts, instead of being refused (a bound socket that does not
     # listen yet refuses; a test saw "All connection attempts failed").

@@ -16,6 +16,7 @@ turns these dicts into SDK models. The shapes are documented in ``docs/mcp.md``:
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -133,16 +134,36 @@ def tool_name(pack: str, naming: ToolNaming = "dotted") -> str:
 
 
 def _unique_names(packs: Sequence[str], naming: ToolNaming) -> dict[str, str]:
-    taken: set[str] = set()
+    """Pack -> tool name, independent of the catalogue's order.
+
+    A pack whose name is its tool name keeps it; packs whose names were mangled onto the
+    same tool name (``a.b_c`` and ``a_b.c`` under underscore naming) each get a suffix made
+    from their own pack name (``-`` and 8 hex digits of its SHA-256, longer should that be
+    taken), so a suffixed name always stands for the same pack, whatever else is listed.
+    """
+    bases = {pack: tool_name(pack, naming) for pack in packs}
+    claims: dict[str, int] = {}
+    for base in bases.values():
+        claims[base] = claims.get(base, 0) + 1
     names: dict[str, str] = {}
-    for pack in packs:
-        base = tool_name(pack, naming)
-        name, n = base, 2
-        while name in taken:
-            suffix = f"-{n}"
-            name, n = base[: 128 - len(suffix)] + suffix, n + 1
-        taken.add(name)
+    taken: set[str] = set()
+    later: list[str] = []
+    for pack, base in bases.items():
+        if claims[base] == 1 or base == pack:
+            names[pack] = base
+            taken.add(base)
+        else:
+            later.append(pack)
+    for pack in sorted(later):
+        base = bases[pack]
+        digest = hashlib.sha256(pack.encode()).hexdigest()
+        for width in range(8, len(digest) + 1, 4):
+            suffix = f"-{digest[:width]}"
+            name = base[: 128 - len(suffix)] + suffix
+            if name not in taken:
+                break
         names[pack] = name
+        taken.add(name)
     return names
 
 

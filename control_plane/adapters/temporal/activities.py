@@ -21,6 +21,7 @@ from temporalio import activity
 from temporalio.converter import value_to_type
 
 from control_plane.adapters.temporal.bridge import (
+    MAX_PAYLOAD_BYTES,
     backoff_delay,
     outcome_to_application_error,
     rejection_to_application_error,
@@ -43,8 +44,9 @@ __all__ = [
 _FAIL_ON: dict[str, FailOn] = {"fail": "fail", "warn": "warn"}
 
 #: Largest success (``Outcome.to_dict()`` as JSON) an activity returns: Temporal's default
-#: payload limit (2 MiB) less room for the payload's metadata. Larger is ``result_too_large``.
-MAX_RESULT_BYTES = 2 * 1024 * 1024 - 64 * 1024
+#: payload limit (2 MiB) less room for the payload's metadata. Larger is ``result_too_large``
+#: (a failure's details over it are cut to fit: ``bridge.fit_failure``).
+MAX_RESULT_BYTES = MAX_PAYLOAD_BYTES
 
 #: Longest duration (timeout, interval) a request may ask for: ten years, in seconds. Past
 #: it (or not finite) Temporal's durations overflow and the workflow task fails forever.

@@ -10,7 +10,10 @@ reads without knowing our vocabulary:
 * ``next_retry_delay`` = ``max(retry_after, policy backoff)`` when the envelope carries
   ``retry_after`` (``rate_limited``), so the next attempt waits at least ``retry_after``;
 * ``details[0]`` = ``{OUTCOME_KEY: outcome.to_dict()}``: the full envelope, with the pack,
-  version, request id and validation record.
+  version, request id and validation record. Details over Temporal's payload limit are cut
+  to fit (:func:`fit_failure`): code, message, flags and reference id kept, a prefix of the
+  partial result's keys, the checks and violations kept, and ``detail`` starting with
+  :data:`TRUNCATED_MARKER` and what was cut.
 
 A request refused before any pack ran (unknown pack, invalid input) becomes a
 non-retryable ``ApplicationError`` of type ``UnknownPack`` / ``InvalidInput`` (message
@@ -32,6 +35,7 @@ from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from typing import Any
 
+import orjson
 import pydantic
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import (
@@ -55,15 +59,19 @@ from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR, CodeInfo
 __all__ = [
     "INLINE_MARKER",
     "INVALID_ENVELOPE_MARKER",
+    "MAX_FAILURE_BYTES",
+    "MAX_PAYLOAD_BYTES",
     "NO_ENVELOPE_MARKER",
     "OUTCOME_KEY",
     "REJECTION_KEY",
     "REJECTION_TYPES",
     "SYNTHESIZED_ORIGIN",
+    "TRUNCATED_MARKER",
     "backoff_delay",
     "domain_error_to_application_error",
     "envelope_for_domain_error",
     "failure_code",
+    "fit_failure",
     "is_synthesized",
     "non_retryable_error_types",
     "outcome_to_application_error",
@@ -86,6 +94,18 @@ SYNTHESIZED_ORIGIN = "temporal"
 NO_ENVELOPE_MARKER = "[temporal: no error envelope in the failure chain]"
 INVALID_ENVELOPE_MARKER = "[temporal: error envelope failed schema validation]"
 INLINE_MARKER = "[temporal: domain error raised inline in workflow code]"
+TRUNCATED_MARKER = "[temporal: failure details cut to fit the payload limit]"
+
+#: Largest payload (JSON bytes) the bridge hands Temporal, a success or a failure's
+#: details: Temporal's default payload limit (2 MiB) less room for metadata and the
+#: failure's message.
+MAX_PAYLOAD_BYTES = 2 * 1024 * 1024 - 64 * 1024
+#: Largest failure details (JSON bytes): a failure travels with its causes (the workflow's
+#: failure carries the activity's as its cause, a parent's the child's), each with its own
+#: copy of the details, and the whole chain must fit in one payload limit.
+MAX_FAILURE_BYTES = 256 * 1024
+#: Bytes kept for the marker in ``detail`` when details are cut.
+_MARKER_RESERVE = 2048
 
 _MAX_CHAIN = 64
 
@@ -143,9 +163,11 @@ def outcome_to_application_error(
     retries a workflow only under a workflow retry policy, which ``temporal-call`` does not
     set; the flag tells the caller whether calling again may help).
     """
-    env = outcome.error
-    if env is None:
+    if outcome.error is None:
         raise ValueError("outcome has no error")
+    outcome = fit_failure(outcome)
+    env = outcome.error
+    assert env is not None
     delay: timedelta | None = None
     if env.retryable and env.retry_after is not None and not final:
         delay = timedelta(seconds=max(env.retry_after, backoff or 0.0))
@@ -156,6 +178,78 @@ def outcome_to_application_error(
         non_retryable=not env.retryable,
         next_retry_delay=delay,
     )
+
+
+def _json_size(value: Any) -> int:
+    return len(orjson.dumps(value))
+
+
+def fit_failure(outcome: Outcome, budget: int = MAX_FAILURE_BYTES) -> Outcome:
+    """``outcome`` with its error details cut to ``budget`` JSON bytes, or as it is.
+
+    Temporal cannot complete an attempt (or a workflow) whose failure chain is over its
+    payload limit: the caller would get an unexplained ``internal_error``, or wait forever.
+    What can grow without bound is cut -- ``partial_result`` keeps a prefix of its
+    top-level keys, ``checks``, ``violations`` and the validation's checks a prefix, each
+    part a fair share (smallest first, the unused share passed on) -- and ``detail`` starts
+    with :data:`TRUNCATED_MARKER` and says what was kept (``partial_result: 12 of 1000
+    keys``). Code, message, flags, ``partial``, ``retry_after`` and ``reference_id`` are
+    kept, so the envelope stays schema-valid.
+    """
+    data = outcome.to_dict()
+    original = _json_size(data)
+    if original <= budget or "error" not in data:
+        return outcome
+    error: dict[str, Any] = data["error"]
+    validation: dict[str, Any] | None = data.get("validation")
+    # (label, container, key, items): items are (key or None, value) in order.
+    parts: list[tuple[str, dict[str, Any], str, list[tuple[str | None, Any]]]] = []
+    if isinstance(error.get("partial_result"), dict):
+        items = [(k, v) for k, v in error["partial_result"].items()]
+        parts.append(("partial_result", error, "partial_result", items))
+    for key in ("checks", "violations"):
+        if isinstance(error.get(key), list):
+            parts.append((key, error, key, [(None, v) for v in error[key]]))
+    if validation is not None and isinstance(validation.get("checks"), list):
+        parts.append(
+            ("validation.checks", validation, "checks", [(None, v) for v in validation["checks"]])
+        )
+    for _, container, key, items in parts:
+        container[key] = {} if items and items[0][0] is not None else []
+    remaining = budget - _json_size(data) - _MARKER_RESERVE
+    sized = sorted(
+        (
+            (label, container, key, items, [_item_size(k, v) for k, v in items])
+            for label, container, key, items in parts
+        ),
+        key=lambda part: sum(part[4]),
+    )
+    notes: list[str] = []
+    for left, (label, container, key, items, sizes) in zip(
+        range(len(sized), 0, -1), sized, strict=True
+    ):
+        share, used, kept = max(remaining, 0) // left, 0, 0
+        while kept < len(items) and used + sizes[kept] <= share:
+            used += sizes[kept]
+            kept += 1
+        remaining -= used
+        if isinstance(container[key], dict):
+            container[key] = {k: v for k, v in items[:kept]}
+            notes.append(f"{label}: {kept} of {len(items)} keys")
+        else:
+            container[key] = [v for _, v in items[:kept]]
+            notes.append(f"{label}: {kept} of {len(items)}")
+    marker = f"{TRUNCATED_MARKER} kept {'; '.join(notes)} (of {original} bytes)"
+    previous = error.get("detail")
+    error["detail"] = bounded_text(f"{marker} | {previous}" if previous else marker)
+    return Outcome.from_dict(data)
+
+
+def _item_size(key: str | None, value: Any) -> int:
+    """JSON bytes one list item (or object member) adds, its separator included."""
+    if key is None:
+        return _json_size(value) + 1
+    return _json_size({key: value}) - 1
 
 
 def failure_code(error: ApplicationError) -> str | None:
