@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio.from_thread
@@ -574,27 +574,33 @@ class _Drain(threading.Thread):
         raise AssertionError(f"no {pattern!r} on stderr: {''.join(self.lines)}")
 
 
-async def test_streamable_http_on_loopback_with_underscore_names() -> None:
+@contextmanager
+def _http_bridge(*extra: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """``packctl mcp --local`` over streamable HTTP on a free loopback port: its URL."""
     proc = subprocess.Popen(
-        tied([*PACKCTL, *STDIO_LOCAL, "--http", "127.0.0.1:0", "--tool-names", "underscore"]),
+        tied([*PACKCTL, *STDIO_LOCAL, *extra, "--http", "127.0.0.1:0"]),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=subprocess_env(),
+        env=env or subprocess_env(),
         cwd=ROOT,
     )
     drain = _Drain(proc.stderr)
     drain.start()
     try:
-        url = drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
+        yield drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
+    finally:
+        proc.terminate()
+        proc.wait(TIMEOUT)
+
+
+async def test_streamable_http_on_loopback_with_underscore_names() -> None:
+    with _http_bridge("--tool-names", "underscore") as url:
         async with Client(url, read_timeout_seconds=TIMEOUT) as client:
             listed = await client.list_tools()
             ok = await client.call_tool("test_sync_echo", {"x": "y"})
             limited = await client.call_tool("test_fail", {"code": "rate_limited"})
             invalid = await client.call_tool("test_fail", {})
-    finally:
-        proc.terminate()
-        proc.wait(TIMEOUT)
     # --tool-names underscore: for agent hosts whose tool names may not contain dots.
     assert {t.name for t in listed.tools} == {n.replace(".", "_") for n in registry().names()}
     assert ok.is_error is False
@@ -731,24 +737,10 @@ async def test_http_closes_connections_that_never_finish_their_headers() -> None
     """Slowloris: 20 clients sending their headers a byte at a time held their connections
     (and descriptors) for as long as they kept trickling; uvicorn has no header timeout.
     Now each is closed once ``--header-timeout`` passes, and the bridge keeps serving."""
-    proc = subprocess.Popen(
-        tied([*PACKCTL, *STDIO_LOCAL, "--http", "127.0.0.1:0", "--header-timeout", "0.5"]),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=subprocess_env(),
-        cwd=ROOT,
-    )
-    drain = _Drain(proc.stderr)
-    drain.start()
-    try:
-        url = drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
+    with _http_bridge("--header-timeout", "0.5") as url:
         closed = await anyio.to_thread.run_sync(_trickle_until_closed, url, 20)
         async with Client(url, read_timeout_seconds=TIMEOUT) as client:
             ok = await client.call_tool("test.sync_echo", {"x": "y"})
-    finally:
-        proc.terminate()
-        proc.wait(TIMEOUT)
     assert closed == 20
     assert ok.is_error is False
 
@@ -789,18 +781,7 @@ async def test_an_abandoned_http_call_cancels_the_packs_work(tmp_path: Any) -> N
     disconnect mid-call): the pack sees ``ctx.cancelled`` and the bridge serves on."""
     marker = tmp_path / "call"
     env = {**subprocess_env(), "CAPABILITY_PACKS_PLUGINS": "testpacks,mcp_slow_packs"}
-    proc = subprocess.Popen(
-        tied([*PACKCTL, *STDIO_LOCAL, "--plugin", "mcp_slow_packs", "--http", "127.0.0.1:0"]),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=ROOT,
-    )
-    drain = _Drain(proc.stderr)
-    drain.start()
-    try:
-        url = drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
+    with _http_bridge("--plugin", "mcp_slow_packs", env=env) as url:
         async with Client(url, read_timeout_seconds=TIMEOUT) as client:
             async with anyio.create_task_group() as tg:
 
@@ -812,7 +793,4 @@ async def test_an_abandoned_http_call_cancels_the_packs_work(tmp_path: Any) -> N
                 tg.cancel_scope.cancel()
             assert await _wait_for(marker.with_suffix(".cancelled"))
             ok = await client.call_tool("test.sync_echo", {"x": "y"})
-    finally:
-        proc.terminate()
-        proc.wait(TIMEOUT)
     assert ok.is_error is False

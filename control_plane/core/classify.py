@@ -529,6 +529,13 @@ def _bug_while_handling(exc: BaseException) -> Classification | None:
     )
 
 
+def _own(exc: BaseException, classifiers: Sequence[Classifier]) -> Classification | None:
+    """``exc``'s own classification, apart from its chain: a rule's answer, else
+    :func:`_bug_while_handling`'s, else ``None``."""
+    found = _classify_one(exc, classifiers)
+    return found if found is not None else _bug_while_handling(exc)
+
+
 #: Which member's code an exception group takes when its members classify to different
 #: codes, the most decisive first (after ``internal_error``, which any member imposes): a
 #: permanent code before a retryable one -- retrying the whole operation cannot succeed
@@ -590,7 +597,7 @@ class _Walk:
         key = id(exc)  # every exception stays alive (held by the chain) during the call
         if key not in self.results:
             self.left -= 1
-            self.results[key] = _classify_one(exc, self.classifiers)
+            self.results[key] = _own(exc, self.classifiers)
         return self.results[key]
 
 
@@ -643,9 +650,7 @@ def _walk(
                 return verdict
         result = walk.one(current)
         if result is None:
-            result = _bug_while_handling(current)
-            if result is None:
-                continue
+            continue
         if not result.weak:
             return result
         weak = weak or result
@@ -683,11 +688,9 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     # The same walk as _walk's, without the bookkeeping groups need (the common case).
     weak: Classification | None = None
     for current in chain:
-        result = _classify_one(current, classifiers)
+        result = _own(current, classifiers)
         if result is None:
-            result = _bug_while_handling(current)
-            if result is None:
-                continue
+            continue
         if not result.weak:
             return result
         weak = weak or result

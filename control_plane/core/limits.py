@@ -25,6 +25,7 @@ __all__ = [
     "clip",
     "describe_json_error",
     "input_too_large",
+    "nests_deeper_than",
     "refine_unknown_pack",
 ]
 
@@ -116,8 +117,9 @@ def describe_json_error(exc: ValueError) -> str:
     return f"input is not valid JSON: {text}"
 
 
-def _depth_over(doc: Any, limit: int) -> bool:
-    """True when ``doc`` nests containers more than ``limit`` levels deep."""
+def nests_deeper_than(doc: Any, limit: int) -> bool:
+    """True when ``doc`` nests dicts and lists more than ``limit`` levels deep (walked
+    with a stack of its own: no recursion, whatever the depth)."""
     stack: list[tuple[Any, int]] = [(doc, 1)]
     while stack:
         node, depth = stack.pop()
@@ -137,7 +139,7 @@ def check_depth(pack: str, payload: bytes | str, doc: dict[str, Any]) -> None:
     opening = (b"[", b"{") if isinstance(payload, bytes) else ("[", "{")
     if payload.count(opening[0]) + payload.count(opening[1]) <= MAX_INPUT_DEPTH:  # type: ignore[arg-type]
         return
-    if _depth_over(doc, MAX_INPUT_DEPTH):
+    if nests_deeper_than(doc, MAX_INPUT_DEPTH):
         raise InvalidInput(
             pack, [FieldViolation("", f"input nests deeper than {MAX_INPUT_DEPTH} levels")]
         )

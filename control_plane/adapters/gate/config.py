@@ -18,7 +18,7 @@ from typing import Any, Literal
 import jsonschema
 
 from control_plane._resources import load_schema_file
-from control_plane.core.limits import MAX_INPUT_DEPTH
+from control_plane.core.limits import MAX_INPUT_DEPTH, nests_deeper_than
 from control_plane.core.tomlfile import (
     MAX_TOML_BYTES,
     TomlFileError,
@@ -164,7 +164,7 @@ def _steps(path: Path, data: Mapping[str, Any], locator: _Locator) -> tuple[Step
         artifacts = raw.get("artifacts", ())
         globs = (artifacts,) if isinstance(artifacts, str) else tuple(artifacts)
         doc: Mapping[str, Any] = raw.get("input", {})
-        if _deeper_than(doc, MAX_INPUT_DEPTH):
+        if nests_deeper_than(doc, MAX_INPUT_DEPTH):
             raise GateFileError(
                 _where(path, locator, ["steps", index, "input"])
                 + f"input nests deeper than {MAX_INPUT_DEPTH} levels (the control plane "
@@ -231,18 +231,6 @@ def _deadline(
             _where(path, locator, keys) + f"{value!r} is not a finite number of seconds"
         )
     return seconds
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests tables and arrays more than ``limit`` levels deep."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = node.values() if isinstance(node, Mapping) else node
-        stack.extend((c, depth + 1) for c in children if isinstance(c, Mapping | list))
-    return False
 
 
 def _strings(value: Any) -> Iterator[str]:
