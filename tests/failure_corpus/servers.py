@@ -112,7 +112,8 @@ _CHUNKED = (
 _GARBAGE = b"\x00\x01this is not HTTP at all\r\n\r\n"
 
 
-def _read_request(conn: socket.socket) -> None:
+def _read_request(conn: socket.socket) -> bytes:
+    """A request's head as far as it came (up to the blank line, 64 KiB, a close or 2 s)."""
     conn.settimeout(2.0)
     data = b""
     with contextlib.suppress(OSError):
@@ -121,6 +122,7 @@ def _read_request(conn: socket.socket) -> None:
             if not chunk:
                 break
             data += chunk
+    return data
 
 
 def _behave(kind: str, conn: socket.socket, held: list[socket.socket]) -> None:
@@ -498,14 +500,9 @@ _WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
 def _ws_mute(conn: socket.socket, held: list[socket.socket]) -> None:
     """Accept the opening handshake, then never answer again (not even a ping)."""
-    conn.settimeout(2.0)
-    data = b""
-    with contextlib.suppress(OSError):
-        while b"\r\n\r\n" not in data and len(data) < 65536:
-            chunk = conn.recv(65536)
-            if not chunk:
-                return
-            data += chunk
+    data = _read_request(conn)
+    if b"\r\n\r\n" not in data:
+        return  # the client went away before its handshake was complete
     key = ""
     for line in data.decode("latin-1").split("\r\n"):
         name, _, value = line.partition(":")
