@@ -41,7 +41,7 @@ def require_npm_servers() -> None:
     missing = [str(p) for p in (FILESYSTEM_JS, EVERYTHING_JS) if not p.is_file()]
     assert not missing, (
         f"npm MCP servers not installed ({', '.join(missing)}): run "
-        "`npm ci --prefix tests/mcp_servers` (.ci/run does)"
+        "`(cd tests/mcp_servers && npm ci)` (.ci/run does)"
     )
 
 

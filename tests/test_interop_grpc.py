@@ -143,7 +143,7 @@ def _node_ready() -> Path:
     if node is None:
         pytest.fail("node is not installed (.ci/run installs nodejs)")
     if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        pytest.fail("tests/node has no node_modules: run `npm ci --prefix tests/node` (.ci/run)")
+        pytest.fail("tests/node has no node_modules: run `(cd tests/node && npm ci)` (.ci/run)")
     return Path(node)
 
 

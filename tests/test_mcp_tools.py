@@ -46,7 +46,7 @@ def _node() -> str:
     if node is None:
         pytest.fail("node is not installed (.ci/run installs nodejs)")
     if not (NODE_DIR / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
-        pytest.fail("tests/node has no node_modules: run `npm ci --prefix tests/node` (.ci/run)")
+        pytest.fail("tests/node has no node_modules: run `(cd tests/node && npm ci)` (.ci/run)")
     return node
 
 
