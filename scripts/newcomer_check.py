@@ -9,8 +9,10 @@ the distribution's Python: on Debian/Ubuntu ``/usr/bin/python3``, externally man
 PEP 668, no virtual environment active), waits until the server's health check answers
 ``SERVING``, calls ``git.ls_remote`` on the clone itself (a local path: no traffic beyond
 this machine but the package downloads of the setup), stops the server with SIGTERM and
-checks that it exits 0. Prints the Python it ran on and the time from ``git clone`` to the
-first successful call. Exit 0 when all of that worked, 1 otherwise.
+checks that it exits 0. On the way it calls ``git.ls_remote`` on a ``.invalid`` URL with a
+password in it, which must fail with the password redacted: the scrubber, on that Python.
+Prints the Python it ran on and the time from ``git clone`` to the first successful call.
+Exit 0 when all of that worked, 1 otherwise.
 
 .ci/run runs it after the tests; it needs the project installed in the Python that runs it
 (for the gRPC client), not in the system Python.
@@ -30,6 +32,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 #: PATH of a fresh login on Debian/Ubuntu: no pyenv, no active virtual environment.
@@ -61,6 +64,26 @@ def _newcomer_env(path: str) -> dict[str, str]:
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env["PATH"] = path
     return env
+
+
+#: A password that must not come back in any field of the failure it causes.
+CANARY = "N3wc0merCanary9x"
+
+
+def _scrubber_leak(client: Any) -> str | None:
+    """Call git.ls_remote on a URL with a password; say what leaked it, if anything did."""
+    from control_plane.embed import PackCallError
+
+    url = f"https://newcomer:{CANARY}@capability-packs-newcomer.invalid/repo.git"
+    try:
+        client.invoke("git.ls_remote", {"url": url, "timeout": 20}, timeout=60)
+    except PackCallError as exc:
+        seen = exc.envelope.model_dump_json()
+        if CANARY in seen:
+            return f"the scrubber let a URL password through on this interpreter: {seen}"
+        print(f"newcomer check: scrubber ok: {exc.code}, the password redacted", file=sys.stderr)
+        return None
+    return "git.ls_remote on a .invalid host succeeded"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,7 +179,12 @@ def main(argv: list[str] | None = None) -> int:
             if status != "SERVING":
                 return _fail(f"health is {status}")
             outcome = client.invoke("git.ls_remote", {"url": str(clone)})
-        first_call = time.monotonic()
+            first_call = time.monotonic()
+            # The scrubber on this interpreter: a failure whose message carries a password
+            # (a .invalid host: the lookup fails without leaving this machine).
+            leaked = _scrubber_leak(client)
+        if leaked:
+            return _fail(leaked)
         refs = outcome.result.get("refs", []) if isinstance(outcome.result, dict) else []
         if not refs:
             return _fail(f"git.ls_remote on the clone listed no refs: {outcome.result!r}")
