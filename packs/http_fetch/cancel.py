@@ -10,6 +10,7 @@ fetch then returns. No fetch in flight: the watcher sleeps on a condition, costi
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -43,6 +44,10 @@ class Watch:
 
 class _Watcher:
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        """Fresh state (and, in a forked child, no lock the parent's threads held)."""
         self._lock = threading.Condition()
         self._live: set[Watch] = set()
         self._thread: threading.Thread | None = None
@@ -75,6 +80,7 @@ class _Watcher:
 
 
 _WATCHER: Final = _Watcher()
+os.register_at_fork(after_in_child=_WATCHER._reset)
 
 
 @contextlib.contextmanager

@@ -21,13 +21,15 @@ naming at most the host and port: never the path, the query, a header or a body.
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import contextlib
 import functools
 import http.client
+import os
 import socket
 import ssl
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import SplitResult, unquote, urljoin, urlsplit, urlunsplit
 
@@ -45,6 +47,7 @@ from control_plane.errors import (
 )
 from control_plane.tools import (
     DEFAULT_RETRY_AFTER,
+    Address,
     CompiledSchema,
     Connector,
     EgressPolicy,
@@ -78,6 +81,30 @@ SAFE_ACROSS_ORIGINS: Final = frozenset(
 #: The resolver and connector every fetch uses (tests put a table and a spy here).
 RESOLVER: Resolver = system_resolver
 CONNECTOR: Connector | None = None  # None: a TCP connect the cancel watcher can shut down
+#: ``getaddrinfo`` cannot be interrupted or given a timeout: names are resolved on these
+#: threads while the fetch waits within its deadline, watching for cancellation. A name
+#: whose DNS never answers holds one of them until the system resolver gives up (its own
+#: timeouts, seconds), never the fetch; more such names than threads wait their turn,
+#: each fetch still within its deadline.
+_DNS_THREADS = 8
+_POLL = 0.05
+_dns: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
+
+
+def _dns_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """This process's resolver threads (a forked child gets its own: it has no threads)."""
+    pid = os.getpid()
+    pool = _dns.get(pid)
+    if pool is None:
+        _dns.clear()
+        pool = _dns.setdefault(
+            pid,
+            concurrent.futures.ThreadPoolExecutor(
+                _DNS_THREADS, thread_name_prefix="http.fetch-dns"
+            ),
+        )
+    return pool
+
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: Response headers never returned: credentials and session material.
@@ -326,11 +353,23 @@ class Fetch:
         if self.watch is not None:
             self.watch.sock = sock
 
+    def _resolve(self, host: str, port: int) -> Sequence[Address]:
+        """:data:`RESOLVER`'s answer, waited for within the deadline (cancellation ends it)."""
+        pending = _dns_pool().submit(RESOLVER, host, port)
+        while not pending.done():
+            try:
+                left = self.remaining()
+            except PackError:
+                pending.cancel()
+                raise
+            concurrent.futures.wait([pending], timeout=min(left, _POLL))
+        return pending.result()
+
     def _open(self, host: str, port: int, tls: ssl.SSLContext | None) -> socket.socket:
         """The one way this pack reaches the network: resolve, check, connect, (TLS)."""
         connector = CONNECTOR or functools.partial(tcp_connector, on_socket=self._attach)
         sock = open_connection(
-            host, port, self.egress, self.remaining, resolver=RESOLVER, connector=connector
+            host, port, self.egress, self.remaining, resolver=self._resolve, connector=connector
         )
         self._attach(sock)
         if tls is None:

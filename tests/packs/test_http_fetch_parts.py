@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import threading
 import time
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -105,3 +106,30 @@ def test_linear_patterns_pass_and_data_is_not_a_pattern() -> None:
     started = time.monotonic()
     assert not compiled.is_valid({"x": "a" * 50_000 + "!"})
     assert time.monotonic() - started < 5
+
+
+def test_a_name_whose_dns_never_answers_does_not_hold_the_fetch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import packs.http_fetch.client as client
+
+    release = threading.Event()
+
+    def stuck(host: str, port: int) -> list[Any]:
+        release.wait(30)  # a nameserver that never answers
+        raise OSError("gave up")
+
+    monkeypatch.setattr(client, "RESOLVER", stuck)
+    try:
+        flag = _cancel_after(0.5)
+        started = time.monotonic()
+        with pytest.raises(PackError) as caught:
+            fetch({"url": "http://slow-dns.test/"}, 60, cancelled=lambda: flag[0])
+        assert time.monotonic() - started < 10
+        assert "cancelled" in str(caught.value)
+        started = time.monotonic()
+        with pytest.raises(PackError) as caught:
+            fetch({"url": "http://slow-dns.test/"}, 0.5)
+        assert time.monotonic() - started < 10 and caught.value.code == "timeout"
+    finally:
+        release.set()
