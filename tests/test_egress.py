@@ -197,7 +197,11 @@ def test_grammar() -> None:
 
 
 @pytest.mark.parametrize(
-    "entry", ["", "reserved", "loopback:0", "loopback:99999", "10.0.0.0/33", "[::1", "a..b", "h_x"]
+    "entry",
+    [
+        *("", "reserved", "loopback:0", "loopback:99999", "10.0.0.0/33", "[::1", "a..b"),
+        *("h_x", "localhost:8080", "localhost"),
+    ],
 )
 def test_grammar_errors_name_the_entry(entry: str) -> None:
     with pytest.raises(EgressGrantError) as caught:

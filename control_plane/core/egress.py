@@ -121,13 +121,27 @@ _EMBEDDED_V4: Final[tuple[tuple[ipaddress.IPv6Network, int], ...]] = (
 )
 
 
+def _ranges(
+    table: Iterable[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]],
+) -> tuple[tuple[int, int, str], ...]:
+    """The table as integer bounds: a lookup costs integer comparisons, not objects."""
+    return tuple((int(n.network_address), int(n.broadcast_address), name) for n, name in table)
+
+
+_V4_RANGES: Final = _ranges(_V4_TABLE)
+_V6_RANGES: Final = _ranges(_V6_TABLE)
+_EMBEDDED_RANGES: Final = tuple(
+    (int(n.network_address), int(n.broadcast_address), shift) for n, shift in _EMBEDDED_V4
+)
+
+
 def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    bare = ipaddress.IPv6Address(int(address))  # without a scope id
-    if bare in (ipaddress.IPv6Address("::"), ipaddress.IPv6Address("::1")):
+    value = int(address)  # without a scope id
+    if value <= 1:  # :: and ::1 are IPv6's own
         return None
-    for network, shift in _EMBEDDED_V4:
-        if bare in network:
-            return ipaddress.IPv4Address((int(bare) >> shift) & 0xFFFFFFFF)
+    for low, high, shift in _EMBEDDED_RANGES:
+        if low <= value <= high:
+            return ipaddress.IPv4Address((value >> shift) & 0xFFFFFFFF)
     return None
 
 
@@ -137,10 +151,12 @@ def category(address: Address) -> str:
         inner = _embedded_v4(address)
         if inner is not None:
             return category(inner)
-        bare = ipaddress.IPv6Address(int(address))
-        return next(name for network, name in _V6_TABLE if bare in network)
-    for v4network, name in _V4_TABLE:
-        if address in v4network:
+        ranges = _V6_RANGES
+    else:
+        ranges = _V4_RANGES
+    value = int(address)
+    for low, high, name in ranges:
+        if low <= value <= high:
             return name
     return "public"
 
@@ -233,6 +249,11 @@ def _rule(entry: str) -> _Rule:
     if target and (target[0].isdigit() and all(c.isdigit() or c in "./" for c in target)):
         return _Rule(network=_network(target, entry), port=port)
     name = target.rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        raise EgressGrantError(
+            f"egress entry {entry!r}: a name grants public addresses only; "
+            "grant loopback with 'loopback' (or 'loopback:PORT')"
+        )
     bare = name[2:] if name.startswith("*.") else name
     labels = bare.split(".")
     if not bare or not set(bare) <= _HOST_CHARS or any(not label for label in labels):
