@@ -19,6 +19,7 @@ from control_plane.core.egress import (
     category,
     check_destination,
     check_url,
+    curl_resolve,
     open_connection,
     system_resolver,
 )
@@ -218,6 +219,16 @@ def test_check_url_for_other_schemes() -> None:
     assert resolver.asked[-1] == ("pub.test", 443)
     with pytest.raises(EgressRefused):
         check_url("file:///etc/passwd", EgressPolicy(), resolver)
+
+
+def test_curl_resolve_pins_the_checked_addresses() -> None:
+    resolver = Resolver({"git.test": ["8.8.8.8", "2001:4860:4860::8888"]})
+    url = "https://user@git.test/org/repo.git"
+    pinned = curl_resolve(url, check_url(url, EgressPolicy(), resolver))
+    assert pinned == "git.test:443:8.8.8.8,[2001:4860:4860::8888]"
+    assert curl_resolve("http://git.test:8080/x", [ip("8.8.4.4")]) == "git.test:8080:8.8.4.4"
+    with pytest.raises(EgressRefused):
+        check_url("git@git.test:org/repo.git", EgressPolicy(), resolver)  # scp-like: no host
 
 
 def test_system_resolver_answers_loopback_names_locally() -> None:

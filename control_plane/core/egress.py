@@ -48,9 +48,11 @@ __all__ = [
     "category",
     "check_destination",
     "check_url",
+    "curl_resolve",
     "open_connection",
     "system_resolver",
     "tcp_connector",
+    "url_port",
 ]
 
 Address: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -334,17 +336,39 @@ def check_destination(
 def check_url(
     url: str, policy: EgressPolicy, resolver: Resolver = system_resolver
 ) -> list[Address]:
-    """:func:`check_destination` for a URL's host and port (git, http, ssh and the like)."""
+    """:func:`check_destination` for a URL's host and port (git, http, ssh and the like).
+
+    A URL without a host (``file://``, a path, scp-like ``user@host:path``) is refused: a
+    tool given one reaches the local file system or parses the host its own way.
+    """
+    host, port = url_port(url)
+    return check_destination(host, port, policy, resolver)
+
+
+def url_port(url: str) -> tuple[str, int]:
+    """A URL's host and port (the scheme's default port when none is given)."""
     parts = urlsplit(url)
     host = parts.hostname
     if not host:
         raise EgressRefused("?", 0, "the URL names no host")
-    defaults = {"http": 80, "https": 443, "git": 9418, "ssh": 22, "ftp": 21}
     try:
-        port = parts.port or defaults.get(parts.scheme.lower(), 0)
+        return host, parts.port or _DEFAULT_PORTS.get(parts.scheme.lower(), 0)
     except ValueError:
         raise EgressRefused(host, 0, "the URL has an invalid port") from None
-    return check_destination(host, port, policy, resolver)
+
+
+def curl_resolve(url: str, addresses: Sequence[Address]) -> str:
+    """``HOST:PORT:ADDR[,ADDR]`` pinning ``url``'s host to checked addresses, for a tool
+    built on libcurl (``git -c http.curloptResolve=...``, ``curl --resolve``): the tool then
+    connects where the check looked, not where a second lookup points (DNS rebinding).
+    Give the tool no redirects to follow (``-c http.followRedirects=false``): a redirect's
+    host is not pinned."""
+    host, port = url_port(url)
+    pinned = ",".join(f"[{a}]" if a.version == 6 else str(a) for a in addresses)
+    return f"{host}:{port}:{pinned}"
+
+
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443, "git": 9418, "ssh": 22, "ftp": 21}
 
 
 def tcp_connector(
