@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Collection
 from typing import Any, Final
 
 from control_plane import Context, PackError
@@ -39,11 +39,11 @@ def _parsed(entries: tuple[str, ...]) -> EgressPolicy | str:
 
 def _entries(granted: Any) -> tuple[str, ...] | None:
     if (
-        isinstance(granted, Sequence)
-        and not isinstance(granted, str)
+        isinstance(granted, Collection)
+        and not isinstance(granted, str | bytes)
         and all(isinstance(entry, str) for entry in granted)
     ):
-        return tuple(granted)
+        return tuple(sorted(granted)) if isinstance(granted, set | frozenset) else tuple(granted)
     return None
 
 

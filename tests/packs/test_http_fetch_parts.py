@@ -4,6 +4,7 @@ caller-pattern check of ``core/schema.py``."""
 from __future__ import annotations
 
 import base64
+import ipaddress
 import threading
 import time
 from typing import Any
@@ -133,3 +134,24 @@ def test_a_name_whose_dns_never_answers_does_not_hold_the_fetch(
         assert time.monotonic() - started < 10 and caught.value.code == "timeout"
     finally:
         release.set()
+
+
+def test_the_grant_comes_from_the_context_when_the_runtime_hands_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from packs.http_fetch.grant import EGRESS_ENV, body_limit, egress_policy
+
+    monkeypatch.setenv(EGRESS_ENV, "public,loopback")
+    for granted in (["private"], frozenset({"private"}), EgressPolicy(["private"])):
+        ctx: Any = SimpleNamespace(reach=SimpleNamespace(egress=granted))
+        policy = egress_policy(ctx)
+        assert policy.allows("h", 80, ipaddress.ip_address("10.0.0.1"))
+        assert not policy.allows("h", 80, ipaddress.ip_address("127.0.0.1"))  # not the env's
+    bare: Any = SimpleNamespace()
+    assert egress_policy(bare).allows("h", 80, ipaddress.ip_address("127.0.0.1"))  # the env's
+    monkeypatch.delenv(EGRESS_ENV)
+    assert not egress_policy(bare).allows("h", 80, ipaddress.ip_address("127.0.0.1"))
+    assert body_limit(bare) == 4 * 1024 * 1024
+    assert body_limit(SimpleNamespace(max_message_bytes=1000)) == 1000  # type: ignore[arg-type]
