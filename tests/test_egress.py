@@ -190,6 +190,7 @@ def test_grammar() -> None:
     assert not policy.allows("api.example.com", 80, ip("8.8.8.8"))
     assert not policy.allows("evil.test", 443, ip("8.8.8.8"))  # no "public": names only
     assert policy.allows("a.corp.test", 1, ip("8.8.4.4"))
+    assert EgressPolicy(["xn--bcher-kva.test"]).allows("BÜCHER.test", 1, ip("8.8.4.4"))
     assert not policy.allows("corp.test", 1, ip("8.8.4.4"))
     # A name never vouches for its own address: api.example.com resolving to a private
     # address is refused unless the address is granted too.

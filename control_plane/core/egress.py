@@ -286,7 +286,14 @@ class EgressPolicy:
 
 
 def _name(host: str) -> str:
-    return host.strip("[]").lower().rstrip(".")
+    """The host as grant entries spell it: lower case, no trailing dot, IDNA (punycode)."""
+    name = host.strip("[]").lower().rstrip(".")
+    if name.isascii():
+        return name
+    try:
+        return name.encode("idna").decode("ascii")
+    except UnicodeError:
+        return name  # matches no entry (entries are ASCII): refused unless an address rule
 
 
 def system_resolver(host: str, port: int) -> list[Address]:
