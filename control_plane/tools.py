@@ -11,7 +11,9 @@
   control plane scrubs everything that leaves it anyway);
 * :func:`parse_retry_after` reads an HTTP ``Retry-After`` value;
 * :class:`CompiledSchema` / :func:`check_schema` validate documents with the same engine
-  the control plane uses.
+  the control plane uses;
+* :class:`EgressPolicy`, :func:`open_connection`, :func:`check_url`: connect only where the
+  operator granted, judged on the resolved address (``docs/packs/http.fetch.md#egress``).
 
 ::
 
@@ -34,6 +36,20 @@ from control_plane.core.classify import (
     Classification,
     classify,
     parse_retry_after,
+)
+from control_plane.core.egress import (
+    Address,
+    Connector,
+    EgressGrantError,
+    EgressPolicy,
+    EgressRefused,
+    Resolver,
+    check_destination,
+    check_url,
+    curl_resolve,
+    open_connection,
+    system_resolver,
+    tcp_connector,
 )
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.schema import CompiledSchema, check_schema
@@ -80,23 +96,35 @@ __all__ = [
     "WGET",
     "WGET_EXITS",
     "WGET_RULES",
+    "Address",
     "Classification",
     "CompiledSchema",
+    "Connector",
+    "EgressGrantError",
+    "EgressPolicy",
+    "EgressRefused",
     "ExitRule",
+    "Resolver",
     "StderrClassifier",
     "StderrRule",
     "ToolFailed",
     "ToolRun",
     "ToolTable",
+    "check_destination",
     "check_schema",
+    "check_url",
     "classify",
+    "curl_resolve",
+    "open_connection",
     "parse_retry_after",
     "resolve_binary",
     "rule",
     "run_tool",
     "scrub",
     "scrub_data",
+    "system_resolver",
     "table_for",
+    "tcp_connector",
 ]
 
 

@@ -2,6 +2,12 @@
 
 ``jsonschema`` (pure Python) serves load-time meta-validation; every per-call check goes
 through a :class:`CompiledSchema`, compiled once when the pack is registered.
+
+A schema a *caller* supplies (``untrusted=True``) runs its ``pattern`` and
+``patternProperties`` on jsonschema-rs's linear-time engine (the ``regex`` crate: no
+backtracking, so no input makes it slow); a pattern that engine cannot run (a backreference,
+a lookaround) is refused by :func:`check_schema`, naming its place, before anything runs.
+A pack author's schemas keep the default engine (ECMA 262 features, with a backtrack limit).
 """
 
 from __future__ import annotations
@@ -18,13 +24,17 @@ from control_plane.core.bounds import MAX_PARTIAL_NODES
 from control_plane.core.errors import FieldViolation
 from control_plane.core.redact import scrub
 
-__all__ = ["CompiledSchema", "check_schema", "json_pointer"]
+__all__ = ["CompiledSchema", "check_schema", "json_pointer", "linear_pattern_fault"]
 
 _MAX_VIOLATIONS = 20
 #: Most schema errors :meth:`CompiledSchema.partial` reads of one output.
 _MAX_ERRORS_READ = 1_000
 #: Validator messages quote the offending value; a raw body must not travel in them.
 _MAX_DESCRIPTION = 200
+#: The linear-time engine, for patterns a caller wrote.
+_LINEAR = jsonschema_rs.RegexOptions()
+#: Keywords whose values are data, not schemas: a "pattern" key under them is not a regex.
+_DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})
 
 
 def _describe(error: Any) -> str:
@@ -57,6 +67,40 @@ def _patterns(node: Any) -> Iterator[str]:
             yield from _patterns(item)
 
 
+def _pattern_sites(node: Any, path: list[str | int]) -> Iterator[tuple[str, str, str]]:
+    """``(pointer, keyword, regex)`` for every regex of a schema, data keywords skipped."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key in _DATA_KEYWORDS:
+                continue
+            if key == "pattern" and isinstance(value, str):
+                yield json_pointer([*path, key]), "pattern", value
+            elif key == "patternProperties" and isinstance(value, Mapping):
+                for regex in value:
+                    if isinstance(regex, str):
+                        where = json_pointer([*path, key, regex])
+                        yield where, "patternProperties", regex
+            yield from _pattern_sites(value, [*path, str(key)])
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _pattern_sites(item, [*path, index])
+
+
+def linear_pattern_fault(schema: Mapping[str, Any]) -> str | None:
+    """The first regex of ``schema`` the linear-time engine cannot run, said with its
+    JSON pointer (``/properties/name/pattern: ...``), or None."""
+    for where, keyword, regex in _pattern_sites(schema, []):
+        probe = {"pattern": regex} if keyword == "pattern" else {keyword: {regex: True}}
+        try:
+            jsonschema_rs.validator_for(probe, pattern_options=_LINEAR)
+        except ValueError:
+            return (
+                f"{where or '/'}: the regular expression needs a backtracking engine "
+                "(a backreference or a lookaround), which caller-supplied schemas may not use"
+            )
+    return None
+
+
 def _quick_check(schema: dict[str, Any]) -> bool:
     """True when ``schema`` surely passes :func:`check_schema` (microseconds, not ms).
 
@@ -75,8 +119,15 @@ def _quick_check(schema: dict[str, Any]) -> bool:
     return True
 
 
-def check_schema(schema: Mapping[str, Any]) -> str | None:
-    """Meta-validate a schema against its draft (2020-12 by default); the fault or None."""
+def check_schema(schema: Mapping[str, Any], *, untrusted: bool = False) -> str | None:
+    """Meta-validate a schema against its draft (2020-12 by default); the fault or None.
+
+    ``untrusted``: a caller wrote it, so every regex must run on the linear-time engine.
+    """
+    if untrusted:
+        fault = linear_pattern_fault(schema)
+        if fault is not None:
+            return fault
     if _quick_check(dict(schema)):
         return None
     try:
@@ -93,13 +144,20 @@ def check_schema(schema: Mapping[str, Any]) -> str | None:
 
 
 class CompiledSchema:
-    """A schema compiled once; ``is_valid`` costs microseconds."""
+    """A schema compiled once; ``is_valid`` costs microseconds.
+
+    ``untrusted=True`` (a schema a caller supplied): patterns run on the linear-time
+    engine; one it cannot run raises ``ValueError`` (call :func:`check_schema` first).
+    """
 
     __slots__ = ("_validator", "schema")
 
-    def __init__(self, schema: Mapping[str, Any]) -> None:
+    def __init__(self, schema: Mapping[str, Any], *, untrusted: bool = False) -> None:
         self.schema = dict(schema)
-        self._validator = jsonschema_rs.validator_for(self.schema)
+        if untrusted:
+            self._validator = jsonschema_rs.validator_for(self.schema, pattern_options=_LINEAR)
+        else:
+            self._validator = jsonschema_rs.validator_for(self.schema)
 
     def is_valid(self, instance: Any) -> bool:
         return bool(self._validator.is_valid(instance))

@@ -4,7 +4,8 @@
 ``rate_limited`` with ``retry_after``; connect/read timeouts -> ``timeout``; DNS failure,
 refused, reset and 5xx -> ``network_error``; a JSON body that breaks the caller's
 ``json_schema`` -> ``schema_mismatch`` with the fields that did validate. Pack codes:
-``too_large``, ``too_many_redirects``, ``http_error``, ``invalid_json_schema``.
+``too_large``, ``too_many_redirects``, ``http_error``, ``invalid_json_schema``, and
+``not_permitted`` for a destination outside the operator's egress grant (:mod:`.grant`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from control_plane import Context, Pack, hookimpl
 from packs.http_fetch.client import DEFAULT_TIMEOUT, fetch
+from packs.http_fetch.grant import body_limit, egress_policy
 from packs.http_fetch.schemas import CODES, INPUT_SCHEMA, OUTPUT_SCHEMA
 
 __all__ = ["PACK", "handle", "register_packs"]
@@ -21,9 +23,11 @@ __all__ = ["PACK", "handle", "register_packs"]
 DOCS = """\
 GET or HEAD an http(s) URL with optional `headers`, a `credential` (`bearer`, `basic`
 username/password, or a custom `header`; never echoed back and scrubbed from every
-message), a `timeout` for the whole fetch, `max_bytes`, and `max_redirects` (followed
-within the limit; the credential is dropped when a redirect leaves the origin). With
-`json_schema`, the JSON body must match it.
+message), a `timeout` for the whole fetch, `max_bytes` (capped by the server's message
+limit), and `max_redirects` (followed within the limit; the credential and the caller's
+headers are dropped when a redirect leaves the origin). With `json_schema`, the JSON body
+must match it (its patterns run on a linear-time engine). Only destinations the operator
+granted are reached (default: public addresses), checked on the resolved address of every hop.
 
 Returns `status`, `headers` (sensitive ones removed), `body` (JSON, text or base64, per
 `body_format`), `bytes`, the final `url` and the `redirects` followed.
@@ -39,16 +43,23 @@ Returns `status`, `headers` (sensitive ones removed), `body` (JSON, text or base
 | `too_large` | no | body larger than `max_bytes` |
 | `too_many_redirects` | no | more than `max_redirects` redirects, or a loop |
 | `http_error` | no | other 4xx, or a redirect without a usable Location |
-| `invalid_json_schema` | no | `json_schema` is not a valid schema; nothing fetched |
+| `invalid_json_schema` | no | `json_schema` invalid, or a pattern needs backtracking |
+| `not_permitted` | no | a destination outside the egress grant; nothing sent to it |
 
 Full page: docs/packs/http.fetch.md.
 """
 
 
 def handle(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """Fetch ``doc["url"]`` within its timeout and the call's deadline."""
+    """Fetch ``doc["url"]`` within its timeout, the call's deadline and the pack's grant."""
     budget = min(float(doc.get("timeout", DEFAULT_TIMEOUT)), ctx.remaining(DEFAULT_TIMEOUT))
-    return fetch(doc, budget)
+    return fetch(
+        doc,
+        budget,
+        egress=egress_policy(ctx),
+        cancelled=lambda: ctx.cancelled,
+        body_limit=body_limit(ctx),
+    )
 
 
 PACK = Pack(

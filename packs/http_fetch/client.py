@@ -1,23 +1,36 @@
 """The HTTP client behind http.fetch: stdlib ``http.client``, one deadline, typed failures.
 
 Every failure leaves as a :class:`~control_plane.core.errors.PackError` with a fixed message
-naming at most the host and port: never the path, the query, a header or a body. The
-credential (input ``credential`` or ``user:password@`` in the URL) is sent as a header,
-dropped when a redirect leaves the origin, and every literal copy of it is replaced by
-``[REDACTED]`` in whatever the pack returns.
+naming at most the host and port: never the path, the query, a header or a body.
+
+* **Egress**: every connection, redirects included, goes through
+  :func:`~control_plane.tools.open_connection`: the host is resolved once, each address
+  checked against the pack's grant, and the socket connected to exactly a checked address
+  (TLS still verifies and sends the name). A refused destination is ``not_permitted``,
+  before any packet is sent to it.
+* **Nothing ambient**: ``http.client`` reads no ``~/.netrc``, no proxy variables, no cookie
+  jar; the request carries only what the caller gave.
+* **Secrets**: the credential (input ``credential`` or ``user:password@`` in the URL) is
+  sent as a header; it and every caller header but a few content-negotiation ones are
+  dropped when a redirect leaves the origin; every form of every known secret (literal,
+  percent-encoded, base64) is replaced by ``[REDACTED]`` in whatever the pack returns.
+* **Cancellation**: a cancelled call's socket is shut down (:mod:`.cancel`) and the fetch
+  returns.
 """
 
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import contextlib
+import functools
 import http.client
+import os
 import socket
 import ssl
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
 from urllib.parse import SplitResult, unquote, urljoin, urlsplit, urlunsplit
 
 import orjson
@@ -34,21 +47,64 @@ from control_plane.errors import (
 )
 from control_plane.tools import (
     DEFAULT_RETRY_AFTER,
+    Address,
     CompiledSchema,
+    Connector,
+    EgressPolicy,
+    EgressRefused,
+    Resolver,
     check_schema,
+    open_connection,
     parse_retry_after,
     scrub,
+    system_resolver,
+    tcp_connector,
 )
 from packs.credentials import basic_header, credential_header
+from packs.http_fetch.cancel import Watch, watching
+from packs.http_fetch.grant import DEFAULT_MESSAGE_LIMIT
+from packs.http_fetch.secrets import Secrets, looks_secret
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "Fetch", "fetch"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_TIMEOUT", "SAFE_ACROSS_ORIGINS", "Fetch", "fetch"]
 
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_MAX_REDIRECTS = 5
 USER_AGENT = "capability-packs-http.fetch/1.0"
-REDACTED = "[REDACTED]"
 CHUNK = 64 * 1024
+#: The caller's headers still sent after a redirect leaves the origin: content negotiation
+#: only. Any other header may be a credential under a name nobody can list in advance.
+SAFE_ACROSS_ORIGINS: Final = frozenset(
+    {"accept", "accept-language", "cache-control", "pragma", "user-agent"}
+)
+
+#: The resolver and connector every fetch uses (tests put a table and a spy here).
+RESOLVER: Resolver = system_resolver
+CONNECTOR: Connector | None = None  # None: a TCP connect the cancel watcher can shut down
+#: ``getaddrinfo`` cannot be interrupted or given a timeout: names are resolved on these
+#: threads while the fetch waits within its deadline, watching for cancellation. A name
+#: whose DNS never answers holds one of them until the system resolver gives up (its own
+#: timeouts, seconds), never the fetch; more such names than threads wait their turn,
+#: each fetch still within its deadline.
+_DNS_THREADS = 8
+_POLL = 0.05
+_dns: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
+
+
+def _dns_pool() -> concurrent.futures.ThreadPoolExecutor:
+    """This process's resolver threads (a forked child gets its own: it has no threads)."""
+    pid = os.getpid()
+    pool = _dns.get(pid)
+    if pool is None:
+        _dns.clear()
+        pool = _dns.setdefault(
+            pid,
+            concurrent.futures.ThreadPoolExecutor(
+                _DNS_THREADS, thread_name_prefix="http.fetch-dns"
+            ),
+        )
+    return pool
+
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 #: Response headers never returned: credentials and session material.
@@ -75,36 +131,22 @@ _TEXT_TYPES = frozenset(
 )
 
 
-@dataclass
 class _Auth:
-    """The credential as one header, plus every literal that must never be returned."""
+    """The credential as one header (or none), and the literals it is made of."""
 
-    name: str | None = None
-    value: str | None = None
-    secrets: list[str] = field(default_factory=list)
+    __slots__ = ("name", "secrets", "value")
 
-    def redact(self, text: str) -> str:
-        for secret in self.secrets:
-            if secret:
-                text = text.replace(secret, REDACTED)
-        return text
-
-    def redact_data(self, value: Any) -> Any:
-        if not self.secrets:
-            return value
-        if isinstance(value, str):
-            return self.redact(value)
-        if isinstance(value, dict):
-            return {self.redact(str(k)): self.redact_data(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.redact_data(v) for v in value]
-        return value
+    def __init__(
+        self, name: str | None = None, value: str | None = None, secrets: list[str] | None = None
+    ) -> None:
+        self.name = name
+        self.value = value
+        self.secrets = secrets or []
 
 
 def _secrets_of(value: str, password: str | None) -> list[str]:
     """What to scrub besides the patterns: the header value, its token, the password."""
-    token = value.split(" ", 1)[1] if value.startswith(("Basic ", "Bearer ")) else value
-    return [s for s in (token, password) if s and len(s) >= 3]
+    return [s for s in (value, password) if s]
 
 
 def _auth(credential: Mapping[str, Any] | None, userinfo: tuple[str, str] | None) -> _Auth:
@@ -160,50 +202,104 @@ def _non_local_refs(schema: Any) -> bool:
 
 
 def compile_json_schema(schema: Mapping[str, Any]) -> CompiledSchema:
-    """The caller's schema compiled, or ``invalid_json_schema`` (nothing is fetched)."""
+    """The caller's schema compiled for the linear-time regex engine, or
+    ``invalid_json_schema`` naming the fault (nothing is fetched)."""
     if _non_local_refs(schema):
         raise PackError(
             "invalid_json_schema", "json_schema may only use local $ref (starting with #)"
         )
-    fault = check_schema(schema)
+    fault = check_schema(schema, untrusted=True)
     if fault is not None:
+        if fault.startswith("/"):  # a pattern, with its place: say where
+            raise PackError("invalid_json_schema", f"json_schema{fault}")
         raise PackError("invalid_json_schema", "json_schema is not a valid JSON Schema")
     try:
-        return CompiledSchema(schema)
+        return CompiledSchema(schema, untrusted=True)
     except ValueError:
         raise PackError("invalid_json_schema", "json_schema does not compile") from None
 
 
-class Fetch:
-    """One fetch: a URL, a deadline, the redirects followed so far."""
+class _Connection(http.client.HTTPConnection):
+    """``http.client`` over a socket the egress check opened (never its own connect)."""
 
-    def __init__(self, doc: Mapping[str, Any], budget: float) -> None:
+    def __init__(self, host: str, port: int, timeout: float, opener: _Opener) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._opener = opener
+
+    def connect(self) -> None:
+        self.sock = self._opener(self.host, self.port, None)
+
+
+class _TLSConnection(http.client.HTTPSConnection):
+    """TLS over a socket the egress check opened; the certificate is checked for the name."""
+
+    def __init__(
+        self, host: str, port: int, timeout: float, opener: _Opener, tls: ssl.SSLContext
+    ) -> None:
+        super().__init__(host, port, timeout=timeout, context=tls)
+        self._opener = opener
+        self._tls = tls
+
+    def connect(self) -> None:
+        self.sock = self._opener(self.host, self.port, self._tls)
+
+
+_Opener = Callable[[str, int, "ssl.SSLContext | None"], socket.socket]
+
+
+class Fetch:
+    """One fetch: a URL, a deadline, a grant, the redirects followed so far."""
+
+    def __init__(
+        self,
+        doc: Mapping[str, Any],
+        budget: float,
+        *,
+        egress: EgressPolicy | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+        body_limit: int = DEFAULT_MESSAGE_LIMIT,
+    ) -> None:
         url, userinfo = _strip_userinfo(str(doc["url"]))
         self.url = url
         self.auth = _auth(doc.get("credential"), userinfo)
         self.method = str(doc.get("method", "GET"))
         self.headers = {str(k): str(v) for k, v in (doc.get("headers") or {}).items()}
+        self.secrets = Secrets(
+            [
+                *self.auth.secrets,
+                *(v for k, v in self.headers.items() if looks_secret(k, v)),
+            ]
+        )
+        self.egress = egress if egress is not None else EgressPolicy()
+        self.cancelled = cancelled
         self.budget = budget
         self.deadline = time.monotonic() + budget
-        self.max_bytes = int(doc.get("max_bytes", DEFAULT_MAX_BYTES))
+        asked = int(doc.get("max_bytes", DEFAULT_MAX_BYTES))
+        self.max_bytes = min(asked, body_limit)
+        self.capped = asked > body_limit
         self.max_redirects = int(doc.get("max_redirects", DEFAULT_MAX_REDIRECTS))
         self.follow = bool(doc.get("follow_redirects", True))
         self.redirects: list[str] = []
+        self.watch: Watch | None = None
         schema = doc.get("json_schema")
         self.schema = compile_json_schema(schema) if isinstance(schema, Mapping) else None
 
     # -- the request loop ---------------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
+        with watching(self.cancelled) as self.watch:
+            return self._follow()
+
+    def _follow(self) -> dict[str, Any]:
         method = self.method
         url = self.url
-        send_auth = self.auth.name is not None
         first_origin = _origin(urlsplit(url))
+        same_origin = True
         while True:
             parts = urlsplit(url)
             if parts.scheme.lower() not in {"http", "https"} or not parts.hostname:
                 raise PackError("http_error", "the URL is not a usable http(s) URL")
-            conn, sock, response = self._request(method, parts, send_auth)
+            conn, sock, response = self._request(method, parts, same_origin)
             try:
                 status = response.status
                 location = response.getheader("Location")
@@ -221,7 +317,9 @@ class Fetch:
                         )
                     self.redirects.append(next_url)
                     if _origin(urlsplit(next_url)) != first_origin:
-                        send_auth = False  # never hand the credential to another origin
+                        # Once the chain left the origin, the caller's credential and any
+                        # header that may be one stay behind for the rest of it.
+                        same_origin = False
                     if status == 303 and method != "HEAD":
                         method = "GET"
                     url = next_url
@@ -233,10 +331,17 @@ class Fetch:
                 conn.close()
 
     def remaining(self) -> float:
+        if self.cancelled():
+            raise timeout("the call was cancelled before the fetch finished")
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise timeout(f"the fetch did not finish within {self.budget:g}s")
         return left
+
+    def _failure(self, exc: BaseException, where: str, doing: str) -> PackError:
+        if self.cancelled():
+            return timeout("the call was cancelled before the fetch finished")
+        return _network_failure(exc, where, doing)
 
     def _where(self, parts: SplitResult) -> str:
         host = parts.hostname or "?"
@@ -244,40 +349,86 @@ class Fetch:
             host = f"[{host}]"
         return f"{host}:{_port(parts)}"
 
+    def _attach(self, sock: socket.socket) -> None:
+        if self.watch is not None:
+            self.watch.sock = sock
+
+    def _resolve(self, host: str, port: int) -> Sequence[Address]:
+        """:data:`RESOLVER`'s answer, waited for within the deadline (cancellation ends it)."""
+        pending = _dns_pool().submit(RESOLVER, host, port)
+        while not pending.done():
+            try:
+                left = self.remaining()
+            except PackError:
+                pending.cancel()
+                raise
+            concurrent.futures.wait([pending], timeout=min(left, _POLL))
+        return pending.result()
+
+    def _open(self, host: str, port: int, tls: ssl.SSLContext | None) -> socket.socket:
+        """The one way this pack reaches the network: resolve, check, connect, (TLS)."""
+        connector = CONNECTOR or functools.partial(tcp_connector, on_socket=self._attach)
+        sock = open_connection(
+            host, port, self.egress, self.remaining, resolver=self._resolve, connector=connector
+        )
+        self._attach(sock)
+        if tls is None:
+            return sock
+        try:
+            wrapped = tls.wrap_socket(sock, server_hostname=host)
+        except BaseException:
+            sock.close()
+            raise
+        self._attach(wrapped)
+        return wrapped
+
+    def _request_headers(self, same_origin: bool) -> dict[str, str]:
+        headers = {"User-Agent": USER_AGENT, "Accept": "*/*"}
+        for name, value in self.headers.items():
+            if same_origin or name.lower() in SAFE_ACROSS_ORIGINS:
+                headers[name] = value
+        if same_origin and self.auth.name and self.auth.value is not None:
+            headers[self.auth.name] = self.auth.value
+        return headers
+
     def _request(
-        self, method: str, parts: SplitResult, send_auth: bool
+        self, method: str, parts: SplitResult, same_origin: bool
     ) -> tuple[http.client.HTTPConnection, socket.socket | None, http.client.HTTPResponse]:
         host = parts.hostname or ""
         port = _port(parts)
         where = self._where(parts)
         conn: http.client.HTTPConnection
         if parts.scheme.lower() == "https":
-            conn = http.client.HTTPSConnection(
-                host, port, timeout=self.remaining(), context=ssl.create_default_context()
-            )
+            tls = ssl.create_default_context()
+            conn = _TLSConnection(host, port, self.remaining(), self._open, tls)
         else:
-            conn = http.client.HTTPConnection(host, port, timeout=self.remaining())
+            conn = _Connection(host, port, self.remaining(), self._open)
         try:
             try:
                 conn.connect()
+            except EgressRefused as exc:
+                raise PackError(
+                    "not_permitted", f"http.fetch may not connect to {where}: {exc.reason}"
+                ) from None
             except TimeoutError as exc:
+                if self.cancelled():
+                    raise self._failure(exc, where, "connecting to") from exc
                 raise timeout(f"connecting to {where} timed out") from exc
             except OSError as exc:
-                raise _network_failure(exc, where, "connecting to") from exc
+                raise self._failure(exc, where, "connecting to") from exc
             sock = conn.sock
             target = urlunsplit(("", "", parts.path or "/", parts.query, ""))
-            headers = {"User-Agent": USER_AGENT, "Accept": "*/*", **self.headers}
-            if send_auth and self.auth.name and self.auth.value is not None:
-                headers[self.auth.name] = self.auth.value
             try:
-                conn.request(method, target, headers=headers)
+                conn.request(method, target, headers=self._request_headers(same_origin))
                 if sock is not None:
                     sock.settimeout(self.remaining())
                 response = conn.getresponse()
             except TimeoutError as exc:
+                if self.cancelled():
+                    raise self._failure(exc, where, "talking to") from exc
                 raise timeout(f"{where} did not answer within {self.budget:g}s") from exc
             except (OSError, http.client.HTTPException) as exc:
-                raise _network_failure(exc, where, "talking to") from exc
+                raise self._failure(exc, where, "talking to") from exc
         except BaseException:
             conn.close()
             raise
@@ -320,8 +471,7 @@ class Fetch:
         declared = response.getheader("Content-Length")
         if declared is not None and declared.strip().isdigit() and int(declared) > self.max_bytes:
             raise PackError(
-                "too_large",
-                f"the body is {int(declared)} bytes, more than max_bytes={self.max_bytes}",
+                "too_large", f"the body is {int(declared)} bytes, more than {self._limit()}"
             )
         chunks: list[bytes] = []
         total = 0
@@ -333,20 +483,28 @@ class Fetch:
             try:
                 chunk = response.read1(CHUNK)
             except TimeoutError as exc:
+                if self.cancelled():
+                    raise self._failure(exc, where, "reading the body from") from exc
                 raise timeout(f"{where} sent the body too slowly") from exc
             except (OSError, http.client.HTTPException) as exc:
-                raise _network_failure(exc, where, "reading the body from") from exc
+                raise self._failure(exc, where, "reading the body from") from exc
             if not chunk:
                 break
             total += len(chunk)
             if total > self.max_bytes:
-                raise PackError(
-                    "too_large", f"the body is more than max_bytes={self.max_bytes} bytes"
-                )
+                raise PackError("too_large", f"the body is more than {self._limit()}")
             chunks.append(chunk)
+        self.remaining()  # a cancelled call's shut socket reads as a clean end: not a body
         if declared is not None and declared.strip().isdigit() and total < int(declared):
             raise network_error(f"{where} closed the connection before the body was complete")
         return b"".join(chunks)
+
+    def _limit(self) -> str:
+        if self.capped:
+            return (
+                f"the server's message limit of {self.max_bytes} bytes (max_bytes is capped by it)"
+            )
+        return f"max_bytes={self.max_bytes} bytes"
 
     # -- the result ----------------------------------------------------------------------
 
@@ -357,18 +515,21 @@ class Fetch:
         mime = mime.strip().lower()
         charset = _charset(params)
         out: dict[str, Any] = {
-            "url": scrub(self.auth.redact(url)),
+            "url": scrub(self.secrets.text(url)),
             "status": response.status,
-            "reason": self.auth.redact(response.reason or ""),
+            "reason": response.reason or "",
             "headers": headers,
             "bytes": len(raw),
             "body": None,
             "body_format": "none",
         }
         if self.redirects:
-            out["redirects"] = [scrub(self.auth.redact(u)) for u in self.redirects]
+            out["redirects"] = [scrub(self.secrets.text(u)) for u in self.redirects]
         if self.method == "HEAD" and not raw:
-            return self.auth.redact_data(out)  # type: ignore[no-any-return]
+            return self.secrets.data(out)  # type: ignore[no-any-return]
+        # Every form of every known secret leaves the bytes before they are parsed,
+        # decoded or base64-encoded: what the pack encodes can no longer carry one.
+        raw = self.secrets.raw(raw)
         is_json = mime == "application/json" or mime.endswith("+json")
         parsed: Any = None
         parsed_ok = False
@@ -384,14 +545,14 @@ class Fetch:
             out["body"], out["body_format"] = parsed, "json"
         else:
             out["body"], out["body_format"] = _decode(raw, mime, charset)
-        return self.auth.redact_data(out)  # type: ignore[no-any-return]
+        return self.secrets.data(out)  # type: ignore[no-any-return]
 
     def _validate(self, out: dict[str, Any], parsed: Any, parsed_ok: bool) -> None:
         assert self.schema is not None
         partial = {k: out[k] for k in ("url", "status", "headers", "bytes")}
         if not parsed_ok:
             raise schema_mismatch(
-                self.auth.redact_data(partial),
+                self.secrets.data(partial),
                 "the body is not JSON, so it cannot match json_schema",
                 [FieldViolation("/body", "not valid JSON")],
             )
@@ -403,10 +564,10 @@ class Fetch:
         else:
             violations = self.schema.violations(parsed)
         raise schema_mismatch(
-            self.auth.redact_data(partial),
+            self.secrets.data(partial),
             "the JSON body did not match json_schema",
             [
-                FieldViolation("/body" + v.field, self.auth.redact(v.description))
+                FieldViolation("/body" + v.field, self.secrets.text(v.description))
                 for v in violations
             ],
         )
@@ -473,6 +634,17 @@ def _network_failure(exc: BaseException, where: str, doing: str) -> PackError:
     return network_error(f"{doing} {where} failed at the network level")
 
 
-def fetch(doc: Mapping[str, Any], budget: float) -> dict[str, Any]:
-    """Fetch ``doc["url"]`` within ``budget`` seconds; the output document or a PackError."""
-    return Fetch(doc, budget).run()
+def fetch(
+    doc: Mapping[str, Any],
+    budget: float,
+    *,
+    egress: EgressPolicy | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    body_limit: int = DEFAULT_MESSAGE_LIMIT,
+) -> dict[str, Any]:
+    """Fetch ``doc["url"]`` within ``budget`` seconds; the output document or a PackError.
+
+    ``egress``: where it may connect (default: public addresses only); ``cancelled``: polled
+    so a cancelled call's socket is shut; ``body_limit``: the cap on ``max_bytes``.
+    """
+    return Fetch(doc, budget, egress=egress, cancelled=cancelled, body_limit=body_limit).run()

@@ -22,6 +22,7 @@ VOCABULARY = [
     "too_many_redirects",
     "http_error",
     "invalid_json_schema",
+    "not_permitted",
 ]
 
 CODES: dict[str, CodeDoc] = {
@@ -62,6 +63,18 @@ CODES: dict[str, CodeDoc] = {
         retryable=False,
         recovery_hint="Fix json_schema (2020-12, local $ref only) and call again.",
     ),
+    "not_permitted": CodeDoc(
+        description=(
+            "The destination, or a redirect's, is outside what the operator granted this "
+            "pack (by default: public addresses only; loopback, private, link-local, cloud "
+            "metadata and reserved addresses are refused). Nothing was sent to it."
+        ),
+        retryable=False,
+        recovery_hint=(
+            "Do not retry: the grant, not the call, decides. Use a destination the pack may "
+            "reach, or ask the operator to grant it."
+        ),
+    ),
 }
 
 _CREDENTIAL = credential_schema(
@@ -101,7 +114,8 @@ INPUT_SCHEMA: dict[str, Any] = {
             "type": "integer",
             "minimum": 0,
             "maximum": 104857600,
-            "description": "Largest body accepted (default 5 MiB); more is too_large.",
+            "description": "Largest body accepted (default 5 MiB, and never more than the "
+            "server's message limit); more is too_large.",
         },
         "max_redirects": {
             "type": "integer",
@@ -116,7 +130,8 @@ INPUT_SCHEMA: dict[str, Any] = {
         "json_schema": {
             "type": "object",
             "description": "JSON Schema (2020-12) the JSON body must match; a mismatch is "
-            "schema_mismatch with the fields that did validate.",
+            "schema_mismatch with the fields that did validate. Patterns run on a linear-time "
+            "engine: backreferences and lookaround are invalid_json_schema.",
         },
     },
 }

@@ -24,6 +24,7 @@ from pack_servers import (
 )
 
 import packs.http_fetch as http_fetch
+from packs.http_fetch.grant import EGRESS_ENV
 
 PACK = "http.fetch"
 
@@ -61,6 +62,7 @@ CODE_TESTS: dict[str, tuple[str, ...]] = {
     "too_many_redirects": ("test_too_many_redirects",),
     "http_error": ("test_http_error_for_other_4xx_and_bad_redirects",),
     "invalid_json_schema": ("test_invalid_json_schema_fetches_nothing",),
+    "not_permitted": ("test_not_permitted_by_default_for_loopback",),
 }
 TOKEN = "tok-PLANTED-bearer-91c2e7"
 HEADER_SECRET = "hdr-PLANTED-apikey-5d8b01"
@@ -204,9 +206,13 @@ def server(servers: tuple[HTTPServerThread, HTTPServerThread]) -> HTTPServerThre
 
 @pytest.fixture(scope="module")
 def call() -> Iterator[Call]:
-    invoker, call_ = make_call(http_fetch)
-    yield call_
-    invoker.close()
+    # The test servers are on loopback, which the default grant refuses: grant it, as an
+    # operator would (tests/packs/test_http_fetch_reach.py tests the refusals).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(EGRESS_ENV, "public,loopback")
+        invoker, call_ = make_call(http_fetch)
+        yield call_
+        invoker.close()
 
 
 def fetch(call: Call, url: str, **doc: Any) -> Any:
@@ -481,6 +487,18 @@ def test_invalid_json_schema_fetches_nothing(call: Call) -> None:
     assert_error(fetch(call, url, json_schema={"type": 12}), "invalid_json_schema")
     remote_ref = {"$ref": "https://schemas.example.test/thing.json"}
     assert_error(fetch(call, url, json_schema=remote_ref), "invalid_json_schema")
+
+
+def test_not_permitted_by_default_for_loopback(
+    server: HTTPServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(EGRESS_ENV)  # no grant: the default, public addresses only
+    invoker, call_ = make_call(http_fetch)
+    try:
+        error = assert_error(fetch(call_, server.url("/json")), "not_permitted")
+    finally:
+        invoker.close()
+    assert error["retryable"] is False and "loopback" in error["message"]
 
 
 def test_planted_secrets_never_appear_in_any_failure(

@@ -1,0 +1,157 @@
+"""http.fetch's parts on their own: the secret forms, cancellation in each phase, the
+caller-pattern check of ``core/schema.py``."""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import threading
+import time
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from pack_servers import LOOPBACK, BacklogFull, RawTCPServer
+
+from control_plane.core.schema import CompiledSchema, check_schema, linear_pattern_fault
+from control_plane.errors import PackError
+from control_plane.tools import EgressPolicy
+from packs.http_fetch.client import fetch
+from packs.http_fetch.secrets import REDACTED, Secrets, looks_secret
+
+SECRET = "s3cr3t/PLANTED+parts=77a1"  # with characters percent-encoding changes
+
+
+def test_every_form_of_a_secret_is_replaced() -> None:
+    secrets = Secrets([f"Bearer {SECRET}", "ab"])  # "ab": too short to scrub
+    raw = SECRET.encode()
+    blobs = [
+        raw,
+        quote(SECRET, safe="").encode(),
+        quote(SECRET, safe="").replace("%2F", "%2f").replace("%2B", "%2b").encode(),
+        base64.b64encode(raw),
+        base64.urlsafe_b64encode(b"?>" + raw),
+    ]
+    for shift in range(3):
+        blobs.append(base64.b64encode(b"p" * shift + raw + b"tail"))
+    for blob in blobs:
+        cleaned = secrets.raw(b"head " + blob + b" end")
+        assert REDACTED.encode() in cleaned, blob
+        assert secrets.text("head " + blob.decode() + " end") == cleaned.decode()
+    assert secrets.text("ab cd") == "ab cd"
+    assert secrets.data({SECRET: [SECRET, 1, None]}) == {REDACTED: [REDACTED, 1, None]}
+
+
+def test_which_headers_are_secrets() -> None:
+    assert looks_secret("X-Api-Key", "anything")
+    assert looks_secret("Private-Token", "x")
+    assert looks_secret("X-Custom", "ghp_" + "a" * 36)  # the value is a known secret shape
+    assert not looks_secret("Accept", "application/json")
+    assert not looks_secret("X-Request-Tag", "t-42")
+
+
+def _cancel_after(seconds: float) -> list[bool]:
+    flag = [False]
+
+    def later() -> None:
+        time.sleep(seconds)
+        flag[0] = True
+
+    threading.Thread(target=later, daemon=True).start()
+    return flag
+
+
+@pytest.mark.parametrize("phase", ["connect", "answer"])
+def test_cancellation_ends_a_fetch_in_each_phase(phase: str) -> None:
+    server = BacklogFull() if phase == "connect" else RawTCPServer("silent")
+    with server:
+        flag = _cancel_after(0.5)
+        started = time.monotonic()
+        with pytest.raises(PackError) as caught:
+            fetch(
+                {"url": f"http://{LOOPBACK}:{server.port}/"},
+                60,
+                egress=EgressPolicy(["loopback"]),
+                cancelled=lambda: flag[0],
+            )
+        assert time.monotonic() - started < 10  # not the 60 s of the fetch's own timeout
+    assert caught.value.code == "timeout" and "cancelled" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("schema", "where"),
+    [
+        ({"pattern": "(a)\\1"}, "/pattern"),
+        ({"properties": {"x": {"pattern": "^(?=a)"}}}, "/properties/x/pattern"),
+        ({"patternProperties": {"(?<!a)b": {}}}, "/patternProperties/(?<!a)b"),
+        ({"prefixItems": [{"pattern": "(a)(b)\\2"}]}, "/prefixItems/0/pattern"),
+    ],
+)
+def test_caller_patterns_that_need_backtracking_are_refused_with_their_place(
+    schema: dict[str, object], where: str
+) -> None:
+    fault = linear_pattern_fault(schema)
+    assert fault is not None and fault.startswith(where + ":")
+    assert check_schema(schema, untrusted=True) == fault
+    assert check_schema(schema) is None  # a pack author's schema keeps the default engine
+
+
+def test_linear_patterns_pass_and_data_is_not_a_pattern() -> None:
+    schema = {
+        "properties": {"x": {"pattern": "^(a+)+$"}},
+        "const": {"pattern": "(a)\\1"},  # data, not a schema
+        "examples": [{"pattern": "(?=x)"}],
+    }
+    assert linear_pattern_fault(schema) is None
+    compiled = CompiledSchema({"properties": {"x": {"pattern": "^(a+)+$"}}}, untrusted=True)
+    started = time.monotonic()
+    assert not compiled.is_valid({"x": "a" * 50_000 + "!"})
+    assert time.monotonic() - started < 5
+
+
+def test_a_name_whose_dns_never_answers_does_not_hold_the_fetch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import packs.http_fetch.client as client
+
+    release = threading.Event()
+
+    def stuck(host: str, port: int) -> list[Any]:
+        release.wait(30)  # a nameserver that never answers
+        raise OSError("gave up")
+
+    monkeypatch.setattr(client, "RESOLVER", stuck)
+    try:
+        flag = _cancel_after(0.5)
+        started = time.monotonic()
+        with pytest.raises(PackError) as caught:
+            fetch({"url": "http://slow-dns.test/"}, 60, cancelled=lambda: flag[0])
+        assert time.monotonic() - started < 10
+        assert "cancelled" in str(caught.value)
+        started = time.monotonic()
+        with pytest.raises(PackError) as caught:
+            fetch({"url": "http://slow-dns.test/"}, 0.5)
+        assert time.monotonic() - started < 10 and caught.value.code == "timeout"
+    finally:
+        release.set()
+
+
+def test_the_grant_comes_from_the_context_when_the_runtime_hands_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    from packs.http_fetch.grant import EGRESS_ENV, body_limit, egress_policy
+
+    monkeypatch.setenv(EGRESS_ENV, "public,loopback")
+    for granted in (["private"], frozenset({"private"}), EgressPolicy(["private"])):
+        ctx: Any = SimpleNamespace(reach=SimpleNamespace(egress=granted))
+        policy = egress_policy(ctx)
+        assert policy.allows("h", 80, ipaddress.ip_address("10.0.0.1"))
+        assert not policy.allows("h", 80, ipaddress.ip_address("127.0.0.1"))  # not the env's
+    bare: Any = SimpleNamespace()
+    assert egress_policy(bare).allows("h", 80, ipaddress.ip_address("127.0.0.1"))  # the env's
+    monkeypatch.delenv(EGRESS_ENV)
+    assert not egress_policy(bare).allows("h", 80, ipaddress.ip_address("127.0.0.1"))
+    assert body_limit(bare) == 4 * 1024 * 1024
+    assert body_limit(SimpleNamespace(max_message_bytes=1000)) == 1000  # type: ignore[arg-type]

@@ -1,0 +1,238 @@
+"""The egress policy: the category table, the grant grammar, the check before the connect.
+
+Nothing here sends a packet: addresses beyond loopback are judged by the pure functions or
+reached through a test resolver and a connector spy that records every attempt.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+import pytest
+
+from control_plane.core.egress import (
+    Address,
+    EgressGrantError,
+    EgressPolicy,
+    EgressRefused,
+    category,
+    check_destination,
+    check_url,
+    curl_resolve,
+    open_connection,
+    system_resolver,
+)
+
+ip = ipaddress.ip_address
+
+#: address -> category, every row written down by hand (not derived from ``ipaddress``).
+TABLE = {
+    "8.8.8.8": "public",
+    "1.1.1.1": "public",
+    "2606:4700:4700::1111": "public",
+    "127.0.0.1": "loopback",
+    "127.255.255.254": "loopback",
+    "::1": "loopback",
+    "0.0.0.0": "reserved",
+    "0.1.2.3": "reserved",
+    "::": "reserved",
+    "10.0.0.1": "private",
+    "172.16.0.1": "private",
+    "172.31.255.255": "private",
+    "172.32.0.1": "public",
+    "192.168.1.1": "private",
+    "100.64.0.1": "private",
+    "100.127.255.255": "private",
+    "100.128.0.1": "public",
+    "fc00::1": "private",
+    "fd12:3456::1": "private",
+    "169.254.1.1": "link-local",
+    "fe80::1": "link-local",
+    "169.254.169.254": "metadata",
+    "169.254.170.2": "metadata",
+    "fd00:ec2::254": "metadata",
+    "100.100.100.200": "metadata",
+    "168.63.129.16": "metadata",
+    "224.0.0.1": "reserved",
+    "255.255.255.255": "reserved",
+    "240.0.0.1": "reserved",
+    "192.0.2.1": "reserved",
+    "198.18.0.1": "reserved",
+    "192.0.0.8": "reserved",
+    "ff02::1": "reserved",
+    "2001:db8::1": "reserved",
+    "2001::1": "reserved",  # Teredo
+    "100::1": "reserved",
+    # IPv6 forms that carry an IPv4 address are judged by the IPv4 address.
+    "::ffff:127.0.0.1": "loopback",
+    "::ffff:169.254.169.254": "metadata",
+    "::ffff:10.0.0.1": "private",
+    "::ffff:8.8.8.8": "public",
+    "::127.0.0.1": "loopback",  # IPv4-compatible
+    "::ffff:0:127.0.0.1": "loopback",  # IPv4-translated
+    "64:ff9b::7f00:1": "loopback",  # NAT64
+    "64:ff9b::a9fe:a9fe": "metadata",
+    "64:ff9b::808:808": "public",
+    "2002:7f00:1::": "loopback",  # 6to4 of 127.0.0.1
+    "2002:a9fe:a9fe::1": "metadata",
+    "2002:808:808::1": "public",
+    "64:ff9b:1::1": "private",
+    "fe80::1%1": "link-local",
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), sorted(TABLE.items()))
+def test_category_table(text: str, expected: str) -> None:
+    assert category(ip(text)) == expected
+
+
+class Resolver:
+    """A resolver from a table; records every question."""
+
+    def __init__(self, table: dict[str, list[str]]) -> None:
+        self.table = table
+        self.asked: list[tuple[str, int]] = []
+
+    def __call__(self, host: str, port: int) -> list[Address]:
+        self.asked.append((host, port))
+        if host not in self.table:
+            raise socket.gaierror(socket.EAI_NONAME, "unknown")
+        return [ip(a) for a in self.table[host]]
+
+
+class Spy:
+    """A connector that records and never connects."""
+
+    def __init__(self) -> None:
+        self.attempts: list[tuple[str, int]] = []
+
+    def __call__(self, address: Address, port: int, timeout: float) -> socket.socket:
+        self.attempts.append((str(address), port))
+        raise ConnectionRefusedError("spy")
+
+
+def test_default_policy_refuses_every_non_public_category() -> None:
+    policy = EgressPolicy()
+    for text, kind in TABLE.items():
+        assert policy.allows("h", 80, ip(text)) is (kind == "public"), text
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["localhost", "2130706433", "0177.0.0.1", "0x7f.0.0.1", "127.1", "0", "0.0.0.0", "[::1]"],
+)
+def test_every_loopback_spelling_is_refused_by_the_system_resolver(spelling: str) -> None:
+    # The system resolver (glibc inet_aton and /etc/hosts) answers these locally.
+    with pytest.raises(EgressRefused) as caught:
+        check_destination(spelling, 80, EgressPolicy())
+    assert "loopback" in str(caught.value) or "reserved" in str(caught.value)
+
+
+def test_literal_ipv6_forms_are_refused_without_asking_the_resolver() -> None:
+    resolver = Resolver({})
+    for host in ("[::ffff:127.0.0.1]", "::1", "[fd00:ec2::254]", "64:ff9b::7f00:1"):
+        with pytest.raises(EgressRefused):
+            check_destination(host, 80, EgressPolicy(), resolver)
+    assert resolver.asked == []
+
+
+def test_metadata_and_link_local_are_refused_before_any_connect() -> None:
+    resolver = Resolver(
+        {
+            "imds.test": ["169.254.169.254"],
+            "imds6.test": ["fd00:ec2::254"],
+            "aliyun.test": ["100.100.100.200"],
+            "ll.test": ["169.254.7.7"],
+            "lan.test": ["192.168.0.10"],
+        }
+    )
+    spy = Spy()
+    for host in resolver.table:
+        with pytest.raises(EgressRefused):
+            open_connection(host, 80, EgressPolicy(), lambda: 1.0, resolver=resolver, connector=spy)
+    assert spy.attempts == []
+    # Even the link-local and private grants do not open the metadata addresses.
+    wide = EgressPolicy(["public", "link-local", "private"])
+    with pytest.raises(EgressRefused):
+        open_connection("imds.test", 80, wide, lambda: 1.0, resolver=resolver, connector=spy)
+    assert spy.attempts == []
+    # The granted ones reach the connector.
+    with pytest.raises(ConnectionRefusedError):
+        open_connection("ll.test", 80, wide, lambda: 1.0, resolver=resolver, connector=spy)
+    assert spy.attempts == [("169.254.7.7", 80)]
+
+
+def test_a_mixed_answer_connects_only_to_the_checked_addresses() -> None:
+    # DNS rebinding in one answer: the public address is used, the loopback one never.
+    resolver = Resolver({"rebind.test": ["127.0.0.1", "93.184.216.34", "10.0.0.1"]})
+    spy = Spy()
+    with pytest.raises(ConnectionRefusedError):
+        open_connection(
+            "rebind.test", 443, EgressPolicy(), lambda: 1.0, resolver=resolver, connector=spy
+        )
+    assert spy.attempts == [("93.184.216.34", 443)]
+    assert resolver.asked == [("rebind.test", 443)]  # resolved once
+
+
+def test_grammar() -> None:
+    policy = EgressPolicy(
+        ["loopback:8080", "10.1.0.0/16", "[fd00:1::/32]:443", "api.example.com:443", "*.corp.test"]
+    )
+    assert policy.allows("x", 8080, ip("127.0.0.1"))
+    assert not policy.allows("x", 8081, ip("127.0.0.1"))
+    assert policy.allows("x", 1, ip("10.1.2.3"))
+    assert policy.allows("x", 1, ip("::ffff:10.1.2.3"))  # the same host, mapped
+    assert not policy.allows("x", 1, ip("10.2.0.1"))
+    assert policy.allows("x", 443, ip("fd00:1::5"))
+    assert not policy.allows("x", 80, ip("fd00:1::5"))
+    assert policy.allows("API.example.com.", 443, ip("8.8.8.8"))
+    assert not policy.allows("api.example.com", 80, ip("8.8.8.8"))
+    assert not policy.allows("evil.test", 443, ip("8.8.8.8"))  # no "public": names only
+    assert policy.allows("a.corp.test", 1, ip("8.8.4.4"))
+    assert EgressPolicy(["xn--bcher-kva.test"]).allows("BÜCHER.test", 1, ip("8.8.4.4"))
+    assert not policy.allows("corp.test", 1, ip("8.8.4.4"))
+    # A name never vouches for its own address: api.example.com resolving to a private
+    # address is refused unless the address is granted too.
+    assert not policy.allows("api.example.com", 443, ip("192.168.1.1"))
+    assert not policy.allows("api.example.com", 443, ip("169.254.169.254"))
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        *("", "reserved", "loopback:0", "loopback:99999", "10.0.0.0/33", "[::1", "a..b"),
+        *("h_x", "localhost:8080", "localhost"),
+    ],
+)
+def test_grammar_errors_name_the_entry(entry: str) -> None:
+    with pytest.raises(EgressGrantError) as caught:
+        EgressPolicy([entry])
+    assert repr(entry) in str(caught.value)
+
+
+def test_check_url_for_other_schemes() -> None:
+    resolver = Resolver({"git.test": ["10.0.0.5"], "pub.test": ["8.8.8.8"]})
+    with pytest.raises(EgressRefused) as caught:
+        check_url("git://git.test/repo.git", EgressPolicy(), resolver)
+    assert caught.value.port == 9418 and "private" in str(caught.value)
+    assert check_url("https://pub.test/x", EgressPolicy(), resolver) == [ip("8.8.8.8")]
+    assert resolver.asked[-1] == ("pub.test", 443)
+    with pytest.raises(EgressRefused):
+        check_url("file:///etc/passwd", EgressPolicy(), resolver)
+
+
+def test_curl_resolve_pins_the_checked_addresses() -> None:
+    resolver = Resolver({"git.test": ["8.8.8.8", "2001:4860:4860::8888"]})
+    url = "https://user@git.test/org/repo.git"
+    pinned = curl_resolve(url, check_url(url, EgressPolicy(), resolver))
+    assert pinned == "git.test:443:8.8.8.8,[2001:4860:4860::8888]"
+    assert curl_resolve("http://git.test:8080/x", [ip("8.8.4.4")]) == "git.test:8080:8.8.4.4"
+    with pytest.raises(EgressRefused):
+        check_url("git@git.test:org/repo.git", EgressPolicy(), resolver)  # scp-like: no host
+
+
+def test_system_resolver_answers_loopback_names_locally() -> None:
+    assert ip("127.0.0.1") in system_resolver("localhost", 80) or ip("::1") in system_resolver(
+        "localhost", 80
+    )
