@@ -7,6 +7,7 @@ import json
 import os
 import re
 import subprocess
+import types
 from pathlib import Path
 from typing import Any
 
@@ -151,3 +152,50 @@ def test_serve_strict_load_refuses_to_start(tmp_path: Path, workers: str) -> Non
     assert "plugin 'bad': failed to load: ImportError: nope" in done.stderr
     assert "--strict-load" in done.stderr
     assert "packctl: serving" not in done.stderr
+
+
+RARE_CODE_PACK = """
+from control_plane import CodeDoc, Pack, PackError, hookimpl
+
+def handler(doc, ctx):
+    if doc.get("mode") == "rare":  # only a runtime test reaches this path
+        raise PackError("mystery_code", "never declared")
+    return {"ok": True}
+
+@hookimpl
+def register_packs(register):
+    register(Pack(
+        name="acme.rare", version="1.0.0", summary="Raises an undeclared code, rarely.",
+        input_schema={"type": "object", "properties": {"mode": {"type": "string"}}},
+        output_schema={"type": "object", "properties": {
+            "ok": {"type": "boolean"},
+            "error": {"type": "object", "properties": {"code": {"enum": ["not_found"]}}},
+        }},
+        handler=handler, codes={},
+    ))
+"""
+
+
+def test_check_does_not_say_an_unqualified_ok(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Before: `conformance ok` for a pack that raises an undeclared code at run time."""
+    (tmp_path / "rare.py").write_text(RARE_CODE_PACK)
+    assert main(["check", str(tmp_path / "rare.py")]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert not re.search(r"^conformance ok", out, re.M), out
+    assert "static conformance ok: 1 pack(s)" in out
+    assert "not checked (only the kit's runtime tests reach it): codes a handler raises" in out
+    assert main(["check", str(tmp_path / "rare.py"), "--output", "json"]) == EXIT_OK
+    data = json.loads(capsys.readouterr().out)
+    assert data["scope"] == "static" and "codes a handler raises" in data["runtime_only"]
+    # ...and the kit, which runs the pack, is what catches it.
+    from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget
+
+    module = types.ModuleType("rare_pack")
+    exec(compile(RARE_CODE_PACK, "rare.py", "exec"), module.__dict__)
+    with (
+        PackKit(PackTarget("acme.rare", plugin=module)) as kit,
+        pytest.raises(ConformanceError, match="undeclared code 'mystery_code'"),
+    ):
+        kit.invoke({"mode": "rare"})
