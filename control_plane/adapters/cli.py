@@ -112,6 +112,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "control_plane.adapters.kit.cli",
     "control_plane.adapters.gate",
     "control_plane.adapters.proto_cli",
+    "control_plane.adapters.status_cli",
 )
 
 
