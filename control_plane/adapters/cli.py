@@ -28,10 +28,12 @@ import importlib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 # Before grpc is imported (its core reads this once, then): gRPC's fork handlers run in every
@@ -228,12 +230,43 @@ def _print_failures(failures: Sequence[LoadFailure | str], stream: TextIO) -> No
             print(f"  {failure}", file=stream)
 
 
+# -- pack pages (issue 38): a docs/packs/ reference names a file that exists here -------
+
+_PACK_PAGE = re.compile(r"\bdocs/packs/([\w.-]+\.md)\b")
+
+
+def _pack_pages() -> Path | None:
+    """The built-in packs' pages: in the wheel (``control_plane/_docs/packs``, hatch
+    ``force-include``), else in a source checkout (``docs/packs``)."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "_docs" / "packs", package.parent / "docs" / "packs"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _with_pages(text: str) -> str:
+    """``text`` with each ``docs/packs/NAME.md`` that is installed here as its path."""
+    pages = _pack_pages()
+    if pages is None:
+        return text
+
+    def found(match: re.Match[str]) -> str:
+        page = pages / match.group(1)
+        return str(page) if page.is_file() else match.group(0)
+
+    return _PACK_PAGE.sub(found, text)
+
+
+# -- end pack pages ---------------------------------------------------------------------
+
+
 def _print_description(desc: PackDescription) -> None:
     print(f"{desc.name} {desc.version}: {desc.summary}")
     print(f"plugin: {desc.plugin}   validates: {'yes' if desc.validates else 'no'}")
     if desc.docs:
         print()
-        print(desc.docs.rstrip())
+        print(_with_pages(desc.docs.rstrip()))
     print("\nerror codes:")
     for info in desc.vocabulary.values():
         kind = "retryable" if info.retryable else "permanent"
