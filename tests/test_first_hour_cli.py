@@ -199,3 +199,29 @@ def test_check_does_not_say_an_unqualified_ok(
         pytest.raises(ConformanceError, match="undeclared code 'mystery_code'"),
     ):
         kit.invoke({"mode": "rare"})
+
+
+def test_a_local_mcp_reference_id_resolves(tmp_path: Path) -> None:
+    """`packctl mcp --local` (README's agent set-up) hands out reference ids too."""
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    env = _local_env(tmp_path)
+
+    async def call() -> Any:
+        params = StdioServerParameters(
+            command=PACKCTL[0],
+            args=[*PACKCTL[1:], "mcp", "--local", "--plugin", "testpacks"],
+            env=env,
+            cwd=str(ROOT),
+        )
+        async with Client(params, read_timeout_seconds=60) as client:
+            return await client.call_tool("test.fail", {"code": "internal_error"})
+
+    result = anyio.run(call)
+    assert result.is_error
+    ref = result.structured_content["error"]["reference_id"]
+    assert REF.fullmatch(ref)
+    shown = _packctl(env, "incident", ref)
+    assert shown.returncode == EXIT_OK, shown.stderr
+    assert "RuntimeError" in shown.stdout
