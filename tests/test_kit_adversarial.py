@@ -99,7 +99,7 @@ def test_a_plugin_that_exits_fails_the_check_instead_of_passing_it(
         "json",
         cwd=tmp_path,
     )
-    assert listed.returncode == 0, listed.stderr
+    assert listed.returncode == 1, listed.stderr  # listed, and the failure exits 1
     assert "acme.good" in listed.stdout
     assert expected in listed.stdout
 

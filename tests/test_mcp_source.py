@@ -294,13 +294,12 @@ def test_filesystem_text_is_scrubbed_and_unclassified_text_never_travels(
     assert SECRET not in leaked.envelope.message
     assert "ENOENT" in leaked.envelope.message or "no such file" in leaked.envelope.message
 
-    # No rule knows "EEXIST": internal_error, fixed text and a reference id, no raw text.
+    # "EEXIST" is already_exists (issue 38; it was internal_error before the built-in rule).
+    # Unclassified text never travelling is tests/test_mcp_hostile.py's secret_error case.
     exists = wrapped.fail("fs.create_directory", {"path": str(wrapped.root / "taken")})
-    assert exists.code == "internal_error"
-    assert exists.status == grpc.StatusCode.INTERNAL
-    assert exists.envelope.reference_id
-    text = json.dumps(exists.envelope.model_dump(mode="json"))
-    assert "EEXIST" not in text and "taken" not in text
+    assert exists.code == "already_exists"
+    assert exists.status == grpc.StatusCode.FAILED_PRECONDITION
+    assert "EEXIST" in exists.envelope.message
 
 
 # -- server-everything (stdio and streamable HTTP) -------------------------------------

@@ -28,10 +28,12 @@ import importlib
 import logging
 import math
 import os
+import re
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 # Before grpc is imported (its core reads this once, then): gRPC's fork handlers run in every
@@ -112,6 +114,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "control_plane.adapters.kit.cli",
     "control_plane.adapters.gate",
     "control_plane.adapters.proto_cli",
+    "control_plane.adapters.status_cli",
 )
 
 
@@ -180,7 +183,7 @@ def _print_outcome(outcome: Outcome) -> None:
     _json(outcome.result)
 
 
-def _print_error(outcome: Outcome, env: ErrorEnvelope) -> None:
+def _print_error(outcome: Outcome, env: ErrorEnvelope, *, local: bool = False) -> None:
     kind = "retryable" if env.retryable else "permanent"
     lines = [f"error: {env.code} ({kind}): {env.message}"]
     lines.append(f"  pack:        {outcome.pack} {outcome.version} (request {outcome.request_id})")
@@ -188,7 +191,7 @@ def _print_error(outcome: Outcome, env: ErrorEnvelope) -> None:
     if env.retry_after is not None:
         lines.append(f"  retry after: {env.retry_after:g}s")
     if env.reference_id:
-        lines.append(f"  reference:   {env.reference_id} (quote it to the operator)")
+        lines.append(f"  reference:   {_reference_line(env.reference_id, local)}")
     if env.detail:
         lines.append(f"  detail:      {env.detail}")
     if env.recovery_hint:
@@ -227,12 +230,43 @@ def _print_failures(failures: Sequence[LoadFailure | str], stream: TextIO) -> No
             print(f"  {failure}", file=stream)
 
 
+# -- pack pages (issue 38): a docs/packs/ reference names a file that exists here -------
+
+_PACK_PAGE = re.compile(r"\bdocs/packs/([\w.-]+\.md)\b")
+
+
+def _pack_pages() -> Path | None:
+    """The built-in packs' pages: in the wheel (``control_plane/_docs/packs``, hatch
+    ``force-include``), else in a source checkout (``docs/packs``)."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package / "_docs" / "packs", package.parent / "docs" / "packs"):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _with_pages(text: str) -> str:
+    """``text`` with each ``docs/packs/NAME.md`` that is installed here as its path."""
+    pages = _pack_pages()
+    if pages is None:
+        return text
+
+    def found(match: re.Match[str]) -> str:
+        page = pages / match.group(1)
+        return str(page) if page.is_file() else match.group(0)
+
+    return _PACK_PAGE.sub(found, text)
+
+
+# -- end pack pages ---------------------------------------------------------------------
+
+
 def _print_description(desc: PackDescription) -> None:
     print(f"{desc.name} {desc.version}: {desc.summary}")
     print(f"plugin: {desc.plugin}   validates: {'yes' if desc.validates else 'no'}")
     if desc.docs:
         print()
-        print(desc.docs.rstrip())
+        print(_with_pages(desc.docs.rstrip()))
     print("\nerror codes:")
     for info in desc.vocabulary.values():
         kind = "retryable" if info.retryable else "permanent"
@@ -317,13 +351,41 @@ class LocalBackend:
 
 def local_runtime(args: argparse.Namespace) -> Runtime:
     """The runtime of a ``--local`` command (see :func:`runtime_config`); a bad
-    ``--isolate`` is a usage problem."""
+    ``--isolate`` is a usage problem. Its incidents go to the local incident store
+    (:func:`_keep_incidents`)."""
     try:
-        return build_runtime(runtime_config(args))
+        runtime = build_runtime(runtime_config(args))
     except IsolationError as exc:
         raise UsageProblem(str(exc), "isolation") from None
     except McpConfigError as exc:
         raise UsageProblem(str(exc), "mcp_config") from None
+    _keep_incidents(runtime)
+    return runtime
+
+
+# -- --local incidents (issue 38): every reference id handed out resolves somewhere ------
+
+
+def _keep_incidents(runtime: Runtime) -> None:
+    """Attach the local incident store (the one ``packctl serve`` and ``packctl incident``
+    use by default); when it cannot open, say on stderr where the incidents went. No
+    event stream: a ``--local`` command's output is its own."""
+    from control_plane.runtime.events import ErrorEvents
+    from control_plane.runtime.incident_store import open_local_store
+
+    store, where = open_local_store()
+    if store is None:
+        print(f"packctl: {where}", file=sys.stderr)
+    runtime.observe(events=ErrorEvents(), store=store)
+
+
+def _reference_line(reference_id: str, local: bool) -> str:
+    if local:
+        return f"{reference_id} (`packctl incident {reference_id}` shows its story)"
+    return f"{reference_id} (quote it to the operator)"
+
+
+# -- end --local incidents ----------------------------------------------------------------
 
 
 def _backend(args: argparse.Namespace) -> Backend:
@@ -545,6 +607,13 @@ def _serve_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="event loop of the server (default auto: uvloop where installed, else the "
         "standard library's; docs/cli.md#event-loop)",
     )
+    # -- fail-fast on load failures (issue 38) --
+    p.add_argument(
+        "--strict-load",
+        action="store_true",
+        help="refuse to start (exit 2) when a plugin, pack or MCP server fails to load "
+        "(default: serve the rest and report the failures; docs/cli.md#load-failures)",
+    )
     add_serve_options(p)
     add_serve_arguments(p)
     add_tracing_arguments(p)
@@ -600,6 +669,17 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"packctl: {exc}", file=sys.stderr)
         if tracing is not None:
             tracing.close()
+        return EXIT_USAGE
+    if args.strict_load and runtime.registry.failures:  # fail fast, before any port opens
+        failures = runtime.registry.failures
+        runtime.close()
+        if tracing is not None:
+            tracing.close()
+        print(
+            f"packctl: not serving: {len(failures)} load failure(s) and --strict-load:",
+            file=sys.stderr,
+        )
+        _print_failures(failures, sys.stderr)
         return EXIT_USAGE
     try:
         obs = runtime.observe(args)
@@ -772,7 +852,8 @@ def _list(args: argparse.Namespace) -> int:
             _json(listing.to_dict())
         else:
             _print_listing(listing)
-        return EXIT_OK
+        # A load failure is listed, and the exit status says so (CI, health scripts).
+        return EXIT_PACK_ERROR if listing.failures else EXIT_OK
 
     return run_with_backend(args, body)
 
@@ -860,7 +941,7 @@ def _call(args: argparse.Namespace) -> int:
         elif outcome.error is None:
             _print_outcome(outcome)
         else:
-            _print_error(outcome, outcome.error)
+            _print_error(outcome, outcome.error, local=args.local)
         return EXIT_OK if outcome.error is None else EXIT_PACK_ERROR
 
     return run_with_backend(args, body)

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from control_plane.core.bounds import json_safe, safe_text
+from control_plane.core.not_json import first_fault, has_non_finite
 from control_plane.core.pack import Check, Result
 
 __all__ = ["Returned", "copy_returned"]
@@ -96,12 +97,35 @@ def copy_returned(returned: Any) -> Returned:
         # One copy as plain JSON data: tuples become lists, subclasses their base types,
         # and what JSON cannot carry (sets, bytes, non-string keys, integers beyond 64 bits,
         # cycles) is refused here rather than by the transport after the outcome was built.
-        copied.output = orjson.loads(orjson.dumps(doc))
-        if copied.checks:
-            copied.checks = orjson.loads(orjson.dumps(copied.checks))
+        encoded = orjson.dumps(doc)
+        checks = orjson.dumps(copied.checks) if copied.checks else None
     except (TypeError, ValueError, OverflowError) as exc:
-        copied.problem = safe_text(exc, 2000)
-        copied.exc = exc
-        copied.output = json_safe(doc)
-        copied.checks = json_safe(copied.checks) if copied.checks is not None else None
+        _refuse(copied, doc, exc)
+        return copied
+    # orjson writes inf and NaN as null without a word: where a null was written, look.
+    if (b"null" in encoded and has_non_finite(doc)) or (
+        checks is not None and b"null" in checks and has_non_finite(copied.checks)
+    ):
+        _refuse(copied, doc, None)
+        return copied
+    copied.output = orjson.loads(encoded)
+    if checks is not None:
+        copied.checks = orjson.loads(checks)
     return copied
+
+
+def _refuse(copied: Returned, doc: dict[str, Any], exc: BaseException | None) -> None:
+    """The output is not JSON data: say where (the path and the value, see
+    :func:`~control_plane.core.not_json.first_fault`) and keep a JSON-safe copy, so a
+    returned ``error`` still counts."""
+    problem = first_fault(doc, "result")
+    if problem is None and copied.checks:
+        problem = first_fault(copied.checks, "validation.checks")
+    if problem is None:
+        problem = safe_text(exc, 2000) if exc is not None else "a value JSON cannot carry"
+    if exc is not None:
+        exc.add_note(f"pack output: {problem}")
+    copied.problem = problem
+    copied.exc = exc
+    copied.output = json_safe(doc)
+    copied.checks = json_safe(copied.checks) if copied.checks is not None else None

@@ -55,6 +55,7 @@ __all__ = [
     "IncidentStore",
     "IncidentStoreUnreadable",
     "default_incident_db",
+    "open_local_store",
 ]
 
 logger = logging.getLogger("capability_packs.incidents")
@@ -159,6 +160,23 @@ def default_incident_db() -> Path:
     state = os.environ.get("XDG_STATE_HOME")
     base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
     return base / "capability-packs" / "incidents.db"
+
+
+def open_local_store() -> tuple[IncidentStore | None, str]:
+    """The store of a ``--local`` run (``call``, ``gate``, ``mcp``): the one ``packctl
+    serve`` and ``packctl incident`` use by default (:func:`default_incident_db`), so every
+    reference id the run hands out resolves there. Returns the store and a line saying
+    where the incidents go: when the store cannot open, they stay in memory and end with
+    the process, and the line says so and how to keep them."""
+    path = default_incident_db()
+    try:
+        return IncidentStore(path), f"incidents are kept in {path}"
+    except (OSError, sqlite3.Error) as exc:
+        return None, (
+            f"incidents of this run are kept in memory only and end with it: cannot open "
+            f"{path} ({type(exc).__name__}: {exc}); set CAPABILITY_PACKS_INCIDENT_DB=PATH "
+            "to keep them"
+        )
 
 
 def _incident_row(incident: Incident) -> tuple[Any, ...]:

@@ -33,14 +33,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import orjson
-
 from control_plane.core.classify import classify
 from control_plane.core.enforce import nearest_code
 from control_plane.core.errors import InvalidInput
 from control_plane.core.outcome import Outcome
 from control_plane.core.pack import Context, Result
 from control_plane.core.registry import LoadedPack, Registry
+from control_plane.core.returned import copy_returned
 from control_plane.core.schema import json_pointer
 from control_plane.core.validation import SEVERITY_RANK, worst_of
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR
@@ -467,11 +466,12 @@ class PackKit:
             if self._undeclared(error.get("code")):
                 problems.append(f"the pack returned undeclared code {error.get('code')!r}; {fix}")
             return problems
-        try:
-            data = orjson.loads(orjson.dumps(dict(output)))
-        except (TypeError, ValueError, OverflowError) as exc:
-            problems.append(f"the pack's output is not JSON data: {exc}")
+        # The boundary's own copy: what it refuses (bytes, inf, NaN...) is named by path.
+        copied = copy_returned(dict(output))
+        if copied.problem is not None:
+            problems.append(f"the pack's output is not JSON data: {copied.problem}")
             return problems
+        data = copied.output
         if isinstance(returned, Result):
             data.pop("validation", None)
         else:

@@ -29,6 +29,8 @@ from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_regist
 from .target import PackTarget, load_plugin, unfiltered
 
 __all__ = [
+    "CHECK_COVERS",
+    "RUNTIME_ONLY",
     "Finding",
     "KitUsageError",
     "PackReport",
@@ -42,6 +44,19 @@ __all__ = [
 ]
 
 Severity = Literal["error", "warning"]
+
+#: What ``packctl check`` knows without running a pack, and what it cannot know: said with
+#: every verdict, so "ok" is never read as "the pack keeps its contract at run time".
+CHECK_COVERS = (
+    "the vocabulary is closed, snake_case and documented; schemas are valid; input "
+    "examples fit; the effective contract and nearest-code mapping"
+)
+RUNTIME_ONLY = (
+    "codes a handler raises or returns, output that breaks its schema or is not JSON, "
+    "secrets reaching the caller, faults of its downstreams -- run the kit "
+    "(PackKit.invoke, inject_faults, check_generated_inputs; docs/authoring.md"
+    "#testing-with-the-kit)"
+)
 
 
 class KitUsageError(Exception):
@@ -155,14 +170,20 @@ class StaticReport:
         errors = len(self.errors)
         verdict = "FAILED" if errors else ("ok" if self.packs else "nothing checked")
         lines.append(
-            f"conformance {verdict}: {len(self.packs)} pack(s), {errors} error(s), "
+            f"static conformance {verdict}: {len(self.packs)} pack(s), {errors} error(s), "
             f"{len(findings) - errors} warning(s)"
         )
+        if self.packs:
+            lines.append(f"checked (declarations only): {CHECK_COVERS}")
+            lines.append(f"not checked (only the kit's runtime tests reach it): {RUNTIME_ONLY}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "scope": "static",
+            "covers": CHECK_COVERS,
+            "runtime_only": RUNTIME_ONLY,
             "packs": [p.to_dict() for p in self.packs],
             "findings": [f.to_dict() for f in self.all_findings()],
         }

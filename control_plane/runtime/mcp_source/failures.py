@@ -21,13 +21,18 @@ See the table in docs/mcp.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from control_plane.core.errors import CapabilityPackError, PackError
 from control_plane.core.vocabulary import BASELINE
 from control_plane.runtime.mcp_source.config import ToolVocabulary
-from control_plane.runtime.mcp_source.rules import first_line, first_match, retry_after_in
+from control_plane.runtime.mcp_source.rules import (
+    BARE_ARGUMENT_CODES,
+    first_line,
+    first_match,
+    retry_after_in,
+)
 
 __all__ = [
     "CONNECTION_CLOSED",
@@ -95,7 +100,44 @@ def _excerpt(text: str) -> str:
     return _SDK_PREFIX.sub("", first_line(text))
 
 
-def _by_rules(vocab: ToolVocabulary, tool: str, text: str) -> PackError | None:
+def _strings(value: Any, depth: int = 0) -> Iterator[str]:
+    """The string values of a call's arguments (nested, bounded)."""
+    if isinstance(value, str):
+        yield value
+    elif depth < 8 and isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item, depth + 1)
+    elif depth < 8 and isinstance(value, list):
+        for item in value[:100]:
+            yield from _strings(item, depth + 1)
+
+
+def _bare_argument(
+    vocab: ToolVocabulary, tool: str, text: str, arguments: Mapping[str, Any] | None
+) -> PackError | None:
+    """The failure's whole text is one of the call's argument values (see
+    :data:`~control_plane.runtime.mcp_source.rules.BARE_ARGUMENT_CODES`)."""
+    if not arguments:
+        return None
+    said = _SDK_PREFIX.sub("", text.strip()).strip().strip("'\"")
+    if not said or "\n" in said:
+        return None
+    if not any(said == value.strip() for value in _strings(arguments) if value.strip()):
+        return None
+    return _typed(
+        vocab,
+        BARE_ARGUMENT_CODES,
+        f"{tool}: the MCP server could not use {first_line(said)!r} (missing, or not what "
+        "the tool works on, such as a path that is not a repository)",
+    )
+
+
+def _by_rules(
+    vocab: ToolVocabulary, tool: str, text: str, arguments: Mapping[str, Any] | None = None
+) -> PackError | None:
+    bare = _bare_argument(vocab, tool, text, arguments)
+    if bare is not None:
+        return bare
     rule = first_match(vocab.rules, text, vocab.reachable)
     if rule is None:
         return None
@@ -118,15 +160,26 @@ def result_text(result: Any) -> str:
 
 
 def from_is_error(
-    vocab: ToolVocabulary, server: str, tool: str, result: Any
+    vocab: ToolVocabulary,
+    server: str,
+    tool: str,
+    result: Any,
+    arguments: Mapping[str, Any] | None = None,
 ) -> PackError | McpToolFailure:
-    """A result with ``isError: true``."""
+    """A result with ``isError: true`` (``arguments``: the call's, see
+    :func:`_bare_argument`)."""
     text = result_text(result)
-    return _by_rules(vocab, tool, text) or McpToolFailure(server, tool, "isError result", text)
+    typed = _by_rules(vocab, tool, text, arguments)
+    return typed or McpToolFailure(server, tool, "isError result", text)
 
 
 def from_jsonrpc(
-    vocab: ToolVocabulary, server: str, tool: str, code: int, message: str
+    vocab: ToolVocabulary,
+    server: str,
+    tool: str,
+    code: int,
+    message: str,
+    arguments: Mapping[str, Any] | None = None,
 ) -> PackError | McpToolFailure:
     """A JSON-RPC error answering ``tools/call``."""
     if code in vocab.jsonrpc_errors:
@@ -156,7 +209,7 @@ def from_jsonrpc(
     elif code in (PARSE_ERROR, INVALID_REQUEST):
         typed = None  # our own request was refused: a bug, not the caller's
     else:  # internal error and server-defined codes: the text may still say what happened
-        typed = _by_rules(vocab, tool, message)
+        typed = _by_rules(vocab, tool, message, arguments)
     return typed or McpToolFailure(server, tool, f"JSON-RPC error {code}", message)
 
 

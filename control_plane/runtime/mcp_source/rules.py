@@ -20,8 +20,10 @@ from dataclasses import dataclass
 
 from control_plane.core.pack import CodeDoc
 from control_plane.core.redact import scrub
+from control_plane.core.vocabulary import WELL_KNOWN_PACK_CODES
 
 __all__ = [
+    "BARE_ARGUMENT_CODES",
     "BUILTIN_CODES",
     "BUILTIN_RULES",
     "DEFAULT_CODES",
@@ -73,20 +75,37 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         r"access denied|permission denied|\bEACCES\b|\bEPERM\b|outside (of )?(the )?allowed"
-        r"|not (in|within) (the )?allowed|\bforbidden\b|not permitted|unauthori[sz]ed access",
+        r"|not (in|within) (the )?allowed|\bforbidden\b|not permitted|unauthori[sz]ed access"
+        # mcp-server-fetch: robots.txt refuses autonomous fetching
+        r"|autonomous fetching (of this page )?is not allowed",
         "permission_denied",
     ),
+    # git "Cannot create branch 'x': refs/heads/x already exists", filesystem
+    # "EEXIST: file already exists, mkdir '...'" and "Destination already exists: ..."
+    _rule(r"already exists|\bEEXIST\b", "already_exists"),
     _rule(
         r"(^|: )(invalid|malformed) [a-z]|validation error|input validation"
-        r"|cannot specify both|invalid arguments?\b|\bmissing required\b|-32602",
+        r"|cannot specify both|invalid arguments?\b|\bmissing required\b|-32602"
+        # filesystem: a file where a directory is expected, or the other way round
+        r"|\bENOTDIR\b|\bEISDIR\b|not a directory|illegal operation on a directory",
         "invalid_arguments",
     ),
     _rule(
         r"\bENOENT\b|no such (file|directory|path)|\bnot found\b|does not exist|doesn'?t exist"
-        r"|did not resolve|unknown revision|no such \w+",
+        r"|did not resolve|unknown revision|no such \w+"
+        # git "pathspec 'x' did not match any files", "No item found with id x" (a base
+        # branch), filesystem "Could not find exact match for edit", fetch "status code 404"
+        r"|did not match any|\bno \w+ found\b|could not find|status code (404|410)\b",
         "not_found",
     ),
 )
+
+#: The code of a failure whose whole text is one of the call's own argument values (after
+#: the SDK's "Error executing tool T: " prefix): the server's exception named only what it
+#: was looking up -- mcp-server-git's InvalidGitRepositoryError and NoSuchPathError
+#: (``Error executing tool git_status: /some/path``), a ``KeyError('name')``. Tried before
+#: the rules: the words of a caller's path ("/tmp/timeout") are not the server's.
+BARE_ARGUMENT_CODES: tuple[str, ...] = ("not_found", "invalid_arguments")
 
 #: Pack codes the MCP source can produce, with their documentation (a config may override
 #: a description or hint under ``code_docs``).
@@ -125,6 +144,11 @@ BUILTIN_CODES: Mapping[str, CodeDoc] = {
         ),
         absorbs=("network_error",),
     ),
+    "already_exists": CodeDoc(
+        description=WELL_KNOWN_PACK_CODES["already_exists"]["description"],
+        retryable=False,
+        recovery_hint=WELL_KNOWN_PACK_CODES["already_exists"]["recovery_hint"],
+    ),
     "tool_unavailable": CodeDoc(
         description=(
             "The MCP server no longer offers this tool (JSON-RPC method not found, or "
@@ -142,6 +166,7 @@ DEFAULT_CODES: tuple[str, ...] = (
     "rate_limited",
     "invalid_arguments",
     "permission_denied",
+    "already_exists",
     "server_unavailable",
     "tool_unavailable",
 )

@@ -449,10 +449,12 @@ class McpSource:
             reason = f"{exc.public}; it is {exc.state}" if exc.public else f"it is {exc.state}"
             raise from_unavailable(vocab, server.name, reason) or exc from None
         except MCPError as exc:
-            raise from_jsonrpc(vocab, server.name, tool, exc.code, exc.message) from None
+            raise from_jsonrpc(vocab, server.name, tool, exc.code, exc.message, doc) from None
         except (OSError, EOFError) as exc:  # a transport that broke under the call
             raise from_unavailable(vocab, server.name, "the transport failed") or exc from None
         if getattr(result, "is_error", False):
-            failure: PackError | McpToolFailure = from_is_error(vocab, server.name, tool, result)
+            failure: PackError | McpToolFailure = from_is_error(
+                vocab, server.name, tool, result, doc
+            )
             raise failure
         return _output(result, structured)
