@@ -174,8 +174,11 @@ class Invoker:
         # A sync handler (async ones run inline, _guarded_run). The copy to plain data
         # happens in the pack's thread too: a huge or slow return value costs the pack's
         # thread, not the event loop.
+        # Its failure is settled there as well (:meth:`_settle`): nothing the pack hands
+        # back -- an exception whose attributes or text are slow -- runs on the loop.
         handler = loaded.pack.handler
-        returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx)
+        settle = functools.partial(self._settle, loaded, ctx)
+        returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx, settle)
         if inspect.isawaitable(returned):  # a sync callable returning a coroutine
             returned = await _await_relayed(returned)
         return returned
@@ -239,6 +242,8 @@ class Invoker:
             else:
                 async with asyncio.timeout(budget) as scope:
                     returned = await self._call_handler(loaded, doc, ctx)
+                if type(returned) is _Settled:  # the handler failed; settled in its thread
+                    return returned.outcome
             # Still inside the boundary: what the handler returned becomes plain JSON data
             # before anything else touches it (its methods may raise anything).
             copied = copy_returned(returned)
@@ -269,6 +274,25 @@ class Invoker:
         if own is not None and own.count:
             await own.settle()
         return self._finish(loaded, ctx, copied, strict, fail_on)
+
+    def _settle(self, loaded: LoadedPack, ctx: Context, exc: BaseException) -> _Settled:
+        """A sync handler's failure made an outcome in the pack's own thread, under the
+        call's deadline: classification (the ``classify_exception`` hooks included),
+        the enforcement and the incident (formatting the exception) all read the
+        exception's attributes and texts, which the pack controls. Never raises: a
+        failure while settling is an ``internal_error`` as in :meth:`_run`."""
+        try:
+            classification = classify(exc, self.classifiers)
+            return _Settled(self._failed(loaded, ctx, classification, exc, f"pack:{loaded.name}"))
+        # The pack boundary, in the pack's thread: reading the exception may raise anything.
+        except BaseException as bug:  # noqa: BLE001
+            summary = f"enforcement failed: {safe_text(type(bug).__name__, 200)}"
+            try:
+                envelope = self.enforcer.internal(loaded, bug, ctx.request_id, "runtime", summary)
+            # The incident of ``bug`` could not be written either: one without it.
+            except BaseException:  # noqa: BLE001
+                envelope = self.enforcer.internal(loaded, None, ctx.request_id, "runtime", summary)
+            return _Settled(self._outcome(loaded, ctx, error=envelope))
 
     def _failed(
         self,
@@ -514,12 +538,29 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _call_and_copy(handler: Any, doc: dict[str, Any], ctx: Context) -> Any:
-    """A sync handler's call and the copy of what it returned (in its pool thread)."""
-    returned = handler(doc, ctx)
-    if inspect.isawaitable(returned):  # a sync callable returning a coroutine: on the loop
-        return returned
-    return copy_returned(returned)
+class _Settled:
+    """A sync handler's failure, already made an outcome in its thread (:meth:`Invoker._settle`)."""
+
+    __slots__ = ("outcome",)
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+
+
+def _call_and_copy(
+    handler: Any, doc: dict[str, Any], ctx: Context, settle: Callable[[BaseException], _Settled]
+) -> Any:
+    """A sync handler's call and the copy of what it returned, or its failure settled
+    (in its pool thread)."""
+    try:
+        returned = handler(doc, ctx)
+        if inspect.isawaitable(returned):  # a sync callable returning a coroutine: on the loop
+            return returned
+        return copy_returned(returned)
+    # The pack boundary (a thread): whatever the handler (or its returned object, read by
+    # the copy) raises is settled here.
+    except BaseException as exc:  # noqa: BLE001
+        return settle(exc)
 
 
 def _caller_cancelled(own: _OwnCancels | None = None) -> bool:

@@ -46,7 +46,12 @@ from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
 from control_plane.core.rejection import Rejection
 from control_plane.core.vocabulary import INTERNAL_ERROR
-from control_plane.runtime.events import correlation_from_metadata, correlation_scope
+from control_plane.runtime.events import (
+    correlation_from_metadata,
+    correlation_scope,
+    one_line,
+)
+from control_plane.runtime.log_queue import QueuedStreamHandler
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
@@ -56,6 +61,7 @@ from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
 from control_plane.wire.deadline import deadline_budget
 from control_plane.wire.decoding import add_service
 from control_plane.wire.drain import Drain, drain_window
+from control_plane.wire.loop_health import LoopHealth
 
 if TYPE_CHECKING:
     from control_plane.runtime.observability import Observability
@@ -139,7 +145,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line (exceptions reduced to their type: texts may hold secrets)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return orjson.dumps(_record_fields(record), default=str).decode()
+        return one_line(orjson.dumps(_record_fields(record), default=str)).decode()
 
 
 class KeyValueFormatter(logging.Formatter):
@@ -149,10 +155,30 @@ class KeyValueFormatter(logging.Formatter):
         parts = []
         for key, value in _record_fields(record).items():
             text = str(value)
-            if not text or any(c in text for c in ' "='):
-                text = orjson.dumps(text).decode()
+            if not text or not text.isprintable() or any(c in text for c in ' "='):
+                text = _quoted(text)
             parts.append(f"{key}={text}")
         return " ".join(parts)
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a JSON string in which no character can end or start a line: JSON
+    escapes the C0 controls; every other unprintable character (NEL, U+2028, U+2029,
+    the C1 controls, ...) -- which some log readers also take for a line break -- is
+    escaped here too. A value with a newline cannot forge a log line."""
+    quoted = orjson.dumps(text).decode()
+    if quoted.isprintable():
+        return quoted
+    return "".join(c if c.isprintable() else _escape(c) for c in quoted)
+
+
+def _escape(c: str) -> str:
+    """``c`` as a JSON ``\\uXXXX`` escape (a surrogate pair past the BMP)."""
+    code = ord(c)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 class ScrubbingFormatter(logging.Formatter):
@@ -207,7 +233,9 @@ def configure_logging(
     log records (a root handler, when none is configured) and uncaught exceptions'
     tracebacks.
     """
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    # Written by a thread of its own through a bounded queue: a stderr nobody drains
+    # drops (and counts) lines instead of stopping the server (runtime.log_queue).
+    handler = QueuedStreamHandler(stream)
     handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
     root = logging.getLogger("capability_packs")
     for old in list(root.handlers):
@@ -217,7 +245,7 @@ def configure_logging(
     root.propagate = False
     top = logging.getLogger()
     if not top.handlers:
-        other = logging.StreamHandler(stream if stream is not None else sys.stderr)
+        other = QueuedStreamHandler(stream)
         other.setFormatter(ScrubbingFormatter("%(levelname)s %(name)s: %(message)s"))
         top.addHandler(other)
     # Warnings (``warnings.warn`` in a pack or a library) as log records of ``py.warnings``:
@@ -512,6 +540,8 @@ class PackServer:
         self.port = port
         self._owns_runtime = owns_runtime
         self._stopped = False
+        #: The loop's longest stall and stall count (``event_loop_*`` metrics).
+        self.loop_health = LoopHealth()
 
     @property
     def invoker(self) -> Invoker:
@@ -533,6 +563,10 @@ class PackServer:
             if failure.pack and failure.pack not in self.registry:
                 await self.health.set(failure.pack, not_serving)
         await self._follow_pack_health()
+        self.loop_health.start()
+        observability = self.runtime.observability
+        if observability is not None:
+            observability.metrics.watch_loop(self.loop_health.read)
         await self.grpc_server.start()
         logger.info(
             "serving %d pack(s) on port %d",
@@ -592,6 +626,7 @@ class PackServer:
         await asyncio.sleep(0)
         self.drain.release()
         await stopping
+        await self.loop_health.stop()
         if self.drain.refused:
             logger.info(
                 "refused %d call(s) that came while stopping (UNAVAILABLE, not run)",
@@ -726,6 +761,8 @@ async def serve(
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    for signum in IGNORED_SIGNALS:
+        loop.add_signal_handler(signum, _ignored, signum)
     if ready is not None:
         ready(server)
     try:
@@ -737,5 +774,21 @@ async def serve(
             await server.stop(grace)
         await waiter
     finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in (signal.SIGTERM, signal.SIGINT, *IGNORED_SIGNALS):
             loop.remove_signal_handler(signum)
+
+
+#: Signals whose default action would end the process with calls in flight, and that
+#: mean nothing to a server: ignored and logged (docs/reliability.md). ``SIGTERM`` and
+#: ``SIGINT`` drain; ``SIGHUP`` (a closed terminal, a reload habit) and ``SIGUSR1`` /
+#: ``SIGUSR2`` (a stray ``kill -USR1``) must not drop every call in flight. The handlers
+#: are the loop's, so child processes (git, a pack's tools) start with the default ones.
+IGNORED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def _ignored(signum: int) -> None:
+    logger.warning(
+        "ignored signal %s (SIGTERM or SIGINT stop the server)",
+        signal.Signals(signum).name,
+        extra={"event": "signal_ignored"},
+    )
