@@ -11,17 +11,22 @@ Bounds are generous (seconds where the healthy answer takes milliseconds).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+import grpc
 import pytest
+from raw_wire import Received, decode_failure
 from server_support import reap, subprocess_env
+from slow_reader import SlowReader, rss_kib, wait_for
 from test_cli import start_serve, stop_serve
 from test_metrics import scrape, value
 
@@ -29,7 +34,10 @@ from control_plane.core.errors import CapabilityPackError, UnknownPack
 from control_plane.core.incidents import Incident
 from control_plane.runtime.events import SINK_QUEUE_EVENTS
 from control_plane.runtime.journal import IncidentJournal
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire.client import Client
+from control_plane.wire.connections import MAX_STREAMS
 
 #: What a well-behaved call may take while a hostile one holds its thread (seconds).
 ANSWERED_WITHIN = 1.5
@@ -257,3 +265,105 @@ def test_the_journal_refuses_a_planted_symlink(tmp_path: Path) -> None:
         journal.close(remove=False)
     assert target.read_text() == "precious\n"
     assert "ref_1" in journal.path.read_text()
+
+
+# -- connections: slow readers and bursts ---------------------------------------------------
+
+
+def _slow_reader_calls(target: str, calls: int, size: int) -> SlowReader:
+    host, port = target.rsplit(":", 1)
+    reader = SlowReader(host, int(port), ignore_limit=True)
+    message = pb.InvokePackRequest(
+        pack="test.big", input=b'{"size": %d}' % size
+    ).SerializeToString()
+    for _ in range(calls):
+        reader.call("InvokePack", message)
+    return reader
+
+
+def test_a_reader_that_never_reads_pins_bounded_memory() -> None:
+    """A raw HTTP/2 client whose streams' windows stay 0 sends 1,000 calls of 100 KB
+    answers on one connection, ignoring the server's stream limit, and answers PINGs:
+    on main the server held every answer (RSS +300 MiB and more, until the client left).
+    Now at most ``MAX_STREAMS`` calls are open on the connection, the rest are refused,
+    and the server keeps answering others."""
+    proc, target = start_serve("--plugin", "testpacks", drain=True)
+    try:
+        with Client(target) as client:
+            assert client.invoke("test.echo", {}, timeout=10).ok
+        time.sleep(0.5)
+        before = rss_kib(proc.pid)
+        reader = _slow_reader_calls(target, 1000, 100_000)
+        try:
+            assert wait_for(lambda: reader.count("open") <= MAX_STREAMS, 30)
+            time.sleep(3)  # every call answered that will be
+            grown = (rss_kib(proc.pid) - before) / 1024
+            assert grown < 100, f"RSS grew by {grown:.0f} MiB"
+            assert reader.count("open") <= MAX_STREAMS
+            assert reader.count("reset") >= 1000 - MAX_STREAMS - 50
+            with Client(target) as client:
+                assert client.invoke("test.echo", {}, timeout=10).ok
+        finally:
+            reader.close()
+    finally:
+        stop_serve(proc)
+        reap(proc)
+
+
+def test_a_connection_held_by_a_slow_reader_is_closed_after_its_age() -> None:
+    """The send deadline: a connection past its age and grace is closed, and what its
+    unread answers held with it (``--grpc-option`` shortens both for the test)."""
+    proc, target = start_serve(
+        "--plugin",
+        "testpacks",
+        "--grpc-option",
+        "grpc.max_connection_age_ms=1000",
+        "--grpc-option",
+        "grpc.max_connection_age_grace_ms=1000",
+        drain=True,
+    )
+    try:
+        reader = _slow_reader_calls(target, 20, 100_000)
+        try:
+            assert wait_for(lambda: reader.eof, 30), reader.streams
+            assert reader.goaway
+        finally:
+            reader.close()
+    finally:
+        stop_serve(proc)
+        reap(proc)
+
+
+async def _burst(target: str, calls: int) -> list[grpc.StatusCode | str]:
+    """``calls`` concurrent calls on one channel: each one's status, or ``ok``/a reason."""
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub = pb_grpc.ControlPlaneServiceStub(channel)
+        request = pb.InvokePackRequest(pack="test.sync_echo", input=b"{}")
+
+        async def one() -> grpc.StatusCode | str:
+            try:
+                await stub.InvokePack(request, timeout=120)
+            except grpc.aio.AioRpcError as err:
+                received = Received(err.code())
+                decode_failure(received, err)
+                if received.error_info is None:  # a bare status: no code, no reason
+                    return err.code()
+                return received.error_info.reason
+            return "ok"
+
+        return await asyncio.gather(*(one() for _ in range(calls)))
+
+
+def test_a_burst_on_one_channel_gets_answers_not_bare_statuses() -> None:
+    """6,000 concurrent calls on one channel: on main ~2,500 got a bare ``CANCELLED``
+    from grpc core (its pending-request limits) -- no ErrorInfo, no event. Now every call
+    is answered, or refused with a reason."""
+    proc, target = start_serve("--plugin", "testpacks", drain=True)
+    try:
+        answers = Counter(asyncio.run(_burst(target, 6000)))
+    finally:
+        stop_serve(proc)
+        reap(proc)
+    bare = {k: n for k, n in answers.items() if isinstance(k, grpc.StatusCode)}
+    assert not bare, answers
+    assert answers["ok"] > 0, answers

@@ -29,7 +29,7 @@ import threading
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 import grpc
@@ -58,6 +58,7 @@ from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
 from control_plane.wire.admission import AdmissionLimits, guard
 from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
+from control_plane.wire.connections import ConnectionLimits, grpc_server_options
 from control_plane.wire.deadline import deadline_budget
 from control_plane.wire.decoding import add_service
 from control_plane.wire.drain import Drain, drain_window
@@ -646,9 +647,10 @@ class ServerOptions:
     """How the gRPC server listens and what it admits; how packs run is the Runtime's.
 
     ``max_message_bytes`` caps requests and responses; ``max_concurrent_rpcs`` is grpc's
-    own cap; ``grpc_options`` are extra channel arguments; ``limits`` sets in-flight limits
-    (``OVERLOADED`` rejections); ``max_input_bytes`` caps the input document; ``auth``
-    requires bearer tokens; ``tls`` serves TLS (mutual TLS with a client CA). See
+    own cap; ``connections`` bounds what one connection may hold (streams, age, idle,
+    keepalive); ``grpc_options`` are extra channel arguments, overriding those; ``limits``
+    sets in-flight limits (``OVERLOADED`` rejections); ``max_input_bytes`` caps the input
+    document; ``auth`` requires bearer tokens; ``tls`` serves TLS (mutual TLS with a client CA). See
     docs/reliability.md.
     """
 
@@ -666,6 +668,8 @@ class ServerOptions:
     #: --workers N``, :mod:`control_plane.wire.workers`). Off by default, so a second
     #: server on a taken port fails to bind instead of silently joining it.
     reuse_port: bool = False
+    #: What one connection may make the server hold (:mod:`control_plane.wire.connections`).
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 def _interceptors(auth: TokenAuth | None, tracing: Tracing | None) -> list[Any] | None:
@@ -698,12 +702,15 @@ def create_server(
         runtime = build_runtime()
     max_message_bytes = options.max_message_bytes
     server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes),
-            ("grpc.so_reuseport", 1 if options.reuse_port else 0),
-            *options.grpc_options,
-        ],
+        options=grpc_server_options(
+            [
+                ("grpc.max_receive_message_length", max_message_bytes),
+                ("grpc.max_send_message_length", max_message_bytes),
+                ("grpc.so_reuseport", 1 if options.reuse_port else 0),
+            ],
+            options.connections,
+            options.grpc_options,
+        ),
         maximum_concurrent_rpcs=options.max_concurrent_rpcs,
         interceptors=_interceptors(options.auth, options.tracing),
     )
