@@ -136,6 +136,25 @@ async def _echo(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {}
 
 
+#: Calls of ``res.wait_cancel`` that saw ``ctx.cancelled`` and returned.
+SEEN_CANCELLED: list[str] = []
+
+
+def _wait_cancel(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Wait up to 30 s, polling ``ctx.cancelled`` as docs/authoring.md shows."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if ctx.cancelled:
+            SEEN_CANCELLED.append(ctx.request_id)
+            return {}
+        time.sleep(0.01)
+    return {}
+
+
+def _seen(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    return {"seen": len(SEEN_CANCELLED)}
+
+
 async def _block(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     _slow(float(doc.get("seconds", 1.0)))  # holds the event loop: what the stall metric sees
     return {}
@@ -157,6 +176,22 @@ PACKS = [
         input_schema=INPUT,
         output_schema=OUTPUT,
         handler=_echo,
+    ),
+    Pack(
+        name="res.wait_cancel",
+        version="1.0.0",
+        summary="Waits until the control plane gives up on the call.",
+        input_schema=INPUT,
+        output_schema=OUTPUT,
+        handler=_wait_cancel,
+    ),
+    Pack(
+        name="res.seen",
+        version="1.0.0",
+        summary="How many calls of res.wait_cancel saw their cancellation.",
+        input_schema=INPUT,
+        output_schema={**OUTPUT, "properties": {**OUTPUT["properties"], "seen": {}}},
+        handler=_seen,
     ),
     Pack(
         name="res.block",

@@ -367,3 +367,35 @@ def test_a_burst_on_one_channel_gets_answers_not_bare_statuses() -> None:
     bare = {k: n for k, n in answers.items() if isinstance(k, grpc.StatusCode)}
     assert not bare, answers
     assert answers["ok"] > 0, answers
+
+
+def test_cancellation_reaches_a_sync_packs_ctx(
+    server: tuple[subprocess.Popen[str], str],
+) -> None:
+    """8 calls (the pack's share of the default pool) to a sync pack that polls
+    ``ctx.cancelled``: 4 cancelled by their caller, 4 past their deadline. Each handler
+    sees the cancellation and returns, so its thread is free again; twice, so the second
+    round runs on the threads the first gave back (a guard: this held on main too)."""
+    _, target = server
+    channel = grpc.insecure_channel(target)
+    try:
+        stub = pb_grpc.ControlPlaneServiceStub(channel)
+        request = pb.InvokePackRequest(pack="res.wait_cancel", input=b"{}")
+        with Client(target) as client:
+            for seen in (8, 16):
+                futures = [stub.InvokePack.future(request, timeout=60) for _ in range(4)]
+                expired = [stub.InvokePack.future(request, timeout=1.0) for _ in range(4)]
+                time.sleep(0.5)
+                for future in futures:
+                    future.cancel()
+                assert wait_for(
+                    lambda seen=seen: (
+                        client.invoke("res.seen", {}, timeout=10).result == {"seen": seen}
+                    ),
+                    15,
+                ), client.invoke("res.seen", {}, timeout=10).result
+                for future in expired:
+                    with pytest.raises(grpc.RpcError):
+                        future.result(timeout=10)
+    finally:
+        channel.close()

@@ -11,7 +11,6 @@ outcome whose code is inside the pack's effective vocabulary.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import inspect
 import math
@@ -421,7 +420,11 @@ def _resume(coro: Any, pending: Any, own: _OwnCancels | None = None) -> Generato
     while True:
         waiter = _relay(pending)
         try:
-            value = yield pending if waiter is None else waiter
+            if waiter is None:
+                value = yield pending
+            else:  # the task waits on the relay through the public ``await`` protocol
+                yield from waiter.__await__()  # done, never failed: nothing to read
+                value = None
         except GeneratorExit:
             close = getattr(coro, "close", None)
             if close is not None:
@@ -480,12 +483,18 @@ class _OwnCancels:
         for _ in range(min(self.count, task.cancelling())):
             task.uncancel()
         self.count = 0
-        if task.cancelling() == 0 and getattr(task, "_must_cancel", False):
-            # Requested in the pack's last step and never delivered: the task would cancel
-            # its next await. Deliver it here, where it is known to be the pack's (with the
-            # caller's cancellation also pending, it is left to cancel the call).
-            with contextlib.suppress(asyncio.CancelledError):
+        if task.cancelling() == 0:
+            # A cancellation the pack requested in its last step and never received is
+            # still pending on the task: it would cancel the task's next await. Take it
+            # here, where it is known to be the pack's: one step of the loop delivers it
+            # (or nothing, when the pack already took it). A cancellation that arrives
+            # meanwhile is the caller's (counted by ``cancelling()``) and passes; with the
+            # caller's cancellation already pending, it is left to cancel the call.
+            try:
                 await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                if task.cancelling():
+                    raise
 
 
 def _relay(pending: Any) -> asyncio.Future[None] | None:
@@ -500,7 +509,7 @@ def _relay(pending: Any) -> asyncio.Future[None] | None:
     pack's ``await`` (``Future.__await__``) reads the future's outcome and raises it inside
     the pack, where the boundary classifies it like any other exception.
     """
-    if getattr(pending, "_asyncio_future_blocking", None) is not True:
+    if not asyncio.isfuture(pending):
         return None  # a bare yield (``sleep(0)``) or a bad yield: the task's own rules
     try:
         loop = pending.get_loop()
@@ -509,8 +518,6 @@ def _relay(pending: Any) -> asyncio.Future[None] | None:
     if loop is not asyncio.get_running_loop():
         return None  # the task reports a future of another loop, as it always did
     waiter: asyncio.Future[None] = loop.create_future()
-    pending._asyncio_future_blocking = False  # accepted, as the task would
-    waiter._asyncio_future_blocking = True
     pending.add_done_callback(functools.partial(_wake, waiter))
     return waiter
 
