@@ -258,3 +258,77 @@ def test_served_generator_exit_from_an_awaited_future_ends_with_a_code(loop: str
         err = stop_serve(proc)
     assert proc.returncode == 0, err[-2000:]
     assert testpacks.SECRET not in err
+
+
+# -- the cancellation semantics, re-specified on public asyncio APIs only (issue 37) --------
+
+
+def _run_on(loop: str, coro: Coroutine[Any, Any, Any]) -> Any:
+    """:func:`_run` on ``loop`` (``uvloop`` or the standard library's)."""
+    if loop == "uvloop":
+        uvloop = pytest.importorskip("uvloop")
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            return runner.run(asyncio.wait_for(coro, 30))
+    return _run(coro)
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+@pytest.mark.parametrize(
+    ("mode", "answered"),
+    [("await", False), ("after_suspend", False), ("catch", True), ("no_await", True)],
+)
+def test_a_packs_own_cancellation_is_its_own_on_each_loop(
+    invoker: Invoker, loop: str, mode: str, answered: bool
+) -> None:
+    """A pack cancelling its own task fails the pack (or, caught or never awaited, is
+    answered); either way nothing is left on the caller's task -- neither a count
+    (``cancelling()``) nor a cancellation pending for its next await -- on either loop."""
+
+    async def call() -> Any:
+        outcome = await invoker.invoke("aw.self", {"mode": mode})
+        task = asyncio.current_task()
+        assert task is not None and task.cancelling() == 0
+        for _ in range(3):
+            await asyncio.sleep(0)  # a pending cancellation would be delivered here
+        return outcome
+
+    outcome = _run_on(loop, call())
+    assert (outcome.error is None) is answered, outcome
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+def test_the_callers_cancellation_wins_on_each_loop(invoker: Invoker, loop: str) -> None:
+    async def cancel_it() -> None:
+        call = asyncio.ensure_future(invoker.invoke("aw.self", {"mode": "catch_then_wait"}))
+        await asyncio.sleep(0.1)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    _run_on(loop, cancel_it())
+
+
+def test_a_future_the_pack_awaits_is_still_anyone_elses_to_await(invoker: Invoker) -> None:
+    """The relay only watches the pack's future: another task awaiting the same future
+    gets its result, and the pack gets it too."""
+    shared: list[asyncio.Future[int]] = []
+
+    async def waits(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {"value": await shared[0]}
+
+    invoker.registry.register(
+        Pack("aw.shared", "1.0.0", "Await a shared future.", {"type": "object"}, OUTPUT, waits)
+    )
+
+    async def both() -> tuple[Any, int]:
+        fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        shared.append(fut)
+        call = asyncio.ensure_future(invoker.invoke("aw.shared", {}))
+        other = asyncio.ensure_future(asyncio.shield(fut))
+        await asyncio.sleep(0.01)
+        fut.set_result(7)
+        return await call, await other
+
+    outcome, other = _run(both())
+    assert other == 7
+    assert outcome.error is None and outcome.result == {"value": 7}, outcome

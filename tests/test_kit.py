@@ -539,3 +539,62 @@ def test_static_lints_name_their_fault() -> None:
         pytest.raises(ConformanceError, match="failed static conformance"),
     ):
         kit.check_static()
+
+
+# -- the cancellation check -----------------------------------------------------------------
+
+
+def _downstream(key: str) -> str:
+    return key
+
+
+def _retries_blindly(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Retries a failing downstream 200 times, never looking at the context."""
+    for _ in range(200):
+        try:
+            return {"n": len(_downstream("k"))}
+        except ConnectionError:
+            continue
+    raise PackError("network_error", "gave up")
+
+
+def _retries_until_cancelled(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    while not ctx.cancelled:
+        try:
+            return {"n": len(_downstream("k"))}
+        except ConnectionError:
+            continue
+    raise PackError("network_error", "cancelled")
+
+
+class _RetryPlugin:
+    @hookimpl
+    def register_packs(self, register: Any) -> None:
+        for name, handler in (
+            ("kit.blind", _retries_blindly),
+            ("kit.aware", _retries_until_cancelled),
+        ):
+            register(
+                Pack(
+                    name=name,
+                    version="1.0.0",
+                    summary="Retries its downstream.",
+                    input_schema={"type": "object"},
+                    output_schema=_output(["network_error"], n={"type": "integer"}),
+                    handler=handler,
+                )
+            )
+
+
+def test_the_kit_checks_that_a_sync_handler_stops_when_cancelled() -> None:
+    """A handler retrying a slow, failing downstream without looking at ``ctx.cancelled``
+    keeps its thread ~10 s past its call: the kit says so. One that polls it is free
+    within the grace."""
+    seams = {f"{__name__}:_downstream": None}
+    with (
+        PackKit(PackTarget("kit.blind", plugin=_RetryPlugin(), seams=seams)) as kit,
+        pytest.raises(ConformanceError, match=r"ignores ctx\.cancelled"),
+    ):
+        kit.check_cancellation(grace=1.0)
+    with PackKit(PackTarget("kit.aware", plugin=_RetryPlugin(), seams=seams)) as kit:
+        assert kit.check_cancellation(grace=1.0) < 1.0

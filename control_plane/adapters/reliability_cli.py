@@ -121,6 +121,16 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
         help="largest input document; larger ones get INVALID_ARGUMENT (default: only the "
         "message size limit applies)",
     )
+    lim.add_argument(
+        "--grpc-option",
+        action="append",
+        type=_grpc_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="a grpc core channel argument for the server (repeatable; an integer VALUE is "
+        "passed as one), e.g. grpc.max_connection_age_ms=600000; it overrides the "
+        "connection bounds of docs/reliability.md",
+    )
     sec = p.add_argument_group("authentication and TLS")
     sec.add_argument(
         "--auth-token-file",
@@ -180,6 +190,17 @@ def mcp_config_path(args: argparse.Namespace) -> Path | None:
     return find_config(getattr(args, "mcp_config", None))
 
 
+def _grpc_option(text: str) -> tuple[str, int | str]:
+    """``KEY=VALUE`` (``--grpc-option``) as a channel argument: ``grpc.`` keys only."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.startswith("grpc.") or not value:
+        raise argparse.ArgumentTypeError(f"{text!r} is not grpc.KEY=VALUE")
+    try:
+        return key, int(value)
+    except ValueError:
+        return key, value
+
+
 def server_options(args: argparse.Namespace) -> ServerOptions:
     """:class:`~control_plane.wire.server.ServerOptions` from ``serve`` options.
 
@@ -208,6 +229,7 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
     elif args.tls_client_ca is not None:
         raise AuthConfigError("--tls-client-ca needs --tls-cert and --tls-key")
     return ServerOptions(
+        grpc_options=tuple(getattr(args, "grpc_option", ())),
         max_message_bytes=getattr(args, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES),
         limits=limits if limits.enabled else None,
         max_input_bytes=args.max_input_bytes,

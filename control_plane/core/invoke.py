@@ -11,7 +11,6 @@ outcome whose code is inside the pack's effective vocabulary.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import inspect
 import math
@@ -174,8 +173,11 @@ class Invoker:
         # A sync handler (async ones run inline, _guarded_run). The copy to plain data
         # happens in the pack's thread too: a huge or slow return value costs the pack's
         # thread, not the event loop.
+        # Its failure is settled there as well (:meth:`_settle`): nothing the pack hands
+        # back -- an exception whose attributes or text are slow -- runs on the loop.
         handler = loaded.pack.handler
-        returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx)
+        settle = functools.partial(self._settle, loaded, ctx)
+        returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx, settle)
         if inspect.isawaitable(returned):  # a sync callable returning a coroutine
             returned = await _await_relayed(returned)
         return returned
@@ -239,6 +241,8 @@ class Invoker:
             else:
                 async with asyncio.timeout(budget) as scope:
                     returned = await self._call_handler(loaded, doc, ctx)
+                if type(returned) is _Settled:  # the handler failed; settled in its thread
+                    return returned.outcome
             # Still inside the boundary: what the handler returned becomes plain JSON data
             # before anything else touches it (its methods may raise anything).
             copied = copy_returned(returned)
@@ -269,6 +273,25 @@ class Invoker:
         if own is not None and own.count:
             await own.settle()
         return self._finish(loaded, ctx, copied, strict, fail_on)
+
+    def _settle(self, loaded: LoadedPack, ctx: Context, exc: BaseException) -> _Settled:
+        """A sync handler's failure made an outcome in the pack's own thread, under the
+        call's deadline: classification (the ``classify_exception`` hooks included),
+        the enforcement and the incident (formatting the exception) all read the
+        exception's attributes and texts, which the pack controls. Never raises: a
+        failure while settling is an ``internal_error`` as in :meth:`_run`."""
+        try:
+            classification = classify(exc, self.classifiers)
+            return _Settled(self._failed(loaded, ctx, classification, exc, f"pack:{loaded.name}"))
+        # The pack boundary, in the pack's thread: reading the exception may raise anything.
+        except BaseException as bug:  # noqa: BLE001
+            summary = f"enforcement failed: {safe_text(type(bug).__name__, 200)}"
+            try:
+                envelope = self.enforcer.internal(loaded, bug, ctx.request_id, "runtime", summary)
+            # The incident of ``bug`` could not be written either: one without it.
+            except BaseException:  # noqa: BLE001
+                envelope = self.enforcer.internal(loaded, None, ctx.request_id, "runtime", summary)
+            return _Settled(self._outcome(loaded, ctx, error=envelope))
 
     def _failed(
         self,
@@ -397,7 +420,11 @@ def _resume(coro: Any, pending: Any, own: _OwnCancels | None = None) -> Generato
     while True:
         waiter = _relay(pending)
         try:
-            value = yield pending if waiter is None else waiter
+            if waiter is None:
+                value = yield pending
+            else:  # the task waits on the relay through the public ``await`` protocol
+                yield from waiter.__await__()  # done, never failed: nothing to read
+                value = None
         except GeneratorExit:
             close = getattr(coro, "close", None)
             if close is not None:
@@ -456,12 +483,18 @@ class _OwnCancels:
         for _ in range(min(self.count, task.cancelling())):
             task.uncancel()
         self.count = 0
-        if task.cancelling() == 0 and getattr(task, "_must_cancel", False):
-            # Requested in the pack's last step and never delivered: the task would cancel
-            # its next await. Deliver it here, where it is known to be the pack's (with the
-            # caller's cancellation also pending, it is left to cancel the call).
-            with contextlib.suppress(asyncio.CancelledError):
+        if task.cancelling() == 0:
+            # A cancellation the pack requested in its last step and never received is
+            # still pending on the task: it would cancel the task's next await. Take it
+            # here, where it is known to be the pack's: one step of the loop delivers it
+            # (or nothing, when the pack already took it). A cancellation that arrives
+            # meanwhile is the caller's (counted by ``cancelling()``) and passes; with the
+            # caller's cancellation already pending, it is left to cancel the call.
+            try:
                 await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                if task.cancelling():
+                    raise
 
 
 def _relay(pending: Any) -> asyncio.Future[None] | None:
@@ -476,7 +509,7 @@ def _relay(pending: Any) -> asyncio.Future[None] | None:
     pack's ``await`` (``Future.__await__``) reads the future's outcome and raises it inside
     the pack, where the boundary classifies it like any other exception.
     """
-    if getattr(pending, "_asyncio_future_blocking", None) is not True:
+    if not asyncio.isfuture(pending):
         return None  # a bare yield (``sleep(0)``) or a bad yield: the task's own rules
     try:
         loop = pending.get_loop()
@@ -485,8 +518,6 @@ def _relay(pending: Any) -> asyncio.Future[None] | None:
     if loop is not asyncio.get_running_loop():
         return None  # the task reports a future of another loop, as it always did
     waiter: asyncio.Future[None] = loop.create_future()
-    pending._asyncio_future_blocking = False  # accepted, as the task would
-    waiter._asyncio_future_blocking = True
     pending.add_done_callback(functools.partial(_wake, waiter))
     return waiter
 
@@ -514,12 +545,29 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _call_and_copy(handler: Any, doc: dict[str, Any], ctx: Context) -> Any:
-    """A sync handler's call and the copy of what it returned (in its pool thread)."""
-    returned = handler(doc, ctx)
-    if inspect.isawaitable(returned):  # a sync callable returning a coroutine: on the loop
-        return returned
-    return copy_returned(returned)
+class _Settled:
+    """A sync handler's failure, already made an outcome in its thread (:meth:`Invoker._settle`)."""
+
+    __slots__ = ("outcome",)
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+
+
+def _call_and_copy(
+    handler: Any, doc: dict[str, Any], ctx: Context, settle: Callable[[BaseException], _Settled]
+) -> Any:
+    """A sync handler's call and the copy of what it returned, or its failure settled
+    (in its pool thread)."""
+    try:
+        returned = handler(doc, ctx)
+        if inspect.isawaitable(returned):  # a sync callable returning a coroutine: on the loop
+            return returned
+        return copy_returned(returned)
+    # The pack boundary (a thread): whatever the handler (or its returned object, read by
+    # the copy) raises is settled here.
+    except BaseException as exc:  # noqa: BLE001
+        return settle(exc)
 
 
 def _caller_cancelled(own: _OwnCancels | None = None) -> bool:

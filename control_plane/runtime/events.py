@@ -36,6 +36,7 @@ import re
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
@@ -59,12 +60,14 @@ __all__ = [
     "EventKind",
     "EventSink",
     "FileSink",
+    "SinkQueue",
     "StreamSink",
     "correlation_from_metadata",
     "correlation_scope",
     "current_correlation",
     "emit_rejection",
     "fitted_line",
+    "one_line",
     "rfc3339",
     "set_correlation",
 ]
@@ -335,7 +338,7 @@ class ErrorEvent:
             data = self.to_dict()
             # The event channel's one outgoing path: an event built elsewhere (the
             # constructor, ``from_dict``) is scrubbed here, whatever sink writes it.
-            encoded = orjson.dumps(data if self.scrubbed else scrub_data(data))
+            encoded = one_line(orjson.dumps(data if self.scrubbed else scrub_data(data)))
             object.__setattr__(self, "_json", encoded)
         return encoded
 
@@ -357,6 +360,26 @@ class ErrorEvent:
             duration_ms=data.get("duration_ms"),
             event_id=data["event_id"],
         )
+
+
+#: UTF-8 of the characters JSON leaves raw but line readers take for a line break (NEL,
+#: LINE SEPARATOR, PARAGRAPH SEPARATOR), and their escapes.
+_LINE_BREAKS = (
+    (b"\xc2\x85", b"\\u0085"),
+    (b"\xe2\x80\xa8", b"\\u2028"),
+    (b"\xe2\x80\xa9", b"\\u2029"),
+)
+
+
+def one_line(encoded: bytes) -> bytes:
+    """JSON text from ``orjson.dumps`` with every character a line reader could take for a
+    line break escaped (JSON escapes the C0 controls; these it leaves raw): a caller's
+    pack name cannot forge an event or log line. ASCII text is returned as it is."""
+    if encoded.isascii():
+        return encoded
+    for raw, escaped in _LINE_BREAKS:
+        encoded = encoded.replace(raw, escaped)
+    return encoded
 
 
 def _now() -> float:
@@ -404,14 +427,14 @@ def fitted_line(event: ErrorEvent, limit: int = PIPE_BUF) -> bytes:
     if isinstance(correlation, dict):
         for cap in (128, 64, 32, 16, 8):
             data["correlation"] = {key: _cut(value, cap) for key, value in correlation.items()}
-            line = orjson.dumps(data)
+            line = one_line(orjson.dumps(data))
             if len(line) < limit:
                 return line + b"\n"
     message = data.get("message")
     if isinstance(message, str):
         for cap in (1024, 512, 256, 128, 64):
             data["message"] = _cut(message, cap)
-            line = orjson.dumps(data)
+            line = one_line(orjson.dumps(data))
             if len(line) < limit:
                 return line + b"\n"
     # A caller's pack name and request id (256 characters each, control characters
@@ -420,7 +443,7 @@ def fitted_line(event: ErrorEvent, limit: int = PIPE_BUF) -> bytes:
     for cap in (128, 64, 32, 16):
         for key, value in whole.items():
             data[key] = _cut(value, cap)
-        line = orjson.dumps(data)
+        line = one_line(orjson.dumps(data))
         if len(line) < limit:
             break
     return line + b"\n"
@@ -589,6 +612,95 @@ class FileSink:
         return f"FileSink({str(self.path)!r})"
 
 
+# -- sinks off the caller's thread ----------------------------------------------------------
+
+#: Events a queued sink may have waiting; past it, new events are dropped and counted.
+SINK_QUEUE_EVENTS = 1024
+
+SinkFailure: TypeAlias = Callable[[EventSink, ErrorEvent, BaseException], None]
+
+
+def _sink_name(sink: EventSink) -> str:
+    """A sink's name for a log line, whatever its ``__repr__`` does."""
+    name = getattr(type(sink), "__qualname__", "sink")
+    return name if isinstance(name, str) else "sink"
+
+
+def _deliver(sink: EventSink, event: ErrorEvent, failed: SinkFailure) -> None:
+    try:
+        sink(event)
+    # Sink boundary: a plugin's sink may raise anything -- SystemExit, KeyboardInterrupt,
+    # GeneratorExit included -- and neither the call nor the server may end because of it.
+    except BaseException as exc:  # noqa: BLE001
+        failed(sink, event, exc)
+
+
+class SinkQueue:
+    """One sink on a thread of its own, fed by a bounded queue.
+
+    :meth:`put` never blocks: when the sink stalls (a FIFO nobody reads, a hung disk, a
+    plugin that sleeps) and :data:`SINK_QUEUE_EVENTS` events wait, new ones are dropped
+    and counted (:attr:`dropped`, the ``output_dropped`` metric). Whatever the sink
+    raises is contained (:func:`_deliver`).
+    """
+
+    def __init__(
+        self, sink: EventSink, failed: SinkFailure, capacity: int = SINK_QUEUE_EVENTS
+    ) -> None:
+        self.sink = sink
+        self.capacity = capacity
+        self.dropped = 0
+        self._failed = failed
+        self._items: deque[ErrorEvent] = deque()
+        self._busy = False
+        self._closed = False
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def put(self, event: ErrorEvent) -> None:
+        with self._cond:
+            if self._closed:
+                return
+            if len(self._items) >= self.capacity:
+                self.dropped += 1
+                return
+            self._items.append(event)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="event-sink", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._items and not self._closed:
+                    self._busy = False
+                    self._cond.notify_all()
+                    self._cond.wait()
+                if not self._items:
+                    self._busy = False
+                    self._cond.notify_all()
+                    return
+                event = self._items.popleft()
+                self._busy = True
+            _deliver(self.sink, event, self._failed)
+
+    def join(self, deadline: float) -> bool:
+        """Wait until the queue is empty and the sink idle, or until ``deadline``."""
+        with self._cond:
+            while self._items or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+
 # -- the emitter -------------------------------------------------------------------------
 
 
@@ -599,38 +711,77 @@ class ErrorEvents:
     requests refused at the transport.
     """
 
-    def __init__(self, sinks: Iterable[EventSink] = ()) -> None:
-        self._sinks: tuple[EventSink, ...] = tuple(sinks)
+    def __init__(self, sinks: Iterable[EventSink] = (), *, queued: bool = False) -> None:
+        #: ``queued``: each sink runs on a thread of its own behind a bounded queue
+        #: (:class:`SinkQueue`), so the caller -- the server's event loop -- never waits
+        #: for a sink; ``False`` calls each sink in the caller's thread (embedders, tests).
+        self.queued = queued
         self._lock = threading.Lock()
+        self._sinks: tuple[EventSink, ...] = ()
+        self._queues: dict[int, SinkQueue] = {}
         #: Events emitted since creation (sink failures do not count against it).
         self.emitted = 0
         #: Sink calls that raised (each logged).
         self.sink_errors = 0
+        for sink in sinks:
+            self.add_sink(sink)
 
     @property
     def sinks(self) -> tuple[EventSink, ...]:
         return self._sinks
+
+    @property
+    def dropped(self) -> int:
+        """Events a queued sink lost because its queue was full (the sink stalled)."""
+        return sum(queue.dropped for queue in list(self._queues.values()))
 
     def add_sink(self, sink: EventSink) -> None:
         if not callable(sink):
             raise TypeError(f"an event sink must be callable, got {type(sink).__name__}")
         with self._lock:
             self._sinks = (*self._sinks, sink)
+            if self.queued:
+                self._queues[id(sink)] = SinkQueue(sink, self._failed)
 
     def remove_sink(self, sink: EventSink) -> None:
         with self._lock:
             self._sinks = tuple(s for s in self._sinks if s != sink)
+            queue = self._queues.pop(id(sink), None)
+        if queue is not None:
+            queue.close()
 
     def emit(self, event: ErrorEvent) -> None:
         """Hand ``event`` to every sink; a sink that raises is logged and skipped."""
         self.emitted += 1
+        if self.queued:
+            for queue in list(self._queues.values()):
+                queue.put(event)
+            return
         for sink in self._sinks:
-            try:
-                sink(event)
-            # Sink boundary: plugin sinks may raise anything; the call must not fail.
-            except Exception:
-                self.sink_errors += 1
-                logger.exception("event sink %r raised; event %s skipped", sink, event.event_id)
+            _deliver(sink, event, self._failed)
+
+    def _failed(self, sink: EventSink, event: ErrorEvent, exc: BaseException) -> None:
+        self.sink_errors += 1
+        logger.error(
+            "event sink %r raised %s; event %s skipped",
+            _sink_name(sink),
+            type(exc).__name__,
+            event.event_id,
+        )
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait (up to ``timeout`` seconds) until every queued sink took what it was given;
+        ``True`` if they all did."""
+        deadline = time.monotonic() + timeout
+        return all(q.join(deadline) for q in list(self._queues.values()))
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Deliver what is queued (up to ``timeout`` seconds), then stop the sinks' threads."""
+        self.flush(timeout)
+        with self._lock:
+            queues, self._queues = list(self._queues.values()), {}
+        for queue in queues:
+            queue.close()
 
     def on_outcome(self, loaded: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
         """Invoker listener: one event per failed outcome, none for successes."""

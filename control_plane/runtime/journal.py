@@ -101,6 +101,31 @@ def read_journal(path: Path) -> Iterator[Incident]:
             continue
 
 
+#: Names tried before giving up on creating a journal (each taken one is skipped).
+_MAX_TRIES = 64
+#: A new file, never an existing one, never through a symbolic link: a journal planted
+#: beside the database (a symlink to a file the server may write) is refused, not followed.
+_CREATE = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _create(db: Path, counter: Iterator[int]) -> tuple[Path, int]:
+    """A journal file of this process created afresh: its path and descriptor.
+
+    The name is the pid first (orphan detection), then a per-process counter (several
+    stores of one process may share a database). A name that exists already -- a planted
+    symlink, or a file left by an earlier process of the same pid -- is never opened: it
+    is logged and the next counter value is tried.
+    """
+    for _ in range(_MAX_TRIES):
+        path = db.parent / f"{_infix(db)}{os.getpid()}-{next(counter)}{_SUFFIX}"
+        try:
+            return path, os.open(path, _CREATE, 0o600)
+        except FileExistsError:
+            kind = "a symbolic link" if path.is_symlink() else "a file"
+            logger.warning("incident journal %s: %s is there already; not opened", path, kind)
+    raise FileExistsError(f"incident journal: {_MAX_TRIES} journal names beside {db} are taken")
+
+
 class IncidentJournal:
     """This process's journal file (module docs)."""
 
@@ -109,9 +134,7 @@ class IncidentJournal:
     def __init__(self, db: Path) -> None:
         # pid first (orphan detection), then a per-process counter: several stores of one
         # process may share a database.
-        token = f"{os.getpid()}-{next(self._instances)}"
-        self.path = db.parent / f"{_infix(db)}{token}{_SUFFIX}"
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self.path, self._fd = _create(db, self._instances)
         self._lock = threading.Lock()
         self._appended = 0
         self._settled = 0

@@ -11,6 +11,9 @@ metric                                             type       labels
 ``capability_packs_plugin_load_failures``          gauge      plugin
 ``capability_packs_rejected_requests_total``       counter    reason
 ``capability_packs_event_store_dropped_total``     counter    (none)
+``capability_packs_output_dropped_total``          counter    channel
+``capability_packs_event_loop_longest_stall_seconds``  gauge  (none)
+``capability_packs_event_loop_stalls_total``       counter    (none)
 =================================================  =========  =========================
 
 ``code`` is ``ok`` for a success, else the code the caller received; ``origin`` is
@@ -58,8 +61,10 @@ from control_plane.core.rejection import REASONS
 __all__ = [
     "LATENCY_BUCKETS",
     "NAMESPACE",
+    "OUTPUT_CHANNELS",
     "REJECTION_REASONS",
     "SEVERITIES",
+    "STALL_SECONDS",
     "Metrics",
     "start_metrics_server",
 ]
@@ -91,6 +96,10 @@ _NO_ORIGIN = "none"
 _CONTROL_PLANE = "control_plane"
 #: Validation severities (``validation_findings_total``).
 SEVERITIES = ("pass", "warn", "fail")
+#: Channels whose dropped lines ``output_dropped_total`` counts (each exists at zero).
+OUTPUT_CHANNELS = ("events", "log")
+#: A loop held longer than this counts as a stall (``event_loop_stalls_total``).
+STALL_SECONDS = 0.1
 #: Reasons ``rejected_requests_total`` counts: the closed rejection vocabulary.
 REJECTION_REASONS: tuple[str, ...] = tuple(REASONS)
 
@@ -149,6 +158,12 @@ class _LiveCollector:
         self.packs: tuple[str, ...] = ()
         self.contract_sources: list[Callable[[], Mapping[str, int]]] = []
         self.dropped_sources: list[Callable[[], int]] = []
+        #: channel (``events``, ``log``) -> counters of what its bounded queue dropped.
+        self.output_sources: dict[str, list[Callable[[], int]]] = {
+            channel: [] for channel in OUTPUT_CHANNELS
+        }
+        #: The serving event loop's health: (longest stall in seconds, stalls counted).
+        self.loop_sources: list[Callable[[], tuple[float, int]]] = []
         self.lock = threading.Lock()
         self.series: dict[str, _PackSeries] = {}
 
@@ -202,6 +217,29 @@ class _LiveCollector:
         )
         dropped.add_metric([], sum(source() for source in list(self.dropped_sources)))
         yield dropped
+        output = CounterMetricFamily(
+            f"{NAMESPACE}_output_dropped",
+            "Error events and log lines dropped because their consumer stalled (a full "
+            "bounded queue: a FIFO nobody reads, stderr undrained, a sink that hangs).",
+            labels=["channel"],
+        )
+        for channel, sources in self.output_sources.items():
+            output.add_metric([channel], sum(source() for source in list(sources)))
+        yield output
+        health = [source() for source in list(self.loop_sources)]
+        longest = GaugeMetricFamily(
+            f"{NAMESPACE}_event_loop_longest_stall_seconds",
+            "The longest time the serving event loop ran one thing without coming back to "
+            "its other callers, since start.",
+        )
+        longest.add_metric([], max((h[0] for h in health), default=0.0))
+        yield longest
+        stalls = CounterMetricFamily(
+            f"{NAMESPACE}_event_loop_stalls",
+            f"Times the serving event loop was held for more than {STALL_SECONDS:g}s.",
+        )
+        stalls.add_metric([], sum(h[1] for h in health))
+        yield stalls
 
     def describe(self) -> Iterable[Metric]:
         return self.collect()
@@ -333,6 +371,22 @@ class Metrics:
 
     def unwatch_dropped(self, source: Callable[[], int]) -> None:
         self._live.dropped_sources[:] = [s for s in self._live.dropped_sources if s != source]
+
+    def watch_output_dropped(self, channel: str, source: Callable[[], int]) -> None:
+        """Report ``source()`` as what ``channel``'s bounded queue dropped."""
+        self._live.output_sources.setdefault(channel, []).append(source)
+
+    def unwatch_output_dropped(self, channel: str, source: Callable[[], int]) -> None:
+        sources = self._live.output_sources.get(channel, [])
+        sources[:] = [s for s in sources if s != source]
+
+    def watch_loop(self, source: Callable[[], tuple[float, int]]) -> None:
+        """Report ``source()`` -- (longest stall in seconds, stalls) -- as the event loop's
+        health (``wire.loop_health.LoopHealth``)."""
+        self._live.loop_sources.append(source)
+
+    def unwatch_loop(self, source: Callable[[], tuple[float, int]]) -> None:
+        self._live.loop_sources[:] = [s for s in self._live.loop_sources if s != source]
 
     # -- exposition -------------------------------------------------------------------------
 

@@ -53,6 +53,7 @@ from control_plane.runtime.incident_store import (
     IncidentStoreUnreadable,
     default_incident_db,
 )
+from control_plane.runtime.log_queue import dropped_lines
 from control_plane.runtime.metrics import Metrics
 
 __all__ = [
@@ -141,6 +142,7 @@ class Observability:
 
     def flush(self) -> None:
         """Write what is queued now: the event stream's delayed lines, the store's rows."""
+        self.events.flush()
         for sink in self._owned_sinks:
             if isinstance(sink, StreamSink):
                 sink.flush()
@@ -163,6 +165,10 @@ class Observability:
         ]
         self.metrics.unwatch_contract_violations(self._contract_source)
         self.metrics.close()
+        # The sinks' queues first: what they hold still reaches the store and the files.
+        self.metrics.unwatch_output_dropped("events", self._events_dropped)
+        self.metrics.unwatch_output_dropped("log", dropped_lines)
+        self.events.close()
         if self.store is not None:
             invoker.incidents.remove_sink(self.store.add_incident)
             self.events.remove_sink(self.store.add_event)
@@ -171,6 +177,9 @@ class Observability:
         for sink in self._owned_sinks:
             self.events.remove_sink(sink)
             sink.close()
+
+    def _events_dropped(self) -> int:
+        return self.events.dropped
 
     def _dropped(self) -> int:
         return self.store.dropped if self.store is not None else 0
@@ -202,7 +211,7 @@ def install(
         until :meth:`Observability.serve_metrics`).
     :param event_sinks: more sinks, e.g. ``load_registry().event_sinks`` from plugins.
     """
-    events = events if events is not None else ErrorEvents([StreamSink()])
+    events = events if events is not None else ErrorEvents([StreamSink()], queued=True)
     metrics = metrics if metrics is not None else Metrics()
     for sink in event_sinks:
         events.add_sink(sink)
@@ -210,6 +219,8 @@ def install(
     metrics.set_load_failures(load_failures)
     metrics.prime(invoker.registry)
     metrics.watch_contract_violations(obs._contract_source)
+    metrics.watch_output_dropped("events", obs._events_dropped)
+    metrics.watch_output_dropped("log", dropped_lines)
     invoker.start_listeners.append(metrics.on_start)
     invoker.listeners.append(metrics.on_outcome)
     invoker.listeners.append(events.on_outcome)
@@ -534,15 +545,15 @@ def install_from_args(
     when ``--metrics-port`` was given (``obs.metrics.port`` is the bound port)."""
     owned: list[FileSink | StreamSink] = []
     if args.no_event_stream:
-        events = ErrorEvents()
+        events = ErrorEvents(queued=True)
     elif args.events_file is not None:
         owned.append(FileSink(args.events_file))
-        events = ErrorEvents(owned)
+        events = ErrorEvents(owned, queued=True)
     else:
         # Off the serving thread: lines written by a background thread, at most
         # STREAM_DELAY seconds after the event (closed, so flushed, with the observability).
         owned.append(StreamSink(delay=STREAM_DELAY))
-        events = ErrorEvents(owned)
+        events = ErrorEvents(owned, queued=True)
     store = None if args.no_incident_db else _open_store(args)
     obs = install(
         invoker,

@@ -29,7 +29,7 @@ import threading
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 import grpc
@@ -46,16 +46,23 @@ from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
 from control_plane.core.rejection import Rejection
 from control_plane.core.vocabulary import INTERNAL_ERROR
-from control_plane.runtime.events import correlation_from_metadata, correlation_scope
+from control_plane.runtime.events import (
+    correlation_from_metadata,
+    correlation_scope,
+    one_line,
+)
+from control_plane.runtime.log_queue import QueuedStreamHandler
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
 from control_plane.wire.admission import AdmissionLimits, guard
 from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
+from control_plane.wire.connections import ConnectionLimits, grpc_server_options
 from control_plane.wire.deadline import deadline_budget
 from control_plane.wire.decoding import add_service
 from control_plane.wire.drain import Drain, drain_window
+from control_plane.wire.loop_health import LoopHealth
 
 if TYPE_CHECKING:
     from control_plane.runtime.observability import Observability
@@ -139,7 +146,7 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line (exceptions reduced to their type: texts may hold secrets)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return orjson.dumps(_record_fields(record), default=str).decode()
+        return one_line(orjson.dumps(_record_fields(record), default=str)).decode()
 
 
 class KeyValueFormatter(logging.Formatter):
@@ -149,10 +156,30 @@ class KeyValueFormatter(logging.Formatter):
         parts = []
         for key, value in _record_fields(record).items():
             text = str(value)
-            if not text or any(c in text for c in ' "='):
-                text = orjson.dumps(text).decode()
+            if not text or not text.isprintable() or any(c in text for c in ' "='):
+                text = _quoted(text)
             parts.append(f"{key}={text}")
         return " ".join(parts)
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a JSON string in which no character can end or start a line: JSON
+    escapes the C0 controls; every other unprintable character (NEL, U+2028, U+2029,
+    the C1 controls, ...) -- which some log readers also take for a line break -- is
+    escaped here too. A value with a newline cannot forge a log line."""
+    quoted = orjson.dumps(text).decode()
+    if quoted.isprintable():
+        return quoted
+    return "".join(c if c.isprintable() else _escape(c) for c in quoted)
+
+
+def _escape(c: str) -> str:
+    """``c`` as a JSON ``\\uXXXX`` escape (a surrogate pair past the BMP)."""
+    code = ord(c)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 class ScrubbingFormatter(logging.Formatter):
@@ -207,7 +234,9 @@ def configure_logging(
     log records (a root handler, when none is configured) and uncaught exceptions'
     tracebacks.
     """
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    # Written by a thread of its own through a bounded queue: a stderr nobody drains
+    # drops (and counts) lines instead of stopping the server (runtime.log_queue).
+    handler = QueuedStreamHandler(stream)
     handler.setFormatter(JsonFormatter() if fmt == "json" else KeyValueFormatter())
     root = logging.getLogger("capability_packs")
     for old in list(root.handlers):
@@ -217,7 +246,7 @@ def configure_logging(
     root.propagate = False
     top = logging.getLogger()
     if not top.handlers:
-        other = logging.StreamHandler(stream if stream is not None else sys.stderr)
+        other = QueuedStreamHandler(stream)
         other.setFormatter(ScrubbingFormatter("%(levelname)s %(name)s: %(message)s"))
         top.addHandler(other)
     # Warnings (``warnings.warn`` in a pack or a library) as log records of ``py.warnings``:
@@ -512,6 +541,8 @@ class PackServer:
         self.port = port
         self._owns_runtime = owns_runtime
         self._stopped = False
+        #: The loop's longest stall and stall count (``event_loop_*`` metrics).
+        self.loop_health = LoopHealth()
 
     @property
     def invoker(self) -> Invoker:
@@ -533,6 +564,10 @@ class PackServer:
             if failure.pack and failure.pack not in self.registry:
                 await self.health.set(failure.pack, not_serving)
         await self._follow_pack_health()
+        self.loop_health.start()
+        observability = self.runtime.observability
+        if observability is not None:
+            observability.metrics.watch_loop(self.loop_health.read)
         await self.grpc_server.start()
         logger.info(
             "serving %d pack(s) on port %d",
@@ -592,6 +627,7 @@ class PackServer:
         await asyncio.sleep(0)
         self.drain.release()
         await stopping
+        await self.loop_health.stop()
         if self.drain.refused:
             logger.info(
                 "refused %d call(s) that came while stopping (UNAVAILABLE, not run)",
@@ -611,9 +647,10 @@ class ServerOptions:
     """How the gRPC server listens and what it admits; how packs run is the Runtime's.
 
     ``max_message_bytes`` caps requests and responses; ``max_concurrent_rpcs`` is grpc's
-    own cap; ``grpc_options`` are extra channel arguments; ``limits`` sets in-flight limits
-    (``OVERLOADED`` rejections); ``max_input_bytes`` caps the input document; ``auth``
-    requires bearer tokens; ``tls`` serves TLS (mutual TLS with a client CA). See
+    own cap; ``connections`` bounds what one connection may hold (streams, age, idle,
+    keepalive); ``grpc_options`` are extra channel arguments, overriding those; ``limits``
+    sets in-flight limits (``OVERLOADED`` rejections); ``max_input_bytes`` caps the input
+    document; ``auth`` requires bearer tokens; ``tls`` serves TLS (mutual TLS with a client CA). See
     docs/reliability.md.
     """
 
@@ -631,6 +668,8 @@ class ServerOptions:
     #: --workers N``, :mod:`control_plane.wire.workers`). Off by default, so a second
     #: server on a taken port fails to bind instead of silently joining it.
     reuse_port: bool = False
+    #: What one connection may make the server hold (:mod:`control_plane.wire.connections`).
+    connections: ConnectionLimits = field(default_factory=ConnectionLimits)
 
 
 def _interceptors(auth: TokenAuth | None, tracing: Tracing | None) -> list[Any] | None:
@@ -663,12 +702,15 @@ def create_server(
         runtime = build_runtime()
     max_message_bytes = options.max_message_bytes
     server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes),
-            ("grpc.so_reuseport", 1 if options.reuse_port else 0),
-            *options.grpc_options,
-        ],
+        options=grpc_server_options(
+            [
+                ("grpc.max_receive_message_length", max_message_bytes),
+                ("grpc.max_send_message_length", max_message_bytes),
+                ("grpc.so_reuseport", 1 if options.reuse_port else 0),
+            ],
+            options.connections,
+            options.grpc_options,
+        ),
         maximum_concurrent_rpcs=options.max_concurrent_rpcs,
         interceptors=_interceptors(options.auth, options.tracing),
     )
@@ -726,6 +768,8 @@ async def serve(
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    for signum in IGNORED_SIGNALS:
+        loop.add_signal_handler(signum, _ignored, signum)
     if ready is not None:
         ready(server)
     try:
@@ -737,5 +781,21 @@ async def serve(
             await server.stop(grace)
         await waiter
     finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in (signal.SIGTERM, signal.SIGINT, *IGNORED_SIGNALS):
             loop.remove_signal_handler(signum)
+
+
+#: Signals whose default action would end the process with calls in flight, and that
+#: mean nothing to a server: ignored and logged (docs/reliability.md). ``SIGTERM`` and
+#: ``SIGINT`` drain; ``SIGHUP`` (a closed terminal, a reload habit) and ``SIGUSR1`` /
+#: ``SIGUSR2`` (a stray ``kill -USR1``) must not drop every call in flight. The handlers
+#: are the loop's, so child processes (git, a pack's tools) start with the default ones.
+IGNORED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def _ignored(signum: int) -> None:
+    logger.warning(
+        "ignored signal %s (SIGTERM or SIGINT stop the server)",
+        signal.Signals(signum).name,
+        extra={"event": "signal_ignored"},
+    )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import inspect
 import threading
 import time
@@ -60,6 +61,10 @@ _MISSING: Any = object()
 #: The deadline of a ``hang`` fault's call, and how long the seam hangs.
 DEADLINE_S = 0.3
 HANG_S = 1.0
+#: The cancellation check: how long a sync handler may keep its thread once its call
+#: ended, and how long each seam call of its slow, failing downstream takes.
+CANCEL_GRACE_S = 2.0
+PROBE_SEAM_S = 0.05
 
 
 @dataclass
@@ -73,6 +78,8 @@ class _Call:
     raised: BaseException | None = None
     returned: Any = _MISSING
     seam_calls: int = 0
+    #: The cancellation check: seams answer slowly with a retryable network failure.
+    probe: bool = False
 
 
 @dataclass(frozen=True)
@@ -340,12 +347,40 @@ class PackKit:
 
         return make
 
+    @staticmethod
+    def slow_failing(call: _Call) -> Callable[[Seam], Any]:
+        """Seam replacements for the cancellation check: each call takes
+        :data:`PROBE_SEAM_S`, then fails as a reset connection would (retryable)."""
+
+        def make(seam: Seam) -> Any:
+            def reset() -> ConnectionResetError:
+                call.seam_calls += 1
+                return ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+
+            if inspect.iscoroutinefunction(seam.current):
+
+                async def aslow(*args: Any, **kwargs: Any) -> Any:
+                    await asyncio.sleep(PROBE_SEAM_S)
+                    raise reset()
+
+                return aslow
+
+            def slow(*args: Any, **kwargs: Any) -> Any:
+                time.sleep(PROBE_SEAM_S)
+                raise reset()
+
+            return slow
+
+        return make
+
     @contextmanager
     def _seams(self, call: _Call) -> Iterator[None]:
         f = call.fault
         replacements: dict[str, Callable[[Seam], Any] | None] = {}
         for spec, stub in self.stubs.items():
-            if f is not None and f.kind != "return":
+            if call.probe:
+                replacements[spec] = self.slow_failing(call)
+            elif f is not None and f.kind != "return":
                 replacements[spec] = self.faulty(call, f)
             elif stub is not None:
                 replacements[spec] = constant(stub)
@@ -555,6 +590,50 @@ class PackKit:
             outcome=outcome,
             problems=tuple(problems),
         )
+
+    def check_cancellation(
+        self, doc: Mapping[str, Any] | None = None, *, grace: float = CANCEL_GRACE_S
+    ) -> float:
+        """A sync handler stops once the control plane gives up on its call.
+
+        The call gets a short deadline (:data:`DEADLINE_S`); in seam mode each seam call
+        takes :data:`PROBE_SEAM_S` and then fails with a reset connection, so a handler
+        that retries keeps going until it looks at ``ctx.cancelled`` (or
+        ``ctx.remaining()``). The handler's thread must be free again within ``grace``
+        seconds of the call's end: a thread it keeps is taken from the pack's share of the
+        pool until it returns (docs/authoring.md, "Cancellation"). Returns the seconds
+        the thread was kept past the call's end; raises :class:`ConformanceError` past
+        ``grace``. An async handler is cancelled by the event loop: 0.0 at once.
+        """
+        if self.loaded.pack.is_async:
+            return 0.0
+        doc = doc if doc is not None else self._sample_inputs()[0]
+        call = _Call(None, self.secrets, probe=True)
+        threads = self.invoker.threads
+        self._call = call
+        try:
+            with self._seams(call), self._network():
+                coro = self.invoker.invoke(self.name, dict(doc), timeout=DEADLINE_S)
+                self._loop.run(coro, DEADLINE_S + grace + 10)
+                ended = time.monotonic()
+                while threads.held(self.name) and time.monotonic() - ended < grace:
+                    time.sleep(0.01)
+                kept = time.monotonic() - ended
+                still = threads.held(self.name)
+        except InvalidInput as exc:
+            raise ConformanceError(f"pack {self.name!r}: input refused: {exc}") from exc
+        finally:
+            self._call = None
+        if still:
+            where = f" ({call.seam_calls} seam calls so far)" if self.stubs else ""
+            raise ConformanceError(
+                f"pack {self.name!r}: its handler kept running {grace:g}s after its call "
+                f"ended{where}: it ignores ctx.cancelled, so every cancelled or expired "
+                "call keeps a thread of the pack's share until the handler returns; poll "
+                "ctx.cancelled between slow steps and stop (docs/authoring.md, "
+                "'Cancellation')"
+            )
+        return kept
 
     def inject_faults(
         self,
