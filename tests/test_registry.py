@@ -383,15 +383,18 @@ def test_the_effective_schema_adds_internal_error_and_artifact_failed() -> None:
     declared = make_pack("declared.pack", codes=["internal_error", "not_found"], validates=True)
     for pack in (plain, checked, declared):
         registry.register(pack, "tests")
-    assert _effective_enum(registry, "plain.pack") == ["not_found", "internal_error"]
+    # not_permitted, the refusal by grant, is every pack's too (control_plane.core.reach).
+    assert _effective_enum(registry, "plain.pack") == ["not_found", "internal_error", "not_permitted"]
     assert _effective_enum(registry, "checked.pack") == [
         "dependency_missing",
         "internal_error",
+        "not_permitted",
         "artifact_failed",
     ]
     assert _effective_enum(registry, "declared.pack") == [
         "internal_error",
         "not_found",
+        "not_permitted",
         "artifact_failed",
     ]
     # validates=True without a validation property: the field's schema is added.
@@ -408,7 +411,11 @@ def test_the_effective_schema_adds_internal_error_and_artifact_failed() -> None:
 def test_a_const_code_is_a_one_code_vocabulary() -> None:
     registry = Registry()
     registry.register(make_pack("const.pack", out=_with_code({"const": "not_found"})), "tests")
-    assert _effective_enum(registry, "const.pack") == ["not_found", "internal_error"]
+    assert _effective_enum(registry, "const.pack") == [
+        "not_found",
+        "internal_error",
+        "not_permitted",
+    ]
 
 
 # --------------------------------------------------------------------------- pydantic
