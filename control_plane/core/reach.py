@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from control_plane.core.errors import PackError
+from control_plane.core.errors import CapabilityPackError, PackError
 from control_plane.core.limits import ConfigError
 
 if TYPE_CHECKING:
@@ -47,7 +47,9 @@ __all__ = [
     "Grants",
     "PackReach",
     "Reach",
+    "adopt_scratch",
     "declare",
+    "declared_reach",
     "grants_from_file",
     "install_grants",
     "installed_grants",
@@ -74,7 +76,7 @@ def not_permitted(message: str) -> PackError:
     return PackError(NOT_PERMITTED, message)
 
 
-class GrantError(ConfigError):
+class GrantError(CapabilityPackError, ConfigError):
     """An operator grant that cannot be used (bad key, unknown pack, bad file)."""
 
 
@@ -282,6 +284,12 @@ def scratch_root() -> str:
         if not _SCRATCH:
             _SCRATCH.append(os.path.realpath(tempfile.mkdtemp(prefix="capability-packs-scratch-")))
         return _SCRATCH[0]
+
+
+def adopt_scratch(path: str) -> None:
+    """Use ``path`` as the scratch root (an isolation worker shares its server's)."""
+    with _SCRATCH_LOCK:
+        _SCRATCH[:] = [os.path.realpath(path)]
 
 
 def _empty_home() -> str:
@@ -576,6 +584,12 @@ def declare(pack: str, reach: Reach | None) -> None:
     with _LOCK:
         _DECLARED[pack] = reach
         _BUILT.pop(pack, None)
+
+
+def declared_reach(pack: str) -> dict[str, Any] | None:
+    """What ``pack`` declared, as plain data (``None``: nothing, or no such pack)."""
+    reach = _DECLARED.get(pack)
+    return None if reach is None else reach.to_dict()
 
 
 def install_grants(grants: Grants) -> None:

@@ -106,7 +106,6 @@ BASELINE, PACK_CODE_DEFAULTS = _load_baseline()
 WELL_KNOWN_PACK_CODES: Mapping[str, Mapping[str, Any]] = _load_well_known()
 
 
-
 def is_baseline(code: str) -> bool:
     """True for the baseline codes (``schemas/vocabulary.json``)."""
     return code in BASELINE
