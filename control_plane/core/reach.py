@@ -18,6 +18,7 @@ temporary directory) and ``$SCRATCH`` (a directory the server makes for itself, 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from control_plane.core.errors import CapabilityPackError, PackError
 from control_plane.core.limits import ConfigError
+from control_plane.core.vocabulary import NOT_PERMITTED
 
 if TYPE_CHECKING:
     from control_plane.core.pack import Context
@@ -59,13 +61,20 @@ __all__ = [
     "scratch_root",
 ]
 
-#: The code of every refusal by grant, the same for every pack (schemas/vocabulary.json).
-from control_plane.core.vocabulary import NOT_PERMITTED
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
 
 #: Directories under the scratch root older than this (seconds) are removed when a new one
-#: is made, and at most :data:`SCRATCH_KEEP` are kept (the oldest go first).
-SCRATCH_TTL = 3600.0
-SCRATCH_KEEP = 64
+#: is made, and at most :data:`SCRATCH_KEEP` are kept (the oldest go first); the whole root
+#: goes when the server stops. ``$CAPABILITY_PACKS_SCRATCH_TTL`` / ``_KEEP`` change them.
+SCRATCH_TTL = _env_number("CAPABILITY_PACKS_SCRATCH_TTL", 3600.0)
+SCRATCH_KEEP = int(_env_number("CAPABILITY_PACKS_SCRATCH_KEEP", 64))
 
 _KEYS = ("fs.read", "fs.write", "egress", "programs", "credentials")
 _SPECIAL = ("$CWD", "$TMP", "$SCRATCH")
@@ -282,8 +291,16 @@ def scratch_root() -> str:
     """The server's own scratch directory (0700, made once per process)."""
     with _SCRATCH_LOCK:
         if not _SCRATCH:
-            _SCRATCH.append(os.path.realpath(tempfile.mkdtemp(prefix="capability-packs-scratch-")))
+            made = os.path.realpath(tempfile.mkdtemp(prefix="capability-packs-scratch-"))
+            _SCRATCH.append(made)
+            atexit.register(_remove_scratch, made, os.getpid())
         return _SCRATCH[0]
+
+
+def _remove_scratch(path: str, owner: int) -> None:
+    """At exit of the process that made it (not of a forked child): the scratch root goes."""
+    if os.getpid() == owner:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def adopt_scratch(path: str) -> None:
