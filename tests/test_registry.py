@@ -384,7 +384,11 @@ def test_the_effective_schema_adds_internal_error_and_artifact_failed() -> None:
     for pack in (plain, checked, declared):
         registry.register(pack, "tests")
     # not_permitted, the refusal by grant, is every pack's too (control_plane.core.reach).
-    assert _effective_enum(registry, "plain.pack") == ["not_found", "internal_error", "not_permitted"]
+    assert _effective_enum(registry, "plain.pack") == [
+        "not_found",
+        "internal_error",
+        "not_permitted",
+    ]
     assert _effective_enum(registry, "checked.pack") == [
         "dependency_missing",
         "internal_error",
@@ -492,6 +496,7 @@ def test_a_pack_declared_with_pydantic_models() -> None:
         "rate_limited",
         "dependency_missing",
         "internal_error",
+        "not_permitted",
     ]
     assert loaded.absorbed_by == {"network_error": "dependency_missing"}
     assert FetchOutput.model_json_schema()["$defs"]["FetchCode"]["enum"] == [
@@ -532,6 +537,7 @@ def test_a_pydantic_literal_code_is_a_closed_vocabulary() -> None:
         "not_found",
         "timeout",
         "internal_error",
+        "not_permitted",
     ]
 
 

@@ -38,6 +38,7 @@ _VOCAB_TABLE = """\
 | `timeout` | yes | git ran past `timeout` or the call's deadline; connect timed out |
 | `network_error` | yes | DNS failure, refused, reset, TLS failure, HTTP 5xx, not git |
 | `dependency_missing` | no | git is not installed; nothing was run |
+| `not_permitted` | no | outside the grant: a local remote, a secret in the URL query, a `dest` |
 """
 
 LS_REMOTE_DOCS = f"""\

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from control_plane.core.reach import not_permitted
-from control_plane.errors import PackError
+from control_plane.errors import PackError, not_permitted
 from control_plane.tools import (
     GIT,
     StderrClassifier,
@@ -36,8 +35,7 @@ from control_plane.tools import (
 from packs.credentials import credential_header
 
 if TYPE_CHECKING:
-    from control_plane import Context
-    from control_plane.core.reach import PackReach
+    from control_plane import Context, PackReach
 
 __all__ = ["GIT_ENV", "Remote", "git_binary", "git_env", "raise_for", "remote", "run_git"]
 
