@@ -100,10 +100,11 @@ def startup_lines(names: Iterable[str], isolated: Iterable[str]) -> list[str]:
         if not reach.confined:
             continue
         isolated_confined = isolated_confined or name in chosen
-        if reach.reads or reach.writes:
-            parts = [f"reads {_roots(reach.reads)}"]
-            if reach.writes:
-                parts.append(f"writes {_roots(reach.writes)}")
+        only_read = [r for r in reach.reads if r not in reach.writes]
+        parts = [f"reads {_roots(only_read)}"] if only_read else []
+        if reach.writes:
+            parts.append(f"writes {_roots(reach.writes)}")
+        if parts:
             lines.append(f"packctl: {name} {'; '.join(parts)} (docs/grants.md)")
     if isolated_confined:
         from control_plane.runtime.confine import kernel_support

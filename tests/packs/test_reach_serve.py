@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -297,7 +299,7 @@ def test_a_cancelled_git_call_kills_git(serve: Any) -> None:
 def test_av_validate_is_no_file_existence_oracle(serve: Any, tmp_path: Path) -> None:
     """On main ``not_found`` vs ``unreadable_media`` told whether any path on the server
     existed, and a text file "probed" as ``tty`` with its size."""
-    server, client = serve()
+    server, client = serve("--metrics-port", "0")
     messages = {
         refused(client, AV, {"path": path})
         for path in ("/etc/passwd", "/etc/no-such-file", "/root/.ssh/id_rsa", "/proc/self/environ")
@@ -315,6 +317,27 @@ def test_av_validate_is_no_file_existence_oracle(serve: Any, tmp_path: Path) -> 
     refused(client, AV, {"path": str(tmp_path / "passwd-link.mp4")})
     # The start-up line says what the pack reads.
     assert any("av.validate reads" in line for line in server.stderr), server.stderr
+    # Refusals by grant are counted like every other code.
+    (metrics,) = [
+        m.group(1)
+        for line in server.stderr
+        if (m := re.search(r"metrics on (http://127\.0\.0\.1:\d+/metrics)", line))
+    ]
+    with urllib.request.urlopen(metrics, timeout=10) as answer:
+        text = answer.read().decode()
+    counted = re.search(
+        r'^capability_packs_invocations_total\{[^}]*code="not_permitted"[^}]*pack="av.validate"'
+        r"[^}]*\} (\d+)",
+        text,
+        flags=re.M,
+    ) or re.search(
+        r'^capability_packs_invocations_total\{[^}]*pack="av.validate"[^}]*code="not_permitted"'
+        r"[^}]*\} (\d+)",
+        text,
+        flags=re.M,
+    )
+    assert counted is not None, text
+    assert float(counted.group(1)) == 5
 
 
 # -- kernel confinement of an isolated pack ------------------------------------------------
