@@ -484,7 +484,9 @@ class PackReach:
             st = os.lstat(final)
             if not stat.S_ISDIR(st.st_mode):
                 raise PackError(unusable, f"{field_name} exists and is not a directory")
-            if any(os.scandir(final)):
+            with os.scandir(final) as entries:
+                occupied = any(entries)
+            if occupied:
                 raise PackError(unusable, f"{field_name} is a directory that is not empty")
         work = tempfile.mkdtemp(prefix=f".{name[:40]}.", suffix=".partial", dir=parent)
         return Destination(work, final)

@@ -121,13 +121,15 @@ def remote(url: str, credential: Mapping[str, Any] | None, reach: PackReach) -> 
     userinfo: tuple[str, str] | None = None
     if "@" in netloc:
         info, _, hostport = netloc.rpartition("@")
-        user, _, password = info.partition(":")
-        userinfo = (unquote(user), unquote(password))
-        netloc = hostport
+        user, sep, password = info.partition(":")
+        if sep:
+            userinfo = (unquote(user), unquote(password))
+            netloc = hostport
     clean = urlunsplit(parts._replace(netloc=netloc))
     if scrub(clean) != clean:
         raise not_permitted(
-            "url carries a credential in its query string, which git would show on its "
+            "url carries a credential (in its query string or as a user name), which git "
+            "would show on its "
             "command line to every user of the host; pass it as credential (e.g. "
             '{"header": {"name": "Private-Token", "value": ...}}) instead'
         )

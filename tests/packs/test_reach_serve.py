@@ -220,28 +220,34 @@ def _cmdlines() -> list[bytes]:
 
 
 def test_a_token_in_the_url_query_never_reaches_a_command_line(serve: Any) -> None:
-    """On main ``?private_token=`` sat in git's world-readable ``/proc/PID/cmdline``."""
+    """On main ``?private_token=`` (and a token as the URL's user name) sat in git's
+    world-readable ``/proc/PID/cmdline``."""
     token = "glpat-PLANTED-query-4c1d9e"
+    github = "ghp_" + "PLANTEDusername0123456789abcdefghij"
     _, client = serve()
     with RawTCPServer("silent") as silent:
-        url = f"http://127.0.0.1:{silent.port}/group/repo.git?private_token={token}"
+        urls = (
+            f"http://127.0.0.1:{silent.port}/group/repo.git?private_token={token}",
+            f"http://{github}@127.0.0.1:{silent.port}/group/repo.git",
+        )
         seen: list[bytes] = []
         stop = threading.Event()
 
         def spy() -> None:
             while not stop.is_set():
-                seen.extend(c for c in _cmdlines() if token.encode() in c)
+                seen.extend(c for c in _cmdlines() if token.encode() in c or github.encode() in c)
                 time.sleep(0.05)
 
         thread = threading.Thread(target=spy)
         thread.start()
         try:
-            message = refused(client, LS, {"url": url, "timeout": 3})
+            messages = [refused(client, LS, {"url": url, "timeout": 3}) for url in urls]
         finally:
             time.sleep(0.5)
             stop.set()
             thread.join()
-    assert "credential" in message and token not in message
+    for message in messages:
+        assert "credential" in message and token not in message and github not in message
     assert seen == []
 
 
