@@ -14,6 +14,7 @@ import re
 import threading
 import time
 import urllib.request
+import wave
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -387,3 +388,23 @@ def test_an_isolated_pack_is_held_by_the_kernel(serve: Any, tmp_path: Path) -> N
     assert run({"write": str(tmp_path / "planted.txt")})["write"] == "refused: PermissionError"
     assert not (tmp_path / "planted.txt").exists()
     assert any("Landlock" in line for line in server.stderr), server.stderr
+
+
+def test_isolated_built_in_packs_still_work_under_landlock(
+    serve: Any, daemon: str, tmp_path: Path
+) -> None:
+    """The kernel confinement holds the built-in packs to their grants without breaking
+    them: git (its helpers, TLS files, scratch root) and ffprobe run in a confined worker."""
+    media = tmp_path / "tone.wav"
+    with wave.open(str(media), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(b"\0\0" * 8000)
+    server, client = serve("--isolate", "git.clone", "--isolate", "av.validate")
+    done = client.invoke(CLONE, {"url": daemon})
+    assert done.result is not None and Path(done.result["path"], "README.md").is_file()
+    probed = client.invoke(AV, {"path": str(media), "expect": {"duration": 1}})
+    assert probed.result is not None and probed.result["duration"] == pytest.approx(1, abs=0.01)
+    refused(client, AV, {"path": "/etc/passwd"})
+    assert any("confined to their grant by Landlock" in line for line in server.stderr)
