@@ -103,6 +103,7 @@ def test_paths_resolve_inside_the_roots_or_are_refused_alike(tmp_path: Path) -> 
 def test_an_undeclared_pack_is_unconfined_until_granted(tmp_path: Path) -> None:
     ctx = Context("legacy.pack", "r1", None)
     assert ctx.reach.confined is False
+    assert ctx.reach.egress is None  # the pack's own default (http.fetch: public only)
     assert ctx.reach.readable("/etc/hostname") == "/etc/hostname"
     install_grants(Grants({"legacy.pack": Grant(reads=(str(tmp_path),))}))
     assert Context("legacy.pack", "r2", None).reach.confined is True

@@ -82,7 +82,7 @@ def reach_lines(reach: PackReach, declared: dict[str, object] | None) -> list[st
     lines += [
         f"  fs.read:     {_roots(reach.reads)}",
         f"  fs.write:    {_roots(reach.writes)}",
-        f"  egress:      {_roots(reach.egress)}",
+        f"  egress:      {_roots(reach.egress or ())}",
         f"  programs:    {_roots(reach.programs)}",
         f"  credentials: {_AMBIENT if reach.ambient_credentials else 'none'}",
     ]

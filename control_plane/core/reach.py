@@ -396,7 +396,9 @@ class PackReach:
         #: Resolved roots (``realpath``), writes readable too.
         self.writes = tuple(dict.fromkeys(_root(r) for r in reach.writes))
         self.reads = tuple(dict.fromkeys([*(_root(r) for r in reach.reads), *self.writes]))
-        self.egress = reach.egress
+        #: Destination entries for :mod:`control_plane.core.egress` (the pack parses them);
+        #: ``None`` for an unconfined pack: nothing declared or granted, the pack's own default.
+        self.egress: tuple[str, ...] | None = reach.egress if self.confined else None
         self.programs = reach.programs
         self.ambient_credentials = reach.ambient_credentials or not self.confined
 
@@ -406,7 +408,7 @@ class PackReach:
             "confined": self.confined,
             "fs.read": list(self.reads),
             "fs.write": list(self.writes),
-            "egress": list(self.egress),
+            "egress": None if self.egress is None else list(self.egress),
             "programs": list(self.programs),
             "credentials": "ambient" if self.ambient_credentials else "none",
         }
