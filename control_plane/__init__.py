@@ -20,7 +20,8 @@ under ``core``, ``runtime``, ``wire`` and ``adapters`` is internal.
 from control_plane import errors
 from control_plane._version import version as _installed_version
 from control_plane.core.hookspecs import hookimpl
-from control_plane.core.pack import Check, CodeDoc, Context, Pack, Result, Severity
+from control_plane.core.pack import Check, CodeDoc, Context, Pack, Reach, Result, Severity
+from control_plane.core.reach import PackReach
 from control_plane.errors import (
     CapabilityPackError,
     FieldViolation,
@@ -44,6 +45,8 @@ __all__ = [
     "FieldViolation",
     "Pack",
     "PackError",
+    "PackReach",
+    "Reach",
     "Result",
     "Severity",
     "__version__",

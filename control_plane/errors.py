@@ -23,6 +23,7 @@ from control_plane.core.errors import (
     schema_mismatch,
     timeout,
 )
+from control_plane.core.reach import not_permitted
 
 __all__ = [
     "CapabilityPackError",
@@ -36,6 +37,7 @@ __all__ = [
     "auth_failed",
     "network_error",
     "not_found",
+    "not_permitted",
     "rate_limited",
     "schema_mismatch",
     "timeout",

@@ -116,7 +116,8 @@ def test_list_packs_reports_packs_and_load_failures(stub: Any) -> None:
     assert "test.fail" in names
     fail = next(p for p in reply.packs if p.name == "test.fail")
     assert fail.version == "2.1.0"
-    assert list(fail.codes)[-2:] == ["quota_exceeded", "dependency_missing"]
+    # not_permitted, the refusal by grant, is every pack's and comes last.
+    assert list(fail.codes)[-3:] == ["quota_exceeded", "dependency_missing", "not_permitted"]
     assert "internal_error" in fail.codes
     assert fail.plugin == "testpacks"
     assert [(f.plugin, "broken on purpose" in f.reason) for f in reply.load_failures] == [
@@ -130,7 +131,7 @@ def test_describe_pack_has_effective_schemas_and_vocabulary(stub: Any) -> None:
     assert "internal_error" in output["properties"]["error"]["properties"]["code"]["enum"]
     assert orjson.loads(reply.input_schema)["required"] == ["code"]
     vocab = {e.code: e for e in reply.vocabulary}
-    assert list(vocab) == testpacks.FAIL_CODES
+    assert list(vocab) == [*testpacks.FAIL_CODES, "not_permitted"]
     assert vocab["auth_failed"].grpc_status == "PERMISSION_DENIED"
     assert vocab["auth_failed"].baseline
     assert vocab["rate_limited"].retryable

@@ -533,7 +533,12 @@ def test_static_lints_name_their_fault() -> None:
     assert not report.ok
     assert "input schema example #0 does not validate: 'three' is not of type 'integer'" in text
     assert "WARNING plugin '_LintPlugin', pack 'kit.lint': code 'fetch_failed' absorbs" in text
-    assert report.pack("kit.lint").vocabulary == ["network_error", "fetch_failed", "internal_error"]
+    assert report.pack("kit.lint").vocabulary == [
+        "network_error",
+        "fetch_failed",
+        "internal_error",
+        "not_permitted",
+    ]
     with (
         PackKit(PackTarget("kit.lint", plugin=_LintPlugin())) as kit,
         pytest.raises(ConformanceError, match="failed static conformance"),

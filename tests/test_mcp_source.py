@@ -181,7 +181,8 @@ def test_server_that_cannot_start_is_a_load_failure_while_builtins_serve(
         wrapped.client.invoke(
             "git.ls_remote", {"url": str(wrapped.repo / "missing.git")}, timeout=60
         )
-    assert info.value.code == "not_found"
+    # The pack answered: a local repository needs an fs.read grant (docs/grants.md).
+    assert info.value.code == "not_permitted"
 
 
 # -- mcp-server-time -------------------------------------------------------------------

@@ -383,15 +383,22 @@ def test_the_effective_schema_adds_internal_error_and_artifact_failed() -> None:
     declared = make_pack("declared.pack", codes=["internal_error", "not_found"], validates=True)
     for pack in (plain, checked, declared):
         registry.register(pack, "tests")
-    assert _effective_enum(registry, "plain.pack") == ["not_found", "internal_error"]
+    # not_permitted, the refusal by grant, is every pack's too (control_plane.core.reach).
+    assert _effective_enum(registry, "plain.pack") == [
+        "not_found",
+        "internal_error",
+        "not_permitted",
+    ]
     assert _effective_enum(registry, "checked.pack") == [
         "dependency_missing",
         "internal_error",
+        "not_permitted",
         "artifact_failed",
     ]
     assert _effective_enum(registry, "declared.pack") == [
         "internal_error",
         "not_found",
+        "not_permitted",
         "artifact_failed",
     ]
     # validates=True without a validation property: the field's schema is added.
@@ -408,7 +415,11 @@ def test_the_effective_schema_adds_internal_error_and_artifact_failed() -> None:
 def test_a_const_code_is_a_one_code_vocabulary() -> None:
     registry = Registry()
     registry.register(make_pack("const.pack", out=_with_code({"const": "not_found"})), "tests")
-    assert _effective_enum(registry, "const.pack") == ["not_found", "internal_error"]
+    assert _effective_enum(registry, "const.pack") == [
+        "not_found",
+        "internal_error",
+        "not_permitted",
+    ]
 
 
 # --------------------------------------------------------------------------- pydantic
@@ -485,6 +496,7 @@ def test_a_pack_declared_with_pydantic_models() -> None:
         "rate_limited",
         "dependency_missing",
         "internal_error",
+        "not_permitted",
     ]
     assert loaded.absorbed_by == {"network_error": "dependency_missing"}
     assert FetchOutput.model_json_schema()["$defs"]["FetchCode"]["enum"] == [
@@ -525,6 +537,7 @@ def test_a_pydantic_literal_code_is_a_closed_vocabulary() -> None:
         "not_found",
         "timeout",
         "internal_error",
+        "not_permitted",
     ]
 
 

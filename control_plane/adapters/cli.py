@@ -46,6 +46,7 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 import grpc
 import orjson
 
+from control_plane.adapters.grant_cli import add_grant_options, reach_lines, startup_lines
 from control_plane.adapters.reliability_cli import (
     add_client_options,
     add_serve_options,
@@ -56,6 +57,7 @@ from control_plane.adapters.reliability_cli import (
 from control_plane.core.errors import RequestRejected
 from control_plane.core.limits import ConfigError
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane.core.reach import GrantError, declared_reach, reach_for
 from control_plane.core.registry import LoadFailure
 from control_plane.runtime.isolation import IsolationError
 from control_plane.runtime.mcp_source.config import McpConfigError
@@ -359,6 +361,8 @@ def local_runtime(args: argparse.Namespace) -> Runtime:
         raise UsageProblem(str(exc), "isolation") from None
     except McpConfigError as exc:
         raise UsageProblem(str(exc), "mcp_config") from None
+    except GrantError as exc:
+        raise UsageProblem(str(exc), "grants") from None
     _keep_incidents(runtime)
     return runtime
 
@@ -500,6 +504,7 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
         help="with --local: also load this plugin module or .py file (repeatable)",
     )
     add_mcp_config_option(parser, "with --local: ")
+    add_grant_options(parser, "with --local: ")
     add_client_options(parser)
 
 
@@ -514,6 +519,7 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
         help="extra plugin module or .py file (repeatable)",
     )
     add_mcp_config_option(parser)
+    add_grant_options(parser)
     parser.add_argument(
         "--threads", type=int, default=None, metavar="N", help="threads for sync pack handlers"
     )
@@ -665,7 +671,7 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, args.log_level)
     try:
         runtime = build_runtime(runtime_config(args))
-    except (IsolationError, McpConfigError) as exc:
+    except (IsolationError, McpConfigError, GrantError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
         if tracing is not None:
             tracing.close()
@@ -712,6 +718,10 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+        pools = runtime.invoker.isolation
+        isolated = [n for n in server.registry.names() if pools is not None and n in pools]
+        for line in startup_lines(server.registry.names(), isolated):
+            print(line, file=sys.stderr)
         _print_failures(server.registry.failures, sys.stderr)
         sys.stderr.flush()
 
@@ -869,10 +879,22 @@ def _describe_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _describe(args: argparse.Namespace) -> int:
     def body(backend: Backend) -> int:
         desc = backend.describe(args.name)
+        # What the pack may reach is this process's grants: shown with --local (and the
+        # server's --grant/--grants options), which build the same grants as serve.
+        reach = reach_for(desc.name) if args.local else None
+        declared = declared_reach(desc.name) if args.local else None
         if args.output == "json":
-            _json(desc.to_dict())
+            data = desc.to_dict()
+            if reach is not None:
+                data["reach"] = {"declared": declared, "granted": reach.describe()}
+            _json(data)
         else:
             _print_description(desc)
+            if reach is not None:
+                print("\nreach (declared, then what it may reach with these grants):")
+                print("\n".join(reach_lines(reach, declared)))
+            else:
+                print("\nreach: run describe --local with the server's --grant/--grants")
         return EXIT_OK
 
     return run_with_backend(args, body)

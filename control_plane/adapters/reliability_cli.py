@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from control_plane.adapters.grant_cli import grants_from_args
 from control_plane.runtime.isolation import DEFAULT_MEMORY_LIMIT, DEFAULT_WORKERS
 from control_plane.runtime.mcp_source.config import find_config
 from control_plane.runtime.runtime import DEFAULT_TIMEOUT, RuntimeConfig
@@ -177,6 +178,7 @@ def runtime_config(args: argparse.Namespace) -> RuntimeConfig:
         pack_threads=getattr(args, "pack_threads", None),
         default_timeout=getattr(args, "default_timeout", DEFAULT_TIMEOUT),
         mcp_config=mcp_config_path(args),
+        grants=grants_from_args(args),
     )
 
 

@@ -17,12 +17,15 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
+from control_plane.core.reach import PackReach, Reach, declare, reach_for
+
 __all__ = [
     "Check",
     "CodeDoc",
     "Context",
     "Handler",
     "Pack",
+    "Reach",
     "Result",
     "Severity",
     "reset_traceparent",
@@ -151,6 +154,13 @@ class Context:
     def cancel(self) -> None:
         self._cancelled = True
 
+    @property
+    def reach(self) -> PackReach:
+        """What this pack may reach on this server, and the means to reach it: resolve a
+        path to read (``readable``, ``open_read``), make a destination, run a program
+        (``run``). Built once per pack; nothing is looked up until a handler asks."""
+        return reach_for(self._pack)
+
 
 Handler: TypeAlias = Callable[
     [dict[str, Any], Context],
@@ -193,6 +203,14 @@ class Pack:
     #: Off by default: a result is the pack's own data and travels as the pack returned
     #: it. Turn it on for packs that echo downstream text (a fetched body, a tool's output).
     scrub_output: bool = False
+    #: What the pack reaches outside itself (:class:`~control_plane.core.reach.Reach`):
+    #: filesystem roots, egress, programs, ambient credentials. The operator grants or
+    #: narrows it per pack (docs/grants.md). ``None`` (a pack written before reach
+    #: existed): unconfined unless the operator grants it something.
+    reach: Reach | None = None
+
+    def __post_init__(self) -> None:
+        declare(self.name, self.reach)
 
     @functools.cached_property
     def is_async(self) -> bool:

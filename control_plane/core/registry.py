@@ -26,6 +26,7 @@ from control_plane.core.schema import CompiledSchema, check_schema, json_pointer
 from control_plane.core.vocabulary import (
     ARTIFACT_FAILED,
     BASELINE,
+    EVERY_PACK_CODES,
     INTERNAL_ERROR,
     SNAKE_CASE,
     CodeInfo,
@@ -332,12 +333,13 @@ class Registry:
         effective = copy.deepcopy(output_schema)
         eff_code, _ = _code_node(effective)
         assert eff_code is not None
-        extras = [INTERNAL_ERROR] + ([ARTIFACT_FAILED] if validates else [])
+        # internal_error and not_permitted (a refusal by grant) are every pack's.
+        extras = [INTERNAL_ERROR, *EVERY_PACK_CODES] + ([ARTIFACT_FAILED] if validates else [])
         eff_codes = list(declared) + [c for c in extras if c not in declared]
         eff_code.pop("const", None)
         eff_code["enum"] = eff_codes
         for code in extras:
-            vocabulary.setdefault(code, BASELINE[code])
+            vocabulary.setdefault(code, BASELINE.get(code) or EVERY_PACK_CODES[code])
         if validates and "validation" not in props:
             effective.setdefault("properties", {})["validation"] = validation_field_schema()
 

@@ -20,7 +20,9 @@ __all__ = [
     "ARTIFACT_FAILED",
     "BASELINE",
     "DEPENDENCY_MISSING",
+    "EVERY_PACK_CODES",
     "INTERNAL_ERROR",
+    "NOT_PERMITTED",
     "SNAKE_CASE",
     "WELL_KNOWN_PACK_CODES",
     "CodeInfo",
@@ -32,6 +34,8 @@ SNAKE_CASE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 INTERNAL_ERROR = "internal_error"
 ARTIFACT_FAILED = "artifact_failed"
 DEPENDENCY_MISSING = "dependency_missing"
+#: A refusal by grant (control_plane.core.reach): every pack's, declared or not.
+NOT_PERMITTED = "not_permitted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +107,7 @@ WELL_KNOWN_PACK_CODES: Mapping[str, Mapping[str, Any]] = _load_well_known()
 
 
 def is_baseline(code: str) -> bool:
-    """True for the eight baseline codes."""
+    """True for the baseline codes (``schemas/vocabulary.json``)."""
     return code in BASELINE
 
 
@@ -116,3 +120,22 @@ def pack_code_status(retryable: bool) -> str:
     """gRPC status name for a pack-specific code (documented default)."""
     key = "grpc_status_retryable" if retryable else "grpc_status_permanent"
     return str(PACK_CODE_DEFAULTS.get(key, "FAILED_PRECONDITION"))
+
+
+#: Well-known codes in every pack's effective vocabulary, declared or not
+#: (``every_pack``: ``not_permitted``, the refusal by grant), as a pack code's docs.
+EVERY_PACK_CODES: Mapping[str, CodeInfo] = MappingProxyType(
+    {
+        code: CodeInfo(
+            code=code,
+            title=str(entry.get("title", code)),
+            description=str(entry["description"]),
+            retryable=bool(entry["retryable"]),
+            recovery_hint=str(entry["recovery_hint"]),
+            grpc_status=pack_code_status(bool(entry["retryable"])),
+            baseline=False,
+        )
+        for code, entry in WELL_KNOWN_PACK_CODES.items()
+        if entry.get("every_pack")
+    }
+)

@@ -232,6 +232,7 @@ def worker_main(
     memory_limit: int | None,
     rss_limit: int,
     output: Connection | None = None,
+    reach: Mapping[str, Any] | None = None,
 ) -> None:
     """A worker's loop: receive a call, run the handler, send back the result or error.
 
@@ -240,6 +241,9 @@ def worker_main(
     returned, copied to plain data here: :class:`~control_plane.core.returned.Returned`)
     or ``{"seq", "kind": "error", "error": ...}`` (:func:`describe_exception`), each with
     ``retire`` (the worker is about to exit).
+
+    ``reach`` carries the server's scratch root and the operator's grant of the pack: once
+    the handler is imported, the worker is confined to that reach (:func:`_confine`).
     """
     # A process group of its own: whatever the pack starts (a subprocess, a fork) ends with
     # the worker (the parent kills the group, not only the worker).
@@ -260,9 +264,11 @@ def worker_main(
     setup_error: BaseException | None = None
     try:
         handler = locator.resolve()
-    # Process boundary: importing the pack may raise anything; each call reports it.
+        _confine(locator.pack, reach)
+    # Process boundary: importing the pack (or confining it) may raise anything; each call
+    # reports it -- a worker that could not be confined never runs the handler.
     except BaseException as exc:  # noqa: BLE001
-        setup_error = exc
+        handler, setup_error = None, exc
     loop: asyncio.AbstractEventLoop | None = None
     while True:
         try:
@@ -301,6 +307,29 @@ def worker_main(
             return
         if retire:
             return
+
+
+def _confine(pack: str, reach: Mapping[str, Any] | None) -> None:
+    """Take the server's scratch root and grant, then confine this worker to the pack's
+    reach in the kernel (no-new-privs, Landlock: :mod:`control_plane.runtime.confine`)."""
+    from control_plane.core.reach import Grant, Grants, adopt_scratch, install_grants, reach_for
+    from control_plane.runtime.confine import confine
+
+    if reach is not None:
+        if reach.get("scratch"):
+            adopt_scratch(str(reach["scratch"]))
+        grant = reach.get("grant")
+        if grant is not None:
+            install_grants(Grants({pack: Grant.from_data(grant)}))
+    confine(reach_for(pack))
+
+
+def _reach_of(pack: str) -> dict[str, Any]:
+    """What a worker of ``pack`` needs of the server's reach (plain data)."""
+    from control_plane.core.reach import installed_grants, scratch_root
+
+    grant = installed_grants().by_pack.get(pack)
+    return {"scratch": scratch_root(), "grant": None if grant is None else grant.to_data()}
 
 
 def _run(
@@ -417,7 +446,14 @@ class WorkerPool:
         output = Connection(stderr_relay.relay().pipe(), readable=False)
         process = self._mp.Process(  # type: ignore[attr-defined]
             target=worker_main,
-            args=(child_end, self.locator, self.memory_limit, self.rss_limit, output),
+            args=(
+                child_end,
+                self.locator,
+                self.memory_limit,
+                self.rss_limit,
+                output,
+                _reach_of(self.locator.pack),
+            ),
             name=f"pack-worker:{self.locator.pack}",
             daemon=True,
         )

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
+from control_plane.core.reach import GrantError, Grants, install_grants
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.core.validation import FailOn
 from control_plane.runtime import isolation
@@ -80,6 +81,11 @@ class RuntimeConfig:
     #: file's path or a loaded config; ``None``: none. The servers start with the runtime
     #: and stop when it closes.
     mcp_config: str | os.PathLike[str] | McpConfig | None = None
+    #: The operator's grants (``--grant``, ``--grants``; docs/grants.md), installed for the
+    #: whole process when the runtime is built; ``None``: keep what is installed (at first,
+    #: no grants: every pack reaches what it declares). A grant naming no loaded pack raises
+    #: :class:`~control_plane.core.reach.GrantError`.
+    grants: Grants | None = None
 
 
 class Runtime:
@@ -236,6 +242,13 @@ def build_runtime(
         )
         for failure in (*config.failures, *failed):
             load.registry.record_failure(failure)
+    if config.grants is not None:
+        unknown = config.grants.unknown(load.registry.names())
+        if unknown:
+            if owns_load:
+                load.close()
+            raise GrantError(f"a grant names unknown pack(s): {', '.join(unknown)}")
+        install_grants(config.grants)
     invoker = Invoker(
         load.registry,
         classifiers=load.classifiers,

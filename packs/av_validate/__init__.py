@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from control_plane import Context, Pack, Result, hookimpl
+from control_plane import Context, Pack, Reach, Result, hookimpl
 from control_plane.errors import PackError, not_found
 from packs.av_validate.checks import evaluate
 from packs.av_validate.probe import (
@@ -42,8 +42,9 @@ call; call with `strict` to turn fail findings into `artifact_failed`.
 
 | code | retryable | when |
 |---|---|---|
-| `not_found` | no | the path does not exist |
-| `unreadable_media` | no | ffprobe cannot read the file (garbage, truncated container, directory) |
+| `not_found` | no | the path does not exist (inside the pack's read grant) |
+| `not_permitted` | no | the path is outside the pack's read grant (whether or not it exists) |
+| `unreadable_media` | no | not audio/video: garbage, truncated, text, a directory or FIFO |
 | `dependency_missing` | no | ffprobe/ffmpeg not installed; nothing was run |
 | `timeout` | yes | probing ran past `timeout` or the call's deadline |
 
@@ -52,9 +53,22 @@ Full page: docs/packs/av.validate.md.
 
 
 #: Said of a relative path that does not exist: the pack reads it where it runs.
-_RELATIVE = (
-    " (a relative path is read from the pack host's working directory: give an absolute one)"
-)
+_RELATIVE = " (a relative path is read from the first root the pack may read: give an absolute one)"
+
+
+def _open(path: str, ctx: Context) -> int:
+    """A descriptor of the media file: inside the read grant (``not_permitted`` outside,
+    whether or not it exists), a regular file (a directory, FIFO or device is
+    ``unreadable_media``: nothing blocks on it), opened without following a final symlink."""
+    try:
+        return ctx.reach.open_read(path)
+    except FileNotFoundError:
+        where = "" if os.path.isabs(path) else _RELATIVE
+        raise not_found(f"the media file {path} does not exist{where}") from None
+    except IsADirectoryError:
+        raise PackError("unreadable_media", "the path is not a regular file") from None
+    except OSError as exc:  # ELOOP (a symlink as last component), EACCES, ...
+        raise PackError("unreadable_media", f"the file cannot be opened: {exc.strerror}") from None
 
 
 def handle(doc: dict[str, Any], ctx: Context) -> Result:
@@ -66,15 +80,16 @@ def handle(doc: dict[str, Any], ctx: Context) -> Result:
     # Dependencies first: a host without the tools does nothing, whatever the input.
     ffprobe = ffprobe_binary()
     ffmpeg = ffmpeg_binary() if "loudness" in expect else None
-    if not os.path.lexists(path):
-        where = "" if os.path.isabs(path) else _RELATIVE
-        raise not_found(f"the media file {path} does not exist{where}")
-    if os.path.isdir(path):
-        raise PackError("unreadable_media", "the path is a directory, not a media file")
-    facts = probe(path, timeout=budget, binary=ffprobe).facts
-    if ffmpeg is not None and facts.get("audio"):
-        remaining = max(0.0, deadline - time.monotonic())
-        facts["loudness"] = measure_loudness(path, timeout=remaining, binary=ffmpeg)
+    fd = _open(path, ctx)
+    try:
+        facts = probe(path, timeout=budget, binary=ffprobe, fd=fd, ctx=ctx).facts
+        if ffmpeg is not None and facts.get("audio"):
+            remaining = max(0.0, deadline - time.monotonic())
+            facts["loudness"] = measure_loudness(
+                path, timeout=remaining, binary=ffmpeg, fd=fd, ctx=ctx
+            )
+    finally:
+        os.close(fd)
     return Result(facts, evaluate(facts, expect, path))
 
 
@@ -88,6 +103,9 @@ PACK = Pack(
     codes=CODES,
     validates=True,
     docs=DOCS,
+    # Media under the directory the server was started in, or the temporary directory,
+    # unless the operator grants other roots (--grant av.validate:fs.read=/srv/media).
+    reach=Reach(reads=("$CWD", "$TMP"), programs=("ffprobe", "ffmpeg")),
 )
 
 

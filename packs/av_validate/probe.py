@@ -12,12 +12,15 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from control_plane.errors import PackError
-from control_plane.tools import StderrClassifier, resolve_binary, rule, run_tool
+from control_plane.tools import StderrClassifier, ToolRun, resolve_binary, rule, run_tool
+
+if TYPE_CHECKING:
+    from control_plane import Context
 
 __all__ = [
     "FFMPEG_ENV",
@@ -216,8 +219,58 @@ def ffmpeg_binary() -> str:
     return resolve_binary("ffmpeg", env_var=FFMPEG_ENV)
 
 
-def probe(path: str, *, timeout: float, binary: str | None = None) -> Probe:
-    """Probe ``path`` with ffprobe; raises :class:`PackError` with a declared code."""
+#: Decoders that render *text* as video (ffmpeg's ``tty``, ``bin``, ``xbin``, ``idf``
+#: demuxers): any text file "probes" through them, so they are not media.
+_TEXT_CODECS = frozenset({"ansi", "bintext", "xbin", "idf"})
+
+
+def _is_media(data: Mapping[str, Any]) -> bool:
+    """Whether ffprobe found an audio or video stream that is not text rendered as video."""
+    streams = data.get("streams")
+    return isinstance(streams, list) and any(
+        isinstance(s, Mapping)
+        and s.get("codec_type") in ("audio", "video")
+        and s.get("codec_name") not in _TEXT_CODECS
+        for s in streams
+    )
+
+
+def _run(
+    argv: list[str], *, timeout: float, tool: str, fd: int | None, ctx: Context | None
+) -> ToolRun:
+    """Run ffprobe/ffmpeg: through the pack's reach when called for a call (granted program,
+    scrubbed environment, the media file passed as an open descriptor, killed when the call
+    is cancelled), else directly."""
+    if ctx is None:
+        return run_tool(argv, timeout=timeout, env=_env(), tool=tool, check=False)
+    done, _ = ctx.reach.run(
+        argv,
+        timeout=timeout,
+        ctx=ctx,
+        env=_ENV,
+        pass_fds=() if fd is None else (fd,),
+        tool=tool,
+        program=tool,
+    )
+    return done
+
+
+def _source(path: str, fd: int | None) -> str:
+    """What the tool opens: the descriptor the pack opened (``/proc/self/fd``: the object
+    checked against the grant, not a path that could change meanwhile), else the path."""
+    return f"file:/proc/self/fd/{fd}" if fd is not None else _media_url(path)
+
+
+def probe(
+    path: str,
+    *,
+    timeout: float,
+    binary: str | None = None,
+    fd: int | None = None,
+    ctx: Context | None = None,
+) -> Probe:
+    """Probe ``path`` (or the open ``fd`` of it) with ffprobe; raises :class:`PackError` with
+    a declared code."""
     binary = binary or ffprobe_binary()
     argv = [
         binary,
@@ -229,16 +282,16 @@ def probe(path: str, *, timeout: float, binary: str | None = None) -> Probe:
         "json",
         "-show_format",
         "-show_streams",
-        _media_url(path),
+        _source(path, fd),
     ]
-    done = run_tool(argv, timeout=timeout, env=_env(), tool="ffprobe", check=False)
+    done = _run(argv, timeout=timeout, tool="ffprobe", fd=fd, ctx=ctx)
     if not done.ok:
         raise _failure(done.stderr, "ffprobe")
     try:
         data = orjson.loads(done.stdout or b"{}")
     except orjson.JSONDecodeError:
         raise PackError(_UNREADABLE, "ffprobe returned output the pack cannot parse") from None
-    if not isinstance(data, dict) or not data.get("streams"):
+    if not isinstance(data, dict) or not _is_media(data):
         raise PackError(_UNREADABLE, "the file has no audio or video streams")
     return Probe(_facts(path, data))
 
@@ -255,7 +308,12 @@ def _summary_value(pattern: re.Pattern[str], text: str) -> float | None:
 
 
 def measure_loudness(
-    path: str, *, timeout: float, binary: str | None = None
+    path: str,
+    *,
+    timeout: float,
+    binary: str | None = None,
+    fd: int | None = None,
+    ctx: Context | None = None,
 ) -> dict[str, float | None]:
     """EBU R128 integrated loudness (LUFS), loudness range (LU) and true peak (dBTP)."""
     binary = binary or ffmpeg_binary()
@@ -267,7 +325,7 @@ def measure_loudness(
         "-protocol_whitelist",
         "file",
         "-i",
-        _media_url(path),
+        _source(path, fd),
         "-map",
         "0:a:0",
         "-af",
@@ -276,7 +334,7 @@ def measure_loudness(
         "null",
         "-",
     ]
-    done = run_tool(argv, timeout=timeout, env=_env(), tool="ffmpeg", check=False)
+    done = _run(argv, timeout=timeout, tool="ffmpeg", fd=fd, ctx=ctx)
     summary = _SUMMARY.search(done.stderr)
     if not done.ok or summary is None:
         raise _failure(done.stderr, "ffmpeg")

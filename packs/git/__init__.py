@@ -7,16 +7,12 @@ git's stderr -- OpenSSH banners, curl errors, remote messages -- never reaches a
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
-from control_plane import Context, Pack, hookimpl
-from control_plane.errors import PackError, not_found
+from control_plane import Context, Pack, Reach, hookimpl
+from control_plane.errors import not_found
 from control_plane.tools import GIT, rule
 from packs.git.cli import git_binary, raise_for, remote, run_git
 from packs.git.schemas import (
@@ -42,6 +38,7 @@ _VOCAB_TABLE = """\
 | `timeout` | yes | git ran past `timeout` or the call's deadline; connect timed out |
 | `network_error` | yes | DNS failure, refused, reset, TLS failure, HTTP 5xx, not git |
 | `dependency_missing` | no | git is not installed; nothing was run |
+| `not_permitted` | no | outside the grant: a local remote, a secret in the URL query, a `dest` |
 """
 
 LS_REMOTE_DOCS = f"""\
@@ -85,11 +82,60 @@ def _budget(doc: dict[str, Any], ctx: Context) -> float:
     return min(float(doc.get("timeout", DEFAULT_TIMEOUT)), ctx.remaining(DEFAULT_TIMEOUT))
 
 
+class _RefReader:
+    """``git ls-remote`` output read as it comes: at most ``limit`` refs kept, and git
+    stopped once one more shows that the list is cut (bounded memory for any remote)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.refs: list[dict[str, str]] = []
+        self.symrefs: dict[str, str] = {}
+        self.head_sha: str | None = None
+        self.total = 0
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> bool:
+        """Take a chunk of stdout; False once more refs than ``limit`` were seen."""
+        lines = (self._partial + chunk).split(b"\n")
+        self._partial = lines.pop()
+        if len(self._partial) > _MAX_LINE:
+            self._partial = b""  # no ref line is that long: not git's output
+        for line in lines:
+            self._line(line.decode("utf-8", "replace"))
+            if self.total > self.limit:
+                return False
+        return True
+
+    def finish(self) -> None:
+        if self._partial:
+            self._line(self._partial.decode("utf-8", "replace"))
+            self._partial = b""
+
+    def _line(self, line: str) -> None:
+        left, _, name = line.partition("\t")
+        if not name:
+            return
+        if left.startswith("ref: "):
+            if len(self.symrefs) < _MAX_SYMREFS:
+                self.symrefs[name] = left[5:].strip()
+            return
+        if name == "HEAD":
+            self.head_sha = left.strip()
+        self.total += 1
+        if len(self.refs) < self.limit:
+            self.refs.append({"name": name, "sha": left.strip()})
+
+
+#: Longest line of ``git ls-remote`` output kept; most symbolic refs kept.
+_MAX_LINE = 16384
+_MAX_SYMREFS = 64
+
+
 def ls_remote(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """``git ls-remote --symref`` on ``doc["url"]``."""
+    """``git ls-remote --symref`` on ``doc["url"]``, read only up to ``limit`` refs."""
     binary = git_binary()
     budget = _budget(doc, ctx)
-    rem = remote(str(doc["url"]), doc.get("credential"))
+    rem = remote(str(doc["url"]), doc.get("credential"), ctx.reach)
     patterns = [str(p) for p in doc.get("patterns") or []]
     args = ["ls-remote", "--symref"]
     if doc.get("heads"):
@@ -99,88 +145,56 @@ def ls_remote(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if patterns:
         args.append("--exit-code")
     args += ["--", rem.url, *patterns]
-    done = run_git(binary, args, rem=rem, timeout=budget)
-    if patterns and done.returncode == 2 and not done.stderr.strip():
-        raise not_found("no ref of the repository matches the given patterns")
-    raise_for(done, credential_sent=rem.header is not None)
-    limit = int(doc.get("limit", DEFAULT_LIMIT))
-    refs: list[dict[str, str]] = []
-    symrefs: dict[str, str] = {}
-    head_sha: str | None = None
-    total = 0
-    for line in done.stdout.decode("utf-8", "replace").splitlines():
-        left, _, name = line.partition("\t")
-        if not name:
-            continue
-        if left.startswith("ref: "):
-            symrefs[name] = left[5:].strip()
-            continue
-        if name == "HEAD":
-            head_sha = left.strip()
-        total += 1
-        if len(refs) < limit:
-            refs.append({"name": name, "sha": left.strip()})
+    reader = _RefReader(int(doc.get("limit", DEFAULT_LIMIT)))
+    done, stopped = run_git(binary, args, rem=rem, timeout=budget, ctx=ctx, on_stdout=reader.feed)
+    if not stopped:
+        if patterns and done.returncode == 2 and not done.stderr.strip():
+            raise not_found("no ref of the repository matches the given patterns")
+        raise_for(done, credential_sent=rem.header is not None)
+        reader.finish()
     head: dict[str, str | None] | None = None
-    if head_sha is not None or "HEAD" in symrefs:
-        head = {"target": symrefs.get("HEAD")}
-        if head_sha is not None:
-            head["sha"] = head_sha
+    if reader.head_sha is not None or "HEAD" in reader.symrefs:
+        head = {"target": reader.symrefs.get("HEAD")}
+        if reader.head_sha is not None:
+            head["sha"] = reader.head_sha
     return {
         "url": rem.display,
         "head": head,
-        "refs": refs,
-        "count": total,
-        "truncated": total > len(refs),
+        "refs": reader.refs,
+        "count": reader.total,
+        "truncated": reader.total > len(reader.refs),
     }
 
 
-def _prepare_dest(dest: str | None) -> tuple[str, bool]:
-    """The directory to clone into and whether the pack created it."""
-    if not dest:
-        return tempfile.mkdtemp(prefix="capability-packs-git-clone-"), True
-    path = os.path.abspath(dest)
-    if os.path.lexists(path):
-        if not os.path.isdir(path):
-            raise PackError("destination_unusable", "dest exists and is not a directory")
-        if os.listdir(path):
-            raise PackError("destination_unusable", "dest is a directory that is not empty")
-        return path, False
-    return path, True
-
-
-def _clean(path: str, created: bool) -> None:
-    if created:
-        shutil.rmtree(path, ignore_errors=True)
-        return
-    with contextlib.suppress(OSError):
-        for entry in os.listdir(path):
-            full = os.path.join(path, entry)
-            if os.path.isdir(full) and not os.path.islink(full):
-                shutil.rmtree(full, ignore_errors=True)
-            else:
-                os.unlink(full)
-
-
 def clone(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """A shallow ``git clone`` of ``doc["url"]``; the path and the checked-out commit."""
+    """A shallow ``git clone`` of ``doc["url"]``; the path and the checked-out commit.
+
+    git writes only into a directory this call made (``ctx.reach.destination``): with
+    ``dest``, a work directory beside it, renamed onto ``dest`` when the clone is whole;
+    without, a scratch directory. A failed or timed-out clone removes that directory and
+    nothing else.
+    """
     binary = git_binary()
     budget = _budget(doc, ctx)
     deadline = time.monotonic() + budget
-    rem = remote(str(doc["url"]), doc.get("credential"))
+    rem = remote(str(doc["url"]), doc.get("credential"), ctx.reach)
     depth = int(doc.get("depth", 1))
     ref = doc.get("ref")
-    path, created = _prepare_dest(doc.get("dest"))
+    dest = doc.get("dest")
+    target = ctx.reach.destination(str(dest) if dest else None)
     args = ["-c", "advice.detachedHead=false", "clone", "--quiet", "--no-local"]
     args += ["--depth", str(depth)]
     if ref:
         args += ["--branch", str(ref)]
-    args += ["--", rem.url, path]
+    args += ["--", rem.url, target.work]
     try:
-        done = run_git(binary, args, rem=rem, timeout=budget)
+        done, _ = run_git(binary, args, rem=rem, timeout=budget, ctx=ctx)
         raise_for(done, CLONE_RULES, credential_sent=rem.header is not None)
-        commit, branch = _checked_out(binary, path, max(0.1, deadline - time.monotonic()))
+        left = max(0.1, deadline - time.monotonic())
+        commit, branch = _checked_out(binary, target.work, left, ctx)
+        path = target.commit()
     except BaseException:
-        _clean(path, created)
+        target.discard()
         raise
     return {
         "url": rem.display,
@@ -192,17 +206,22 @@ def clone(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     }
 
 
-def _checked_out(binary: str, path: str, budget: float) -> tuple[str, str | None]:
+def _checked_out(binary: str, path: str, budget: float, ctx: Context) -> tuple[str, str | None]:
     """The commit sha and branch (``None`` when detached) of the fresh clone at ``path``."""
-    head = run_git(
-        binary, ["rev-parse", "--verify", "-q", "HEAD"], rem=None, timeout=budget, cwd=path
+    head, _ = run_git(
+        binary, ["rev-parse", "--verify", "-q", "HEAD"], rem=None, timeout=budget, ctx=ctx, cwd=path
     )
     if not head.ok and not head.stderr.strip():
         # git clones an empty repository "successfully"; there is nothing to check out.
         raise not_found("the repository is empty: there is no commit to check out")
     raise_for(head)
-    branch = run_git(
-        binary, ["symbolic-ref", "-q", "--short", "HEAD"], rem=None, timeout=budget, cwd=path
+    branch, _ = run_git(
+        binary,
+        ["symbolic-ref", "-q", "--short", "HEAD"],
+        rem=None,
+        timeout=budget,
+        ctx=ctx,
+        cwd=path,
     )
     name = branch.stdout.decode("utf-8", "replace").strip() if branch.ok else ""
     return head.stdout.decode("ascii", "replace").strip(), name or None
@@ -217,6 +236,8 @@ LS_REMOTE = Pack(
     handler=ls_remote,
     codes=LS_REMOTE_CODES,
     docs=LS_REMOTE_DOCS,
+    # Network only; a file:// or local remote needs an operator's fs.read grant.
+    reach=Reach(egress=("public",), programs=("git",)),
 )
 
 CLONE = Pack(
@@ -228,6 +249,8 @@ CLONE = Pack(
     handler=clone,
     codes=CLONE_CODES,
     docs=CLONE_DOCS,
+    # dest only inside the server's scratch directory unless the operator grants fs.write.
+    reach=Reach(writes=("$SCRATCH",), egress=("public",), programs=("git",)),
 )
 
 

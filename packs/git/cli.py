@@ -18,29 +18,32 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from control_plane.errors import PackError
+from control_plane.errors import PackError, not_permitted
 from control_plane.tools import (
     GIT,
     StderrClassifier,
     ToolFailed,
     ToolRun,
     resolve_binary,
-    run_tool,
     scrub,
 )
 from packs.credentials import credential_header
+
+if TYPE_CHECKING:
+    from control_plane import Context, PackReach
 
 __all__ = ["GIT_ENV", "Remote", "git_binary", "git_env", "raise_for", "remote", "run_git"]
 
 #: Environment variable naming the git executable to use (default: ``git`` on PATH).
 GIT_ENV = "CAPABILITY_PACKS_GIT"
 
-ALLOWED_PROTOCOLS = "file:git:http:https:ssh"
+#: Transports a remote may use; ``file`` is added only for a local remote inside a read grant.
+ALLOWED_PROTOCOLS = "git:http:https:ssh"
 _DROP_EXACT = frozenset(
     {
         "GIT_ASKPASS",
@@ -63,10 +66,15 @@ _DROP_PREFIXES = ("GIT_TRACE", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 
 @dataclass(frozen=True)
 class Remote:
-    """A remote as git will see it: URL without credentials, plus the header to send."""
+    """A remote as git will see it: URL without credentials, plus the header to send.
+
+    ``local`` is set for a ``file://`` URL or a plain path: git reads the server's own
+    filesystem then, which only a read grant allows (``url`` is then the resolved path).
+    """
 
     url: str
     header: str | None = None
+    local: bool = False
 
     @property
     def display(self) -> str:
@@ -79,8 +87,33 @@ def _header_for(credential: Mapping[str, Any]) -> str:
     return f"{name}: {value}"
 
 
-def remote(url: str, credential: Mapping[str, Any] | None) -> Remote:
-    """Split credentials out of an http(s) URL and turn them into a header."""
+def _local_path(url: str) -> str | None:
+    """The path of a remote git reads from the local filesystem, else ``None``: a
+    ``file://`` URL, or a plain path (no ``scheme://`` and no ``host:`` before a slash,
+    which git reads as scp-like ssh)."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() == "file":
+        return unquote(parts.path) or "/"
+    if "://" in url:
+        return None
+    colon, slash = url.find(":"), url.find("/")
+    if colon > 0 and (slash < 0 or colon < slash):
+        return None  # user@host:path (ssh)
+    return url
+
+
+def remote(url: str, credential: Mapping[str, Any] | None, reach: PackReach) -> Remote:
+    """The remote for ``url``, checked against the pack's grant.
+
+    * http(s): ``user[:password]@`` moves into a header (never argv); a secret in the query
+      string (``?private_token=``) is refused with ``not_permitted`` -- git would put it on
+      its world-readable command line (``/proc/PID/cmdline``);
+    * ``file://`` and plain paths: only inside a read grant (``not_permitted`` otherwise,
+      whether or not a repository is there); git gets the resolved path.
+    """
+    local = _local_path(url)
+    if local is not None:
+        return Remote(reach.readable(local, "url"), local=True)
     parts = urlsplit(url)
     if parts.scheme.lower() not in {"http", "https"}:
         return Remote(url)
@@ -93,6 +126,13 @@ def remote(url: str, credential: Mapping[str, Any] | None) -> Remote:
             userinfo = (unquote(user), unquote(password))
             netloc = hostport
     clean = urlunsplit(parts._replace(netloc=netloc))
+    if scrub(clean) != clean:
+        raise not_permitted(
+            "url carries a credential (in its query string or as a user name), which git "
+            "would show on its "
+            "command line to every user of the host; pass it as credential (e.g. "
+            '{"header": {"name": "Private-Token", "value": ...}}) instead'
+        )
     if credential:
         return Remote(clean, _header_for(credential))
     if userinfo is not None:
@@ -107,32 +147,41 @@ def _origin(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc, "/", "", ""))
 
 
-def git_env(rem: Remote | None, budget: float) -> dict[str, str]:
-    """The child environment: hermetic, prompt-free, with the credential header if any."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in _DROP_EXACT and not key.startswith(_DROP_PREFIXES)
-    }
-    ssh = os.environ.get("GIT_SSH_COMMAND") or "ssh"
+def _dropped(key: str) -> bool:
+    return key in _DROP_EXACT or key.startswith(_DROP_PREFIXES)
+
+
+def git_env(rem: Remote | None, budget: float, reach: PackReach) -> dict[str, str]:
+    """What git's environment adds to the reach's: prompt-free, the transports the remote
+    needs (``file`` only for a granted local remote), no global or system config and no
+    ssh keys or agent unless ambient credentials are granted, the credential header if any."""
+    ssh = (os.environ.get("GIT_SSH_COMMAND") if reach.ambient_credentials else None) or "ssh"
     connect = max(1, min(30, math.ceil(budget)))
-    env.update(
-        {
-            "LC_ALL": "C",
-            "LANGUAGE": "C",
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_ASKPASS": "",
-            "SSH_ASKPASS": "",
-            "GCM_INTERACTIVE": "never",
-            "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS,
-            "GIT_SSH_COMMAND": f"{ssh} -o BatchMode=yes -o ConnectTimeout={connect}",
-            "GIT_CONFIG_COUNT": "0",
-        }
-    )
+    ssh_options = f"-o BatchMode=yes -o ConnectTimeout={connect}"
+    local = rem is not None and rem.local
+    config: list[tuple[str, str]] = []
+    env = {
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_ASKPASS": "",
+        "SSH_ASKPASS": "",
+        "GCM_INTERACTIVE": "never",
+        "GIT_ALLOW_PROTOCOL": ALLOWED_PROTOCOLS + (":file" if local else ""),
+    }
+    if not reach.ambient_credentials:
+        # No ~/.gitconfig (http.extraHeader, url.insteadOf, credential helpers), no
+        # /etc/gitconfig, no ~/.ssh/config, keys or agent; HOME is an empty directory, so
+        # curl finds no ~/.netrc either.
+        env["GIT_CONFIG_GLOBAL"] = os.devnull
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
+        ssh_options += " -F /dev/null -o IdentityFile=/dev/null -o IdentityAgent=none"
+    env["GIT_SSH_COMMAND"] = f"{ssh} {ssh_options}"
     if rem is not None and rem.header is not None:
-        env["GIT_CONFIG_COUNT"] = "1"
-        env["GIT_CONFIG_KEY_0"] = f"http.{_origin(rem.url)}.extraHeader"
-        env["GIT_CONFIG_VALUE_0"] = rem.header
+        config.append((f"http.{_origin(rem.url)}.extraHeader", rem.header))
+    config.append(("protocol.file.allow", "always" if local else "never"))
+    env["GIT_CONFIG_COUNT"] = str(len(config))
+    for index, (key, value) in enumerate(config):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
     return env
 
 
@@ -151,16 +200,23 @@ def run_git(
     *,
     rem: Remote | None,
     timeout: float,
+    ctx: Context,
     cwd: str | None = None,
-) -> ToolRun:
-    """Run ``git <BASE_OPTIONS> <args>`` under the hermetic environment."""
-    return run_tool(
+    on_stdout: Callable[[bytes], bool] | None = None,
+) -> tuple[ToolRun, bool]:
+    """Run ``git <BASE_OPTIONS> <args>`` through the pack's reach (granted program, scrubbed
+    environment, killed when the call is cancelled); the run and whether ``on_stdout``
+    stopped it."""
+    return ctx.reach.run(
         [binary, *BASE_OPTIONS, *args],
         timeout=timeout,
-        env=git_env(rem, timeout),
+        ctx=ctx,
+        env=git_env(rem, timeout, ctx.reach),
+        drop=_dropped,
         cwd=cwd,
+        on_stdout=on_stdout,
         tool="git",
-        check=False,  # raise_for reads the stderr itself (credential_sent)
+        program="git",
     )
 
 

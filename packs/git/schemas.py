@@ -150,7 +150,12 @@ LS_REMOTE_OUTPUT: dict[str, Any] = {
                 "properties": {"name": {"type": "string"}, "sha": _SHA},
             },
         },
-        "count": {"type": "integer", "minimum": 0},
+        "count": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Refs read: all of them, or limit + 1 when truncated (git is "
+            "stopped there, so memory stays bounded whatever the remote holds).",
+        },
         "truncated": {"type": "boolean"},
         "error": _error(LS_REMOTE_VOCABULARY),
     },

@@ -9,6 +9,21 @@ import pytest
 from pack_helpers import GIT_PASSWORD, GIT_USER
 from pack_servers import GitSmartHTTP, Repo, git_daemon, make_repo
 
+from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
+
+
+@pytest.fixture(autouse=True)
+def tmp_granted() -> Iterator[None]:
+    """The tests' repositories and destinations live under the temporary directory: the
+    git packs are granted it (by default they read nothing and write only to scratch)."""
+    saved = installed_grants()
+    tmp = ("$TMP",)
+    install_grants(
+        Grants({"git.ls_remote": Grant(reads=tmp), "git.clone": Grant(reads=tmp, writes=tmp)})
+    )
+    yield
+    install_grants(saved)
+
 
 @pytest.fixture(scope="session")
 def git_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:

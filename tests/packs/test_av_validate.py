@@ -35,7 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Every code in av.validate's effective vocabulary -> the tests here that provoke it.
 CODE_TESTS: dict[str, tuple[str, ...]] = {
     "not_found": ("test_missing_file_is_not_found",),
+    "not_permitted": ("test_a_path_outside_the_read_grant_is_not_permitted",),
     "unreadable_media": (
+        "test_text_and_fifos_are_unreadable_media",
         "test_unreadable_media",
         "test_truncated_mp4_names_the_missing_index",
         "test_directory_is_unreadable_media",
@@ -334,21 +336,60 @@ def test_ffmpeg_missing_when_loudness_is_asked(
     assert call(PACK, {"path": str(media.wav)}).ok  # not needed without loudness
 
 
-def test_probe_past_its_timeout_is_timeout(call: Call, media: Media, tmp_path: Path) -> None:
-    fifo = tmp_path / "stalled.wav"
-    os.mkfifo(fifo)  # ffprobe blocks opening a FIFO nobody writes to
+def _stalled_ffprobe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ffprobe that hangs (standing in for a stalled disk or a pathological file)."""
+    stub = tmp_path / "ffprobe"
+    stub.write_text("#!/bin/sh\nexec sleep 60\n")
+    stub.chmod(0o755)
+    monkeypatch.setenv(av.FFPROBE_ENV, str(stub))
+
+
+def test_probe_past_its_timeout_is_timeout(
+    call: Call, media: Media, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stalled_ffprobe(tmp_path, monkeypatch)
     started = time.monotonic()
-    error = assert_error(call(PACK, {"path": str(fifo), "timeout": 0.5}), "timeout")
+    error = assert_error(call(PACK, {"path": str(media.wav), "timeout": 0.5}), "timeout")
     assert time.monotonic() - started < 5
     assert error["retryable"] is True
 
 
-def test_call_deadline_caps_the_probe(call: Call, media: Media, tmp_path: Path) -> None:
-    fifo = tmp_path / "stalled2.wav"
+def test_call_deadline_caps_the_probe(
+    call: Call, media: Media, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stalled_ffprobe(tmp_path, monkeypatch)
+    started = time.monotonic()
+    assert_error(call(PACK, {"path": str(media.wav)}, timeout=0.5), "timeout")
+    assert time.monotonic() - started < 5
+
+
+def test_text_and_fifos_are_unreadable_media(call: Call, tmp_path: Path) -> None:
+    """A text file "probed" as ffmpeg's tty demuxer (ANSI art, with its size) on main: not
+    media. A FIFO is refused before ffprobe could block on it."""
+    text = tmp_path / "notes.txt"
+    text.write_text("root:x:0:0:root:/root:/bin/bash\n" * 50)
+    assert_error(call(PACK, {"path": str(text)}), "unreadable_media")
+    fifo = tmp_path / "stalled.wav"
     os.mkfifo(fifo)
     started = time.monotonic()
-    assert_error(call(PACK, {"path": str(fifo)}, timeout=0.5), "timeout")
+    assert_error(call(PACK, {"path": str(fifo)}), "unreadable_media")
     assert time.monotonic() - started < 5
+
+
+def test_a_path_outside_the_read_grant_is_not_permitted(call: Call, media: Media) -> None:
+    """Outside its roots the pack answers the same whether or not the file exists."""
+    from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
+
+    saved = installed_grants()
+    install_grants(Grants({PACK: Grant(reads=(str(media.root / "elsewhere"),))}))
+    try:
+        answers = [
+            assert_error(call(PACK, {"path": str(p)}), "not_permitted")["message"]
+            for p in (media.mp4, media.root / "nope.mp4", Path("/etc/passwd"))
+        ]
+    finally:
+        install_grants(saved)
+    assert len(set(answers)) == 1, answers
 
 
 def test_input_is_checked_before_the_handler(call: Call, media: Media) -> None:

@@ -47,6 +47,7 @@ import packs.git as git_pack
 from control_plane.core.errors import InvalidInput
 from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
+from control_plane.core.reach import scratch_root
 from packs.git.cli import GIT_ENV
 
 LS = "git.ls_remote"
@@ -81,6 +82,7 @@ CODE_TESTS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "dependency_missing": ("test_git_missing_is_dependency_missing",),
         "internal_error": ("test_unclassified_failure_is_internal_error",),
+        "not_permitted": ("test_a_local_remote_outside_the_read_grant_is_not_permitted",),
     },
     CLONE: {
         "auth_failed": ("test_clone_auth_failed",),
@@ -91,6 +93,7 @@ CODE_TESTS: dict[str, dict[str, tuple[str, ...]]] = {
         "dependency_missing": ("test_git_missing_is_dependency_missing",),
         "destination_unusable": ("test_destination_unusable",),
         "internal_error": ("test_unclassified_failure_is_internal_error",),
+        "not_permitted": ("test_a_local_remote_outside_the_read_grant_is_not_permitted",),
     },
 }
 
@@ -208,7 +211,8 @@ def test_heads_tags_patterns_and_limit(call: Call, git_repo: Repo) -> None:
     limited = call(LS, {"url": url, "limit": 2})
     assert limited.result is not None
     assert len(limited.result["refs"]) == 2
-    assert limited.result["count"] == 4 and limited.result["truncated"] is True
+    # git is stopped once limit + 1 refs were read: count says how many were read.
+    assert limited.result["count"] == 3 and limited.result["truncated"] is True
 
 
 def test_empty_repository_lists_nothing(call: Call, empty_repo: Path) -> None:
@@ -442,8 +446,10 @@ def test_clone_branch_tag_depth_and_temporary_dest(call: Call, git_repo: Repo) -
     for outcome in (feature, tag):
         assert outcome.result is not None
         path = Path(outcome.result["path"])
-        assert path.is_dir() and path.name.startswith("capability-packs-git-clone-")
-        shutil.rmtree(path)  # a default dest belongs to the caller
+        # A default dest is a directory of the server's scratch root (swept after an hour).
+        assert path.is_dir() and path.parent == Path(scratch_root())
+        assert path.name.startswith("git.clone-")
+        shutil.rmtree(path)
 
 
 def test_clone_into_an_existing_empty_directory(call: Call, git_repo: Repo, tmp_path: Path) -> None:
@@ -624,3 +630,17 @@ def test_tracing_variables_do_not_reach_git(
     no_secrets(outcome)
     for secret in SECRETS:
         assert secret not in caplog.text
+
+
+def test_a_local_remote_outside_the_read_grant_is_not_permitted(call: Call, git_repo: Repo) -> None:
+    """With the packs' own defaults (no fs.read grant), a file:// URL or a plain path is
+    refused before git runs, the same whether or not a repository is there."""
+    from control_plane.core.reach import Grants, install_grants
+
+    install_grants(Grants())  # the packs' declarations only
+    missing = git_repo.path.parent / "no-such.git"
+    for url in (str(git_repo.path), f"file://{git_repo.path}", str(missing)):
+        for pack, doc in ((LS, {"url": url}), (CLONE, {"url": url})):
+            outcome = call(pack, doc)
+            error = assert_error(outcome, "not_permitted")
+            assert "outside what this pack may read" in error["message"], error

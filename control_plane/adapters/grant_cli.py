@@ -1,0 +1,113 @@
+"""The operator's grants on the command line: ``--grant PACK:KEY=VALUE``, ``--grants FILE``,
+the start-up lines that say what each pack may reach, and ``describe``'s reach section.
+
+Every command that runs packs in this process (``serve``, ``--local``) reads the same two
+options through :func:`grants_from_args` (docs/grants.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+
+from control_plane.core.reach import (
+    Grant,
+    Grants,
+    PackReach,
+    grants_from_file,
+    parse_grant,
+    reach_for,
+)
+
+__all__ = ["add_grant_options", "grants_from_args", "reach_lines", "startup_lines"]
+
+
+def add_grant_options(parser: argparse.ArgumentParser, when: str = "") -> None:
+    """``--grant PACK:KEY=VALUE`` (repeatable) and ``--grants FILE``."""
+    parser.add_argument(
+        "--grant",
+        action="append",
+        default=[],
+        metavar="PACK:KEY=VALUE",
+        help=f"{when}grant a pack reach (KEY: fs.read, fs.write, egress, programs, "
+        "credentials; repeatable; replaces what the pack declares for that key; "
+        "docs/grants.md)",
+    )
+    parser.add_argument(
+        "--grants",
+        default=None,
+        metavar="FILE",
+        help=f'{when}grants file (TOML, [packs."NAME"] tables; --grant flags win; docs/grants.md)',
+    )
+
+
+def grants_from_args(args: argparse.Namespace) -> Grants | None:
+    """The grants of ``--grants`` then ``--grant`` (later keys replace earlier ones);
+    ``None`` when neither is given. Raises :class:`~control_plane.core.reach.GrantError`."""
+    path = getattr(args, "grants", None)
+    flags: list[str] = list(getattr(args, "grant", None) or [])
+    if path is None and not flags:
+        return None
+    merged: dict[str, Grant] = dict(grants_from_file(path)) if path is not None else {}
+    from_flags: dict[str, Grant] = {}
+    for text in flags:
+        from_flags = parse_grant(text, from_flags)
+    for name, grant in from_flags.items():
+        merged[name] = merged[name].merged(grant) if name in merged else grant
+    return Grants(merged)
+
+
+_AMBIENT = "ambient (the serving user's netrc, gitconfig, ssh agent, environment)"
+
+
+def _roots(paths: Iterable[str]) -> str:
+    return ", ".join(paths) or "nothing"
+
+
+def reach_lines(reach: PackReach, declared: dict[str, object] | None) -> list[str]:
+    """``describe``'s section: what the pack declared and what it may reach here."""
+    if not reach.confined:
+        return [
+            "  declared: nothing (a pack written before reach): unconfined -- it reaches",
+            "  whatever the serving user can; grant it something to confine it",
+        ]
+    lines = []
+    if declared is not None:
+        lines.append(
+            "  declared: "
+            + "; ".join(
+                f"{k} {_roots(v) if isinstance(v, list) else v}" for k, v in declared.items()
+            )
+        )
+    lines += [
+        f"  fs.read:     {_roots(reach.reads)}",
+        f"  fs.write:    {_roots(reach.writes)}",
+        f"  egress:      {_roots(reach.egress or ())}",
+        f"  programs:    {_roots(reach.programs)}",
+        f"  credentials: {_AMBIENT if reach.ambient_credentials else 'none'}",
+    ]
+    return lines
+
+
+def startup_lines(names: Iterable[str], isolated: Iterable[str]) -> list[str]:
+    """One line per confined pack that reads or writes files (said aloud at start-up),
+    and one on kernel confinement when a confined pack is isolated."""
+    lines = []
+    isolated_confined = False
+    chosen = set(isolated)
+    for name in names:
+        reach = reach_for(name)
+        if not reach.confined:
+            continue
+        isolated_confined = isolated_confined or name in chosen
+        only_read = [r for r in reach.reads if r not in reach.writes]
+        parts = [f"reads {_roots(only_read)}"] if only_read else []
+        if reach.writes:
+            parts.append(f"writes {_roots(reach.writes)}")
+        if parts:
+            lines.append(f"packctl: {name} {'; '.join(parts)} (docs/grants.md)")
+    if isolated_confined:
+        from control_plane.runtime.confine import kernel_support
+
+        lines.append(f"packctl: {kernel_support()[1]}")
+    return lines

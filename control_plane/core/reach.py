@@ -1,0 +1,637 @@
+"""Reach: what a pack may touch outside itself, declared by the pack, granted by the operator.
+
+A pack declares its :class:`Reach` on its :class:`~control_plane.core.pack.Pack` (filesystem
+roots it reads and writes, network egress, programs it runs, whether it may use the serving
+user's ambient credentials). The operator grants or narrows each part per pack
+(``--grant PACK:KEY=VALUE``, ``--grants FILE``): a granted key replaces the declared one, an
+ungranted key keeps the declaration, whose defaults are safe. The result is a
+:class:`PackReach`, the one object that checks a grant; a handler reaches it as
+``ctx.reach`` and uses only its means (resolve a path, make a destination, run a program).
+
+A pack that declares nothing (``reach=None``, written before reach existed) is *unconfined*:
+it runs as it always did, unless the operator grants it anything, which confines it to exactly
+that grant. Nothing here runs per call: a :class:`PackReach` is built once per pack.
+
+Root spellings: ``$CWD`` (the directory the server was started in), ``$TMP`` (the system's
+temporary directory) and ``$SCRATCH`` (a directory the server makes for itself, 0700).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from control_plane.core.errors import CapabilityPackError, PackError
+from control_plane.core.limits import ConfigError
+from control_plane.core.vocabulary import NOT_PERMITTED
+
+if TYPE_CHECKING:
+    from control_plane.core.pack import Context
+    from control_plane.core.stderr import ToolRun
+
+__all__ = [
+    "NOT_PERMITTED",
+    "SCRATCH_KEEP",
+    "SCRATCH_TTL",
+    "Destination",
+    "Grant",
+    "GrantError",
+    "Grants",
+    "PackReach",
+    "Reach",
+    "adopt_scratch",
+    "declare",
+    "declared_reach",
+    "grants_from_file",
+    "install_grants",
+    "installed_grants",
+    "not_permitted",
+    "parse_grant",
+    "reach_for",
+    "scratch_root",
+]
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+#: Directories under the scratch root older than this (seconds) are removed when a new one
+#: is made, and at most :data:`SCRATCH_KEEP` are kept (the oldest go first); the whole root
+#: goes when the server stops. ``$CAPABILITY_PACKS_SCRATCH_TTL`` / ``_KEEP`` change them.
+SCRATCH_TTL = _env_number("CAPABILITY_PACKS_SCRATCH_TTL", 3600.0)
+SCRATCH_KEEP = int(_env_number("CAPABILITY_PACKS_SCRATCH_KEEP", 64))
+
+_KEYS = ("fs.read", "fs.write", "egress", "programs", "credentials")
+_SPECIAL = ("$CWD", "$TMP", "$SCRATCH")
+
+
+def not_permitted(message: str) -> PackError:
+    """The refusal by grant: permanent, "do not retry"."""
+    return PackError(NOT_PERMITTED, message)
+
+
+class GrantError(CapabilityPackError, ConfigError):
+    """An operator grant that cannot be used (bad key, unknown pack, bad file)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What a pack needs to reach, declared as data on its ``Pack``.
+
+    ``reads``/``writes`` are filesystem roots (absolute paths or ``$CWD``, ``$TMP``,
+    ``$SCRATCH``); a write root is readable too. ``egress`` lists network destinations as
+    :mod:`control_plane.core.egress` spells them (``"public"``, ``"loopback"``, a CIDR, a
+    host). ``programs`` are the executables the pack runs (base names, or absolute paths).
+    ``ambient_credentials``: whether the pack's programs may see the serving user's
+    ``~/.netrc``, ``~/.gitconfig``, ssh agent and credential environment variables.
+    """
+
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    egress: tuple[str, ...] = ()
+    programs: tuple[str, ...] = ()
+    ambient_credentials: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fs.read": list(self.reads),
+            "fs.write": list(self.writes),
+            "egress": list(self.egress),
+            "programs": list(self.programs),
+            "credentials": "ambient" if self.ambient_credentials else "none",
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """The operator's word on one pack: each key given replaces the declaration's."""
+
+    reads: tuple[str, ...] | None = None
+    writes: tuple[str, ...] | None = None
+    egress: tuple[str, ...] | None = None
+    programs: tuple[str, ...] | None = None
+    ambient_credentials: bool | None = None
+
+    def over(self, declared: Reach | None) -> Reach:
+        """The reach this grant leaves a pack that declared ``declared``."""
+        base = declared if declared is not None else Reach()
+        return Reach(
+            reads=base.reads if self.reads is None else self.reads,
+            writes=base.writes if self.writes is None else self.writes,
+            egress=base.egress if self.egress is None else self.egress,
+            programs=base.programs if self.programs is None else self.programs,
+            ambient_credentials=(
+                base.ambient_credentials
+                if self.ambient_credentials is None
+                else self.ambient_credentials
+            ),
+        )
+
+    def merged(self, later: Grant) -> Grant:
+        """This grant with ``later``'s keys replacing its own (flags after a file)."""
+        return Grant(
+            reads=later.reads if later.reads is not None else self.reads,
+            writes=later.writes if later.writes is not None else self.writes,
+            egress=later.egress if later.egress is not None else self.egress,
+            programs=later.programs if later.programs is not None else self.programs,
+            ambient_credentials=(
+                later.ambient_credentials
+                if later.ambient_credentials is not None
+                else self.ambient_credentials
+            ),
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        """Plain data (for an isolation worker)."""
+        return {
+            "reads": self.reads,
+            "writes": self.writes,
+            "egress": self.egress,
+            "programs": self.programs,
+            "ambient_credentials": self.ambient_credentials,
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> Grant:
+        def tup(value: Any) -> tuple[str, ...] | None:
+            return None if value is None else tuple(str(v) for v in value)
+
+        ambient = data.get("ambient_credentials")
+        return cls(
+            reads=tup(data.get("reads")),
+            writes=tup(data.get("writes")),
+            egress=tup(data.get("egress")),
+            programs=tup(data.get("programs")),
+            ambient_credentials=None if ambient is None else bool(ambient),
+        )
+
+
+def _set(grant: Grant, attr: str, values: tuple[str, ...]) -> Grant:
+    changes: dict[str, Any] = {attr: values}
+    return replace(grant, **changes)
+
+
+def _with(grant: Grant, key: str, values: Sequence[str], where: str) -> Grant:
+    if key == "credentials":
+        if len(values) != 1 or values[0] not in ("ambient", "none"):
+            raise GrantError(f"{where}: credentials is 'ambient' or 'none'")
+        return replace(grant, ambient_credentials=values[0] == "ambient")
+    for value in values:
+        if not value or "\x00" in value or "\n" in value:
+            raise GrantError(f"{where}: {key}: an empty or control-character entry")
+        if key.startswith("fs.") and not (os.path.isabs(value) or value in _SPECIAL):
+            raise GrantError(
+                f"{where}: {key}={value}: a root is an absolute path or one of "
+                + ", ".join(_SPECIAL)
+            )
+    attr = {"fs.read": "reads", "fs.write": "writes", "egress": "egress"}.get(key, "programs")
+    current: tuple[str, ...] = getattr(grant, attr) or ()
+    return _set(grant, attr, (*current, *values))
+
+
+def parse_grant(text: str, into: Mapping[str, Grant] | None = None) -> dict[str, Grant]:
+    """``PACK:KEY=VALUE`` (one ``--grant`` flag) added to ``into``. Repeated flags for one
+    key add up; ``KEY=`` (empty) grants nothing for that key."""
+    grants = dict(into or {})
+    pack, sep, rest = text.partition(":")
+    key, eq, value = rest.partition("=")
+    where = f"--grant {text}"
+    if not sep or not eq or not pack:
+        raise GrantError(f"{where}: expected PACK:KEY=VALUE (KEY: {', '.join(_KEYS)})")
+    if key not in _KEYS:
+        raise GrantError(f"{where}: unknown key {key!r} (one of {', '.join(_KEYS)})")
+    grant = grants.get(pack, Grant())
+    if value == "" and key != "credentials":
+        attr = {"fs.read": "reads", "fs.write": "writes", "egress": "egress"}.get(key, "programs")
+        grants[pack] = _set(grant, attr, ())
+        return grants
+    grants[pack] = _with(grant, key, [value], where)
+    return grants
+
+
+def grants_from_file(path: str | os.PathLike[str]) -> dict[str, Grant]:
+    """The ``[packs."NAME"]`` tables of a grants file (TOML; docs/grants.md)."""
+    from control_plane.core.tomlfile import TomlFileError, read_toml
+
+    try:
+        _, data = read_toml(Path(path), what="grants file")
+    except TomlFileError as exc:
+        raise GrantError(str(exc)) from None
+    extra = sorted(set(data) - {"packs"})
+    if extra:
+        raise GrantError(f"{path}: unknown top-level key(s): {', '.join(extra)} (only [packs])")
+    packs = data.get("packs", {})
+    if not isinstance(packs, dict):
+        raise GrantError(f"{path}: packs: a table of pack names")
+    grants: dict[str, Grant] = {}
+    for name, table in packs.items():
+        where = f"{path}: packs.{name}"
+        if not isinstance(table, dict):
+            raise GrantError(f"{where}: a table")
+        flat: dict[str, Any] = {}
+        for key, value in table.items():
+            if key == "fs" and isinstance(value, dict):
+                flat.update({f"fs.{k}": v for k, v in value.items()})
+            else:
+                flat[key] = value
+        grant = Grant()
+        for key, value in flat.items():
+            if key not in _KEYS:
+                raise GrantError(f"{where}: unknown key {key!r} (one of {', '.join(_KEYS)})")
+            if key == "credentials":
+                values = [value] if isinstance(value, str) else []
+            elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+                values = list(value)
+            else:
+                raise GrantError(f"{where}.{key}: a list of strings")
+            if key != "credentials":
+                attr = {"fs.read": "reads", "fs.write": "writes", "egress": "egress"}.get(
+                    key, "programs"
+                )
+                grant = _set(grant, attr, ())
+            grant = _with(grant, key, values, f"{where}.{key}")
+        grants[str(name)] = grant
+    return grants
+
+
+@dataclass(frozen=True, slots=True)
+class Grants:
+    """Every operator grant of one server, by pack name."""
+
+    by_pack: Mapping[str, Grant] = field(default_factory=dict)
+
+    def unknown(self, names: Iterable[str]) -> list[str]:
+        """Granted pack names that are not among ``names`` (a typo grants nothing)."""
+        known = set(names)
+        return sorted(n for n in self.by_pack if n not in known)
+
+
+# -- the scratch root ----------------------------------------------------------------------
+
+_SCRATCH_LOCK = threading.Lock()
+_SCRATCH: list[str] = []
+
+
+def scratch_root() -> str:
+    """The server's own scratch directory (0700, made once per process)."""
+    with _SCRATCH_LOCK:
+        if not _SCRATCH:
+            made = os.path.realpath(tempfile.mkdtemp(prefix="capability-packs-scratch-"))
+            _SCRATCH.append(made)
+            atexit.register(_remove_scratch, made, os.getpid())
+        return _SCRATCH[0]
+
+
+def _remove_scratch(path: str, owner: int) -> None:
+    """At exit of the process that made it (not of a forked child): the scratch root goes."""
+    if os.getpid() == owner:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def adopt_scratch(path: str) -> None:
+    """Use ``path`` as the scratch root (an isolation worker shares its server's)."""
+    with _SCRATCH_LOCK:
+        _SCRATCH[:] = [os.path.realpath(path)]
+
+
+def _empty_home() -> str:
+    """An empty, read-only directory: ``HOME`` of programs without ambient credentials."""
+    home = os.path.join(scratch_root(), ".home")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(home, 0o500)
+    return home
+
+
+def _sweep(root: str, now: float) -> None:
+    """Remove scratch directories past :data:`SCRATCH_TTL` and beyond :data:`SCRATCH_KEEP`."""
+    try:
+        entries = [e for e in os.scandir(root) if not e.name.startswith(".")]
+    except OSError:
+        return
+    aged: list[tuple[float, str]] = []
+    for entry in entries:
+        try:
+            aged.append((entry.stat(follow_symlinks=False).st_mtime, entry.path))
+        except OSError:
+            continue
+    aged.sort()
+    doomed = [p for m, p in aged if now - m > SCRATCH_TTL]
+    alive = [p for m, p in aged if now - m <= SCRATCH_TTL]
+    if len(alive) >= SCRATCH_KEEP:
+        doomed += alive[: len(alive) - SCRATCH_KEEP + 1]
+    for path in doomed:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# -- the means -----------------------------------------------------------------------------
+
+
+def _root(spelled: str) -> str:
+    if spelled == "$CWD":
+        return os.path.realpath(_START_DIR)
+    if spelled == "$TMP":
+        return os.path.realpath(tempfile.gettempdir())
+    if spelled == "$SCRATCH":
+        return scratch_root()
+    return os.path.realpath(spelled)
+
+
+def _inside(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+@dataclass(slots=True)
+class Destination:
+    """A directory the pack made for a result, and where it ends up.
+
+    ``work`` is made by us, exclusively; the program writes there. :meth:`commit` moves it to
+    ``final`` (``rename(2)``: replaces only an empty directory, never follows a symlink);
+    :meth:`discard` removes only ``work`` -- never anything another process wrote elsewhere.
+    """
+
+    work: str
+    final: str
+
+    def commit(self) -> str:
+        if self.work == self.final:
+            return self.final
+        try:
+            os.rename(self.work, self.final)
+        except OSError:
+            self.discard()
+            raise PackError(
+                "destination_unusable", "dest is not an empty directory (or changed meanwhile)"
+            ) from None
+        return self.final
+
+    def discard(self) -> None:
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+class PackReach:
+    """One pack's effective reach and the means to use it (the one place a grant is checked)."""
+
+    __slots__ = ("ambient_credentials", "confined", "egress", "pack", "programs", "reads", "writes")
+
+    def __init__(self, pack: str, reach: Reach | None) -> None:
+        self.pack = pack
+        #: False for a pack that declared nothing and was granted nothing: unconfined.
+        self.confined = reach is not None
+        reach = reach if reach is not None else Reach()
+        #: Resolved roots (``realpath``), writes readable too.
+        self.writes = tuple(dict.fromkeys(_root(r) for r in reach.writes))
+        self.reads = tuple(dict.fromkeys([*(_root(r) for r in reach.reads), *self.writes]))
+        #: Destination entries for :mod:`control_plane.core.egress` (the pack parses them);
+        #: ``None`` for an unconfined pack: nothing declared or granted, the pack's own default.
+        self.egress: tuple[str, ...] | None = reach.egress if self.confined else None
+        self.programs = reach.programs
+        self.ambient_credentials = reach.ambient_credentials or not self.confined
+
+    def describe(self) -> dict[str, Any]:
+        """Plain data for ``packctl describe`` and the start-up line."""
+        return {
+            "confined": self.confined,
+            "fs.read": list(self.reads),
+            "fs.write": list(self.writes),
+            "egress": None if self.egress is None else list(self.egress),
+            "programs": list(self.programs),
+            "credentials": "ambient" if self.ambient_credentials else "none",
+        }
+
+    # -- paths -----------------------------------------------------------------------------
+
+    def _refuse_path(self, what: str, field_name: str) -> PackError:
+        return not_permitted(
+            f"{field_name} is outside what this pack may {what} on this server (the "
+            "operator's grant; docs/grants.md); do not retry with the same path"
+        )
+
+    def readable(self, path: str, field_name: str = "path") -> str:
+        """``path`` resolved (symlinks, ``..``) when it lies inside a read root; else
+        ``not_permitted`` -- the same whether or not anything exists there."""
+        if not self.confined:
+            return os.path.abspath(path)
+        if not os.path.isabs(path):
+            path = os.path.join(self.reads[0] if self.reads else _START_DIR, path)
+        real = os.path.realpath(path)
+        if not _inside(real, self.reads):
+            raise self._refuse_path("read", field_name)
+        return real
+
+    def open_read(self, path: str, field_name: str = "path") -> int:
+        """A read-only descriptor of the regular file at ``path`` inside the read grant.
+
+        The object opened is checked (``/proc/self/fd``), so a symlink swapped in between
+        the check and the open cannot escape. Not a regular file: ``unreadable_media``-free
+        -- it raises ``IsADirectoryError``/``OSError`` for the pack to classify.
+        """
+        real = self.readable(path, field_name)
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        problem = self._opened_problem(fd, real, field_name)
+        if problem is not None:
+            os.close(fd)
+            raise problem
+        return fd
+
+    def _opened_problem(self, fd: int, real: str, field_name: str) -> Exception | None:
+        """Why the object behind ``fd`` may not be read (outside the grant after all, or not
+        a regular file), else ``None``."""
+        try:
+            opened = os.path.realpath(f"/proc/self/fd/{fd}")
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        except OSError as exc:
+            return exc
+        if self.confined and opened.startswith("/") and not _inside(opened, self.reads):
+            return self._refuse_path("read", field_name)
+        return None if regular else IsADirectoryError(real)
+
+    def destination(
+        self, dest: str | None, field_name: str = "dest", unusable: str = "destination_unusable"
+    ) -> Destination:
+        """A fresh directory for a result: under the scratch root when ``dest`` is ``None``
+        (swept after :data:`SCRATCH_TTL`, at most :data:`SCRATCH_KEEP`), else a work
+        directory beside ``dest`` (inside a write root) moved there on :meth:`commit`.
+        A ``dest`` that cannot hold the result is the pack's code ``unusable``."""
+        if dest is None:
+            root = scratch_root()
+            _sweep(root, time.time())
+            made = tempfile.mkdtemp(prefix=f"{self.pack}-", dir=root)
+            return Destination(made, made)
+        if self.confined and not os.path.isabs(dest):
+            if not self.writes:
+                raise self._refuse_path("write", field_name)
+            dest = os.path.join(self.writes[0], dest)
+        final = os.path.abspath(dest)
+        name = os.path.basename(final)
+        if name in ("", ".", ".."):
+            raise PackError(unusable, f"{field_name} names no directory")
+        parent = self._parent(os.path.dirname(final), field_name, unusable)
+        final = os.path.join(parent, name)
+        if os.path.lexists(final):
+            st = os.lstat(final)
+            if not stat.S_ISDIR(st.st_mode):
+                raise PackError(unusable, f"{field_name} exists and is not a directory")
+            with os.scandir(final) as entries:
+                occupied = any(entries)
+            if occupied:
+                raise PackError(unusable, f"{field_name} is a directory that is not empty")
+        work = tempfile.mkdtemp(prefix=f".{name[:40]}.", suffix=".partial", dir=parent)
+        return Destination(work, final)
+
+    def _parent(self, parent: str, field_name: str, unusable: str) -> str:
+        """``parent`` resolved inside a write root, its missing directories made by us."""
+        missing: list[str] = []
+        probe = parent
+        while not os.path.lexists(probe) and probe != os.path.dirname(probe):
+            missing.append(os.path.basename(probe))
+            probe = os.path.dirname(probe)
+        real = os.path.realpath(probe)
+        if self.confined and not _inside(real, self.writes):
+            raise self._refuse_path("write", field_name)
+        for part in reversed(missing):
+            real = os.path.join(real, part)
+            try:
+                os.mkdir(real, 0o700)
+            except FileExistsError:
+                pass
+            except OSError:
+                raise PackError(
+                    "destination_unusable", f"cannot create the parent directories of {field_name}"
+                ) from None
+            real = os.path.realpath(real)
+            if self.confined and not _inside(real, self.writes):
+                raise self._refuse_path("write", field_name)
+        if not os.path.isdir(real):
+            raise PackError(unusable, f"the parent of {field_name} is not a directory")
+        return real
+
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        ctx: Context | None = None,
+        env: Mapping[str, str] | None = None,
+        drop: Callable[[str], bool] | None = None,
+        cwd: str | None = None,
+        pass_fds: Sequence[int] = (),
+        on_stdout: Callable[[bytes], bool] | None = None,
+        tool: str | None = None,
+        program: str | None = None,
+    ) -> tuple[ToolRun, bool]:
+        """Run a granted program (:func:`~control_plane.core.reach_run.run_granted`)."""
+        from control_plane.core.reach_run import run_granted
+
+        return run_granted(
+            self,
+            argv,
+            timeout=timeout,
+            ctx=ctx,
+            env=env,
+            drop=drop,
+            cwd=cwd,
+            pass_fds=pass_fds,
+            on_stdout=on_stdout,
+            tool=tool,
+            program=program,
+        )
+
+    # -- programs --------------------------------------------------------------------------
+
+    def program(self, binary: str) -> str:
+        """``binary`` if the pack may run it (its base name or path is granted)."""
+        if self.confined and not (
+            binary in self.programs or os.path.basename(binary) in self.programs
+        ):
+            raise not_permitted(
+                f"this pack may not run {os.path.basename(binary)} on this server "
+                "(the operator's grant; docs/grants.md)"
+            )
+        return binary
+
+    def environment(
+        self,
+        extra: Mapping[str, str] | None = None,
+        drop: Callable[[str], bool] | None = None,
+    ) -> dict[str, str]:
+        """A child's environment: without ambient credentials, only ``PATH``, ``TZ``,
+        ``LANG`` and ``TMPDIR``, with ``HOME`` an empty directory (no ``~/.netrc``, no
+        ``~/.gitconfig``, no agent socket, no token variables); with them, ours minus the
+        names ``drop`` picks. Then ``extra``."""
+        if self.ambient_credentials:
+            env = {k: v for k, v in os.environ.items() if drop is None or not drop(k)}
+        else:
+            env = {k: v for k, v in os.environ.items() if k in _KEPT_ENV}
+            home = _empty_home()
+            env.update(HOME=home, XDG_CONFIG_HOME=home, USERPROFILE=home)
+        env.update(LC_ALL="C", LANGUAGE="C")
+        if extra:
+            env.update(extra)
+        return env
+
+
+#: The variables a program keeps without ambient credentials (no tokens, no agent sockets).
+_KEPT_ENV = frozenset({"PATH", "TZ", "LANG", "TMPDIR", "SYSTEMROOT"})
+
+#: The directory the server was started in (``$CWD``): read once, at import.
+_START_DIR = os.getcwd()
+
+
+# -- the table -----------------------------------------------------------------------------
+
+_LOCK = threading.Lock()
+_DECLARED: dict[str, Reach | None] = {}
+_GRANTS: list[Grants] = [Grants()]
+_BUILT: dict[str, PackReach] = {}
+
+
+def declare(pack: str, reach: Reach | None) -> None:
+    """Record a pack's declaration (``Pack.__post_init__``)."""
+    with _LOCK:
+        _DECLARED[pack] = reach
+        _BUILT.pop(pack, None)
+
+
+def declared_reach(pack: str) -> dict[str, Any] | None:
+    """What ``pack`` declared, as plain data (``None``: nothing, or no such pack)."""
+    reach = _DECLARED.get(pack)
+    return None if reach is None else reach.to_dict()
+
+
+def install_grants(grants: Grants) -> None:
+    """Make ``grants`` the operator's grants of this process (``build_runtime``)."""
+    with _LOCK:
+        _GRANTS[0] = grants
+        _BUILT.clear()
+
+
+def installed_grants() -> Grants:
+    return _GRANTS[0]
+
+
+def reach_for(pack: str) -> PackReach:
+    """The effective reach of ``pack`` (built on first use, then cached)."""
+    built = _BUILT.get(pack)
+    if built is not None:
+        return built
+    with _LOCK:
+        declared = _DECLARED.get(pack)
+        grant = _GRANTS[0].by_pack.get(pack)
+        effective = grant.over(declared) if grant is not None else declared
+        built = _BUILT[pack] = PackReach(pack, effective)
+    return built

@@ -1,0 +1,146 @@
+"""The grant model (control_plane.core.reach): parsing grants, the declaration/grant merge,
+the path means, and the operator's mistakes refused at start-up."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from server_support import PACKCTL, ROOT, subprocess_env
+
+from control_plane import Context, Reach
+from control_plane.core.errors import PackError
+from control_plane.core.reach import (
+    Grant,
+    GrantError,
+    Grants,
+    PackReach,
+    grants_from_file,
+    install_grants,
+    installed_grants,
+    parse_grant,
+)
+
+
+@pytest.fixture(autouse=True)
+def _restore_grants() -> Iterator[None]:
+    saved = installed_grants()
+    yield
+    install_grants(saved)
+
+
+def test_flags_add_up_per_key_and_an_empty_value_grants_nothing() -> None:
+    grants = parse_grant("av.validate:fs.read=/srv/a")
+    grants = parse_grant("av.validate:fs.read=/srv/b", grants)
+    grants = parse_grant("git.clone:credentials=ambient", grants)
+    grants = parse_grant("git.clone:programs=", grants)
+    assert grants["av.validate"].reads == ("/srv/a", "/srv/b")
+    assert grants["git.clone"].ambient_credentials is True
+    assert grants["git.clone"].programs == ()
+
+
+@pytest.mark.parametrize(
+    ("flag", "fault"),
+    [
+        ("av.validate", "expected PACK:KEY=VALUE"),
+        ("av.validate:fs.exec=/x", "unknown key 'fs.exec'"),
+        ("av.validate:fs.read=relative/dir", "a root is an absolute path"),
+        ("git.clone:credentials=maybe", "credentials is 'ambient' or 'none'"),
+    ],
+)
+def test_a_bad_flag_names_its_fault(flag: str, fault: str) -> None:
+    with pytest.raises(GrantError, match=fault):
+        parse_grant(flag)
+
+
+def test_a_granted_key_replaces_the_declared_one_and_others_stay() -> None:
+    declared = Reach(reads=("$CWD",), programs=("ffprobe",))
+    reach = Grant(reads=("/srv/media",)).over(declared)
+    assert reach.reads == ("/srv/media",) and reach.programs == ("ffprobe",)
+    assert Grant().over(None) == Reach()  # an undeclared pack granted anything is confined
+
+
+def test_the_grants_file(tmp_path: Path) -> None:
+    path = tmp_path / "grants.toml"
+    path.write_text(
+        '[packs."av.validate"]\nfs.read = ["/srv/media", "$TMP"]\n'
+        '[packs."git.clone"]\nfs = { write = ["/srv/clones"] }\ncredentials = "none"\n'
+    )
+    grants = grants_from_file(path)
+    assert grants["av.validate"].reads == ("/srv/media", "$TMP")
+    assert grants["git.clone"].writes == ("/srv/clones",)
+    assert grants["git.clone"].ambient_credentials is False
+    path.write_text('[packs."git.clone"]\nfs.write = "/srv/clones"\n')
+    with pytest.raises(GrantError, match=r"grants.toml: packs.git.clone.fs.write: a list"):
+        grants_from_file(path)
+
+
+def test_paths_resolve_inside_the_roots_or_are_refused_alike(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "in.txt").write_text("x")
+    (tmp_path / "out.txt").write_text("y")
+    (root / "escape").symlink_to(tmp_path / "out.txt")
+    reach = PackReach("p", Reach(reads=(str(root),)))
+    assert reach.readable(str(root / "in.txt")) == str(root / "in.txt")
+    assert reach.readable("in.txt") == str(root / "in.txt")  # relative: under the first root
+    answers = set()
+    for path in (
+        str(tmp_path / "out.txt"),
+        str(tmp_path / "missing"),
+        str(root / ".." / "out.txt"),
+        str(root / "escape"),
+    ):
+        with pytest.raises(PackError) as caught:
+            reach.readable(path)
+        assert caught.value.code == "not_permitted"
+        answers.add(str(caught.value))
+    assert len(answers) == 1
+
+
+def test_an_undeclared_pack_is_unconfined_until_granted(tmp_path: Path) -> None:
+    ctx = Context("legacy.pack", "r1", None)
+    assert ctx.reach.confined is False
+    assert ctx.reach.egress is None  # the pack's own default (http.fetch: public only)
+    assert ctx.reach.readable("/etc/hostname") == "/etc/hostname"
+    install_grants(Grants({"legacy.pack": Grant(reads=(str(tmp_path),))}))
+    assert Context("legacy.pack", "r2", None).reach.confined is True
+    with pytest.raises(PackError):
+        Context("legacy.pack", "r3", None).reach.readable("/etc/hostname")
+
+
+def test_serve_refuses_a_grant_for_an_unknown_pack_and_a_bad_file(tmp_path: Path) -> None:
+    for args, fault in (
+        (["--grant", "av.validat:fs.read=/srv"], "a grant names unknown pack(s): av.validat"),
+        (["--grants", str(tmp_path / "none.toml")], "none.toml: no such grants file"),
+    ):
+        done = subprocess.run(
+            [*PACKCTL, "serve", "--address", "127.0.0.1:0", *args],
+            capture_output=True,
+            text=True,
+            env=subprocess_env(CAPABILITY_PACKS_PLUGINS="packs.av_validate"),
+            cwd=ROOT,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert fault in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_describe_local_shows_declared_and_granted_reach() -> None:
+    done = subprocess.run(
+        [*PACKCTL, "describe", "av.validate", "--local", "--grant", "av.validate:fs.read=/srv/m"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(CAPABILITY_PACKS_PLUGINS="packs.av_validate"),
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "declared: fs.read $CWD, $TMP;" in done.stdout
+    assert "  fs.read:     /srv/m\n" in done.stdout
+    assert "  programs:    ffprobe, ffmpeg\n" in done.stdout
