@@ -47,7 +47,7 @@ from control_plane.runtime.mcp_source import McpConfigError, load_config, pack_n
 from control_plane.runtime.mcp_source.rules import BUILTIN_RULES, first_match, retry_after_in
 from control_plane.wire.client import Client, PackCallError
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.system, pytest.mark.timeout(300)]
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 

@@ -49,6 +49,8 @@ from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
 from packs.git.cli import GIT_ENV
 
+pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
+
 LS = "git.ls_remote"
 CLONE = "git.clone"
 BASIC = {"basic": {"username": GIT_USER, "password": GIT_PASSWORD}}
