@@ -5,7 +5,7 @@
     from control_plane.embed import RuntimeConfig, build_runtime
 
     with build_runtime(RuntimeConfig(isolate=("vendor.scanner",))) as runtime:
-        outcome = runtime.invoke_sync("av.validate", {"path": "/tmp/clip.mp4"})
+        outcome = runtime.invoker.invoke_sync("av.validate", {"path": "/tmp/clip.mp4"})
 
 Every failure a caller can receive is either an :class:`Outcome` whose ``error.code`` is
 in the pack's vocabulary, or a :class:`Rejection` (raised as :class:`RequestRejected`)

@@ -733,7 +733,7 @@ def test_isolation_leaves_mcp_packs_to_their_server(tmp_path: Path) -> None:
     with build_runtime(replace(base, isolate=("all",))) as runtime:
         assert "time.get_current_time" in runtime.registry
         assert "time.get_current_time" not in runtime.isolated
-        outcome = runtime.invoke_sync("time.get_current_time", {"timezone": "Etc/UTC"})
+        outcome = runtime.invoker.invoke_sync("time.get_current_time", {"timezone": "Etc/UTC"})
         assert outcome.error is None
     with pytest.raises(IsolationError, match="MCP server time"):
         build_runtime(replace(base, isolate=("time.get_current_time",)))

@@ -2,7 +2,7 @@
 
 The walk finds channels in the code (log formatters, event sinks, incident sinks, every
 string and bytes field of every wire message a caller receives) and fails on one that
-``control_plane.core.channels`` does not account for, or one that lets a secret through:
+``tests/channels.py`` does not account for, or one that lets a secret through:
 a new channel cannot skip the scrubber unnoticed. Every registered channel is driven with
 every corpus sample, and its owner is seen to run while it is.
 """
@@ -22,13 +22,13 @@ from typing import Any
 
 import leakpacks
 import pytest
+from channels import CHANNELS, WIRE_FIELDS
 from google.protobuf.descriptor import FieldDescriptor
 from secret_corpus import SECRETS, Sample
 
 import control_plane
 from control_plane.core import enforce, limits, schema
 from control_plane.core import outcome as outcomes
-from control_plane.core.channels import CHANNELS, WIRE_FIELDS
 from control_plane.core.classify import Classification
 from control_plane.core.errors import FieldViolation, InvalidInput, PackError, UnknownPack
 from control_plane.core.incidents import Incident, Incidents
@@ -71,7 +71,7 @@ def test_every_wire_field_a_caller_receives_is_accounted_for() -> None:
             if field.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
                 key = f"{message.name}.{field.name}"
                 seen.add(key)
-                assert key in WIRE_FIELDS, f"{key}: which channel scrubs it? (core/channels.py)"
+                assert key in WIRE_FIELDS, f"{key}: which channel scrubs it? (tests/channels.py)"
     assert set(WIRE_FIELDS) == seen  # no stale entries either
     for key, why in WIRE_FIELDS.items():
         assert why in CHANNELS or why.startswith(("static:", "result:")), key
@@ -319,7 +319,7 @@ def test_every_owner_runs_when_its_channel_carries_a_secret(
     """The registered owner is the function the channel's text really goes through."""
     calls = _spy(monkeypatch, CHANNELS[name].owner)
     out = _probes(invoker)[name](LEAKY.text)
-    assert calls, f"{name}: {CHANNELS[name].owner} never ran (core/channels.py is stale)"
+    assert calls, f"{name}: {CHANNELS[name].owner} never ran (tests/channels.py is stale)"
     assert _leaks(out) == []
 
 
