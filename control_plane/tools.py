@@ -32,7 +32,9 @@ from collections.abc import Mapping, Sequence
 from control_plane.core.classify import (
     DEFAULT_RETRY_AFTER,
     Classification,
+    TypeRule,
     classify,
+    match_type_rules,
     parse_retry_after,
 )
 from control_plane.core.redact import scrub, scrub_data
@@ -88,8 +90,10 @@ __all__ = [
     "ToolFailed",
     "ToolRun",
     "ToolTable",
+    "TypeRule",
     "check_schema",
     "classify",
+    "match_type_rules",
     "parse_retry_after",
     "resolve_binary",
     "rule",

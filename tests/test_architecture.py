@@ -285,3 +285,34 @@ def test_the_process_check_sees_what_it_looks_for(tmp_path: Path) -> None:
         ("b", "asyncio.create_subprocess_exec"),
         ("c", "os.execvp"),
     ]
+
+
+#: What the docs may tell users to import: the public modules, and the extras' entry points.
+DOCUMENTED_IMPORTS = PUBLIC | {
+    "control_plane.adapters.kit",
+    "control_plane.adapters.temporal.client",
+    "control_plane.adapters.temporal.messages",
+}
+
+
+def test_the_docs_import_only_public_modules() -> None:
+    """Every ``from control_plane... import`` a page shows names a public module, and every
+    name it imports is in that module's ``__all__``."""
+    import importlib
+    import re
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    pattern = re.compile(r"from (control_plane[\w.]*) import \(?([\w, \n]+?)\)?(?:\n\n|\n```|$)")
+    seen = 0
+    for page in pages:
+        for module, names in pattern.findall(page.read_text()):
+            seen += 1
+            where = f"{page.relative_to(ROOT)}: from {module} import ..."
+            assert module in DOCUMENTED_IMPORTS, f"{where}: an internal module"
+            if module.startswith("control_plane.adapters.temporal"):
+                continue  # needs the temporal extra; checked by tests/test_temporal.py
+            exported = set(importlib.import_module(module).__all__)
+            for name in (n.strip() for n in names.replace("\n", ",").split(",")):
+                if name and not name.startswith("#"):
+                    assert name in exported, f"{where}: {name} is not in its __all__"
+    assert seen >= 5
