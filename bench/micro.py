@@ -27,7 +27,7 @@ import grpc
 
 from bench import packs
 from bench.scenarios import SCENARIOS, Scenario
-from control_plane.runtime.observability import add_serve_arguments
+from control_plane.adapters.observability_cli import add_serve_arguments, observability_config
 from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.wire.server import ControlPlaneServicer, configure_logging
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         saved, sys.stderr = sys.stderr, err
         try:
             configure_logging("json", "info", stream=err)
-            obs = runtime.observe(serve_args)
+            obs = runtime.observe(observability_config(serve_args))
             servicer = ControlPlaneServicer(invoker, max_send_bytes=4 << 20, observability=obs)
             results: dict[str, tuple[float, float]] = {}
             profiles: dict[str, str] = {}

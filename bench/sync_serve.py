@@ -29,6 +29,7 @@ import grpc
 import orjson
 
 from control_plane.adapters.cli import build_parser
+from control_plane.adapters.observability_cli import observability_config
 from control_plane.adapters.reliability_cli import runtime_config
 from control_plane.core.errors import RequestRejected
 from control_plane.runtime.events import correlation_from_metadata, correlation_scope
@@ -46,7 +47,7 @@ def build(port: int, db: str, mode: str) -> grpc.Server:
     )
     configure_logging(args.log_format, args.log_level)
     runtime = build_runtime(runtime_config(args))
-    obs = runtime.observe(args)
+    obs = runtime.observe(observability_config(args))
     invoker = runtime.invoker
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, daemon=True).start()

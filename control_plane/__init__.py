@@ -20,7 +20,16 @@ under ``core``, ``runtime``, ``wire`` and ``adapters`` is internal.
 from control_plane import errors
 from control_plane._version import version as _installed_version
 from control_plane.core.hookspecs import hookimpl
-from control_plane.core.pack import Check, CodeDoc, Context, Pack, Reach, Result, Severity
+from control_plane.core.pack import (
+    Check,
+    CodeDoc,
+    Context,
+    Pack,
+    Reach,
+    Result,
+    Severity,
+    error_schema,
+)
 from control_plane.core.reach import PackReach
 from control_plane.errors import (
     CapabilityPackError,
@@ -52,6 +61,7 @@ __all__ = [
     "__version__",
     "artifact_failed",
     "auth_failed",
+    "error_schema",
     "errors",
     "hookimpl",
     "network_error",

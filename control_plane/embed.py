@@ -5,7 +5,7 @@
     from control_plane.embed import RuntimeConfig, build_runtime
 
     with build_runtime(RuntimeConfig(isolate=("vendor.scanner",))) as runtime:
-        outcome = runtime.invoke_sync("av.validate", {"path": "/tmp/clip.mp4"})
+        outcome = runtime.invoker.invoke_sync("av.validate", {"path": "/tmp/clip.mp4"})
 
 Every failure a caller can receive is either an :class:`Outcome` whose ``error.code`` is
 in the pack's vocabulary, or a :class:`Rejection` (raised as :class:`RequestRejected`)
@@ -17,20 +17,32 @@ from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, Vali
 from control_plane.core.registry import LoadedPack, LoadFailure
 from control_plane.core.rejection import REASONS, Rejection
 from control_plane.core.vocabulary import BASELINE, CodeInfo
+from control_plane.runtime.incident_store import IncidentStore
 from control_plane.runtime.plugins import DEFAULT_PLUGINS, ENTRY_POINT_GROUP, ENV_PLUGINS
 from control_plane.runtime.runtime import DEFAULT_TIMEOUT, Runtime, RuntimeConfig, build_runtime
+from control_plane.wire.auth import ClientTls
 from control_plane.wire.client import (
+    ArtifactFailed,
     AsyncClient,
+    AuthFailed,
     Client,
+    DeadlineExceeded,
+    InternalError,
+    NetworkError,
+    NotFound,
     Overloaded,
     PackCallError,
     PermanentError,
+    RateLimited,
     RetryableError,
     RetryPolicy,
+    SchemaMismatch,
+    Timeout,
     TransportError,
     Unauthenticated,
 )
 from control_plane.wire.server import PackServer, ServerOptions, create_server, serve
+from control_plane.wire.status import service_config
 
 __all__ = [
     "BASELINE",
@@ -39,26 +51,37 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ENV_PLUGINS",
     "REASONS",
+    "ArtifactFailed",
     "AsyncClient",
+    "AuthFailed",
     "CheckRecord",
     "Client",
+    "ClientTls",
     "CodeInfo",
+    "DeadlineExceeded",
     "ErrorEnvelope",
+    "IncidentStore",
+    "InternalError",
     "InvalidInput",
     "LoadFailure",
     "LoadedPack",
+    "NetworkError",
+    "NotFound",
     "Outcome",
     "Overloaded",
     "PackCallError",
     "PackServer",
     "PermanentError",
+    "RateLimited",
     "Rejection",
     "RequestRejected",
     "RetryPolicy",
     "RetryableError",
     "Runtime",
     "RuntimeConfig",
+    "SchemaMismatch",
     "ServerOptions",
+    "Timeout",
     "TransportError",
     "Unauthenticated",
     "UnknownPack",
@@ -66,4 +89,5 @@ __all__ = [
     "build_runtime",
     "create_server",
     "serve",
+    "service_config",
 ]

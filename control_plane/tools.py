@@ -34,7 +34,9 @@ from collections.abc import Mapping, Sequence
 from control_plane.core.classify import (
     DEFAULT_RETRY_AFTER,
     Classification,
+    TypeRule,
     classify,
+    match_type_rules,
     parse_retry_after,
 )
 from control_plane.core.egress import (
@@ -110,11 +112,13 @@ __all__ = [
     "ToolFailed",
     "ToolRun",
     "ToolTable",
+    "TypeRule",
     "check_destination",
     "check_schema",
     "check_url",
     "classify",
     "curl_resolve",
+    "match_type_rules",
     "open_connection",
     "parse_retry_after",
     "resolve_binary",

@@ -13,6 +13,8 @@ from control_plane.runtime.plugins import LoadResult
 from control_plane.wire.client import AsyncClient, Client
 from control_plane.wire.server import PackServer, create_server
 
+pytest_plugins = ("tiers",)
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _incident_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:

@@ -53,7 +53,7 @@ def _json(capsys: pytest.CaptureFixture[str]) -> Any:
 def test_build_runtime_isolates_declared_packs() -> None:
     with build_runtime(RuntimeConfig(plugins=("isolated_packs",))) as runtime:
         assert runtime.isolated == {"iso.where"}
-        outcome = runtime.invoke_sync("iso.where", {})
+        outcome = runtime.invoker.invoke_sync("iso.where", {})
     assert outcome.result is not None and outcome.result["pid"] != os.getpid()
 
 
@@ -152,9 +152,9 @@ def _rejection_of(reason: str) -> Any:
     with build_runtime(RuntimeConfig(plugins=("testpacks",))) as runtime:
         try:
             if reason == "unknown_pack":
-                runtime.invoke_sync("no.such_pack", {})
+                runtime.invoker.invoke_sync("no.such_pack", {})
             else:
-                runtime.invoke_sync("test.fail", {"code": 3})
+                runtime.invoker.invoke_sync("test.fail", {"code": 3})
         except RequestRejected as exc:
             return exc.rejection
     raise AssertionError(f"no {reason} rejection")

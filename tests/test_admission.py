@@ -80,24 +80,20 @@ def test_client_raises_overloaded_with_retry_after(server: ServerThread) -> None
 
 
 def test_a_retry_policy_waits_out_an_overload(server: ServerThread) -> None:
-    """``overloaded`` says nothing ran and when to come back: a RetryPolicy retries it
-    after ``retry_after`` (0.75 s here), under the same request id, and gets the answer."""
-    waits: list[tuple[int, str, float]] = []
-    policy = RetryPolicy(
-        attempts=6,
-        backoff=0.05,
-        on_retry=lambda n, exc, wait: waits.append((n, exc.code, wait)),
-    )
-    with ThreadPoolExecutor(2) as ex, Client(server.target) as client:
+    """``overloaded`` says nothing ran and when to come back: a client with a RetryPolicy
+    resends it after ``retry_after`` (0.75 s here, grpc's pushback, not the 0.05 s backoff)
+    and gets the answer."""
+    policy = RetryPolicy(attempts=5, backoff=0.05)
+    with ThreadPoolExecutor(2) as ex, Client(server.target, retry=policy) as client:
         running = [ex.submit(_slow, server.target) for _ in range(2)]
         time.sleep(0.3)
-        outcome = client.invoke(
-            "test.slow", {"seconds": 0.01, "tag": "late"}, timeout=20, retry=policy
-        )
+        started = time.monotonic()
+        outcome = client.invoke("test.slow", {"seconds": 0.01, "tag": "late"}, timeout=20)
+        waited = time.monotonic() - started
         for f in running:
             f.result(10)
     assert outcome.result == {"done": "late"}
-    assert waits and waits[0] == (1, "overloaded", 0.75)
+    assert waited >= 0.7
 
 
 def test_global_limit_covers_every_pack(server: ServerThread) -> None:

@@ -186,3 +186,133 @@ def test_outcomes_and_rejections_are_built_by_their_scrubbing_constructors() -> 
                 f"{rel}:{line}: {call} in {function}() bypasses the scrubbing constructor; "
                 "use build() / ErrorEnvelope.internal() / Rejection.of()"
             )
+
+
+# -- layers in what the code does, not only in its imports -----------------------------------
+
+BELOW_ADAPTERS = [p for p in SOURCES if layer_of(module_name(p)) in ("core", "runtime", "wire")]
+
+
+def _main_guarded(tree: ast.Module) -> set[int]:
+    """Ids of the nodes under ``if __name__ == "__main__":`` (a module's own entry point)."""
+    skipped: set[int] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return skipped
+
+
+@pytest.mark.parametrize("path", BELOW_ADAPTERS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_argument_parsing_or_printing_below_adapters(path: Path) -> None:
+    """Options are parsed and text printed in ``adapters/``; the layers below take typed
+    configs and write to the streams or loggers they are handed."""
+    rel = path.relative_to(ROOT)
+    for line, target in imports(path):
+        assert target.split(".")[0] != "argparse", (
+            f"{rel}:{line}: imports argparse; parse options in adapters/ and pass a typed config"
+        )
+    tree = ast.parse(path.read_text(), str(path))
+    entry = _main_guarded(tree)
+    for node in ast.walk(tree):
+        if id(node) in entry:
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            assert node.func.id != "print", (
+                f"{rel}:{node.lineno}: print(); print in adapters/, or log, or write to a "
+                "stream the adapter hands in"
+            )
+
+
+#: What starts a process (or replaces this one).
+PROCESS_CALLS = {
+    "subprocess": {"run", "Popen", "call", "check_call", "check_output", "getoutput"},
+    "os": {"system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp"}
+    | {f"exec{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")}
+    | {f"spawn{s}" for s in ("l", "le", "lp", "lpe", "v", "ve", "vp", "vpe")},
+    "asyncio": {"create_subprocess_exec", "create_subprocess_shell"},
+    "multiprocessing": {"Process", "Pool", "get_context"},
+}
+#: Known exceptions, each with what resolves it.
+#: TODO(lead): move core/stderr.py's run_tool (and _kill_group) into runtime/ once the
+#: stderr-table rewrite of issue 37's other branch is merged; then empty this.
+PROCESS_EXCEPTIONS = {("control_plane/core/stderr.py", "run_tool")}
+
+
+def _process_starts(path: Path) -> list[tuple[int, str, str]]:
+    """``(line, function, call)`` of every call in ``path`` that starts a process."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: list[tuple[int, str, str]] = []
+
+    def visit(node: ast.AST, function: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else None
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute):
+                owner = child.func.value
+                if isinstance(owner, ast.Name) and child.func.attr in PROCESS_CALLS.get(
+                    owner.id, ()
+                ):
+                    found.append((child.lineno, function, f"{owner.id}.{child.func.attr}"))
+            visit(child, name or function)
+
+    visit(tree, "<module>")
+    return found
+
+
+def test_core_starts_no_process() -> None:
+    """core is the contract and the pipeline: no I/O of its own, so no processes."""
+    seen: set[tuple[str, str]] = set()
+    for path in (p for p in SOURCES if layer_of(module_name(p)) == "core"):
+        rel = str(path.relative_to(ROOT))
+        for line, function, call in _process_starts(path):
+            seen.add((rel, function))
+            assert (rel, function) in PROCESS_EXCEPTIONS, (
+                f"{rel}:{line}: {call} in {function}(); processes start in runtime/"
+            )
+    assert seen == PROCESS_EXCEPTIONS, f"stale exceptions: {PROCESS_EXCEPTIONS - seen}"
+
+
+def test_the_process_check_sees_what_it_looks_for(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import asyncio, os, subprocess\n"
+        "def a():\n    subprocess.run(['x'])\n"
+        "async def b():\n    await asyncio.create_subprocess_exec('x')\n"
+        "def c():\n    os.execvp('x', ['x'])\n"
+        "def d():\n    subprocess.TimeoutExpired(['x'], 1)\n"
+    )
+    assert [(f, c) for _, f, c in _process_starts(sample)] == [
+        ("a", "subprocess.run"),
+        ("b", "asyncio.create_subprocess_exec"),
+        ("c", "os.execvp"),
+    ]
+
+
+#: What the docs may tell users to import: the public modules, and the extras' entry points.
+DOCUMENTED_IMPORTS = PUBLIC | {
+    "control_plane.adapters.kit",
+    "control_plane.adapters.temporal.client",
+    "control_plane.adapters.temporal.messages",
+}
+
+
+def test_the_docs_import_only_public_modules() -> None:
+    """Every ``from control_plane... import`` a page shows names a public module, and every
+    name it imports is in that module's ``__all__``."""
+    import importlib
+    import re
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    pattern = re.compile(r"from (control_plane[\w.]*) import \(?([\w, \n]+?)\)?(?:\n\n|\n```|$)")
+    seen = 0
+    for page in pages:
+        for module, names in pattern.findall(page.read_text()):
+            seen += 1
+            where = f"{page.relative_to(ROOT)}: from {module} import ..."
+            assert module in DOCUMENTED_IMPORTS, f"{where}: an internal module"
+            if module.startswith("control_plane.adapters.temporal"):
+                continue  # needs the temporal extra; checked by tests/test_temporal.py
+            exported = set(importlib.import_module(module).__all__)
+            for name in (n.strip() for n in names.replace("\n", ",").split(",")):
+                if name and not name.startswith("#"):
+                    assert name in exported, f"{where}: {name} is not in its __all__"
+    assert seen >= 5

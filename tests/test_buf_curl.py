@@ -30,10 +30,13 @@ def _find_buf() -> str | None:
 
 BUF = _find_buf()
 # Skipped on a developer machine without it; in CI (CI=true) a missing buf fails instead.
-pytestmark = pytest.mark.skipif(
-    BUF is None and os.environ.get("CI") != "true",
-    reason="buf is not installed: scripts/setup --dev (npm, into ./node_modules)",
-)
+pytestmark = [
+    pytest.mark.system,
+    pytest.mark.skipif(
+        BUF is None and os.environ.get("CI") != "true",
+        reason="buf is not installed: scripts/setup --dev (npm, into ./node_modules)",
+    ),
+]
 
 
 @pytest.fixture(autouse=True)

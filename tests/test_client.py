@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -33,7 +34,6 @@ from control_plane.wire.client import (
     SchemaMismatch,
     Timeout,
     TransportError,
-    call_with_retry,
 )
 
 
@@ -230,116 +230,69 @@ def test_no_server_is_a_transport_error() -> None:
 # -- retries ---------------------------------------------------------------------------
 
 
-def test_retry_waits_max_of_backoff_and_retry_after(client: Client) -> None:
-    waits: list[tuple[int, str, float]] = []
-    policy = RetryPolicy(
-        attempts=5,
-        backoff=0.01,
-        multiplier=2.0,
-        on_retry=lambda n, exc, wait: waits.append((n, exc.code, wait)),
-    )
-    outcome = client.invoke(
-        "test.flaky", {"failures": 2, "code": "rate_limited", "retry_after": 0.05}, retry=policy
-    )
+def test_retry_waits_the_retry_after_the_server_pushes_back(server: ServerThread) -> None:
+    """grpc's retries wait a failure's ``retry_after`` (``grpc-retry-pushback-ms``), not the
+    far shorter backoff, and resend under the same request id (the pack counts per id)."""
+    policy = RetryPolicy(attempts=5, backoff=0.01)
+    with Client(server.target, retry=policy) as client:
+        started = time.monotonic()
+        outcome = client.invoke(
+            "test.flaky",
+            {"failures": 2, "code": "rate_limited", "retry_after": 0.3},
+            timeout=30,
+        )
+        waited = time.monotonic() - started
     assert outcome.result == {"attempts": 3}
-    assert waits == [(1, "rate_limited", 0.05), (2, "rate_limited", 0.05)]
+    assert waited >= 0.5  # two pushbacks of 0.3 s; the backoff alone would be ~0.03 s
 
 
-def test_retry_uses_backoff_when_larger(client: Client) -> None:
-    waits: list[float] = []
-    policy = RetryPolicy(attempts=3, backoff=0.02, on_retry=lambda n, exc, w: waits.append(w))
-    outcome = client.invoke("test.flaky", {"failures": 2, "code": "network_error"}, retry=policy)
+def test_retry_retries_a_retryable_code(server: ServerThread) -> None:
+    with Client(server.target, retry=RetryPolicy(attempts=3, backoff=0.02)) as client:
+        outcome = client.invoke("test.flaky", {"failures": 2, "code": "network_error"})
     assert outcome.result == {"attempts": 3}
-    assert waits == [0.02, 0.04]
 
 
-def test_retry_gives_up_after_the_attempts(client: Client) -> None:
-    policy = RetryPolicy(attempts=2, backoff=0.0)
-    with pytest.raises(NetworkError) as info:
-        client.invoke("test.flaky", {"failures": 5}, retry=policy)
+def test_retry_gives_up_after_the_attempts(server: ServerThread) -> None:
+    with (
+        Client(server.target, retry=RetryPolicy(attempts=2, backoff=0.01)) as client,
+        pytest.raises(NetworkError) as info,
+    ):
+        client.invoke("test.flaky", {"failures": 5})
     assert info.value.message == "attempt 2 failed"
 
 
-def test_retry_never_retries_permanent_codes(client: Client) -> None:
-    waits: list[float] = []
-    policy = RetryPolicy(attempts=5, backoff=0.0, on_retry=lambda n, e, w: waits.append(w))
-    with pytest.raises(NotFound) as info:
-        client.invoke("test.flaky", {"failures": 5, "code": "not_found"}, retry=policy)
+def test_retry_never_retries_permanent_codes(server: ServerThread) -> None:
+    """``not_found`` shares no status with a retryable code here; a permanent code that does
+    carries a pushback of -1, which grpc reads as "do not retry" (tests/test_interop_grpc.py)."""
+    with (
+        Client(server.target, retry=RetryPolicy(attempts=5, backoff=0.01)) as client,
+        pytest.raises(NotFound) as info,
+    ):
+        client.invoke("test.flaky", {"failures": 5, "code": "not_found"})
     assert info.value.message == "attempt 1 failed"
-    assert waits == []
 
 
-def test_retry_resends_refusals_that_say_nothing_ran_and_no_others() -> None:
-    """A refusal whose reason is retryable (a stopping server's ``unavailable``, an
-    unreachable control plane) is retried; a permanent one (``unauthenticated``) is not."""
-    from control_plane.core.rejection import Rejection
-    from control_plane.wire.drain import stopping_rejection
-
-    slept: list[float] = []
-    refusals = iter(
-        [
-            TransportError(
-                grpc.StatusCode.UNAVAILABLE, "stopping", rejection=stopping_rejection("p")
-            ),
-            TransportError(grpc.StatusCode.UNAVAILABLE, "failed to connect to all addresses"),
-            None,
-        ]
-    )
-
-    def fn() -> str:
-        refusal = next(refusals)
-        if refusal is None:
-            return "done"
-        raise refusal
-
-    assert call_with_retry(fn, RetryPolicy(attempts=3, backoff=0.5), sleep=slept.append) == "done"
-    assert slept == [0.5, 1.0]
-
-    denied = TransportError(
-        grpc.StatusCode.UNAUTHENTICATED,
-        "no token",
-        rejection=Rejection.of("unauthenticated", "no token"),
-    )
-    assert denied.code == "unauthenticated" and not denied.retryable
-
-    def refuse() -> str:
-        raise denied
-
-    with pytest.raises(TransportError) as info:
-        call_with_retry(refuse, RetryPolicy(attempts=5, backoff=0.0), sleep=slept.append)
-    assert info.value is denied
-    assert slept == [0.5, 1.0]
+def test_without_a_policy_nothing_is_retried(client: Client) -> None:
+    with pytest.raises(NetworkError) as info:
+        client.invoke("test.flaky", {"failures": 1, "code": "network_error"}, request_id="once")
+    assert info.value.message == "attempt 1 failed"
 
 
-def test_call_with_retry_sleeps_what_the_policy_says() -> None:
-    slept: list[float] = []
-    attempts = iter([RetryableError, RateLimited, None])
-
-    from control_plane.core.outcome import ErrorEnvelope
-
-    def fn() -> str:
-        cls = next(attempts)
-        if cls is None:
-            return "done"
-        env = ErrorEnvelope(
-            code=cls.CODE or "flaky",
-            message="m",
-            retryable=True,
-            origin="pack:x",
-            retry_after=3.0 if cls is RateLimited else None,
-        )
-        raise cls(env)
-
-    assert call_with_retry(fn, RetryPolicy(attempts=3, backoff=0.5), sleep=slept.append) == "done"
-    assert slept == [0.5, 3.0]
+def test_retry_policy_refuses_what_grpc_would_not_do() -> None:
+    with pytest.raises(ValueError, match="attempts"):
+        RetryPolicy(attempts=6)
+    with pytest.raises(ValueError, match="positive"):
+        RetryPolicy(backoff=0.0)
+    with pytest.raises(ValueError, match="retry configures the channel"):
+        Client("127.0.0.1:1", channel=grpc.insecure_channel("127.0.0.1:1"), retry=RetryPolicy())
+    assert RetryPolicy(attempts=1).channel_options() == [("grpc.enable_retries", 0)]
 
 
-def test_retry_policy_delay_is_capped() -> None:
-    from control_plane.core.outcome import ErrorEnvelope
-
-    exc = NetworkError(ErrorEnvelope(code="network_error", message="m", retryable=True, origin="x"))
-    policy = RetryPolicy(backoff=1.0, multiplier=10.0, max_backoff=5.0)
-    assert [policy.delay(n, exc) for n in range(3)] == [1.0, 5.0, 5.0]
+async def test_the_async_client_retries_too(aio_server: Any) -> None:
+    policy = RetryPolicy(attempts=3, backoff=0.02)
+    async with AsyncClient(f"127.0.0.1:{aio_server.port}", retry=policy) as client:
+        outcome = await client.invoke("test.flaky", {"failures": 2, "code": "network_error"})
+    assert outcome.result == {"attempts": 3}
 
 
 # -- the async client ------------------------------------------------------------------
@@ -357,10 +310,6 @@ async def test_async_client(aio_client: AsyncClient) -> None:
     assert info.value.retry_after == 2.5
     with pytest.raises(UnknownPack):
         await aio_client.invoke("nope", {})
-    outcome = await aio_client.invoke(
-        "test.flaky", {"failures": 1}, retry=RetryPolicy(attempts=2, backoff=0.0)
-    )
-    assert outcome.result == {"attempts": 2}
 
 
 def test_health(client: Client, server: ServerThread) -> None:

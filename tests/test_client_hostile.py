@@ -11,6 +11,7 @@ another exception type and never sleeps without bound.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any
@@ -38,7 +39,6 @@ from control_plane.wire.client import (
     RetryPolicy,
     SchemaMismatch,
     TransportError,
-    call_with_retry,
 )
 
 SERVICE = "control_plane.v1.ControlPlaneService"
@@ -59,8 +59,10 @@ class HostileServer:
 
     def __init__(self) -> None:
         self.answer: Answer = lambda request, context: b""
+        self.calls = 0
 
         def handle(request: bytes, context: grpc.ServicerContext) -> bytes:
+            self.calls += 1
             return self.answer(request, context)
 
         methods: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {
@@ -87,6 +89,7 @@ class HostileServer:
         message: str = "failed",
         raw_details: bytes | None = None,
         rich_code: grpc.StatusCode | None = None,
+        pushback_ms: str | None = None,
     ) -> None:
         """End every call with ``status`` and a ``grpc-status-details-bin`` of ``details``
         (each packed into an ``Any``), or of ``raw_details`` verbatim."""
@@ -98,6 +101,8 @@ class HostileServer:
             )
             raw_details = rich.SerializeToString()
         trailing = (("grpc-status-details-bin", raw_details),) if raw_details is not None else ()
+        if pushback_ms is not None:
+            trailing = (*trailing, ("grpc-retry-pushback-ms", pushback_ms))
 
         def answer(request: bytes, context: grpc.ServicerContext) -> bytes:
             context.abort_with_status(_Status(status, message, trailing))
@@ -199,37 +204,58 @@ def test_retry_info_delay_is_clamped(
     assert exc.retry_after == expected
 
 
-def test_a_retry_policy_never_sleeps_past_the_maximum(
-    hostile: HostileServer, client: Client
-) -> None:
-    """``Retry-After: 1e19`` passed through: the policy's sleep stays bounded."""
+def test_a_retry_policy_never_waits_past_the_calls_deadline(hostile: HostileServer) -> None:
+    """A pushback of 24 days (the largest grpc reads) and ``retry_after: 1e19``: the call's
+    deadline covers every wait, so the caller hears back when its deadline fires."""
     hostile.fail(
         grpc.StatusCode.RESOURCE_EXHAUSTED,
         [
             info("rate_limited", True),
             pb.PackError(code="rate_limited", retryable=True, retry_after=1e19),
         ],
+        pushback_ms=str(2**31 - 1),
     )
-    slept: list[float] = []
-
-    def once() -> Any:
-        return client.invoke("x.y", {})
-
-    with pytest.raises(RateLimited):
-        call_with_retry(once, RetryPolicy(attempts=2, backoff=0.0), sleep=slept.append)
-    assert slept == [MAX_RETRY_AFTER]
+    with Client(hostile.target, retry=RetryPolicy(attempts=5)) as retrying:
+        started = time.monotonic()
+        with pytest.raises((RateLimited, TransportError)):
+            retrying.invoke("x.y", {}, timeout=2)
+        assert time.monotonic() - started < 30  # generous: the deadline is 2 s
+    assert hostile.calls == 1
 
 
-def test_retry_policy_delay_does_not_overflow_after_many_attempts() -> None:
-    """``backoff * multiplier**attempt`` overflowed a float (``OverflowError``) after ~1000
-    failed attempts of a long-running retry loop."""
-    from control_plane.core.outcome import ErrorEnvelope
-    from control_plane.wire.client import NetworkError
+def test_retry_resends_refusals_that_say_nothing_ran_and_no_others(
+    hostile: HostileServer,
+) -> None:
+    """A refusal whose reason is retryable (a stopping server's ``unavailable``) is resent
+    and the next answer delivered; a permanent one (``unauthenticated``) is not resent."""
+    from control_plane.wire.drain import stopping_rejection
+    from control_plane.wire.status import rejection_status
 
-    exc = NetworkError(ErrorEnvelope(code="network_error", message="m", retryable=True, origin="x"))
-    policy = RetryPolicy(attempts=10**6, backoff=0.5, multiplier=2.0, max_backoff=30.0)
-    assert policy.delay(5000, exc) == 30.0
-    assert RetryPolicy(backoff=0.0).delay(5000, exc) == 0.0
+    stopping = rejection_status(stopping_rejection("x.y")).SerializeToString()
+    seen: list[str] = []
+
+    def answer(request: bytes, context: grpc.ServicerContext) -> bytes:
+        seen.append(pb.InvokePackRequest.FromString(request).request_id)
+        if len(seen) == 1:
+            context.abort_with_status(
+                _Status(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "stopping",
+                    (("grpc-status-details-bin", stopping),),
+                )
+            )
+        return pb.InvokePackResponse(pack="x.y", result=b"{}").SerializeToString()
+
+    hostile.answer = answer
+    with Client(hostile.target, retry=RetryPolicy(attempts=3, backoff=0.01)) as retrying:
+        assert retrying.invoke("x.y", {}, timeout=10).result == {}
+        assert len(seen) == 2 and seen[0] == seen[1] != ""  # one request id for both
+        hostile.fail(grpc.StatusCode.UNAUTHENTICATED, message="no token")
+        before = hostile.calls
+        with pytest.raises(TransportError) as info:
+            retrying.invoke("x.y", {}, timeout=10)
+    assert info.value.code == "unauthenticated" and not info.value.retryable
+    assert hostile.calls == before + 1
 
 
 # -- the retryable flag is the vocabulary's, not the wire's ---------------------------------
@@ -239,19 +265,21 @@ def test_a_baseline_codes_retryable_flag_comes_from_the_vocabulary(
     hostile: HostileServer, client: Client
 ) -> None:
     """A PackError ``auth_failed`` with ``retryable: true``: the caller got an AuthFailed
-    (a PermanentError) whose ``.retryable`` was True, and RetryPolicy retried it."""
+    (a PermanentError) whose ``.retryable`` was True, and RetryPolicy retried it. (Retries
+    follow the status, PERMISSION_DENIED, which is never retried.)"""
     hostile.fail(
         grpc.StatusCode.PERMISSION_DENIED,
         [info("auth_failed", True), pb.PackError(code="auth_failed", retryable=True)],
     )
     exc = failure(client)
     assert isinstance(exc, AuthFailed) and exc.retryable is False
-    slept: list[float] = []
-    with pytest.raises(AuthFailed):
-        call_with_retry(
-            lambda: client.invoke("x.y", {}), RetryPolicy(attempts=5), sleep=slept.append
-        )
-    assert slept == []
+    before = hostile.calls
+    with (
+        Client(hostile.target, retry=RetryPolicy(attempts=5)) as retrying,
+        pytest.raises(AuthFailed),
+    ):
+        retrying.invoke("x.y", {}, timeout=10)
+    assert hostile.calls == before + 1
 
 
 def test_a_status_that_disagrees_with_the_detail_keeps_the_details_code(

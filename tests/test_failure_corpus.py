@@ -28,6 +28,8 @@ from test_cli import start_serve, stop_serve
 from control_plane.core.classify import classify
 from control_plane.wire.client import Client, PackCallError
 
+pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
+
 CASES = all_cases()
 SAMPLE = [c for c in CASES if c.sample]
 REQUIRED_CLASSES = {

@@ -133,6 +133,7 @@ CASES = [
 ]
 
 
+@pytest.mark.system
 @needs_ffmpeg
 @pytest.mark.parametrize("mode", ["local", "served"])
 @pytest.mark.parametrize(("artifacts", "fail_on", "code"), CASES)
@@ -157,6 +158,7 @@ def test_exit_codes(
         assert failed == (fail_on == "warn")
 
 
+@pytest.mark.system
 @needs_ffmpeg
 def test_json_has_full_outcomes_in_declaration_order(
     media: Path, served: ServerThread, capsys: pytest.CaptureFixture[str]
@@ -183,6 +185,7 @@ def test_json_has_full_outcomes_in_declaration_order(
     assert by_artifact["dist/good.mp4"]["outcome"]["validation"]["status"] == "pass"
 
 
+@pytest.mark.system
 @needs_ffmpeg
 def test_sarif_validates_against_the_official_schema(
     media: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -248,6 +251,7 @@ def test_sarif_validates_against_the_official_schema(
     assert re.search(r"error: 1\s+- av.validate/duration ", summary.stdout), summary.stdout
 
 
+@pytest.mark.system
 @needs_ffmpeg
 @pytest.mark.parametrize("fail_on", ["fail", "warn"])
 def test_junit_counts_match(
@@ -270,6 +274,7 @@ def test_junit_counts_match(
     assert warn.is_passed == (fail_on == "fail")
 
 
+@pytest.mark.system
 @needs_ffmpeg
 def test_could_not_run_is_an_error_never_a_failure(
     media: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -305,6 +310,7 @@ def _xmllint(xml: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.system
 @needs_ffmpeg
 def test_junit_validates_against_jenkins_xunit_constraints(media: Path, tmp_path: Path) -> None:
     """Failures, an error (could not run), warnings in system-out: all valid for a strict
@@ -346,6 +352,7 @@ def test_no_matching_artifact_could_not_run(
     assert main(["gate", str(allowed), "--local"]) == 0
 
 
+@pytest.mark.system
 @needs_ffmpeg
 def test_github_annotations(
     media: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -367,6 +374,7 @@ def test_github_escaping() -> None:
     assert line == "::warning file=a%2Cb%3Ac.mp4,title=x%25y::50%25 done%0Anext: a,b"
 
 
+@pytest.mark.system
 @needs_ffmpeg
 def test_placeholder_input_and_pyproject_table(
     media: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -498,6 +506,7 @@ def test_expand_and_progress(tmp_path: Path) -> None:
     assert "[1/1] ERROR av.validate #1 a/b/two.wav" in stream.getvalue()
 
 
+@pytest.mark.system
 @needs_ffmpeg
 def test_advisory_step_reports_but_never_fails(
     media: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -599,18 +599,6 @@ async def test_create_server_binds_an_ephemeral_port(load: Any) -> None:
     srv.runtime.close()
 
 
-def test_docs_carry_the_generated_status_table() -> None:
-    from server_support import ROOT
-
-    doc = (ROOT / "docs" / "grpc.md").read_text()
-    embedded = doc.split("<!-- status-table:begin -->\n", 1)[1].split("<!-- status-table:end -->")[
-        0
-    ]
-    assert embedded == wire.markdown_table(), (
-        "regenerate with: python3 -m control_plane.wire.status"
-    )
-
-
 def test_a_rejected_pack_is_reported_and_not_serving() -> None:
     from control_plane import Pack, hookimpl
     from control_plane.runtime.plugins import load_registry

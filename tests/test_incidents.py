@@ -16,6 +16,7 @@ import pytest
 from child_processes import tied
 
 from control_plane import PackError
+from control_plane.adapters.observability_cli import add_cli_commands
 from control_plane.core.incidents import Incident
 from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Pack
@@ -25,7 +26,6 @@ from control_plane.runtime.incident_store import IncidentStore, default_incident
 from control_plane.runtime.journal import IncidentJournal
 from control_plane.runtime.observability import (
     IncidentNotFound,
-    add_cli_commands,
     aggregate_errors,
     install,
     parse_duration,

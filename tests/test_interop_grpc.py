@@ -41,6 +41,8 @@ from control_plane.wire import status as wire
 from control_plane.wire.admission import AdmissionLimits
 from control_plane.wire.auth import TokenAuth
 
+pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
+
 NODE_DIR = ROOT / "tests" / "node"
 PROTO_DIR = ROOT / "proto"
 TOKEN = "interop-token-0123456789abcdef"

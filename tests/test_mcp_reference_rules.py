@@ -141,7 +141,7 @@ prefix = "fs"
 
 
 def _fails(runtime: Runtime, pack: str, doc: dict[str, Any]) -> tuple[str, str]:
-    outcome = runtime.invoke_sync(pack, doc, timeout=60)
+    outcome = runtime.invoker.invoke_sync(pack, doc, timeout=60)
     assert outcome.error is not None, outcome.result
     return outcome.error.code, outcome.error.message
 
@@ -159,7 +159,7 @@ def test_git_branch_already_exists(live: tuple[Runtime, Path]) -> None:
     """Before: "Cannot create branch 'x': refs/heads/x already exists" was internal_error."""
     runtime, base = live
     doc = {"repo_path": str(base / "repo"), "branch_name": "topic"}
-    assert runtime.invoke_sync("git.git_create_branch", doc, timeout=60).error is None
+    assert runtime.invoker.invoke_sync("git.git_create_branch", doc, timeout=60).error is None
     code, message = _fails(runtime, "git.git_create_branch", doc)
     assert code == "already_exists", message
     assert "already exists" in message

@@ -47,7 +47,7 @@ from control_plane.runtime.mcp_source import McpConfigError, load_config, pack_n
 from control_plane.runtime.mcp_source.rules import BUILTIN_RULES, first_match, retry_after_in
 from control_plane.wire.client import Client, PackCallError
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.system, pytest.mark.timeout(300)]
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
@@ -733,7 +733,7 @@ def test_isolation_leaves_mcp_packs_to_their_server(tmp_path: Path) -> None:
     with build_runtime(replace(base, isolate=("all",))) as runtime:
         assert "time.get_current_time" in runtime.registry
         assert "time.get_current_time" not in runtime.isolated
-        outcome = runtime.invoke_sync("time.get_current_time", {"timezone": "Etc/UTC"})
+        outcome = runtime.invoker.invoke_sync("time.get_current_time", {"timezone": "Etc/UTC"})
         assert outcome.error is None
     with pytest.raises(IsolationError, match="MCP server time"):
         build_runtime(replace(base, isolate=("time.get_current_time",)))

@@ -28,6 +28,8 @@ from control_plane.core.registry import Registry
 from control_plane.runtime.plugins import load_registry
 from control_plane.wire.client import PackDescription
 
+pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
+
 NODE_DIR = ROOT / "tests" / "node"
 
 CALLS: list[tuple[str, dict[str, Any]]] = [

@@ -18,6 +18,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane import Check, PackError, Result, rate_limited
+from control_plane.adapters.observability_cli import add_serve_arguments, observability_config
 from control_plane.core.errors import InvalidInput, UnknownPack
 from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Pack
@@ -25,7 +26,7 @@ from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime.events import ErrorEvents, FileSink
 from control_plane.runtime.incident_store import IncidentStore
 from control_plane.runtime.metrics import Metrics, start_metrics_server
-from control_plane.runtime.observability import add_serve_arguments, install, install_from_args
+from control_plane.runtime.observability import install, install_configured
 from control_plane.runtime.plugins import LoadResult, get_plugin_manager
 from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.wire.client import AsyncClient, PackCallError
@@ -349,7 +350,9 @@ def test_serve_options_configure_everything(tmp_path: Path) -> None:
         ]
     )
     invoker = make_invoker()
-    obs = install_from_args(invoker, args, load_failures=[LoadFailure("p", "r")])
+    obs = install_configured(
+        invoker, observability_config(args), load_failures=[LoadFailure("p", "r")]
+    )
     assert obs.store is not None
     assert (obs.store.path, obs.store.max_age, obs.store.max_rows) == (
         tmp_path / "db" / "i.db",
@@ -368,7 +371,7 @@ def test_serve_options_configure_everything(tmp_path: Path) -> None:
 
     quiet = parser.parse_args(["--no-event-stream", "--no-incident-db"])
     invoker = make_invoker()
-    obs = install_from_args(invoker, quiet)
+    obs = install_configured(invoker, observability_config(quiet))
     assert obs.store is None and obs.events.sinks == () and obs.metrics.port is None
     obs.close()
     invoker.close()
@@ -385,7 +388,7 @@ def test_flush_writes_the_delayed_event_lines_and_the_store_rows_before_close(
     stderr = io.StringIO()
     monkeypatch.setattr(sys, "stderr", stderr)
     invoker = make_invoker()
-    obs = install_from_args(invoker, args)
+    obs = install_configured(invoker, observability_config(args))
     try:
         invoker.invoke_sync("t.fail", {"code": "not_found"})
         obs.flush()

@@ -71,6 +71,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, int]]:
             stop_serve(proc)
 
 
+@pytest.mark.system
 def test_every_series_exists_at_zero_and_promtool_accepts_it(served: tuple[str, int]) -> None:
     target, port = served
     text = _get(f"http://127.0.0.1:{port}/metrics").decode()
@@ -146,6 +147,7 @@ def _wait_for(prom: str, expr: str, what: str, attempts: int = 300) -> list[dict
     raise AssertionError(f"Prometheus never saw {what}: {expr}")
 
 
+@pytest.mark.system
 def test_a_real_prometheus_sees_the_first_error_after_start(
     served: tuple[str, int], tmp_path: Path
 ) -> None:

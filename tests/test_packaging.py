@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
+
 ROOT = Path(__file__).resolve().parent.parent
 PROTO = "control_plane/v1/control_plane.proto"
 

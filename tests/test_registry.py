@@ -750,8 +750,6 @@ def test_a_classifier_registered_after_the_first_call_is_asked() -> None:
 
 def test_what_the_classifier_remembers_per_type_is_bounded(monkeypatch: Any) -> None:
     """A pack that makes a new exception class per call cannot grow the per-type memory."""
-    import inspect
-
     monkeypatch.setattr(plugins_module, "_BY_TYPE_MAX", 8)
     recorder = _recording(("acme_lib",))
     result = load_registry(builtins=False, entry_points_=False, extra=[("p.narrow", recorder)])
@@ -760,8 +758,7 @@ def test_what_the_classifier_remembers_per_type_is_bounded(monkeypatch: Any) -> 
     for kind in made:
         assert classifier(kind("x")) is None
     assert recorder.asked == made
-    chosen = inspect.getclosurevars(classifier).nonlocals["chosen"]
-    assert len(inspect.getclosurevars(chosen).nonlocals["by_type"]) <= 8
+    assert 0 < classifier.remembered <= 8
 
 
 def test_each_built_in_classifiers_type_rows_are_inside_its_declared_modules() -> None:
@@ -938,3 +935,87 @@ def test_a_baseline_code_in_the_packs_words_reaches_the_caller() -> None:
     assert outcome.error is not None
     assert (outcome.error.code, outcome.error.recovery_hint) == ("not_found", "Check the URL.")
     assert outcome.error.retryable is False
+
+
+# -- one declaration of the codes: the enum derived from the codes table ---------------------
+
+
+def _one_table_pack(codes: dict[str, CodeDoc | str | None], **props: Any) -> Pack:
+    return Pack(
+        "one.table",
+        "1.0.0",
+        "Codes declared once.",
+        {"type": "object"},
+        {"type": "object", "properties": {"value": {"type": "integer"}, **props}},
+        lambda doc, ctx: {"value": 1},
+        codes=codes,
+    )
+
+
+def test_a_codes_table_alone_closes_the_vocabulary() -> None:
+    """No ``error`` in the output schema: the registry derives it from ``codes`` (baseline
+    codes as ``None``), and callers see the closed enum in the effective schema."""
+    pack = _one_table_pack(
+        {"not_found": None, "too_big": CodeDoc("big", recovery_hint="smaller"), "timeout": None}
+    )
+    registry = Registry()
+    loaded = registry.register(pack, "p")
+    code = loaded.output_schema["properties"]["error"]["properties"]["code"]
+    assert code["enum"] == ["not_found", "too_big", "timeout", "internal_error"]
+    assert list(loaded.vocabulary) == ["not_found", "too_big", "timeout", "internal_error"]
+    assert loaded.vocabulary["timeout"].retryable and not loaded.vocabulary["too_big"].retryable
+    assert loaded.output_validator.violations({"error": {"code": "made_up", "message": "m"}})
+
+
+def test_a_codes_table_enforces_the_closed_set() -> None:
+    def handler(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        raise PackError(doc["code"], "failed")
+
+    pack = Pack(
+        "one.table",
+        "1.0.0",
+        "Codes declared once.",
+        {"type": "object"},
+        {"type": "object", "properties": {}},
+        handler,
+        codes={"not_found": None, "too_big": CodeDoc("big", recovery_hint="smaller")},
+    )
+    registry = Registry()
+    registry.register(pack, "p")
+    invoker = Invoker(registry)
+    try:
+        assert invoker.invoke_sync("one.table", {"code": "too_big"}).error.code == "too_big"  # type: ignore[union-attr]
+        stray = invoker.invoke_sync("one.table", {"code": "mystery"})
+        assert stray.error is not None and stray.error.code == "internal_error"
+    finally:
+        invoker.close()
+
+
+def test_error_schema_is_the_codes_tables_keys_in_order() -> None:
+    from control_plane import error_schema
+
+    codes = {"b_code": None, "a_code": None}
+    schema = error_schema(codes, retry_after={"type": "number"})
+    assert schema["properties"]["code"] == {"enum": ["b_code", "a_code"]}
+    assert schema["required"] == ["code", "message"]
+    assert set(schema["properties"]) == {"code", "message", "retry_after"}
+
+
+@pytest.mark.parametrize(
+    ("codes", "error", "expected"),
+    [
+        ({"not_found": None, "mystery": None}, None, r"code 'mystery' is not documented"),
+        (
+            {"not_found": None, "timeout": None},
+            {"type": "object", "properties": {"code": {"enum": ["not_found"]}}},
+            r"codes= documents timeout, which the output schema's enum does not declare",
+        ),
+    ],
+    ids=["undocumented pack code", "table and explicit enum disagree"],
+)
+def test_a_codes_table_with_a_fault_is_refused(
+    codes: dict[str, CodeDoc | None], error: dict[str, Any] | None, expected: str
+) -> None:
+    pack = _one_table_pack(codes, **({"error": error} if error else {}))
+    with pytest.raises(PluginLoadError, match=expected):
+        Registry().register(pack, BAD_PLUGIN)

@@ -62,6 +62,8 @@ from control_plane.wire.client import (
 )
 from control_plane.wire.client import Client as GrpcClient
 
+pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
+
 #: Async tests share the module's event loop (and so its worker).
 MODULE_LOOP = pytest.mark.asyncio(loop_scope="module")
 

@@ -47,6 +47,12 @@ import grpc
 import orjson
 
 from control_plane.adapters.grant_cli import add_grant_options, reach_lines, startup_lines
+from control_plane.adapters.observability_cli import (
+    add_serve_arguments,
+    add_tracing_arguments,
+    observability_config,
+    tracing_from_args,
+)
 from control_plane.adapters.reliability_cli import (
     add_client_options,
     add_serve_options,
@@ -61,9 +67,7 @@ from control_plane.core.reach import GrantError, declared_reach, reach_for
 from control_plane.core.registry import LoadFailure
 from control_plane.runtime.isolation import IsolationError
 from control_plane.runtime.mcp_source.config import McpConfigError
-from control_plane.runtime.observability import add_serve_arguments
 from control_plane.runtime.runtime import Runtime, build_runtime
-from control_plane.runtime.tracing import add_tracing_arguments, tracing_from_args
 from control_plane.wire import event_loop
 from control_plane.wire.client import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -110,7 +114,7 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], 
 #: Modules that add their own subcommands: each defines ``add_cli_commands(subparsers)``.
 #: A feature adds its module here (one line) rather than growing this file.
 COMMAND_MODULES: tuple[str, ...] = (
-    "control_plane.runtime.observability",
+    "control_plane.adapters.observability_cli",
     "control_plane.adapters.mcp_bridge",
     "control_plane.adapters.temporal.cli",
     "control_plane.adapters.kit.cli",
@@ -343,7 +347,7 @@ class LocalBackend:
     def invoke(
         self, name: str, payload: bytes, *, strict: bool, fail_on: Any, deadline: float | None
     ) -> Outcome:
-        return self.runtime.invoke_sync(
+        return self.runtime.invoker.invoke_sync(
             name, payload, strict=strict, fail_on=fail_on, timeout=deadline
         )
 
@@ -688,7 +692,7 @@ def _serve(args: argparse.Namespace) -> int:
         _print_failures(failures, sys.stderr)
         return EXIT_USAGE
     try:
-        obs = runtime.observe(args)
+        obs = runtime.observe(observability_config(args))
     except ConfigError as exc:  # an incident store that cannot open
         runtime.close()
         print(f"packctl: {exc}", file=sys.stderr)

@@ -76,35 +76,9 @@ class _Frozen(BaseModel):
 
     @classmethod
     def construct_trusted(cls, **values: Any) -> Self:
-        """``model_construct(**values)`` for field values the runtime built itself, faster.
-
-        The same object (field order, ``model_fields_set``, defaults), built the way
-        ``model_construct`` builds it but from a per-class template instead of pydantic's
-        per-field alias and default lookups, which cost several times the rest (the hot
-        path builds an envelope or a check record per failure and per finding).
-        ``values`` must be field names.
-        """
-        template = _TEMPLATES.get(cls)
-        if template is None:
-            template = _TEMPLATES[cls] = {
-                name: None if field.is_required() else field.default
-                for name, field in cls.model_fields.items()
-            }
-        if cls.__pydantic_post_init__ or not values.keys() <= template.keys():
-            return cls.model_construct(**values)  # not a plain model: the general path
-        fields = template.copy()
-        fields.update(values)  # keeps the template's (declaration) order
-        model = cls.__new__(cls)
-        _setattr(model, "__dict__", fields)
-        _setattr(model, "__pydantic_fields_set__", set(values))
-        _setattr(model, "__pydantic_extra__", None)
-        _setattr(model, "__pydantic_private__", None)
-        return model
-
-
-_setattr = object.__setattr__
-#: Per model class: every field name, in declaration order, with its default.
-_TEMPLATES: dict[type[_Frozen], dict[str, Any]] = {}
+        """``model_construct(**values)``: no validation, for field values the runtime built
+        itself (its scrubbing constructors). ``values`` must be field names."""
+        return cls.model_construct(**values)
 
 
 class CheckRecord(_Frozen):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -28,6 +28,7 @@ __all__ = [
     "Reach",
     "Result",
     "Severity",
+    "error_schema",
     "reset_traceparent",
     "schema_of",
     "set_traceparent",
@@ -179,9 +180,13 @@ def schema_of(schema: SchemaLike) -> dict[str, Any]:
 class Pack:
     """A capability pack declaration.
 
-    ``output_schema`` must close the vocabulary with an ``enum`` at
-    ``properties.error.properties.code``. Pack-specific codes are documented in ``codes``;
-    baseline codes are documented by the vocabulary. ``validates`` (default: whether the
+    ``codes`` is the one declaration of the pack's codes, in order: a pack-specific code
+    maps to its :class:`CodeDoc`, a baseline code to ``None`` (documented by the
+    vocabulary) or to a :class:`CodeDoc` in the pack's own words. The closed ``enum`` at
+    ``output_schema``'s ``properties.error.properties.code`` is derived from it
+    (:func:`error_schema`, or added by the registry when the output schema has no
+    ``error``). A pack written the old way (the enum in the schema, ``codes`` documenting
+    only its own codes) loads as before. ``validates`` (default: whether the
     output schema has a ``validation`` property) adds ``artifact_failed`` to the effective
     vocabulary.
     """
@@ -192,7 +197,7 @@ class Pack:
     input_schema: SchemaLike
     output_schema: SchemaLike
     handler: Handler
-    codes: Mapping[str, CodeDoc | str] = field(default_factory=dict)
+    codes: Mapping[str, CodeDoc | str | None] = field(default_factory=dict)
     validates: bool | None = None
     #: Free-form documentation shown by ``describe`` (Markdown).
     docs: str = ""
@@ -218,8 +223,23 @@ class Pack:
         return inspect.iscoroutinefunction(self.handler)
 
     def code_docs(self) -> dict[str, CodeDoc]:
-        """``codes`` with bare strings promoted to :class:`CodeDoc`."""
+        """``codes`` with bare strings promoted to :class:`CodeDoc` (``None``: left out)."""
         return {
             code: doc if isinstance(doc, CodeDoc) else CodeDoc(description=str(doc))
             for code, doc in self.codes.items()
+            if doc is not None
         }
+
+
+def error_schema(codes: Iterable[str], **properties: Any) -> dict[str, Any]:
+    """The output schema's ``error`` object: ``code`` closed to ``codes`` (the keys of a
+    pack's ``codes`` table, in order), ``message``, and any further ``properties``."""
+    return {
+        "type": "object",
+        "required": ["code", "message"],
+        "properties": {
+            "code": {"enum": list(codes)},
+            "message": {"type": "string"},
+            **properties,
+        },
+    }

@@ -20,7 +20,7 @@ import jsonschema
 
 from control_plane._resources import load_schema_file
 from control_plane.core.errors import PluginLoadError, UnknownPack
-from control_plane.core.pack import CodeDoc, Pack, schema_of
+from control_plane.core.pack import CodeDoc, Pack, error_schema, schema_of
 from control_plane.core.redact import scrub
 from control_plane.core.schema import CompiledSchema, check_schema, json_pointer
 from control_plane.core.vocabulary import (
@@ -187,6 +187,20 @@ def _pack_code_info(code: str, doc: CodeDoc) -> CodeInfo:
     )
 
 
+def _with_error(output_schema: dict[str, Any], pack: Pack) -> dict[str, Any]:
+    """``output_schema`` with the ``error`` object derived from ``pack.codes`` when it has
+    none (the codes table is then the one declaration of the vocabulary)."""
+    props = output_schema.get("properties")
+    if not pack.codes or (isinstance(props, Mapping) and "error" in props):
+        return output_schema
+    derived = dict(output_schema)
+    derived["properties"] = {
+        **(props if isinstance(props, Mapping) else {}),
+        "error": error_schema(pack.codes, retry_after={"type": "number", "minimum": 0}),
+    }
+    return derived
+
+
 def _baseline_docs(pack: Pack) -> dict[str, CodeDoc]:
     """``pack.code_docs()`` with the gaps of baseline codes filled from the vocabulary: a
     plain string gives a baseline code's description only, an empty hint keeps its hint."""
@@ -260,7 +274,7 @@ class Registry:
             raise fault("handler is not callable")
         try:
             input_schema = schema_of(pack.input_schema)
-            output_schema = schema_of(pack.output_schema)
+            output_schema = _with_error(schema_of(pack.output_schema), pack)
         except (TypeError, ValueError) as exc:
             raise fault(f"schemas could not be built: {exc}") from exc
         try:
@@ -321,7 +335,7 @@ class Registry:
                     f"code {code!r} is not documented: add it to codes= with a "
                     "description, retryable and recovery_hint"
                 )
-        stray = sorted(set(docs) - set(declared))
+        stray = sorted({*docs, *pack.codes} - set(declared))
         if stray:
             raise fault(
                 f"codes= documents {', '.join(stray)}, which the output schema's "

@@ -11,20 +11,18 @@
 
 and returns an :class:`Observability` whose ``close()`` detaches and stops all of it.
 
-The CLI side (``packctl incident REF``, ``packctl errors``) is :func:`show_incident`,
-:func:`aggregate_errors` and :func:`add_cli_commands`; ``packctl serve`` options are
-:func:`add_serve_arguments` and :func:`install_from_args`. See ``docs/observability.md``.
+``install_configured(invoker, ObservabilityConfig(...))`` does it as ``packctl serve``'s
+options say (parsed in ``adapters/observability_cli.py``). See ``docs/observability.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+import logging
 import math
 import os
 import re
 import sqlite3
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,7 +48,6 @@ from control_plane.runtime.incident_store import (
     ENV_INCIDENT_DB,
     GroupBy,
     IncidentStore,
-    IncidentStoreUnreadable,
     default_incident_db,
 )
 from control_plane.runtime.log_queue import dropped_lines
@@ -59,15 +56,37 @@ from control_plane.runtime.metrics import Metrics
 __all__ = [
     "IncidentNotFound",
     "Observability",
-    "add_cli_commands",
-    "add_serve_arguments",
+    "ObservabilityConfig",
     "aggregate_errors",
     "format_duration",
     "install",
-    "install_from_args",
+    "install_configured",
     "parse_duration",
     "show_incident",
 ]
+
+logger = logging.getLogger("capability_packs.observability")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ObservabilityConfig:
+    """How ``packctl serve`` (and ``packctl worker``) observe: built from the command line
+    by ``adapters/observability_cli.py``, read by :func:`install_configured`."""
+
+    #: Serve Prometheus metrics on this port (0 picks one; ``None``: off).
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
+    #: Append error events (JSON lines) here instead of stderr.
+    events_file: Path | None = None
+    #: Write error events to a stream at all (stderr or ``events_file``).
+    event_stream: bool = True
+    #: Keep incidents and events in SQLite (``False``: in memory only).
+    incident_store: bool = True
+    #: The store's path (``None``: ``$CAPABILITY_PACKS_INCIDENT_DB`` or the default).
+    incident_db: Path | None = None
+    #: Seconds after which incidents and events are deleted (``None``: never).
+    incident_retention: float | None = 30 * 86400.0
+    incident_max_rows: int = 100_000
 
 
 #: Seconds ``packctl serve`` lets error-event lines for stderr gather before a background
@@ -345,216 +364,54 @@ def aggregate_errors(
     return "\n".join(lines)
 
 
-# -- argparse wiring ----------------------------------------------------------------------------
-
-
-def _db_help() -> str:
-    return f"incident database (default: $CAPABILITY_PACKS_INCIDENT_DB or {default_incident_db()})"
-
-
-def _db_argument(parser: argparse.ArgumentParser) -> None:
-    """``--incident-db PATH``, spelled as ``packctl serve`` spells it (``--db`` is the
-    deprecated, hidden alias)."""
-    parser.add_argument(
-        "--incident-db",
-        "--db",
-        dest="incident_db",
-        metavar="PATH",
-        type=Path,
-        default=None,
-        help=_db_help(),
-    )
-    _hide_alias(parser, "--db")
-
-
-def _output_argument(parser: argparse.ArgumentParser) -> None:
-    """``--output human|json`` as every other command (``--json`` is the hidden alias)."""
-    parser.add_argument(
-        "--output",
-        choices=("human", "json"),
-        default="human",
-        help="human-readable text (default) or JSON for programs",
-    )
-    parser.add_argument(
-        "--json", dest="output", action="store_const", const="json", help=argparse.SUPPRESS
-    )
-
-
-def _hide_alias(parser: argparse.ArgumentParser, alias: str) -> None:
-    """Keep ``alias`` working but out of ``--help`` and usage (a deprecated spelling)."""
-    action = parser._option_string_actions[alias]
-    action.option_strings = [s for s in action.option_strings if s != alias]
-
-
-def run_incident(args: argparse.Namespace) -> int:
-    """``packctl incident REF``: print one incident; exit 1 when unknown, 2 when the store
-    cannot be read (and the journals beside it do not have the id either)."""
-    store = IncidentStore(args.incident_db, read_only=True)
-    try:
-        print(show_incident(store, args.ref, as_json=args.output == "json"))
-    except IncidentNotFound as exc:
-        print(f"packctl incident: {exc}", file=sys.stderr)
-        return 1
-    except IncidentStoreUnreadable as exc:
-        print(f"packctl incident: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def run_errors(args: argparse.Namespace) -> int:
-    """``packctl errors``: print error counts grouped by code, pack or origin; exit 2 when
-    the store cannot be read."""
-    store = IncidentStore(args.incident_db, read_only=True)
-    try:
-        print(aggregate_errors(store, args.since, args.by, as_json=args.output == "json"))
-    except IncidentStoreUnreadable as exc:
-        print(f"packctl errors: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def _duration_arg(text: str) -> float | None:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def add_cli_commands(subparsers: Any) -> None:
-    """Add ``incident`` and ``errors`` to an argparse ``add_subparsers()`` object.
-
-    Each sets ``func`` to a handler ``(args) -> exit status``.
-    """
-    incident = subparsers.add_parser(
-        "incident",
-        help="show the full story behind an internal_error reference id",
-        description="Show one incident: pack, request id, kind, summary and the scrubbed "
-        "exception chain with its traceback.",
-    )
-    incident.add_argument("ref", metavar="REF", help="reference id, e.g. ref_3f9c0a61d2b84e07")
-    _output_argument(incident)
-    _db_argument(incident)
-    incident.set_defaults(func=run_incident)
-
-    errors = subparsers.add_parser(
-        "errors",
-        help="count recent errors by code, pack or origin",
-        description="Count the error events kept in the incident store.",
-    )
-    errors.add_argument(
-        "--since",
-        type=_duration_arg,
-        default=3600.0,
-        metavar="DURATION",
-        help="window: 30s, 15m, 1h, 7d or all (default: 1h)",
-    )
-    errors.add_argument(
-        "--by", choices=("code", "pack", "origin"), default="code", help="group by (default: code)"
-    )
-    _output_argument(errors)
-    _db_argument(errors)
-    errors.set_defaults(func=run_errors)
-
-
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """``packctl serve`` options for metrics, events and the incident store."""
-    group = parser.add_argument_group("observability")
-    group.add_argument(
-        "--metrics-port",
-        type=int,
-        default=None,
-        metavar="PORT",
-        help="serve Prometheus metrics on this port (0 picks one; default: off)",
-    )
-    group.add_argument(
-        "--metrics-host",
-        default="127.0.0.1",
-        metavar="HOST",
-        help="address of the metrics endpoint (default: 127.0.0.1)",
-    )
-    group.add_argument(
-        "--events-file",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="append error events (JSON lines) to PATH instead of stderr",
-    )
-    group.add_argument(
-        "--no-event-stream", action="store_true", help="write error events to no stream"
-    )
-    group.add_argument(
-        "--incident-db",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help=_db_help(),
-    )
-    group.add_argument(
-        "--no-incident-db", action="store_true", help="keep incidents in memory only"
-    )
-    group.add_argument(
-        "--incident-retention",
-        type=_duration_arg,
-        default=30 * 86400.0,
-        metavar="DURATION",
-        help="delete incidents and events older than this (default: 30d)",
-    )
-    group.add_argument(
-        "--incident-max-rows",
-        type=int,
-        default=100_000,
-        metavar="N",
-        help="keep at most N incidents and N events (default: 100000)",
-    )
-
-
-def _open_store(args: argparse.Namespace) -> IncidentStore | None:
-    """The incident store of ``serve``/``worker``. A path that was asked for
-    (``--incident-db``, ``$CAPABILITY_PACKS_INCIDENT_DB``) must open, else
-    :class:`ConfigError` (exit 2); the default one under the home directory may not (a
-    service account without a writable home): then incidents stay in memory, said on
-    stderr, and serving goes on."""
+def _open_store(config: ObservabilityConfig) -> IncidentStore | None:
+    """The incident store of ``config``. A path that was asked for (``incident_db``,
+    ``$CAPABILITY_PACKS_INCIDENT_DB``) must open, else :class:`ConfigError` (exit 2); the
+    default one under the home directory may not (a service account without a writable
+    home): then incidents stay in memory, a warning says so, and serving goes on."""
     try:
         return IncidentStore(
-            args.incident_db, max_age=args.incident_retention, max_rows=args.incident_max_rows
+            config.incident_db,
+            max_age=config.incident_retention,
+            max_rows=config.incident_max_rows,
         )
     except (OSError, sqlite3.Error) as exc:
-        path = args.incident_db if args.incident_db is not None else default_incident_db()
+        path = config.incident_db if config.incident_db is not None else default_incident_db()
         reason = f"{type(exc).__name__}: {exc}"
-        if args.incident_db is not None or os.environ.get(ENV_INCIDENT_DB):
+        if config.incident_db is not None or os.environ.get(ENV_INCIDENT_DB):
             raise ConfigError(
                 f"cannot open the incident store {path}: {reason} "
                 "(choose another --incident-db PATH, or --no-incident-db)"
             ) from exc
-        print(
-            f"packctl: incidents kept in memory only: cannot create {path} ({reason}); "
-            "--incident-db PATH keeps them",
-            file=sys.stderr,
+        logger.warning(
+            "incidents kept in memory only: cannot create %s (%s); --incident-db PATH keeps them",
+            path,
+            reason,
         )
         return None
 
 
-def install_from_args(
+def install_configured(
     invoker: Invoker,
-    args: argparse.Namespace,
+    config: ObservabilityConfig,
     *,
     load_failures: Iterable[LoadFailure] = (),
     event_sinks: Iterable[EventSink] = (),
 ) -> Observability:
-    """:func:`install` configured by :func:`add_serve_arguments` options; serves metrics
-    when ``--metrics-port`` was given (``obs.metrics.port`` is the bound port)."""
+    """:func:`install` as ``config`` says; serves metrics when ``config.metrics_port`` is
+    set (``obs.metrics.port`` is the bound port)."""
     owned: list[FileSink | StreamSink] = []
-    if args.no_event_stream:
+    if not config.event_stream:
         events = ErrorEvents(queued=True)
-    elif args.events_file is not None:
-        owned.append(FileSink(args.events_file))
+    elif config.events_file is not None:
+        owned.append(FileSink(config.events_file))
         events = ErrorEvents(owned, queued=True)
     else:
         # Off the serving thread: lines written by a background thread, at most
         # STREAM_DELAY seconds after the event (closed, so flushed, with the observability).
         owned.append(StreamSink(delay=STREAM_DELAY))
         events = ErrorEvents(owned, queued=True)
-    store = None if args.no_incident_db else _open_store(args)
+    store = _open_store(config) if config.incident_store else None
     obs = install(
         invoker,
         load_failures=load_failures,
@@ -563,13 +420,13 @@ def install_from_args(
         event_sinks=event_sinks,
     )
     obs._owned_sinks = tuple(owned)
-    if args.metrics_port is not None:
+    if config.metrics_port is not None:
         try:
-            obs.serve_metrics(args.metrics_port, args.metrics_host)
+            obs.serve_metrics(config.metrics_port, config.metrics_host)
         except OSError as exc:  # a port someone holds: a usage error, not a traceback
             obs.close()
             raise ConfigError(
-                metrics_port_error(args.metrics_host, args.metrics_port, exc)
+                metrics_port_error(config.metrics_host, config.metrics_port, exc)
             ) from None
     return obs
 

@@ -162,37 +162,6 @@ def _call_impl(impl: HookImpl, **kwargs: Any) -> Any:
     return impl.function(*(kwargs[name] for name in impl.argnames))
 
 
-def _guard_classifiers(pm: pluggy.PluginManager) -> None:
-    """Make each ``classify_exception`` implementation fail alone.
-
-    pluggy calls them (``firstresult``: the first non-``None`` wins, newest plugin first);
-    an implementation that raises, or returns something that is not a
-    :class:`Classification`, is logged and counts as ``None``, so the next one is asked.
-    """
-    for impl in pm.hook.classify_exception.get_hookimpls():
-        original = impl.function
-        if getattr(original, "_capability_packs_guarded", False):
-            continue
-        if impl.hookwrapper or impl.wrapper:  # a generator around the others, not an answer
-            continue
-
-        def guarded(
-            *args: Any, _fn: Any = original, _plugin: str = impl.plugin_name
-        ) -> Classification | None:
-            try:
-                result = _fn(*args)
-            # Plugin boundary: a broken classifier must not break classification.
-            except Exception:
-                logger.exception("classifier of plugin %s raised; skipped", _plugin)
-                return None
-            return result if isinstance(result, Classification) else None
-
-        guarded._capability_packs_guarded = True  # type: ignore[attr-defined]
-        # pluggy calls ``impl.function`` with the arguments named by ``impl.argnames``; the
-        # guard takes them positionally and keeps pluggy's firstresult loop intact.
-        setattr(impl, "function", guarded)  # noqa: B010 - typed Final in pluggy's stubs
-
-
 #: The attribute of a plugin (module or object) naming the top-level modules of the exception
 #: classes its ``classify_exception`` answers for (``EXCEPTION_MODULES = ("httpx",
 #: "httpcore")``): it is asked only about exceptions with a class from one of them in their
@@ -226,68 +195,71 @@ def _type_modules(kind: type) -> frozenset[str]:
     return frozenset(found)
 
 
-def _hook_classifier(pm: pluggy.PluginManager) -> Classifier:
-    hook = pm.hook.classify_exception
-    #: Per exception type: the implementations to ask, in order, and the list of
-    #: implementations they were chosen from (a plugin registered later changes it).
-    by_type: dict[type, tuple[list[HookImpl], tuple[Callable[..., Any], ...]]] = {}
+class _HookClassifier:
+    """The ``classify_exception`` hook as one classifier, each implementation failing alone.
 
-    def chosen(kind: type, impls: list[HookImpl]) -> tuple[Callable[..., Any], ...]:
-        known = by_type.get(kind)
+    pluggy's ``firstresult`` loop stops at the first implementation that raises; here a
+    raising implementation, or one returning something that is not a
+    :class:`Classification`, is logged and counts as ``None``, and the next is asked, in
+    pluggy's order (``get_hookimpls()`` reversed: newest and ``tryfirst`` first). Only the
+    implementations whose plugin answers for the exception's modules are asked
+    (:data:`EXCEPTION_MODULES`). With a hook wrapper registered, pluggy runs the call.
+    Only pluggy's public API is used: ``get_hookimpls()``, ``HookImpl`` read, never written.
+    """
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self._hook = pm.hook.classify_exception
+        #: Per exception type: the implementations asked, and the list they came from (a
+        #: plugin registered later changes it).
+        self._by_type: dict[type, tuple[list[HookImpl], tuple[HookImpl, ...]]] = {}
+
+    @property
+    def remembered(self) -> int:
+        """How many exception types the per-type memory holds (at most ``_BY_TYPE_MAX``)."""
+        return len(self._by_type)
+
+    def _chosen(self, kind: type, impls: list[HookImpl]) -> tuple[HookImpl, ...]:
+        known = self._by_type.get(kind)
         if known is not None and known[0] == impls:
             return known[1]
         modules = _type_modules(kind)
-        calls: list[Callable[..., Any]] = []
-        for impl in reversed(impls):  # newest and ``tryfirst`` first, as pluggy asks
-            wanted = exception_modules(impl.plugin)
-            if wanted is not None and not wanted & modules:
-                continue
-            function = impl.function
-            calls.append(function if impl.argnames else _no_argument(function))
-        if len(by_type) >= _BY_TYPE_MAX:
-            by_type.clear()
-        by_type[kind] = (impls, tuple(calls))
-        return by_type[kind][1]
+        asked = tuple(
+            impl
+            for impl in reversed(impls)
+            if (wanted := exception_modules(impl.plugin)) is None or wanted & modules
+        )
+        if len(self._by_type) >= _BY_TYPE_MAX:
+            self._by_type.clear()
+        self._by_type[kind] = (impls, asked)
+        return asked
 
-    def classifier(exc: BaseException) -> Classification | None:
-        impls = hook.get_hookimpls()
+    def __call__(self, exc: BaseException) -> Classification | None:
+        impls = self._hook.get_hookimpls()
         if any(impl.hookwrapper or impl.wrapper for impl in impls):
             try:
-                result = hook(exc=exc)
+                result = self._hook(exc=exc)
             # Plugin boundary: a broken hook wrapper must not break classification (the
             # built-in rules of core.classify still answer).
             except Exception:
                 logger.exception("a classify_exception hook wrapper raised; plugins skipped")
                 return None
             return result if isinstance(result, Classification) else None
-        # pluggy's firstresult loop without its machinery (~20 % of a classification):
-        # the same order (the list reversed: newest and ``tryfirst`` first), the first
-        # answer wins; each implementation is guarded (:func:`_guard_classifiers`). Only
-        # the implementations whose plugin answers for the exception's modules are asked
-        # (:data:`EXCEPTION_MODULES`).
-        for function in chosen(type(exc), impls):
-            found = function(exc)
-            if isinstance(found, Classification):  # what the guard lets through, or None
+        for impl in self._chosen(type(exc), impls):
+            try:
+                found = impl.function(exc) if impl.argnames else impl.function()
+            # Plugin boundary: a broken classifier must not break classification.
+            except Exception:
+                logger.exception("classifier of plugin %s raised; skipped", impl.plugin_name)
+                continue
+            if isinstance(found, Classification):
                 return found
         return None
-
-    return classifier
-
-
-def _no_argument(function: Callable[[], Any]) -> Callable[[BaseException], Any]:
-    """An implementation that takes no argument, called as one that takes the exception."""
-
-    def call(exc: BaseException) -> Any:
-        return function()
-
-    return call
 
 
 def classifiers_of(pm: pluggy.PluginManager) -> list[Classifier]:
     """The ``classify_exception`` hook of ``pm`` as a classifier list (each implementation
-    guarded; empty when no plugin classifies)."""
-    _guard_classifiers(pm)
-    return [_hook_classifier(pm)] if pm.hook.classify_exception.get_hookimpls() else []
+    failing alone; empty when no plugin classifies)."""
+    return [_HookClassifier(pm)] if pm.hook.classify_exception.get_hookimpls() else []
 
 
 def _check_pending(pm: pluggy.PluginManager, registry: Registry) -> None:

@@ -11,8 +11,6 @@ runs: same isolation, same default deadline, same enforcement.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import importlib
 import os
 import sys
@@ -23,14 +21,17 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from control_plane.core.invoke import Invoker
-from control_plane.core.outcome import Outcome
 from control_plane.core.reach import GrantError, Grants, install_grants
 from control_plane.core.registry import LoadFailure, Registry
-from control_plane.core.validation import FailOn
 from control_plane.runtime import isolation
 from control_plane.runtime.events import EventSink
 from control_plane.runtime.mcp_source.config import McpConfig, load_config
-from control_plane.runtime.observability import Observability, install, install_from_args
+from control_plane.runtime.observability import (
+    Observability,
+    ObservabilityConfig,
+    install,
+    install_configured,
+)
 from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_registry
 
 __all__ = ["DEFAULT_TIMEOUT", "PackHealthSource", "Runtime", "RuntimeConfig", "build_runtime"]
@@ -118,49 +119,25 @@ class Runtime:
 
     # -- observability -------------------------------------------------------------------
 
-    def observe(self, args: argparse.Namespace | None = None, **kwargs: Any) -> Observability:
+    def observe(self, config: ObservabilityConfig | None = None, **kwargs: Any) -> Observability:
         """Attach metrics, error events and the incident store (once).
 
-        ``args`` are ``packctl serve``-style options
-        (:func:`~control_plane.runtime.observability.add_serve_arguments`); without them,
+        With ``config`` (``packctl serve``'s options, typed), as it says; without,
         ``kwargs`` go to :func:`~control_plane.runtime.observability.install`. Plugin
         event sinks and the load failures are always included.
         """
         if self.observability is not None:
             return self.observability
         failures = self.registry.failures
-        if args is not None:
-            obs = install_from_args(
-                self.invoker, args, load_failures=failures, event_sinks=self.event_sinks
+        if config is not None:
+            obs = install_configured(
+                self.invoker, config, load_failures=failures, event_sinks=self.event_sinks
             )
         else:
             sinks = [*self.event_sinks, *kwargs.pop("event_sinks", ())]
             obs = install(self.invoker, load_failures=failures, event_sinks=sinks, **kwargs)
         self.observability = obs
         return obs
-
-    # -- calls ---------------------------------------------------------------------------
-
-    async def invoke(
-        self,
-        name: str,
-        payload: bytes | str | Mapping[str, Any],
-        *,
-        strict: bool = False,
-        fail_on: FailOn = "fail",
-        request_id: str | None = None,
-        timeout: float | None = None,
-    ) -> Outcome:
-        """Run pack ``name``: an :class:`Outcome`, or ``RequestRejected`` raised."""
-        return await self.invoker.invoke(
-            name, payload, strict=strict, fail_on=fail_on, request_id=request_id, timeout=timeout
-        )
-
-    def invoke_sync(
-        self, name: str, payload: bytes | str | Mapping[str, Any], **kwargs: Any
-    ) -> Outcome:
-        """:meth:`invoke` from synchronous code (no event loop running)."""
-        return asyncio.run(self.invoke(name, payload, **kwargs))
 
     # -- lifecycle -----------------------------------------------------------------------
 

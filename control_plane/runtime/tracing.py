@@ -9,9 +9,8 @@ control plane runs without the extra. See ``docs/observability.md``.
 
 from __future__ import annotations
 
-import argparse
+import logging
 import os
-import sys
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -23,6 +22,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Tracer
 
+logger = logging.getLogger("capability_packs.tracing")
+
 __all__ = [
     "DEFAULT_SERVICE_NAME",
     "INSTRUMENTATION_NAME",
@@ -30,8 +31,6 @@ __all__ = [
     "SHUTDOWN_TIMEOUT",
     "Protocol",
     "Tracing",
-    "add_tracing_arguments",
-    "tracing_from_args",
 ]
 
 Protocol: TypeAlias = Literal["http/protobuf", "grpc"]
@@ -147,36 +146,10 @@ class Tracing:
         done.join(timeout)
         if not done.is_alive():
             return True
-        print(
-            f"packctl: tracing: the OTLP receiver {self.endpoint} did not take the last spans "
-            f"within {timeout:g}s; they were dropped",
-            file=sys.stderr,
-            flush=True,
+        logger.warning(
+            "packctl: tracing: the OTLP receiver %s did not take the last spans within %gs; "
+            "they were dropped",
+            self.endpoint,
+            timeout,
         )
         return False
-
-
-def add_tracing_arguments(parser: argparse.ArgumentParser) -> None:
-    """``packctl serve`` options for OpenTelemetry tracing."""
-    group = parser.add_argument_group("tracing (OpenTelemetry, needs the otel extra)")
-    group.add_argument(
-        "--otel-endpoint",
-        default=None,
-        metavar="URL",
-        help="export one span per call over OTLP to URL, e.g. http://127.0.0.1:4318 "
-        "(http/protobuf) or http://127.0.0.1:4317 (grpc); default: off",
-    )
-    group.add_argument(
-        "--otel-protocol",
-        choices=PROTOCOLS,
-        default="http/protobuf",
-        help="OTLP transport (default: http/protobuf)",
-    )
-
-
-def tracing_from_args(args: argparse.Namespace) -> Tracing | None:
-    """The :class:`Tracing` ``--otel-endpoint`` asks for (global provider), or ``None``."""
-    url = getattr(args, "otel_endpoint", None)
-    if not url:
-        return None
-    return Tracing.to_endpoint(url, args.otel_protocol, set_global=True)

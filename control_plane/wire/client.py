@@ -21,8 +21,8 @@ the control plane refused raise :class:`~control_plane.core.errors.UnknownPack` 
 :class:`~control_plane.core.errors.InvalidInput`; a call that never got a control plane answer
 raises :class:`TransportError` (:class:`DeadlineExceeded` when the caller's own deadline fired
 first: no pack code, since the pack may not declare ``timeout``). :class:`RetryPolicy` opts
-into retries: it waits ``max(backoff, retry_after)`` and retries :class:`RetryableError` and
-the refusals whose reason is retryable (``overloaded``, ``unavailable``).
+into retries, done by grpc itself (``Client(target, retry=RetryPolicy())``): retryable codes
+and refusals, each after its ``retry_after``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ from control_plane.wire.call_errors import (
     error_from_rpc,
     unreadable_answer,
 )
-from control_plane.wire.retry import RetryPolicy, call_with_retry, call_with_retry_async
+from control_plane.wire.retry import RetryPolicy
 
 __all__ = [
     "DEFAULT_TARGET",
@@ -92,8 +92,6 @@ __all__ = [
     "Timeout",
     "TransportError",
     "Unauthenticated",
-    "call_with_retry",
-    "call_with_retry_async",
     "error_from_outcome",
     "error_from_rpc",
 ]
@@ -326,11 +324,18 @@ def _outcome(msg: pb.InvokePackResponse, target: str) -> Outcome:
 # -- clients ---------------------------------------------------------------------------
 
 
-def _channel_options(max_message_bytes: int, options: Sequence[tuple[str, Any]]) -> list[Any]:
+def _client_options(
+    max_message_bytes: int,
+    options: Sequence[tuple[str, Any]],
+    tls: ClientTls | None,
+    retry: RetryPolicy | None,
+) -> list[Any]:
     return [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
         *options,
+        *(tls.options() if tls else ()),
+        *(retry.channel_options() if retry else ()),
     ]
 
 
@@ -352,11 +357,15 @@ class Client:
         channel: grpc.Channel | None = None,
         token: str | None = None,
         tls: ClientTls | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
+        if channel is not None and retry is not None:
+            raise ValueError("retry configures the channel: pass options to your own channel")
         self.target = target
         self.timeout = timeout
+        self.retry = retry
         creds = channel_credentials(target, token=token, tls=tls)
-        opts = _channel_options(max_message_bytes, [*options, *(tls.options() if tls else ())])
+        opts = _client_options(max_message_bytes, options, tls, retry)
         self._channel = channel or (
             grpc.insecure_channel(target, options=opts)
             if creds is None
@@ -403,29 +412,24 @@ class Client:
         fail_on: FailOn = "fail",
         request_id: str | None = None,
         timeout: float | None = None,
-        retry: RetryPolicy | None = None,
         metadata: Sequence[tuple[str, str]] | None = None,
     ) -> Outcome:
         """Invoke ``pack``; the outcome on success, a typed exception on failure.
 
         ``input`` is a dict or JSON text/bytes. ``timeout`` is the call's deadline in
-        seconds, which the pack inherits. With ``retry`` the call is retried on
-        :class:`RetryableError` under one request id. ``metadata`` goes with the call, e.g.
+        seconds, which the pack inherits (and which covers every retry of a client made
+        with ``retry``, all under one request id). ``metadata`` goes with the call, e.g.
         correlation ids ``("x-correlation-task_id", "t-17")`` for the server's error events.
         """
         deadline = self._deadline(timeout)
-        rid = request_id or (uuid.uuid4().hex if retry is not None else None)
+        rid = request_id or (uuid.uuid4().hex if self.retry is not None else None)
         request = _request(pack, input, strict, fail_on, rid)
-
-        def once() -> Outcome:
-            try:
-                call_metadata = tuple(metadata) if metadata is not None else None
-                reply = self._stub.InvokePack(request, timeout=deadline, metadata=call_metadata)
-            except grpc.RpcError as exc:
-                raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
-            return _outcome(reply, self.target)
-
-        return once() if retry is None else call_with_retry(once, retry)
+        try:
+            call_metadata = tuple(metadata) if metadata is not None else None
+            reply = self._stub.InvokePack(request, timeout=deadline, metadata=call_metadata)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
+        return _outcome(reply, self.target)
 
     def health(self, service: str = "", *, timeout: float | None = 5.0) -> str:
         """The ``grpc.health.v1`` status name of ``service`` (``""`` = overall)."""
@@ -453,11 +457,13 @@ class AsyncClient:
         options: Sequence[tuple[str, Any]] = (),
         token: str | None = None,
         tls: ClientTls | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.target = target
         self.timeout = timeout
+        self.retry = retry
         creds = channel_credentials(target, token=token, tls=tls)
-        opts = _channel_options(max_message_bytes, [*options, *(tls.options() if tls else ())])
+        opts = _client_options(max_message_bytes, options, tls, retry)
         self._channel = (
             grpc.aio.insecure_channel(target, options=opts)
             if creds is None
@@ -504,19 +510,14 @@ class AsyncClient:
         fail_on: FailOn = "fail",
         request_id: str | None = None,
         timeout: float | None = None,
-        retry: RetryPolicy | None = None,
         metadata: Sequence[tuple[str, str]] | None = None,
     ) -> Outcome:
         """See :meth:`Client.invoke`."""
         deadline = self._deadline(timeout)
-        rid = request_id or (uuid.uuid4().hex if retry is not None else None)
+        rid = request_id or (uuid.uuid4().hex if self.retry is not None else None)
         request = _request(pack, input, strict, fail_on, rid)
-
-        async def once() -> Outcome:
-            try:
-                reply = await self._stub.InvokePack(request, timeout=deadline, metadata=metadata)
-            except grpc.RpcError as exc:
-                raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
-            return _outcome(reply, self.target)
-
-        return await (once() if retry is None else call_with_retry_async(once, retry))
+        try:
+            reply = await self._stub.InvokePack(request, timeout=deadline, metadata=metadata)
+        except grpc.RpcError as exc:
+            raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
+        return _outcome(reply, self.target)

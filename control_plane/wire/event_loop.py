@@ -5,7 +5,7 @@ per call than the standard library's selector loop; ``auto`` (the default) picks
 it is installed (it is a dependency on Linux and macOS) and the standard loop elsewhere.
 ``asyncio`` forces the standard loop, e.g. to rule the loop out when chasing a bug.
 
-Only the serving process is affected: in-process use (:meth:`Runtime.invoke_sync`, tests,
+Only the serving process is affected: in-process use (``runtime.invoker.invoke_sync``, tests,
 the author kit, whose loopback guard patches Python's ``socket`` module, which uvloop's
 transports do not go through) keeps whatever loop its caller runs.
 """

@@ -1,95 +1,53 @@
-"""Opt-in retries of retryable failures, honouring ``retry_after``.
+"""Retries by grpc itself: a service config whose retry policy covers ``InvokePack``.
 
-Retried: a pack's retryable code (:class:`RetryableError`) and a refusal whose reason is
-retryable (:class:`TransportError` with ``retryable``: ``overloaded``, ``unavailable`` --
-the control plane unreachable, or stopping and refusing a call it did not run). The same
-request id goes with every attempt, so a pack can tell a retry from a new call.
+The server marks every failure (``wire.status``): a retryable one carries its ``retry_after``
+as ``grpc-retry-pushback-ms`` (grpc waits exactly that), a permanent one sharing a retryable
+status carries ``-1`` (never retried). grpc resends the same request, so the same request id.
 """
 
 from __future__ import annotations
 
-import asyncio
-import math
-import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TypeVar
+import json
+from dataclasses import dataclass
+from typing import Any
 
-from control_plane.wire.call_errors import RetryableError, TransportError
+from control_plane.wire.status import service_config
 
-__all__ = ["Retried", "RetryPolicy", "call_with_retry", "call_with_retry_async"]
+__all__ = ["MAX_ATTEMPTS", "RetryPolicy"]
 
-T = TypeVar("T")
-#: What a policy retries (see the module docs).
-Retried = RetryableError | TransportError
+#: grpc's own ceiling on ``maxAttempts`` (a larger value is treated as this one).
+MAX_ATTEMPTS = 5
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """Opt-in retries of :class:`RetryableError` and of retryable refusals
-    (:class:`TransportError` whose ``retryable`` is true).
+    """Retries of retryable failures (``Client(target, retry=RetryPolicy())``).
 
-    Attempt ``n`` (from 0) waits ``max(min(backoff * multiplier**n, max_backoff),
-    retry_after)`` before the next try; ``attempts`` counts every try, the first included.
+    ``attempts`` counts every try, the first included (at most :data:`MAX_ATTEMPTS`).
+    Without a pushback, attempt ``n`` waits a random time up to
+    ``min(backoff * multiplier**n, max_backoff)`` (grpc's jittered backoff). The call's
+    deadline covers every attempt and every wait.
     """
 
     attempts: int = 3
     backoff: float = 0.2
     multiplier: float = 2.0
     max_backoff: float = 30.0
-    on_retry: Callable[[int, Retried, float], None] | None = field(default=None, compare=False)
 
-    def delay(self, attempt: int, error: Retried) -> float:
-        """Seconds to wait after failed attempt ``attempt`` (0-based)."""
-        try:
-            grown = self.backoff * self.multiplier**attempt if self.backoff > 0 else 0.0
-        except OverflowError:  # a long retry loop: 2.0**1024 is no float
-            grown = math.inf
-        backoff = min(grown, self.max_backoff)
-        # retry_after arrives bounded (``[0, MAX_RETRY_AFTER]``; see ``wire.status``).
-        return max(backoff, error.retry_after or 0.0)
+    def __post_init__(self) -> None:
+        if not 1 <= self.attempts <= MAX_ATTEMPTS:
+            raise ValueError(f"attempts must be 1..{MAX_ATTEMPTS} (grpc's ceiling)")
+        if not (self.backoff > 0 and self.max_backoff > 0 and self.multiplier > 0):
+            raise ValueError("backoff, max_backoff and multiplier must be positive")
 
-    def retries(self, error: Retried, attempt: int) -> bool:
-        """Whether failed attempt ``attempt`` (0-based) is followed by another."""
-        return attempt + 1 < self.attempts and (
-            isinstance(error, RetryableError) or error.retryable
+    def channel_options(self) -> list[tuple[str, Any]]:
+        """The channel options that make grpc retry ``InvokePack`` under this policy."""
+        if self.attempts == 1:
+            return [("grpc.enable_retries", 0)]
+        config = service_config(
+            max_attempts=self.attempts,
+            initial_backoff=self.backoff,
+            max_backoff=self.max_backoff,
+            backoff_multiplier=self.multiplier,
         )
-
-
-def call_with_retry(
-    fn: Callable[[], T], policy: RetryPolicy, *, sleep: Callable[[float], None] = time.sleep
-) -> T:
-    """Call ``fn`` until it succeeds, raises a non-retryable error, or attempts run out."""
-    attempt = 0
-    while True:
-        try:
-            return fn()
-        except (RetryableError, TransportError) as exc:
-            if not policy.retries(exc, attempt):
-                raise
-            wait = policy.delay(attempt, exc)
-            if policy.on_retry is not None:
-                policy.on_retry(attempt + 1, exc, wait)
-            sleep(wait)
-            attempt += 1
-
-
-async def call_with_retry_async(
-    fn: Callable[[], Awaitable[T]],
-    policy: RetryPolicy,
-    *,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> T:
-    """:func:`call_with_retry` for coroutines."""
-    attempt = 0
-    while True:
-        try:
-            return await fn()
-        except (RetryableError, TransportError) as exc:
-            if not policy.retries(exc, attempt):
-                raise
-            wait = policy.delay(attempt, exc)
-            if policy.on_retry is not None:
-                policy.on_retry(attempt + 1, exc, wait)
-            await sleep(wait)
-            attempt += 1
+        return [("grpc.enable_retries", 1), ("grpc.service_config", json.dumps(config))]

@@ -685,4 +685,5 @@ class Supervisor:
         return status
 
     def _log(self, text: str) -> None:
-        print(f"packctl: {text}", file=self._stderr, flush=True)
+        self._stderr.write(f"packctl: {text}\n")
+        self._stderr.flush()

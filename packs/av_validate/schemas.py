@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_plane import CodeDoc
+from control_plane import CodeDoc, error_schema
 
 __all__ = ["CODES", "INPUT_SCHEMA", "OUTPUT_SCHEMA", "VOCABULARY"]
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-#: The closed vocabulary, in documentation order.
-VOCABULARY = ["not_found", "unreadable_media", "dependency_missing", "timeout"]
-
-CODES: dict[str, CodeDoc] = {
+#: The one declaration of the codes, in documentation order (``None``: a baseline code,
+#: documented by the vocabulary); the output schema's enum is derived from it.
+CODES: dict[str, CodeDoc | None] = {
+    "not_found": None,
     "unreadable_media": CodeDoc(
         description=(
             "ffprobe (or ffmpeg, for loudness) could not read the file as audio/video: "
@@ -38,7 +38,9 @@ CODES: dict[str, CodeDoc] = {
             "CAPABILITY_PACKS_FFPROBE / CAPABILITY_PACKS_FFMPEG at the binaries."
         ),
     ),
+    "timeout": None,
 }
+VOCABULARY = list(CODES)
 
 _NUMBER_BAND: dict[str, Any] = {
     "type": "object",
@@ -239,13 +241,6 @@ OUTPUT_SCHEMA: dict[str, Any] = {
                 "true_peak_dbtp": _NULLABLE_NUMBER,
             },
         },
-        "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "properties": {
-                "code": {"enum": VOCABULARY},
-                "message": {"type": "string"},
-            },
-        },
+        "error": error_schema(CODES),
     },
 }

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from control_plane import CodeDoc
+from control_plane import CodeDoc, error_schema
 from packs.credentials import credential_schema
 
 __all__ = [
@@ -21,16 +20,6 @@ __all__ = [
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-LS_REMOTE_VOCABULARY = [
-    "auth_failed",
-    "not_found",
-    "rate_limited",
-    "timeout",
-    "network_error",
-    "dependency_missing",
-]
-CLONE_VOCABULARY = [*LS_REMOTE_VOCABULARY, "destination_unusable"]
-
 _DEPENDENCY_MISSING = CodeDoc(
     description=(
         "The git executable is not installed on the host running the pack (or "
@@ -40,9 +29,18 @@ _DEPENDENCY_MISSING = CodeDoc(
     recovery_hint="Ask the operator to install git (Debian package git) on the pack host.",
 )
 
-LS_REMOTE_CODES: dict[str, CodeDoc] = {"dependency_missing": _DEPENDENCY_MISSING}
-CLONE_CODES: dict[str, CodeDoc] = {
+#: The one declaration of each pack's codes, in order (``None``: a baseline code,
+#: documented by the vocabulary); the output schemas' enums are derived from them.
+LS_REMOTE_CODES: dict[str, CodeDoc | None] = {
+    "auth_failed": None,
+    "not_found": None,
+    "rate_limited": None,
+    "timeout": None,
+    "network_error": None,
     "dependency_missing": _DEPENDENCY_MISSING,
+}
+CLONE_CODES: dict[str, CodeDoc | None] = {
+    **LS_REMOTE_CODES,
     "destination_unusable": CodeDoc(
         description=(
             "dest exists and is not an empty directory, or git could not create or write "
@@ -52,6 +50,8 @@ CLONE_CODES: dict[str, CodeDoc] = {
         recovery_hint="Pass an empty or not-yet-existing directory as dest, or omit dest.",
     ),
 }
+LS_REMOTE_VOCABULARY = list(LS_REMOTE_CODES)
+CLONE_VOCABULARY = list(CLONE_CODES)
 
 _CREDENTIAL = credential_schema(
     "For http(s) remotes: sent as an HTTP header through git's environment, "
@@ -76,21 +76,9 @@ _TIMEOUT: dict[str, Any] = {
     "description": "Seconds for git (default 120); the call's deadline caps it.",
 }
 
-_ERROR: dict[str, Any] = {
-    "type": "object",
-    "required": ["code", "message"],
-    "properties": {
-        "code": {"enum": []},
-        "message": {"type": "string"},
-        "retry_after": {"type": "number", "minimum": 0},
-    },
-}
 
-
-def _error(vocabulary: list[str]) -> dict[str, Any]:
-    error = copy.deepcopy(_ERROR)
-    error["properties"]["code"]["enum"] = list(vocabulary)
-    return error
+def _error(codes: dict[str, CodeDoc | None]) -> dict[str, Any]:
+    return error_schema(codes, retry_after={"type": "number", "minimum": 0})
 
 
 LS_REMOTE_INPUT: dict[str, Any] = {
@@ -157,7 +145,7 @@ LS_REMOTE_OUTPUT: dict[str, Any] = {
             "stopped there, so memory stays bounded whatever the remote holds).",
         },
         "truncated": {"type": "boolean"},
-        "error": _error(LS_REMOTE_VOCABULARY),
+        "error": _error(LS_REMOTE_CODES),
     },
 }
 
@@ -210,6 +198,6 @@ CLONE_OUTPUT: dict[str, Any] = {
         },
         "ref": {"type": ["string", "null"], "description": "The ref asked for, if any."},
         "depth": {"type": "integer", "minimum": 1},
-        "error": _error(CLONE_VOCABULARY),
+        "error": _error(CLONE_CODES),
     },
 }

@@ -4,28 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_plane import CodeDoc
+from control_plane import CodeDoc, error_schema
 from packs.credentials import credential_schema
 
 __all__ = ["CODES", "INPUT_SCHEMA", "OUTPUT_SCHEMA", "VOCABULARY"]
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
-VOCABULARY = [
-    "auth_failed",
-    "not_found",
-    "rate_limited",
-    "timeout",
-    "network_error",
-    "schema_mismatch",
-    "too_large",
-    "too_many_redirects",
-    "http_error",
-    "invalid_json_schema",
-    "not_permitted",
-]
-
-CODES: dict[str, CodeDoc] = {
+#: The one declaration of the codes, in order: baseline codes (``None``: documented by the
+#: vocabulary), then the pack's own; the output schema's enum is derived from it.
+CODES: dict[str, CodeDoc | None] = {
+    "auth_failed": None,
+    "not_found": None,
+    "rate_limited": None,
+    "timeout": None,
+    "network_error": None,
+    "schema_mismatch": None,
     "too_large": CodeDoc(
         description=(
             "The response body is larger than max_bytes (by Content-Length or while "
@@ -76,6 +70,7 @@ CODES: dict[str, CodeDoc] = {
         ),
     ),
 }
+VOCABULARY = list(CODES)
 
 _CREDENTIAL = credential_schema(
     "Exactly one credential form; never echoed back, scrubbed from messages."
@@ -159,16 +154,11 @@ OUTPUT_SCHEMA: dict[str, Any] = {
             "items": {"type": "string"},
             "description": "URLs redirected through, in order.",
         },
-        "error": {
-            "type": "object",
-            "required": ["code", "message"],
-            "properties": {
-                "code": {"enum": VOCABULARY},
-                "message": {"type": "string"},
-                "retry_after": {"type": "number", "minimum": 0},
-                "partial": {"const": True},
-                "partial_result": {"type": "object"},
-            },
-        },
+        "error": error_schema(
+            CODES,
+            retry_after={"type": "number", "minimum": 0},
+            partial={"const": True},
+            partial_result={"type": "object"},
+        ),
     },
 }

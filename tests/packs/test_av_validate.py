@@ -24,10 +24,13 @@ import packs.av_validate as av
 from control_plane.core.errors import InvalidInput
 from control_plane.core.outcome import Outcome
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("ffprobe") is None or shutil.which("ffmpeg") is None,
-    reason="ffmpeg/ffprobe not installed",
-)
+pytestmark = [
+    pytest.mark.system,
+    pytest.mark.skipif(
+        shutil.which("ffprobe") is None or shutil.which("ffmpeg") is None,
+        reason="ffmpeg/ffprobe not installed",
+    ),
+]
 
 PACK = "av.validate"
 ROOT = Path(__file__).resolve().parents[2]

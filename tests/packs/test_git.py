@@ -50,6 +50,8 @@ from control_plane.core.outcome import Outcome
 from control_plane.core.reach import scratch_root
 from packs.git.cli import GIT_ENV
 
+pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
+
 LS = "git.ls_remote"
 CLONE = "git.clone"
 BASIC = {"basic": {"username": GIT_USER, "password": GIT_PASSWORD}}

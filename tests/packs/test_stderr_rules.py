@@ -159,6 +159,7 @@ def test_run_tool_timeout_kills_the_whole_process_group() -> None:
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.system  # finds git on PATH (docs/setup.md, Test tiers)
 def test_run_tool_and_resolve_binary_report_missing_dependency(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -68,7 +68,7 @@ class LocalBridgeBackend:
         fail_on: Literal["fail", "warn"],
         deadline: float | None,
     ) -> Outcome:
-        return await self.runtime.invoke(
+        return await self.runtime.invoker.invoke(
             name, doc, strict=strict, fail_on=fail_on, timeout=deadline
         )
 

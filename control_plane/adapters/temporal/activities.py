@@ -152,7 +152,7 @@ class PackActivities:
             call = decode_message(PackCall, call)
             request_id = call.request_id
             fail_on = check_call(call)
-            outcome = await self.runtime.invoke(
+            outcome = await self.runtime.invoker.invoke(
                 call.name,
                 call.input_json,
                 strict=call.strict,

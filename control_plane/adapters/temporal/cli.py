@@ -34,12 +34,12 @@ from control_plane.adapters.cli import (
     add_runtime_arguments,
     rejection_problem,
 )
+from control_plane.adapters.observability_cli import add_serve_arguments, observability_config
 from control_plane.adapters.reliability_cli import runtime_config
 from control_plane.core.errors import RequestRejected
 from control_plane.core.outcome import Outcome
 from control_plane.runtime.isolation import IsolationError
 from control_plane.runtime.mcp_source.config import McpConfigError
-from control_plane.runtime.observability import add_serve_arguments
 from control_plane.runtime.runtime import build_runtime
 
 __all__ = ["add_cli_commands"]
@@ -149,7 +149,7 @@ def _worker(args: argparse.Namespace) -> int:
     except (IsolationError, McpConfigError) as exc:
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    obs = runtime.observe(args)
+    obs = runtime.observe(observability_config(args))
     load = runtime.load
 
     def ready(worker: Any) -> None:

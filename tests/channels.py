@@ -4,7 +4,8 @@ A *channel* is a way a string gets out: to a caller (an outcome, a rejection, a 
 an operator (a log line, an event, the incident store), to another system (the MCP and
 Temporal bridges). Each has exactly one function through which its outgoing strings pass,
 and that function scrubs them (:func:`control_plane.core.redact.scrub`). Owners are named
-here as ``module:qualname`` strings, so this registry imports nothing above ``core``.
+here as ``module:qualname`` strings. It lives with the tests that hold the code to it (the
+runtime needs no list of its own channels).
 
 ``tests/test_redact_channel_registry.py`` walks the code for channels (log formatters, event
 sinks, every string field of every wire message, the bridges' renderers) and fails when one

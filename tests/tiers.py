@@ -1,0 +1,98 @@
+"""The two test tiers: the fast one needs nothing but this environment (docs/setup.md).
+
+A test is ``system`` when it starts a program from outside this virtualenv (git, ssh, curl,
+ffmpeg, node, buf, promtool, temporal, ...), a daemon, or is ``slow``. An audit hook sees
+every program the test process starts; a test not marked ``system`` that starts one fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Generator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Programs every POSIX system has; starting them does not make a test a system test.
+BASE_PROGRAMS = frozenset({"sh", "bash", "sleep", "true", "false", "cat", "env", "kill"})
+_VENV = Path(sys.prefix).resolve()
+_PYTHON = Path(sys.executable).resolve()
+
+_started: list[str] | None = None  # programs from outside the venv, while a fast test runs
+
+
+def outside_program(executable: object, env: object = None) -> str | None:
+    """The program ``executable`` names if it lies outside this environment, else None."""
+    if isinstance(executable, bytes):
+        executable = os.fsdecode(executable)
+    if not isinstance(executable, str | os.PathLike):
+        return None
+    name = os.fspath(executable)
+    if os.path.basename(name) in BASE_PROGRAMS:
+        return None
+    path = os.environ.get("PATH") if not isinstance(env, dict) else env.get("PATH")
+    found = name if os.sep in name else shutil.which(name, path=path)
+    if found is None:
+        return None  # a program that does not exist is not a dependency
+    unresolved = Path(os.path.abspath(found))
+    if unresolved.resolve() == _PYTHON or unresolved.is_relative_to(_VENV):
+        return None
+    return name
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _started is None:
+        return
+    if event == "subprocess.Popen":
+        program = outside_program(args[0], args[3])
+    elif event in ("os.posix_spawn", "os.exec"):
+        program = outside_program(args[0], args[2] if len(args) > 2 else None)
+    else:
+        return
+    if program is not None:
+        _started.append(program)
+
+
+sys.addaudithook(_audit)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # also in pyproject.toml; here for a session that does not read it (tests/test_tiers.py)
+    config.addinivalue_line("markers", "system: needs a program or daemon from outside the venv")
+    config.addinivalue_line("markers", "slow: long-running tests (soak, fuzz); also system")
+
+
+def pytest_collection_modifyitems(items: Sequence[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(pytest.mark.system)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _watched_call(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _watched_call(item))
+
+
+def _watched_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    global _started  # noqa: PLW0603 - the audit hook cannot take arguments
+    fast = item.get_closest_marker("system") is None
+    _started = [] if fast else None
+    try:
+        result = yield
+    finally:
+        started, _started = _started, None
+    if started:
+        pytest.fail(
+            f"{item.nodeid} started {sorted(set(started))}, programs from outside the venv: "
+            "mark it @pytest.mark.system (docs/setup.md, 'Test tiers')",
+            pytrace=False,
+        )
+    return result
