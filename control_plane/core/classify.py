@@ -251,12 +251,13 @@ class TypeRule:
     weak: bool = False
 
     def matches(self, mro: Sequence[tuple[str, str]]) -> bool:
-        """True if a class ``(module, name)`` of ``mro`` is the one this row names."""
+        """True if a class ``(module, name)`` of ``mro`` is the one this row names.
+
+        A top-level package named like the row's with a number after it is the same family
+        (``httpx2``/``httpcore2``, the forks the OpenAI and Anthropic SDKs ship, are httpx
+        and httpcore): the library is recognised by its structure, not its exact name."""
         package, _, name = self.type_name.rpartition(".")
-        return any(
-            cls_name == name and (module == package or module.startswith(package + "."))
-            for module, cls_name in mro
-        )
+        return any(cls_name == name and _same_package(module, package) for module, cls_name in mro)
 
     def classification(self, plugin: str) -> Classification:
         """This row's answer, with the rule id ``<plugin>:<type_name>``."""
@@ -266,6 +267,17 @@ class TypeRule:
             rule=f"{plugin}:{self.type_name}",
             weak=self.weak,
         )
+
+
+def _same_package(module: str, package: str) -> bool:
+    """``module`` is ``package`` or inside it, allowing a numbered fork of its top level."""
+    if module == package or module.startswith(package + "."):
+        return True
+    top, dot, rest = module.partition(".")
+    want_top = package.partition(".")[0]
+    if top == want_top or not top.startswith(want_top) or not top[len(want_top) :].isdigit():
+        return False
+    return _same_package(want_top + dot + rest, package)
 
 
 def _first_row(klass: type, rules: Sequence[TypeRule]) -> int:
@@ -488,6 +500,7 @@ GROUP_PRECEDENCE: tuple[str, ...] = (
     "internal_error",
     "dependency_missing",
     "auth_failed",
+    "quota_exhausted",
     "not_found",
     "schema_mismatch",
     "artifact_failed",

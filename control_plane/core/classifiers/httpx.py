@@ -1,4 +1,5 @@
-"""httpx and httpcore (also underneath many SDKs: OpenAI, Anthropic, ...).
+"""httpx and httpcore, and their numbered forks (``httpx2``, underneath the OpenAI and
+Anthropic SDKs).
 
 Transport errors are recognised by name (httpx is not imported). Connection-level
 errors are *weak*: the exception they wrap, when there is one, knows more (a rejected
@@ -12,11 +13,11 @@ from __future__ import annotations
 from control_plane.core.classify import Classification, TypeRule, match_type_rules
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["EXCEPTION_MODULES", "TYPES", "classify_exception"]
+__all__ = ["TYPES", "classify_exception"]
 
 PLUGIN = "httpx"
-#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
-EXCEPTION_MODULES = ("httpx", "httpcore")
+# No EXCEPTION_MODULES: the forks the LLM SDKs ship (``httpx2``, ``httpcore2``) are matched
+# too (:class:`~control_plane.core.classify.TypeRule`), whatever their exact name.
 
 _CONNECT = "could not connect to the HTTP server"
 _CUT = "the HTTP connection failed or was closed while the request or reply was in flight"
