@@ -247,6 +247,8 @@ TYPE_WORD_RULES: tuple[FactRule, ...] = (
             r"RemoteProtocolError",
             r"AutoReconnect",
             r"Disconnected",
+            r"Down(Error|Exception)$",
+            r"TryAgain",
         )
     ),
 )
@@ -264,6 +266,8 @@ PHRASE_RULES: tuple[FactRule, ...] = (
         r"invalid username-password pair",
         r"authentication failed",
         r"Access denied for user",
+        r"No authentication methods available",
+        r"not found in known_hosts",
     ),
     *_rows(
         "phrase",
@@ -304,6 +308,9 @@ PHRASE_RULES: tuple[FactRule, ...] = (
         r"no route to host",
         r"network is unreachable",
         r"error reading SSH protocol banner",
+        r"Is the server running",
+        # paramiko: the transport died before authentication (its reason stays in a thread)
+        r"No existing session",
     ),
 )
 

@@ -667,7 +667,7 @@ NPM_RULES: tuple[StderrRule, ...] = (
     rule(
         "npm_timeout",
         "timeout",
-        r"^npm (?:error|ERR!) (?:code|errno) (ETIMEDOUT|ESOCKETTIMEDOUT)",
+        r"^npm (?:error|ERR!) ((?:code|errno) (ETIMEDOUT|ESOCKETTIMEDOUT)|network timeout)",
         "the npm registry did not answer in time",
     ),
     rule(
@@ -814,7 +814,8 @@ _SSH_TABLE = ToolTable(
     SSH,
     marks=_marks(
         r"^(ssh: |kex_exchange_identification|ssh_exchange_identification|"
-        r"Host key verification failed|Connection (closed|reset) by )|"
+        r"Host key verification failed|Connection (closed|reset) by |"
+        r"Connection timed out during banner exchange)|"
         r"Permission denied \([a-z,\-]+\)"
     ),
 )
