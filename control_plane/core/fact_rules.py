@@ -333,12 +333,21 @@ def _search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
     return None
 
 
+def _wait(facts: Facts) -> float | None:
+    """The server's own delay for a throttled call: ``Retry-After``, else the reset."""
+    return facts.delay if facts.delay is not None else facts.reset
+
+
 def _verdict(row: FactRule, facts: Facts) -> Verdict:
+    code = row.code
+    if code == "network_error" and facts.delay is not None and not row.weak:
+        # "unavailable, come back in N s" (a 503 with Retry-After, wherever it is said)
+        code = "rate_limited"
     return Verdict(
-        code=row.code,
-        message=row.message,
+        code=code,
+        message=row.message if code == row.code else _THROTTLED,
         rule=f"facts:{row.kind}:{row.pattern}",
-        retry_after=facts.delay if row.code == "rate_limited" else None,
+        retry_after=_wait(facts) if code == "rate_limited" else None,
         weak=row.weak,
     )
 
@@ -358,7 +367,7 @@ def _status(facts: Facts) -> Verdict | None:
         code=code,
         message=f"downstream answered HTTP {status}",
         rule="http_status",
-        retry_after=facts.delay if code == "rate_limited" else None,
+        retry_after=_wait(facts) if code == "rate_limited" else None,
     )
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "Facts",
     "extract",
     "header_delay",
+    "header_reset",
     "parse_retry_after",
     "peek",
 ]
@@ -116,9 +117,7 @@ def peek(obj: Any, name: str) -> Any:
             except (TypeError, AttributeError, ValueError):
                 return None
         if isinstance(attr, property):
-            if inst is not None:
-                return dict.get(inst, name, dict.get(inst, "_" + name))
-            return None
+            return _backing(inst, klass, name)
         if inst is not None and name in inst:
             return dict.get(inst, name)
         if callable(attr) or hasattr(type(attr), "__get__"):
@@ -127,6 +126,20 @@ def peek(obj: Any, name: str) -> Any:
     if inst is not None:
         return dict.get(inst, name)
     return None
+
+
+def _backing(inst: dict[str, Any] | None, klass: type, name: str) -> Any:
+    """The field a property ``name`` of ``klass`` conventionally reads: ``_name``, or the
+    private ``__name`` (stored as ``_Class__name``)."""
+    if inst is None:
+        return None
+    if "_" + name in inst:
+        return dict.get(inst, "_" + name)
+    try:
+        owner = _TYPE_NAME.__get__(klass)
+    except (TypeError, AttributeError):
+        return None
+    return dict.get(inst, f"_{owner.lstrip('_')}__{name}")
 
 
 def _string(value: Any) -> str | None:
@@ -275,7 +288,8 @@ _DELAY_HEADERS = (
 
 
 def header_delay(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The delay (seconds) the headers ask for, or ``None``."""
+    """The delay (seconds) the headers ask for (``retry-after-ms``, ``Retry-After``), or
+    ``None``."""
     ms = headers.get("retry-after-ms")
     if ms is not None:
         try:
@@ -284,9 +298,13 @@ def header_delay(headers: Mapping[str, str], now: float | None = None) -> float 
             value = math.nan
         if math.isfinite(value):
             return max(0.0, value / 1000)
-    found = parse_retry_after(headers.get("retry-after"), now)
-    if found is not None:
-        return found
+    return parse_retry_after(headers.get("retry-after"), now)
+
+
+def header_reset(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds until a rate limit resets (``x-ratelimit-reset*``: ``1.5``, ``20ms``,
+    ``6m0s``, a Unix time), or ``None``. Sent on every reply by some APIs, so it is a
+    delay only for a reply that is throttled."""
     for name in _DELAY_HEADERS[2:]:
         value_text = headers.get(name)
         if value_text is not None:
@@ -302,8 +320,10 @@ class Facts:
 
     #: The HTTP status (100-599) found first: on the exception, then in what it holds.
     status: int | None = None
-    #: The delay asked for by headers next to the status (or anywhere reached), seconds.
+    #: The delay asked for by headers (``Retry-After``, ``retry-after-ms``), seconds.
     delay: float | None = None
+    #: Seconds until a rate limit resets (``x-ratelimit-reset*``), if sent.
+    reset: float | None = None
     #: Error-code strings (``NoSuchKey``, ``insufficient_quota``, ``rate_limit_error``).
     codes: tuple[str, ...] = ()
     #: The SQLSTATE (five characters), if any.
@@ -401,17 +421,17 @@ def _json(value: Any) -> Any:
 
 
 class _Gather:
-    __slots__ = ("codes", "delay", "errnos", "headers_seen", "nodes", "sqlstate", "status", "text")
+    __slots__ = ("codes", "delay", "errnos", "nodes", "reset", "sqlstate", "status", "text")
 
     def __init__(self) -> None:
         self.status: int | None = None
         self.delay: float | None = None
+        self.reset: float | None = None
         self.codes: list[str] = []
         self.sqlstate: str | None = None
         self.errnos: list[int] = []
         self.text: list[str] = []
         self.nodes = 0
-        self.headers_seen = False
 
     def visit(self, node: Any, depth: int, root: bool = False) -> None:
         if node is None or isinstance(node, bool | int | float) or depth > MAX_DEPTH:
@@ -447,14 +467,16 @@ class _Gather:
                 break
         if status is not None and self.status is None:
             self.status = status
-        if self.delay is None:
+        if self.delay is None or self.reset is None:
             for name in HEADER_FIELDS:
                 headers = peek(node, name)
-                if headers is not None:
-                    delay = header_delay(_header_map(headers))
-                    if delay is not None:
-                        self.delay = delay
-                        break
+                if headers is None:
+                    continue
+                found = _header_map(headers)
+                if self.delay is None:
+                    self.delay = header_delay(found)
+                if self.reset is None:
+                    self.reset = header_reset(found)
         for name in CODE_FIELDS:
             value = _string(peek(node, name))
             if value is not None and _CODE.match(value) and value not in self.codes:
@@ -513,6 +535,7 @@ def extract(exc: BaseException) -> Facts:
     return Facts(
         status=gather.status,
         delay=gather.delay,
+        reset=gather.reset,
         codes=tuple(gather.codes[:MAX_ITEMS]),
         sqlstate=gather.sqlstate,
         errnos=tuple(dict.fromkeys(gather.errnos[:MAX_ITEMS])),

@@ -1155,3 +1155,114 @@ case(
 def all_cases() -> list[Case]:
     """Every case, the held-out families included."""
     return list(CASES)
+
+
+# -- held out: written after the extractor was done (scored apart) ----------------------------
+
+
+def _mongo(
+    port: Callable[[SdkEndpoints], int], host: str = LOOPBACK, op: str = "find"
+) -> Callable[[SdkEndpoints], Any]:
+    def run(ep: SdkEndpoints) -> Any:
+        import pymongo
+
+        client: Any = pymongo.MongoClient(
+            host,
+            port(ep),
+            serverSelectionTimeoutMS=int(T * 1000),
+            connectTimeoutMS=int(T * 1000),
+            socketTimeoutMS=int(T * 1000),
+            directConnection=True,
+            retryReads=False,
+            retryWrites=False,
+        )
+        try:
+            collection = client["db"]["c"]
+            if op == "insert":
+                return collection.insert_one({"x": 1})
+            return collection.find_one({})
+        finally:
+            client.close()
+
+    return run
+
+
+for _name, _expect, _why, _run in (
+    ("refused", NET | TO, "nothing listens (server selection)", _mongo(lambda ep: ep.closed)),
+    ("silent", TO | NET, "the server never answers", _mongo(lambda ep: ep.silent)),
+    # every attempt is reset until server selection gives up: either code is honest
+    ("dropped", NET | TO, "closed at once (server selection)", _mongo(lambda ep: ep.close_now)),
+    ("dns", NET | TO, "host does not resolve", _mongo(lambda ep: 27017, UNRESOLVABLE_HOST)),
+    ("auth_failed", AUTH, "code 18 AuthenticationFailed", _mongo(lambda ep: ep.mongo["auth"])),
+    ("unauthorized", AUTH, "code 13 Unauthorized", _mongo(lambda ep: ep.mongo["unauthorized"])),
+    (
+        "unauthorized_insert",
+        AUTH,
+        "code 13 on a write",
+        _mongo(lambda ep: ep.mongo["unauthorized"], op="insert"),
+    ),
+    ("ns_not_found", NF, "code 26 NamespaceNotFound", _mongo(lambda ep: ep.mongo["ns_not_found"])),
+    ("max_time", TO, "code 50 MaxTimeMSExpired", _mongo(lambda ep: ep.mongo["exceeded_time"])),
+    ("shutdown", NET, "code 91 ShutdownInProgress", _mongo(lambda ep: ep.mongo["shutdown"])),
+    ("not_primary", NET, "code 10107 NotWritablePrimary", _mongo(lambda ep: ep.mongo["not_primary"])),
+    (
+        "host_unreachable",
+        NET,
+        "code 6 HostUnreachable",
+        _mongo(lambda ep: ep.mongo["host_unreachable"]),
+    ),
+):
+    case("pymongo", _name, _expect, _why, _run)
+
+
+def _google(name: str) -> Callable[[SdkEndpoints], Any]:
+    def run(ep: SdkEndpoints) -> Any:
+        import requests
+        from google.api_core import exceptions
+
+        response = requests.get(ep.url(name, "/v1/projects/p/things/t"), timeout=T * 4)
+        if response.status_code >= 400:
+            raise exceptions.from_http_response(response)
+        return response
+
+    return run
+
+
+def _gbody(code: int, status: str, reason: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": "failed", "status": status}
+    if reason is not None:
+        error["errors"] = [{"reason": reason, "domain": "global", "message": "failed"}]
+        error["details"] = [
+            {
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": reason,
+                "domain": "googleapis.com",
+            }
+        ]
+    return {"error": error}
+
+
+for _name, _status, _gstatus, _reason, _headers, _expect, _ra in (
+    ("401", 401, "UNAUTHENTICATED", "authError", {}, AUTH, None),
+    ("403", 403, "PERMISSION_DENIED", "forbidden", {}, AUTH, None),
+    ("403_disabled", 403, "PERMISSION_DENIED", "accessNotConfigured", {}, AUTH, None),
+    ("404", 404, "NOT_FOUND", "notFound", {}, NF, None),
+    ("429", 429, "RESOURCE_EXHAUSTED", "rateLimitExceeded", {"Retry-After": "13"}, RL, 13.0),
+    ("429_bare", 429, "RESOURCE_EXHAUSTED", None, {}, RL, None),
+    ("500", 500, "INTERNAL", "backendError", {}, NET, None),
+    ("502", 502, "UNAVAILABLE", None, {}, NET, None),
+    ("503", 503, "UNAVAILABLE", "backendError", {}, NET, None),
+    ("503_ra", 503, "UNAVAILABLE", None, {"Retry-After": "5"}, RL, 5.0),
+    ("504", 504, "DEADLINE_EXCEEDED", None, {}, TO, None),
+    ("408", 408, "DEADLINE_EXCEEDED", None, {}, TO, None),
+    ("410", 410, "NOT_FOUND", "deleted", {}, NF, None),
+):
+    _key = reply(f"g-{_name}", _status, _gbody(_status, _gstatus, _reason), _headers)
+    case(
+        "google-api-core",
+        f"http_{_name}",
+        _expect,
+        f"a Google API answers {_status} {_gstatus}",
+        _google(_key),
+        retry_after=_ra,
+    )

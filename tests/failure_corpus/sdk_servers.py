@@ -156,7 +156,8 @@ def _mongo_error(doc: dict[str, Any]) -> Any:
                     reply = struct.pack("<iqii", 0, 0, 0, 1) + payload
                     op = 1
                 else:  # OP_MSG
-                    command = bson.decode(body[5:])
+                    size = struct.unpack("<i", body[5:9])[0]  # the kind-0 section first
+                    command = bson.decode(body[5 : 5 + size])
                     name = next(iter(command), "").lower()
                     answer = hello if name in {"hello", "ismaster"} else doc
                     reply = struct.pack("<IB", 0, 0) + bson.encode(answer)
