@@ -1,4 +1,4 @@
-"""Classification of the libraries real packs call, failing for real (``tests/failure_corpus/sdk_*``).
+"""Classification of the libraries real packs call, failing for real (``failure_corpus/sdk_*``).
 
 OpenAI and Anthropic (their ``httpx2`` fork underneath), boto3 against a fake S3 and
 DynamoDB, psycopg 3 and SQLAlchemy against a temporary PostgreSQL, redis-py against a

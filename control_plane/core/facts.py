@@ -32,10 +32,17 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "CODE_FIELDS",
+    "DELAY_HEADERS",
+    "HEADER_FIELDS",
+    "LINK_FIELDS",
     "MAX_DEPTH",
     "MAX_ITEMS",
     "MAX_NODES",
     "MAX_STRING",
+    "MESSAGE_FIELDS",
+    "SQLSTATE_FIELDS",
+    "STATUS_FIELDS",
     "Facts",
     "extract",
     "header_delay",
@@ -59,7 +66,11 @@ _MISSING = object()
 _TYPE_DICT: Any = type.__dict__["__dict__"]
 _TYPE_MRO: Any = type.__dict__["__mro__"]
 _TYPE_NAME: Any = type.__dict__["__name__"]
-_SAFE_DESCRIPTORS = (type(BaseException.args), type(OSError.errno))  # getset, member (C)
+#: C-level data descriptors: a getset (``BaseException.args``) and a member (``OSError.errno``).
+_SAFE_DESCRIPTORS: tuple[type[Any], ...] = (
+    type(BaseException.__dict__["args"]),
+    type(OSError.__dict__["errno"]),
+)
 _SCALARS = (str, bytes, int, float, bool, type(None))
 
 
@@ -184,7 +195,7 @@ def _header_map(headers: Any, depth: int = 0) -> dict[str, str]:
     if isinstance(headers, Mapping):
         getter = _class_get(headers)
         if getter is not None:  # a C-level mapping (multidict): its get runs no Python code
-            for name in _DELAY_HEADERS:
+            for name in DELAY_HEADERS:
                 try:
                     value = getter(headers, name)
                 except (TypeError, KeyError, ValueError):
@@ -277,7 +288,7 @@ def _duration(text: str, now: float | None) -> float | None:
 
 #: Headers that state a delay, in the order they are believed: the precise millisecond
 #: form the LLM SDKs read first, the standard one, then the rate-limit reset family.
-_DELAY_HEADERS = (
+DELAY_HEADERS = (
     "retry-after-ms",
     "retry-after",
     "x-ratelimit-reset-after",
@@ -305,7 +316,7 @@ def header_reset(headers: Mapping[str, str], now: float | None = None) -> float 
     """Seconds until a rate limit resets (``x-ratelimit-reset*``: ``1.5``, ``20ms``,
     ``6m0s``, a Unix time), or ``None``. Sent on every reply by some APIs, so it is a
     delay only for a reply that is throttled."""
-    for name in _DELAY_HEADERS[2:]:
+    for name in DELAY_HEADERS[2:]:
         value_text = headers.get(name)
         if value_text is not None:
             delay = _duration(value_text, now)

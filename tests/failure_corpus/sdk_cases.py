@@ -454,9 +454,9 @@ def _pg_single(ep: SdkEndpoints) -> Any:
     import psycopg
 
     _pg_setup(ep)
-    with psycopg.connect(ep.pg.dsn(user="single", password="single-pw")):
-        with psycopg.connect(ep.pg.dsn(user="single", password="single-pw")):
-            pass
+    dsn = ep.pg.dsn(user="single", password="single-pw")
+    with psycopg.connect(dsn), psycopg.connect(dsn):
+        pass
 
 
 _PG: list[tuple[str, frozenset[str], str, Callable[[SdkEndpoints], Any]]] = [
@@ -616,7 +616,7 @@ def _aredis(
         finally:
             await client.aclose()
 
-    return lambda ep: run(ep)
+    return run
 
 
 _REDIS: list[tuple[str, frozenset[str], str, Callable[[SdkEndpoints], Any]]] = [
@@ -1204,7 +1204,12 @@ for _name, _expect, _why, _run in (
     ("ns_not_found", NF, "code 26 NamespaceNotFound", _mongo(lambda ep: ep.mongo["ns_not_found"])),
     ("max_time", TO, "code 50 MaxTimeMSExpired", _mongo(lambda ep: ep.mongo["exceeded_time"])),
     ("shutdown", NET, "code 91 ShutdownInProgress", _mongo(lambda ep: ep.mongo["shutdown"])),
-    ("not_primary", NET, "code 10107 NotWritablePrimary", _mongo(lambda ep: ep.mongo["not_primary"])),
+    (
+        "not_primary",
+        NET,
+        "code 10107 NotWritablePrimary",
+        _mongo(lambda ep: ep.mongo["not_primary"]),
+    ),
     (
         "host_unreachable",
         NET,

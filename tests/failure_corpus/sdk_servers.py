@@ -254,10 +254,10 @@ def postgres(root: Path) -> Iterator[Postgres]:
     )
     port = free_port()
     options = f"-p {port} -k {sock} -c listen_addresses={LOOPBACK} -c max_connections=20"
+    log = base / "log"
     subprocess.run(
         _as_owner(
-            [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(base / "log"), "-w"]
-            + ["start"]
+            [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w", "start"]
         ),
         check=True,
         capture_output=True,
@@ -287,9 +287,9 @@ def redis_server(root: Path) -> Iterator[int]:
         f"user default on >{REDIS_PASSWORD} ~* &* +@all\n"
         "user reader on >reader-pw ~* &* -@all +get +ping +hello +auth\n"
     )
+    argv = [binary, "--port", str(port), "--bind", LOOPBACK, "--save", ""]
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", LOOPBACK, "--save", "", "--appendonly", "no"]
-        + ["--aclfile", str(acl), "--dir", str(root), "--maxclients", "10000"],
+        [*argv, "--aclfile", str(acl), "--dir", str(root)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -375,8 +375,8 @@ class SdkEndpoints:
 #: Errors the fake RESP server answers (a Redis busy, loading, failing over).
 RESP_ERRORS = {
     "loading": b"-LOADING Redis is loading the dataset in memory",
-    "busy": b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSCRIPT.",
-    "masterdown": b"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+    "busy": b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN",
+    "masterdown": b"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is 'no'.",
     "tryagain": b"-TRYAGAIN Multiple keys request during rehashing of slot",
     "clusterdown": b"-CLUSTERDOWN The cluster is down",
     "noauth": b"-NOAUTH Authentication required.",
