@@ -1,7 +1,9 @@
 """httpx and httpcore, and their numbered forks (``httpx2``, underneath the OpenAI and
 Anthropic SDKs).
 
-Transport errors are recognised by name (httpx is not imported). Connection-level
+Transport errors are recognised by name (httpx is not imported); the timeouts
+(``ConnectTimeout``, ``ReadTimeout``, ``PoolTimeout``...) need no row: the words of their
+class names say it (``control_plane.core.fact_rules.TYPE_WORD_RULES``). Connection-level
 errors are *weak*: the exception they wrap, when there is one, knows more (a rejected
 certificate, a missing Unix socket). httpcore re-raises ``from None``, which cuts the
 cause chain, but keeps the original exception as ``args[0]``, which the chain walk
@@ -27,15 +29,6 @@ _LOCAL = "the HTTP request could not be made as written (client-side error)"
 
 def _rows(package: str) -> tuple[TypeRule, ...]:
     return (
-        TypeRule(f"{package}.ConnectTimeout", "timeout", "connecting to the HTTP server timed out"),
-        TypeRule(f"{package}.ReadTimeout", "timeout", "the HTTP server did not answer in time"),
-        TypeRule(f"{package}.WriteTimeout", "timeout", "sending the HTTP request timed out"),
-        TypeRule(
-            f"{package}.PoolTimeout",
-            "timeout",
-            "no HTTP connection became free in the pool in time",
-        ),
-        TypeRule(f"{package}.TimeoutException", "timeout", "the HTTP request timed out"),
         TypeRule(f"{package}.ProxyError", "network_error", "the HTTP proxy failed", weak=True),
         TypeRule(f"{package}.ConnectError", "network_error", _CONNECT, weak=True),
         TypeRule(f"{package}.ReadError", "network_error", _CUT, weak=True),
