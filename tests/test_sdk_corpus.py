@@ -22,6 +22,10 @@ from failure_corpus.sdk_servers import SdkEndpoints, start
 
 from control_plane.core.classify import classify
 
+#: The whole corpus is provoked once, in the first test's fixture (about three minutes:
+#: npm, pip and kubectl start slowly); the default per-test timeout would cut it short.
+pytestmark = pytest.mark.timeout(900)
+
 CASES = all_cases()
 FAMILIES = {
     "openai",

@@ -21,9 +21,10 @@ A ``rate_limited`` answer carries the delay the server asked for, when it sent o
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from control_plane.core.facts import Facts
 
@@ -46,6 +47,11 @@ __all__ = [
 QUOTA_CODE = "quota_exhausted"
 
 
+@functools.lru_cache(maxsize=1024)
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
+
+
 @dataclass(frozen=True, slots=True)
 class FactRule:
     """One row: ``pattern`` (a regex, matched case-insensitively) means ``code``.
@@ -59,10 +65,14 @@ class FactRule:
     code: str
     message: str
     weak: bool = False
+    regex: re.Pattern[str] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", _compile(self.pattern))
 
     def compiled(self) -> re.Pattern[str]:
-        """The pattern, compiled (cached by ``re``)."""
-        return re.compile(self.pattern, re.IGNORECASE | re.MULTILINE)
+        """The pattern, compiled (once, when the row is made)."""
+        return self.regex
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +120,8 @@ QUOTA_RULES: tuple[FactRule, ...] = (
         r"credit balance is too low",
     ),
 )
+
+_QUOTA_PHRASES = tuple(r for r in QUOTA_RULES if r.kind == "phrase")
 
 #: Error-code strings (matched whole): AWS ``Error.Code``, LLM ``error.type``/``error.code``,
 #: gRPC-style status names in JSON bodies.
@@ -316,6 +328,8 @@ PHRASE_RULES: tuple[FactRule, ...] = (
 
 
 def _match_code(rules: Sequence[FactRule], codes: Sequence[str]) -> FactRule | None:
+    if not codes:
+        return None
     for row in rules:
         if row.kind != "code":
             continue
@@ -325,12 +339,28 @@ def _match_code(rules: Sequence[FactRule], codes: Sequence[str]) -> FactRule | N
     return None
 
 
+@functools.lru_cache(maxsize=64)
+def _any_of(rules: tuple[FactRule, ...]) -> re.Pattern[str]:
+    """One regex matching where any row of ``rules`` matches (a quick first test)."""
+    return _compile("|".join(f"(?:{row.pattern})" for row in rules))
+
+
 def _search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
+    """The first row of ``rules`` found in one of ``texts``."""
+    quick = _any_of(rules if isinstance(rules, tuple) else tuple(rules))
+    if not any(quick.search(text) for text in texts):
+        return None
     for row in rules:
         pattern = row.compiled()
         if any(pattern.search(text) for text in texts):
             return row
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _named(type_names: tuple[str, ...]) -> FactRule | None:
+    """The :data:`TYPE_WORD_RULES` row of a class's names (cached: few classes fail)."""
+    return _search(TYPE_WORD_RULES, type_names)
 
 
 def _wait(facts: Facts) -> float | None:
@@ -385,7 +415,7 @@ def classify_data(facts: Facts) -> Verdict | None:
     """Steps 1-4: quota, error codes, HTTP status, SQLSTATE (the facts kept as data)."""
     quota = _match_code(QUOTA_RULES, facts.codes)
     if quota is None and facts.text:
-        quota = _search([r for r in QUOTA_RULES if r.kind == "phrase"], [facts.text])
+        quota = _search(_QUOTA_PHRASES, [facts.text])
     if quota is not None or facts.status == 402:
         row = quota or QUOTA_RULES[0]
         rule = f"facts:quota:{row.pattern}" if quota is not None else "http_status"
@@ -400,7 +430,7 @@ def classify_text(
     facts: Facts, errno_codes: Mapping[int, str], errno_ok: Callable[[], bool]
 ) -> Verdict | None:
     """Steps 5-7: class-name words (strong ones), errnos, phrases, then the weak words."""
-    named = _search(TYPE_WORD_RULES, facts.type_names)
+    named = _named(facts.type_names)
     if named is not None and named.code != "network_error":
         return _verdict(named, facts)
     if errno_ok():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import functools
 import json
 import math
 import re
@@ -90,19 +91,58 @@ def _class_dict(klass: type) -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
-def _instance_dict(obj: Any) -> dict[str, Any] | None:
-    for klass in _mro(type(obj)):
-        slot = _class_dict(klass).get("__dict__")
-        if slot is None:
-            continue
-        if not isinstance(slot, _SAFE_DESCRIPTORS):
-            return None  # a class that defines __dict__ itself: not read
-        try:
-            found = slot.__get__(obj, type(obj))
-        except (TypeError, AttributeError):
-            return None
-        return found if type(found) is dict else None
+@functools.lru_cache(maxsize=4096)
+def _dict_slot(klass: type) -> Any:
+    """The C-level ``__dict__`` descriptor instances of ``klass`` have, or ``None`` (none,
+    or a class that defines ``__dict__`` itself: not read). Cached per type."""
+    for k in _mro(klass):
+        slot = _class_dict(k).get("__dict__")
+        if slot is not None:
+            return slot if isinstance(slot, _SAFE_DESCRIPTORS) else None
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve(klass: type, name: str) -> tuple[str, Any, Any]:
+    """What ``name`` is on ``klass`` (cached per type): ``("slot", descriptor, owner)`` for
+    a C-level field, ``("property", None, owner)``, ``("code", None, owner)`` for a method
+    or another descriptor, ``("plain", value, owner)``, or ``("missing", None, None)``."""
+    for k in _mro(klass):
+        attr = _class_dict(k).get(name, _MISSING)
+        if attr is _MISSING:
+            continue
+        if isinstance(attr, _SAFE_DESCRIPTORS):
+            return "slot", attr, k
+        if isinstance(attr, property):
+            return "property", None, k
+        if callable(attr) or hasattr(type(attr), "__get__"):
+            return "code", None, k
+        return "plain", attr, k
+    return "missing", None, None
+
+
+def _lookup(klass: type, name: str) -> tuple[str, Any, Any]:
+    try:
+        return _resolve(klass, name)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return "missing", None, None
+
+
+def _instance_dict(obj: Any) -> dict[str, Any] | None:
+    kind: Any = type(obj)
+    try:
+        slot = _dict_slot(kind)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
+    if slot is None:
+        return None
+    try:
+        found = slot.__get__(obj, type(obj))
+    except (TypeError, AttributeError):
+        return None
+    return found if type(found) is dict else None
 
 
 def peek(obj: Any, name: str) -> Any:
@@ -117,26 +157,18 @@ def peek(obj: Any, name: str) -> Any:
             return None
     if isinstance(obj, _SCALARS):
         return None
+    kind, value, owner = _lookup(type(obj), name)
+    if kind == "slot":
+        try:
+            return value.__get__(obj, type(obj))
+        except (TypeError, AttributeError, ValueError):
+            return None
     inst = _instance_dict(obj)
-    for klass in _mro(type(obj)):
-        attr = _class_dict(klass).get(name, _MISSING)
-        if attr is _MISSING:
-            continue
-        if isinstance(attr, _SAFE_DESCRIPTORS):
-            try:
-                return attr.__get__(obj, type(obj))
-            except (TypeError, AttributeError, ValueError):
-                return None
-        if isinstance(attr, property):
-            return _backing(inst, klass, name)
-        if inst is not None and name in inst:
-            return dict.get(inst, name)
-        if callable(attr) or hasattr(type(attr), "__get__"):
-            return None  # a method or another descriptor: code, not data
-        return attr
-    if inst is not None:
+    if kind == "property":
+        return _backing(inst, owner, name)
+    if inst is not None and name in inst:
         return dict.get(inst, name)
-    return None
+    return value if kind == "plain" else None
 
 
 def _backing(inst: dict[str, Any] | None, klass: type, name: str) -> Any:
@@ -471,6 +503,20 @@ class _Gather:
             self.errnos.append(err)
 
     def holder(self, node: Any, depth: int) -> None:
+        if isinstance(node, dict):
+            present: frozenset[str] | set[str] = _ALL_FIELDS
+        else:
+            # Only the fields this object has (at class level or in its __dict__) are read.
+            inst = _instance_dict(node)
+            present = _class_fields(type(node))
+            if inst:
+                present = present | (_ALL_FIELDS & inst.keys())
+            if not present:
+                return
+
+        def peek(obj: Any, name: str) -> Any:
+            return _peek(obj, name) if name in present else None
+
         status: int | None = None
         for name in STATUS_FIELDS:
             status = _status(peek(node, name))
@@ -515,7 +561,43 @@ class _Gather:
                 self.visit(value, depth + 1)
 
 
+_ALL_FIELDS = frozenset(
+    (
+        *STATUS_FIELDS,
+        *HEADER_FIELDS,
+        *CODE_FIELDS,
+        *SQLSTATE_FIELDS,
+        *MESSAGE_FIELDS,
+        *LINK_FIELDS,
+    )
+)
+_peek = peek
+
+
+def _class_fields(klass: type) -> frozenset[str]:
+    """The fields of :data:`_ALL_FIELDS` that ``klass`` defines (cached per type)."""
+    try:
+        return _class_fields_of(klass)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return _ALL_FIELDS
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_fields_of(klass: type) -> frozenset[str]:
+    return frozenset(name for name in _ALL_FIELDS if _resolve(klass, name)[0] != "missing")
+
+
 def _type_names(klass: type) -> tuple[str, ...]:
+    try:
+        return _type_names_of(klass)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return ()
+
+
+@functools.lru_cache(maxsize=4096)
+def _type_names_of(klass: type) -> tuple[str, ...]:
     names = []
     for k in _mro(klass):
         module = _class_dict(k).get("__module__")
