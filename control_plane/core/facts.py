@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime
 import email.utils
 import functools
+import itertools
 import json
 import math
 import re
@@ -197,14 +198,22 @@ def _items(container: Any) -> Iterator[tuple[Any, Any]]:
     """Up to :data:`MAX_ITEMS` ``(key, value)`` pairs of a dict, or of a list of pairs."""
     if isinstance(container, dict):
         try:
-            pairs = list(dict.items(container))[:MAX_ITEMS]
+            pairs = list(itertools.islice(dict.items(container), MAX_ITEMS))
         except (TypeError, RuntimeError):
             return
         yield from pairs
     elif isinstance(container, list | tuple):
-        for item in list(container)[:MAX_ITEMS]:
+        for item in _head(container):
             if isinstance(item, list | tuple) and len(item) >= 2:
                 yield item[0], item[-1]
+
+
+def _head(seq: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
+    """The first :data:`MAX_ITEMS` items, by the builtin slice (no ``__iter__`` or
+    ``__getitem__`` of a subclass runs; no copy of the rest)."""
+    if isinstance(seq, list):
+        return list.__getitem__(seq, slice(0, MAX_ITEMS))
+    return tuple.__getitem__(seq, slice(0, MAX_ITEMS))
 
 
 #: Fields of a headers object (not a dict) that hold its entries as plain data: httpx's
@@ -488,7 +497,7 @@ class _Gather:
                 self.visit(parsed, depth + 1)
             return
         if isinstance(node, list | tuple):
-            for item in list(node)[:MAX_ITEMS]:
+            for item in _head(node):
                 self.visit(item, depth + 1)
             return
         if isinstance(node, BaseException) and not root:
