@@ -568,3 +568,193 @@ def test_a_forwarded_channel_handshake_failure_is_indistinguishable() -> None:
     assert "Tls handshake failed" in own.details()  # type: ignore[attr-defined]
     assert seen(forwarded) == seen(own)
     assert _code(own).code == _code(forwarded).code == "auth_failed"
+
+
+# -- facts: extraction is bounded and runs no code of the exception's (issue 36) -----------
+
+
+class _Hostile(Exception):
+    """An exception whose every computed attribute records that it ran, and blocks."""
+
+    touched: list[str] = []  # shared on purpose: what ran
+
+    @property
+    def response(self) -> Any:
+        _Hostile.touched.append("response")
+        raise RuntimeError("a property ran")
+
+    @property
+    def status_code(self) -> int:
+        _Hostile.touched.append("status_code")
+        return 429
+
+    def __getattr__(self, name: str) -> Any:
+        _Hostile.touched.append(f"getattr:{name}")
+        raise AttributeError(name)
+
+    def __str__(self) -> str:
+        _Hostile.touched.append("str")
+        raise RuntimeError("str ran")
+
+
+def test_extraction_runs_no_property_getattr_or_str_of_the_exception() -> None:
+    from control_plane.core.facts import extract
+
+    _Hostile.touched.clear()
+    facts = extract(_Hostile("boom"))
+    assert _Hostile.touched == []
+    assert facts.status is None and facts.text == "boom"
+
+
+def test_a_property_is_read_from_its_backing_field_not_called() -> None:
+    class Wrapped(Exception):
+        def __init__(self, response: Any) -> None:
+            super().__init__("failed")
+            self._response = response
+
+        @property
+        def response(self) -> Any:
+            raise AssertionError("the property must not run")
+
+    class Private(Exception):
+        def __init__(self, details: dict[str, Any]) -> None:
+            super().__init__("failed")
+            self.__details = details
+
+        @property
+        def details(self) -> Any:
+            raise AssertionError("the property must not run")
+
+    found = _code(Wrapped({"status": 404}))
+    assert found.code == "not_found"
+    assert _code(Private({"codeName": "AccessDenied"})).code == "auth_failed"
+
+
+def test_extraction_is_bounded_on_deep_wide_and_long_data() -> None:
+    from control_plane.core.facts import MAX_STRING, extract
+
+    deep: dict[str, Any] = {"error": {"code": "NoSuchKey"}}
+    for _ in range(10_000):
+        deep = {"error": deep}
+    wide = {"errors": [{"errno": 1}] * 1_000_000, "code": "x" * 10_000_000}
+    exc = ValueError("y" * 10_000_000)
+    exc.response = {"Error": wide, "body": deep}  # type: ignore[attr-defined]
+    facts = extract(exc)
+    assert len(facts.text) <= 2 * MAX_STRING
+    assert facts.codes == ()  # the deep code is beyond the bound; the huge one is no code
+
+
+class _Api(Exception):
+    def __init__(self, status: int, body: Any, headers: dict[str, str]) -> None:
+        super().__init__(f"Error code: {status}")
+        self.response = type("Response", (), {})()
+        self.response.status_code = status
+        self.response.headers = headers
+        self.body = body
+        self.status_code = status
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "headers", "code", "retry_after"),
+    [
+        # the server's own delay, wherever it is said
+        (429, {}, {"retry-after-ms": "7500"}, "rate_limited", 7.5),
+        (429, {}, {"x-ratelimit-reset-requests": "6m0s"}, "rate_limited", 360.0),
+        (503, {}, {"retry-after": "30"}, "rate_limited", 30.0),
+        # a reset header on an ordinary 503 is no delay asked for
+        (503, {}, {"x-ratelimit-reset-requests": "2s"}, "network_error", None),
+        # quota is not throttling: its own code, no retry_after
+        (429, {"error": {"code": "insufficient_quota"}}, {}, "quota_exhausted", None),
+        (
+            429,
+            {"error": {"type": "insufficient_quota"}},
+            {"retry-after": "1"},
+            "quota_exhausted",
+            None,
+        ),
+        (402, {"type": "error", "error": {"type": "billing_error"}}, {}, "quota_exhausted", None),
+        # error codes in the body say more than the status
+        (400, {"Error": {"Code": "ExpiredToken"}}, {}, "auth_failed", None),
+        (503, {"Error": {"Code": "SlowDown"}}, {}, "rate_limited", DEFAULT_RETRY_AFTER),
+        (400, b'{"__type": "ThrottlingException"}', {}, "rate_limited", DEFAULT_RETRY_AFTER),
+    ],
+)
+def test_facts_kept_on_the_response_and_body_classify(
+    status: int, body: Any, headers: dict[str, str], code: str, retry_after: float | None
+) -> None:
+    found = _code(_Api(status, body, headers))
+    assert (found.code, found.retry_after) == (code, retry_after)
+
+
+def test_botocore_style_nested_status_and_sqlstate_classes() -> None:
+    exc = RuntimeError("An error occurred (Weird) when calling GetObject")
+    exc.response = {  # type: ignore[attr-defined]
+        "Error": {"Code": "Weird"},
+        "ResponseMetadata": {"HTTPStatusCode": 404, "HTTPHeaders": {}},
+    }
+    assert _code(exc).code == "not_found"
+
+    class QueryCanceled(Exception):
+        sqlstate = "57014"
+
+    class Privilege(Exception):
+        pgcode = "42501"
+
+    class AdminShutdown(Exception):
+        sqlstate = "57P01"
+
+    assert _code(QueryCanceled("canceling statement")).code == "timeout"
+    assert _code(Privilege("permission denied")).code == "auth_failed"
+    assert _code(AdminShutdown("terminating")).code == "network_error"
+
+
+def test_errnos_held_in_containers_classify() -> None:
+    class NoValidConnections(OSError):
+        def __init__(self, errors: dict[Any, BaseException]) -> None:
+            super().__init__(None, "Unable to connect")
+            self.errors = errors
+
+    exc = NoValidConnections({("127.0.0.1", 22): ConnectionRefusedError(errno.ECONNREFUSED, "x")})
+    assert _code(exc).code == "network_error"
+
+
+def test_a_numbered_fork_of_a_known_family_matches_its_rows() -> None:
+    fork = type("LocalProtocolError", (Exception,), {"__module__": "httpx2._exceptions"})
+    found = _code(fork("bad request line"))
+    assert (found.code, found.rule) == ("internal_error", "httpx:httpx.LocalProtocolError")
+    other = type("LocalProtocolError", (Exception,), {"__module__": "httpxy._exceptions"})
+    assert classify(other("x"), PLUGINS) is None
+
+
+def test_an_undeclared_quota_exhausted_falls_back_to_auth_failed_never_rate_limited() -> None:
+    from runtime_support import invoker_for
+    from runtime_support import output_schema as schema
+
+    from control_plane.core.pack import CodeDoc, Pack
+
+    def handler(doc: dict[str, Any], ctx: Any) -> Any:
+        raise _Api(429, {"error": {"code": "insufficient_quota"}}, {})
+
+    for declared, expected in (
+        (("rate_limited", "auth_failed"), "auth_failed"),
+        (("rate_limited", "quota_exhausted"), "quota_exhausted"),
+        (("rate_limited",), "internal_error"),
+    ):
+        pack = Pack(
+            name="quota.pack",
+            version="1.0.0",
+            summary="A pack.",
+            input_schema={"type": "object"},
+            output_schema=schema(declared),
+            handler=handler,
+            codes={
+                code: CodeDoc("credit exhausted", recovery_hint="add credit")
+                for code in declared
+                if code == "quota_exhausted"
+            },
+        )
+        with invoker_for(pack, max_workers=1) as invoker:
+            outcome = invoker.invoke_sync("quota.pack", b"{}")
+            assert outcome.code == expected, declared
+            assert outcome.error is not None and outcome.error.retry_after is None
+            assert invoker.contract_violations["quota.pack"] == 0

@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 import pytest
+from failure_corpus.score import classifiers
 from runtime_support import make_pack, plugin
 
 from control_plane.core.classify import classify
@@ -197,3 +198,59 @@ def test_built_in_classifiers_survive_hostile_exceptions(module: str, name: str)
     found = classify(_hostile(module, name), classifiers)
     # never a crash; a name-only match (httpx) may still answer from the type alone
     assert found is None or found.code in {"network_error", "internal_error"}
+
+
+# -- tables chosen by content (issue 36) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "stderr", "code"),
+    [
+        # ssh's own lines inside scp's and rsync's stderr (captured from OpenSSH 9)
+        (
+            ["scp", "-P", "2222", "root@127.0.0.1:/etc/hostname", "out"],
+            "ssh: connect to host 127.0.0.1 port 2222: Connection refused\r\n"
+            "scp: Connection closed\n",
+            "network_error",
+        ),
+        (
+            ["rsync", "-e", "ssh -p 2222", "root@127.0.0.1:/x", "out"],
+            "root@127.0.0.1: Permission denied (publickey).\r\n"
+            "rsync: connection unexpectedly closed (0 bytes received so far) [Receiver]\n",
+            "auth_failed",
+        ),
+        (
+            ["scp", "a", "b"],
+            "Connection timed out during banner exchange\nscp: Connection closed\n",
+            "timeout",
+        ),
+        # a wrapper script printing another tool's lines
+        (
+            ["./deploy.sh"],
+            "npm error code E429\nnpm error 429 Too Many Requests - GET x\n",
+            "rate_limited",
+        ),
+        (
+            ["make", "push"],
+            "Error response from daemon: No such container: web\nmake: *** [push] Error 1\n",
+            "not_found",
+        ),
+        (
+            ["bash", "run.sh"],
+            "Error from server (Forbidden): pods is forbidden: User cannot list resource\n",
+            "auth_failed",
+        ),
+    ],
+)
+def test_a_table_is_also_chosen_by_the_lines_a_tool_prints(
+    argv: list[str], stderr: str, code: str
+) -> None:
+    exc = subprocess.CalledProcessError(1, argv, output=b"", stderr=stderr.encode())
+    found = classify(exc, classifiers())
+    assert found is not None and found.code == code
+
+
+def test_the_new_tool_tables_are_picked_by_name() -> None:
+    for name in ("docker", "kubectl", "psql", "npm", "pip"):
+        table = table_for([name, "x"])
+        assert table is not None and table.name == name

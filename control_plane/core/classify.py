@@ -11,12 +11,15 @@ first that classifies:
    built-in ones (``control_plane/core/classifiers/``: grpc, httpx, requests, aiohttp,
    websockets, tls, smtp, ftp, imap, pop, xmlrpc, sqlite, subprocess, gitpython, sockets)
    are plugins like any other.
-3. an HTTP status carried by the exception (``status_code``, ``status``, ``code``,
-   ``errcode``, or the same on ``.response``) -> :data:`HTTP_STATUS_CODES` (any other 5xx ->
-   :data:`HTTP_5XX_CODE`), with ``Retry-After`` parsed.
+3. the facts the exception keeps as data (:func:`~control_plane.core.facts.extract`: an
+   HTTP status on it or its ``response``, error-code strings, a SQLSTATE, with the delay
+   its headers ask for) -> :func:`~control_plane.core.fact_rules.classify_data` (quota,
+   error codes, :data:`HTTP_STATUS_CODES`, SQLSTATE classes).
 4. the exception's type -> :data:`TYPE_CODES` (most specific class first).
 5. its ``errno`` -> :data:`ERRNO_CODES` (not for ``ssl.SSLError``, whose ``errno`` is an
    OpenSSL error number).
+6. the rest of its facts -> :func:`~control_plane.core.fact_rules.classify_text` (words of
+   its class names, errnos held in containers, well-known phrases of its text).
 
 A classification may be **weak** (``weak=True``): a generic wrapper such as
 ``httpx.ConnectError`` knows it is "some connection failure" but the exception it wraps
@@ -46,8 +49,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import datetime
-import email.utils
 import errno
 import functools
 import http.client
@@ -55,7 +56,6 @@ import math
 import socket
 import ssl
 import subprocess
-import time
 import urllib.error
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -63,6 +63,14 @@ from typing import Any
 
 from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
+from control_plane.core.fact_rules import (
+    STATUS_5XX_CODE,
+    STATUS_CODES,
+    Verdict,
+    classify_data,
+    classify_text,
+)
+from control_plane.core.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane.core.redact import scrub
 
 __all__ = [
@@ -79,6 +87,7 @@ __all__ = [
     "class_names",
     "classify",
     "exception_text",
+    "header_delay",
     "http_status_code",
     "iter_chain",
     "match_type_rules",
@@ -139,31 +148,12 @@ class ClassifiedError(Exception):
         self.classification = classification
 
 
-#: HTTP status -> baseline code. 429 and 503-with-Retry-After become ``rate_limited``.
-HTTP_STATUS_CODES: Mapping[int, str] = {
-    401: "auth_failed",
-    403: "auth_failed",
-    407: "auth_failed",
-    404: "not_found",
-    410: "not_found",
-    408: "timeout",
-    504: "timeout",
-    429: "rate_limited",
-    500: "network_error",
-    # Permanent: the server will never support this method or protocol version.
-    501: "internal_error",
-    502: "network_error",
-    503: "network_error",
-    505: "internal_error",
-    # Loop detected / not extended: a server configuration error, retrying cannot help.
-    508: "internal_error",
-    510: "internal_error",
-    # Network Authentication Required (a captive portal or proxy wants a login).
-    511: "auth_failed",
-}
+#: HTTP status -> code (:data:`control_plane.core.fact_rules.STATUS_CODES`). 429 and
+#: 503-with-a-delay become ``rate_limited``; 402 is ``quota_exhausted``.
+HTTP_STATUS_CODES: Mapping[int, str] = STATUS_CODES
 
 #: The code of a 5xx status :data:`HTTP_STATUS_CODES` does not list.
-HTTP_5XX_CODE = "network_error"
+HTTP_5XX_CODE = STATUS_5XX_CODE
 
 #: Exception type -> baseline code; subclasses match, the first matching entry wins.
 TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
@@ -261,12 +251,13 @@ class TypeRule:
     weak: bool = False
 
     def matches(self, mro: Sequence[tuple[str, str]]) -> bool:
-        """True if a class ``(module, name)`` of ``mro`` is the one this row names."""
+        """True if a class ``(module, name)`` of ``mro`` is the one this row names.
+
+        A top-level package named like the row's with a number after it is the same family
+        (``httpx2``/``httpcore2``, the forks the OpenAI and Anthropic SDKs ship, are httpx
+        and httpcore): the library is recognised by its structure, not its exact name."""
         package, _, name = self.type_name.rpartition(".")
-        return any(
-            cls_name == name and (module == package or module.startswith(package + "."))
-            for module, cls_name in mro
-        )
+        return any(cls_name == name and _same_package(module, package) for module, cls_name in mro)
 
     def classification(self, plugin: str) -> Classification:
         """This row's answer, with the rule id ``<plugin>:<type_name>``."""
@@ -276,6 +267,17 @@ class TypeRule:
             rule=f"{plugin}:{self.type_name}",
             weak=self.weak,
         )
+
+
+def _same_package(module: str, package: str) -> bool:
+    """``module`` is ``package`` or inside it, allowing a numbered fork of its top level."""
+    if module == package or module.startswith(package + "."):
+        return True
+    top, dot, rest = module.partition(".")
+    want_top = package.partition(".")[0]
+    if top == want_top or not top.startswith(want_top) or not top[len(want_top) :].isdigit():
+        return False
+    return _same_package(want_top + dot + rest, package)
 
 
 def _first_row(klass: type, rules: Sequence[TypeRule]) -> int:
@@ -352,74 +354,24 @@ def _text(exc: BaseException) -> str:
     return text if type(text) is str and len(text) <= MAX_TEXT else safe_text(text)
 
 
-def parse_retry_after(value: Any, now: float | None = None) -> float | None:
-    """Seconds from a ``Retry-After`` value: delta-seconds or an HTTP-date; None if neither.
-
-    Negative values and dates in the past give ``0.0``; non-finite numbers give None.
-    """
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        try:
-            seconds = float(value)
-        except OverflowError:
-            return None
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    if isinstance(value, bytes):
-        value = value.decode("latin-1")
-    text = str(value).strip()
-    if not text:
-        return None
-    try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None:
-        return None
-    if when.tzinfo is None:  # "-0000": HTTP-dates are always GMT
-        when = when.replace(tzinfo=datetime.UTC)
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
-
-
-def _header(headers: Any, name: str) -> Any:
-    if headers is None:
-        return None
-    getter = _attr(headers, "get")
-    if not callable(getter):
-        return None
-    try:
-        value = getter(name)
-        if value is None:
-            value = getter(name.lower())
-    # Hostile input: a third-party headers object may raise anything.
-    except Exception:  # noqa: BLE001
-        return None
-    return value
-
-
 def http_status_code(exc: BaseException) -> tuple[int, Any] | None:
-    """``(status, headers)`` carried by an HTTP-like exception, if any."""
+    """``(status, delay)`` carried by an HTTP-like exception, wherever it keeps them
+    (:func:`~control_plane.core.facts.extract`); ``delay`` is the seconds its headers ask
+    for, or ``None``."""
     if isinstance(exc, SystemExit):  # its ``code`` is an exit status
         return None
-    holders: list[Any] = [exc, _attr(exc, "response")]
-    for holder in holders:
-        if holder is None:
-            continue
-        for attr in ("status_code", "status", "code", "http_status", "errcode"):
-            value = _attr(holder, attr)
-            if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
-                headers = _attr(holder, "headers")
-                if headers is None:
-                    headers = _attr(exc, "headers")
-                return value, headers
-    return None
+    facts = extract(exc)
+    return (facts.status, facts.delay) if facts.status is not None else None
+
+
+def _from_verdict(verdict: Verdict) -> Classification:
+    return Classification(
+        code=verdict.code,
+        message=verdict.message,
+        retry_after=verdict.retry_after,  # rate_limited without one: the default
+        rule=verdict.rule,
+        weak=verdict.weak,
+    )
 
 
 def _short(exc: BaseException) -> str:
@@ -453,30 +405,28 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
             weak = weak or result
     if weak is not None:
         return weak
-    http = http_status_code(exc)
-    if http is not None:
-        status, headers = http
-        retry_after = parse_retry_after(_header(headers, "Retry-After"))
-        code = HTTP_STATUS_CODES.get(status)
-        if code is None and 500 <= status <= 599:
-            code = HTTP_5XX_CODE
-        if status == 503 and retry_after is not None:
-            code = "rate_limited"
-        if code is not None:
-            return Classification(
-                code=code,
-                message=f"downstream answered HTTP {status}",
-                # Retry-After wins; rate_limited without one gets the default.
-                retry_after=retry_after if code == "rate_limited" else None,
-                rule="http_status",
-            )
+    # Only failures reach here: the facts are extracted once, on the error path.
+    facts = _facts(exc)
+    if facts is not None:
+        data = classify_data(facts)
+        if data is not None:
+            return _from_verdict(data)
     for exc_type, code in TYPE_CODES:
         if isinstance(exc, exc_type):
             return Classification(code=code, message=_short(exc), rule="type")
     err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
     if isinstance(err, int) and err in ERRNO_CODES:
         return Classification(code=ERRNO_CODES[err], message=_short(exc), rule="errno")
-    return None
+    if facts is None:
+        return None
+    # An ssl.SSLError's errno is an OpenSSL error number, not an OS one.
+    text = classify_text(facts, ERRNO_CODES, lambda: not isinstance(exc, ssl.SSLError))
+    return _from_verdict(text) if text is not None else None
+
+
+def _facts(exc: BaseException) -> Facts | None:
+    """The facts of ``exc`` (``None`` for ``SystemExit``, whose ``code`` is an exit status)."""
+    return None if isinstance(exc, SystemExit) else extract(exc)
 
 
 #: Exception types that mean a bug in the code that raised them, never a condition of the
@@ -550,6 +500,7 @@ GROUP_PRECEDENCE: tuple[str, ...] = (
     "internal_error",
     "dependency_missing",
     "auth_failed",
+    "quota_exhausted",
     "not_found",
     "schema_mismatch",
     "artifact_failed",

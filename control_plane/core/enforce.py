@@ -9,9 +9,10 @@ The mapping is a table walk, deterministic and documented:
 
 An undeclared *pack-specific* code (not baseline, not in the vocabulary) is a contract
 violation: it becomes ``internal_error``, is recorded as an incident and counted per pack.
-A well-known pack code (``dependency_missing``, ``schemas/vocabulary.json``) that the pack
-does not declare is not a violation: classification produced it on the pack's behalf, and
-it becomes ``internal_error`` like any other code the pack does not declare.
+A well-known pack code (``dependency_missing``, ``quota_exhausted``,
+``schemas/vocabulary.json``) that the pack does not declare is not a violation:
+classification produced it on the pack's behalf, and it becomes its documented ``fallback``
+(``quota_exhausted`` -> ``auth_failed``) or, without one, ``internal_error``.
 """
 
 from __future__ import annotations
@@ -83,7 +84,11 @@ def nearest_code(loaded: LoadedPack, code: str) -> str:
         if absorbing is not None:
             return absorbing
         info = BASELINE.get(current)
-        current = info.fallback if info is not None else None
+        if info is not None:
+            current = info.fallback
+        else:  # a well-known pack code's fallback (quota_exhausted -> auth_failed)
+            fallback = WELL_KNOWN_PACK_CODES.get(current, {}).get("fallback")
+            current = fallback if isinstance(fallback, str) else None
     return INTERNAL_ERROR
 
 

@@ -16,7 +16,9 @@ specific rules come first.
   :data:`FFMPEG_RULES` and :data:`TLS_RULES` likewise, from the live failure corpus
   (``tests/corpus``).
 * :class:`ToolTable`, :data:`TOOL_TABLES`, :func:`table_for` -- one tool's stderr rules
-  and documented exit statuses, picked by the tool name in ``argv``.
+  and documented exit statuses, picked by the tool name in ``argv``; :func:`classify_tool`
+  also tries the tables whose lines appear in the stderr (:data:`CONTENT_TABLES`: ssh's
+  lines inside scp, rsync or git; docker, kubectl, psql, npm, pip).
 * :func:`run_tool` -- run a command with a timeout, kill its whole process group when
   the time is up (``timeout``), report a missing binary as ``dependency_missing``; with
   ``check=True`` raise the classified error of a failed run.
@@ -46,6 +48,7 @@ from control_plane.core.errors import PackError
 from control_plane.core.redact import scrub_tail
 
 __all__ = [
+    "CONTENT_TABLES",
     "CURL",
     "CURL_EXITS",
     "CURL_RULES",
@@ -66,11 +69,13 @@ __all__ = [
     "ToolFailed",
     "ToolRun",
     "ToolTable",
+    "classify_tool",
     "http_status_rules",
     "resolve_binary",
     "rule",
     "run_tool",
     "table_for",
+    "tables_for",
     "tool_name",
 ]
 
@@ -541,6 +546,165 @@ FFMPEG_RULES: tuple[StderrRule, ...] = (
 )
 
 
+#: Docker CLI messages (the daemon's answers are relayed as "Error response from daemon").
+DOCKER_RULES: tuple[StderrRule, ...] = (
+    *TLS_RULES,
+    rule(
+        "docker_no_daemon",
+        "network_error",
+        r"Cannot connect to the Docker daemon|error during connect",
+        "the Docker daemon is not reachable (not running, or the wrong DOCKER_HOST)",
+    ),
+    rule(
+        "docker_denied",
+        "auth_failed",
+        r"pull access denied|unauthorized: |denied: requested access|"
+        r"permission denied while trying to connect to the Docker daemon",
+        "the registry or the Docker daemon refused access",
+    ),
+    rule(
+        "docker_rate",
+        "rate_limited",
+        r"toomanyrequests|You have reached your pull rate limit",
+        "the registry is rate limiting pulls",
+    ),
+    rule(
+        "docker_not_found",
+        "not_found",
+        r"No such (image|container|volume|network|object)|manifest unknown|"
+        r"manifest for \S+ not found|repository does not exist",
+        "the image, container or object does not exist",
+    ),
+)
+
+#: kubectl messages (the API server's Status reason in parentheses).
+KUBECTL_RULES: tuple[StderrRule, ...] = (
+    *TLS_RULES,
+    rule(
+        "kubectl_login",
+        "auth_failed",
+        r"You must be logged in to the server|Error from server \((Unauthorized|Forbidden)\)",
+        "the Kubernetes API server refused the credentials or the request",
+    ),
+    rule(
+        "kubectl_not_found",
+        "not_found",
+        r"Error from server \(NotFound\)",
+        "the Kubernetes object or resource does not exist",
+    ),
+    rule(
+        "kubectl_rate",
+        "rate_limited",
+        r"Error from server \(TooManyRequests\)",
+        "the Kubernetes API server is throttling requests",
+    ),
+    rule(
+        "kubectl_timeout",
+        "timeout",
+        r"Error from server \((Timeout|ServerTimeout)\)|i/o timeout|context deadline exceeded",
+        "the Kubernetes API server did not answer in time",
+    ),
+    rule(
+        "kubectl_refused",
+        "network_error",
+        r"The connection to the server .* was refused|"
+        r"Error from server \((InternalError|ServiceUnavailable)\)|no such host",
+        "the Kubernetes API server is not reachable or failed",
+    ),
+)
+
+#: psql (libpq) messages.
+PSQL_RULES: tuple[StderrRule, ...] = (
+    *TLS_RULES,
+    rule(
+        "psql_auth",
+        "auth_failed",
+        r"password authentication failed|no pg_hba\.conf entry|"
+        r'role "[^"\n]*" does not exist|fe_sendauth: no password supplied|'
+        r"permission denied for",
+        "PostgreSQL refused the credentials or the privilege",
+    ),
+    rule(
+        "psql_no_database",
+        "not_found",
+        r'database "[^"\n]*" does not exist|relation "[^"\n]*" does not exist',
+        "the database or table does not exist",
+    ),
+    rule(
+        "psql_busy",
+        "network_error",
+        r"too many clients already|too many connections|"
+        r"the database system is (starting up|shutting down)",
+        "the PostgreSQL server is busy, starting or stopping",
+    ),
+    rule(
+        "psql_timeout",
+        "timeout",
+        r"canceling statement due to statement timeout|timeout expired",
+        "the PostgreSQL statement or connection timed out",
+    ),
+    rule(
+        "psql_refused",
+        "network_error",
+        r"Connection refused|could not translate host name|"
+        r"server closed the connection unexpectedly|No such file or directory\s+"
+        r"Is the server running",
+        "the PostgreSQL server is not reachable",
+    ),
+)
+
+#: npm messages (``npm error code E401``; older npm prints ``npm ERR!``).
+NPM_RULES: tuple[StderrRule, ...] = (
+    *TLS_RULES,
+    *http_status_rules("npm", r"^npm (?:error|ERR!) (?:code E)?{status}\b"),
+    rule(
+        "npm_network",
+        "network_error",
+        r"^npm (?:error|ERR!) (?:code|errno) (ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|"
+        r"EHOSTUNREACH|ENETUNREACH)",
+        "the npm registry is not reachable",
+    ),
+    rule(
+        "npm_timeout",
+        "timeout",
+        r"^npm (?:error|ERR!) ((?:code|errno) (ETIMEDOUT|ESOCKETTIMEDOUT)|network timeout)",
+        "the npm registry did not answer in time",
+    ),
+    rule(
+        "npm_no_version",
+        "not_found",
+        r"^npm (?:error|ERR!) code ETARGET",
+        "no version of the package matches",
+    ),
+)
+
+#: pip messages.
+PIP_RULES: tuple[StderrRule, ...] = (
+    *TLS_RULES,
+    *http_status_rules("pip", r"HTTP error {status}\b"),
+    rule(
+        "pip_retries",
+        "network_error",
+        r"too many 5\d\d error responses",
+        "the package index kept answering with an HTTP 5xx error",
+    ),
+    rule(
+        "pip_no_distribution",
+        "not_found",
+        r"No matching distribution found for",
+        "no distribution of the package matches on the index",
+    ),
+    rule(
+        "pip_resolve",
+        "network_error",
+        r"Name or service not known|Temporary failure in name resolution|"
+        r"Connection refused|Connection reset by peer|Network is unreachable",
+        "the package index is not reachable",
+    ),
+    rule("pip_timeout", "timeout", r"Read timed out|timed out", "the package index timed out"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ExitRule:
     """A documented exit status of a tool: the failure it stands for, in fixed words."""
@@ -600,6 +764,9 @@ class ToolTable:
     name: str
     stderr: StderrClassifier
     exits: Mapping[int, ExitRule] = field(default_factory=lambda: MappingProxyType({}))
+    #: Lines that show this tool's messages inside another's stderr (ssh's in scp's,
+    #: rsync's, git's): the table is then tried after the named tool's (:func:`classify_tool`).
+    marks: re.Pattern[str] | None = None
 
     def classify(self, returncode: int | None, stderr: str | bytes | None) -> Classification | None:
         """The failure's classification, or ``None`` when neither table knows it."""
@@ -631,16 +798,58 @@ CURL = StderrClassifier(CURL_RULES, name="curl")
 WGET = StderrClassifier(WGET_RULES, name="wget")
 FFMPEG = StderrClassifier(FFMPEG_RULES, name="ffmpeg")
 
+DOCKER = StderrClassifier(DOCKER_RULES, name="docker")
+KUBECTL = StderrClassifier(KUBECTL_RULES, name="kubectl")
+PSQL = StderrClassifier(PSQL_RULES, name="psql")
+NPM = StderrClassifier(NPM_RULES, name="npm")
+PIP = StderrClassifier(PIP_RULES, name="pip")
+
+
+def _marks(regex: str) -> re.Pattern[str]:
+    return re.compile(regex, re.MULTILINE)
+
+
+_SSH_TABLE = ToolTable(
+    "ssh",
+    SSH,
+    marks=_marks(
+        r"^(ssh: |kex_exchange_identification|ssh_exchange_identification|"
+        r"Host key verification failed|Connection (closed|reset) by |"
+        r"Connection timed out during banner exchange)|"
+        r"Permission denied \([a-z,\-]+\)"
+    ),
+)
+_PIP_TABLE = ToolTable("pip", PIP, marks=_marks(r"^(ERROR: |\s+ERROR: HTTP error )"))
+
 #: Tool name (``argv[0]``'s base name) -> its table; :func:`table_for` picks one.
 TOOL_TABLES: Mapping[str, ToolTable] = MappingProxyType(
     {
         "git": ToolTable("git", GIT),
-        "ssh": ToolTable("ssh", SSH),
+        "ssh": _SSH_TABLE,
         "curl": ToolTable("curl", CURL, CURL_EXITS),
         "wget": ToolTable("wget", WGET, WGET_EXITS),
         "ffmpeg": ToolTable("ffmpeg", FFMPEG),
         "ffprobe": ToolTable("ffprobe", FFMPEG),
+        "docker": ToolTable(
+            "docker", DOCKER, marks=_marks(r"Docker daemon|^Error response from daemon: ")
+        ),
+        "kubectl": ToolTable(
+            "kubectl",
+            KUBECTL,
+            marks=_marks(r"^(Error from server \(|error: You must be logged in to the server)"),
+        ),
+        "psql": ToolTable("psql", PSQL, marks=_marks(r"^psql: ")),
+        "npm": ToolTable("npm", NPM, marks=_marks(r"^npm (error|ERR!) ")),
+        "npx": ToolTable("npx", NPM),
+        "pip": _PIP_TABLE,
+        "pip3": _PIP_TABLE,
     }
+)
+
+#: The tables picked by content: each whose ``marks`` occur in a stderr is tried, in this
+#: order, after the table of the tool named by ``argv`` (:func:`classify_tool`).
+CONTENT_TABLES: tuple[ToolTable, ...] = tuple(
+    table for name, table in TOOL_TABLES.items() if table.marks is not None and table.name == name
 )
 
 
@@ -738,6 +947,39 @@ def table_for(argv: Sequence[str] | str | bytes | None) -> ToolTable | None:
     """The :data:`TOOL_TABLES` entry for the tool ``argv`` runs, if there is one."""
     name = tool_name(argv)
     return TOOL_TABLES.get(name) if name is not None else None
+
+
+def tables_for(
+    argv: Sequence[str] | str | bytes | None, stderr: str | bytes | None
+) -> tuple[ToolTable, ...]:
+    """The tables that may know a failure: the named tool's (:func:`table_for`), then each
+    of :data:`CONTENT_TABLES` whose marks occur in ``stderr`` (ssh's lines inside scp's,
+    rsync's or git's; docker's inside a wrapper script's)."""
+    named = table_for(argv)
+    found = [named] if named is not None else []
+    if stderr:
+        text = _text(stderr)
+        for table in CONTENT_TABLES:
+            if table.marks is not None and table.marks.search(text) and table not in found:
+                found.append(table)
+    return tuple(found)
+
+
+def classify_tool(
+    argv: Sequence[str] | str | bytes | None,
+    returncode: int | None,
+    stderr: str | bytes | None,
+) -> Classification | None:
+    """A failed tool run's classification: the stderr rules of :func:`tables_for`'s tables
+    in order, then the named tool's exit statuses; ``None`` when none knows it."""
+    tables = tables_for(argv, stderr)
+    if stderr:
+        for table in tables:
+            found = table.stderr.classify(stderr)
+            if found is not None:
+                return found
+    named = table_for(argv)
+    return named.classify(returncode, None) if named is not None else None
 
 
 # -- running tools ------------------------------------------------------------------
@@ -847,8 +1089,16 @@ def run_tool(
         raise
     done = ToolRun(tuple(argv), proc.returncode, stdout, _text(stderr))
     if check and not done.ok:
-        chosen = table or TOOL_TABLES.get(label) or table_for(argv)
-        error = chosen.error(done.returncode, done.stderr) if chosen is not None else None
+        chosen = table or TOOL_TABLES.get(label)
+        if chosen is not None:
+            error = chosen.error(done.returncode, done.stderr)
+        else:
+            found = classify_tool(argv, done.returncode, done.stderr)
+            error = (
+                PackError(found.code, found.message, retry_after=found.retry_after)
+                if found is not None
+                else None
+            )
         if error is not None:
             raise error
         raise ToolFailed(label, done.returncode, done.stderr)

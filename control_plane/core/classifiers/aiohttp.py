@@ -3,7 +3,8 @@
 Connector errors wrap the ``OSError`` they came from (``os_error``, and ``__cause__``),
 so they are *weak*: a refused connection, a DNS failure or a TLS failure underneath
 decides. ``ClientResponseError`` carries ``status`` and ``headers`` and is left to the
-HTTP-status table.
+extracted facts; the timeouts (``ServerTimeoutError`` and its subclasses) are
+``asyncio.TimeoutError`` and need no row.
 """
 
 from __future__ import annotations
@@ -20,11 +21,6 @@ EXCEPTION_MODULES = ("aiohttp",)
 _CUT = "the HTTP server closed the connection before the reply was complete"
 
 TYPES: tuple[TypeRule, ...] = (
-    TypeRule(
-        "aiohttp.ConnectionTimeoutError", "timeout", "connecting to the HTTP server timed out"
-    ),
-    TypeRule("aiohttp.SocketTimeoutError", "timeout", "the HTTP server did not answer in time"),
-    TypeRule("aiohttp.ServerTimeoutError", "timeout", "the HTTP server did not answer in time"),
     TypeRule(
         "aiohttp.ClientConnectorCertificateError",
         "auth_failed",

@@ -20,9 +20,10 @@ from types import ModuleType
 from typing import Any
 
 from control_plane.core import classify as engine
+from control_plane.core import fact_rules, facts
 from control_plane.core.classifiers import BUILTIN_CLASSIFIERS
 from control_plane.core.classify import TypeRule
-from control_plane.core.stderr import TOOL_TABLES, ToolTable
+from control_plane.core.stderr import CONTENT_TABLES, TOOL_TABLES, ToolTable
 from control_plane.core.vocabulary import WELL_KNOWN_PACK_CODES
 
 __all__ = ["BEGIN", "END", "render", "update"]
@@ -101,6 +102,52 @@ def _engine() -> list[str]:
     return out
 
 
+def _fact_rows(name: str, rules: Sequence[fact_rules.FactRule]) -> list[str]:
+    out = [f"`{name}`:", "", "| # | matched against | pattern | code | message |"]
+    out.append("|---|---|---|---|---|")
+    for i, row in enumerate(rules, 1):
+        kind = f"{row.kind} (weak)" if row.weak else row.kind
+        out.append(f"| {i} | {kind} | {_code(row.pattern)} | `{row.code}` | {_cell(row.message)} |")
+    return out
+
+
+def _facts() -> list[str]:
+    """The extractor's fields and the classifier's tables (``core/facts.py``,
+    ``core/fact_rules.py``)."""
+    out = [
+        "### Facts: `control_plane.core.facts` and `control_plane.core.fact_rules`",
+        "",
+        _docstring(fact_rules),
+        "",
+        "Where the extractor looks (on the exception and, through the link fields, in what it "
+        f"holds: at most {facts.MAX_DEPTH} levels, {facts.MAX_NODES} objects, "
+        f"{facts.MAX_ITEMS} entries per container, {facts.MAX_STRING} characters per string):",
+        "",
+        "| fact | fields |",
+        "|---|---|",
+        f"| HTTP status | {', '.join(f'`{f}`' for f in facts.STATUS_FIELDS)} |",
+        f"| headers (delay) | {', '.join(f'`{f}`' for f in facts.HEADER_FIELDS)} |",
+        f"| error-code strings | {', '.join(f'`{f}`' for f in facts.CODE_FIELDS)} |",
+        f"| SQLSTATE | {', '.join(f'`{f}`' for f in facts.SQLSTATE_FIELDS)} |",
+        f"| message text | `args`, {', '.join(f'`{f}`' for f in facts.MESSAGE_FIELDS)} |",
+        f"| followed to nested data | {', '.join(f'`{f}`' for f in facts.LINK_FIELDS)} |",
+        "",
+        "Delay headers, in the order they are believed (the `x-ratelimit-reset*` ones only "
+        "for a throttled reply): " + ", ".join(f"`{h}`" for h in facts.DELAY_HEADERS) + ".",
+        "",
+        *_fact_rows("QUOTA_RULES", fact_rules.QUOTA_RULES),
+        "",
+        *_fact_rows("CODE_RULES", fact_rules.CODE_RULES),
+        "",
+        *_fact_rows("SQLSTATE_RULES", fact_rules.SQLSTATE_RULES),
+        "",
+        *_fact_rows("TYPE_WORD_RULES", fact_rules.TYPE_WORD_RULES),
+        "",
+        *_fact_rows("PHRASE_RULES", fact_rules.PHRASE_RULES),
+    ]
+    return out
+
+
 def _type_rules(name: str, rules: Sequence[TypeRule]) -> list[str]:
     out = [f"`{name}`:", "", "| exception type | code | weak | message |", "|---|---|---|---|"]
     for row in rules:
@@ -168,11 +215,22 @@ def _well_known() -> list[str]:
 
 def render() -> str:
     """The generated block, markers included."""
-    lines: list[str] = [BEGIN, "", *_engine(), ""]
+    lines: list[str] = [BEGIN, "", *_engine(), "", *_facts(), ""]
     for module_name in BUILTIN_CLASSIFIERS:
         lines += _plugin(importlib.import_module(module_name))
     for name, table in TOOL_TABLES.items():
         lines += [*_tool(name, table), ""]
+    lines += [
+        "Tables also chosen by the lines a tool prints (tried after the named tool's, in this "
+        "order, when their marks occur in its stderr: ssh's lines inside scp, rsync or git):",
+        "",
+        "| tool | marks |",
+        "|---|---|",
+    ]
+    lines += [
+        f"| `{t.name}` | {_code(t.marks.pattern)} |" for t in CONTENT_TABLES if t.marks is not None
+    ]
+    lines += [""]
     lines += [*_well_known(), "", END]
     return "\n".join(lines)
 

@@ -1,6 +1,9 @@
-"""httpx and httpcore (also underneath many SDKs: OpenAI, Anthropic, ...).
+"""httpx and httpcore, and their numbered forks (``httpx2``, underneath the OpenAI and
+Anthropic SDKs).
 
-Transport errors are recognised by name (httpx is not imported). Connection-level
+Transport errors are recognised by name (httpx is not imported); the timeouts
+(``ConnectTimeout``, ``ReadTimeout``, ``PoolTimeout``...) need no row: the words of their
+class names say it (``control_plane.core.fact_rules.TYPE_WORD_RULES``). Connection-level
 errors are *weak*: the exception they wrap, when there is one, knows more (a rejected
 certificate, a missing Unix socket). httpcore re-raises ``from None``, which cuts the
 cause chain, but keeps the original exception as ``args[0]``, which the chain walk
@@ -12,11 +15,11 @@ from __future__ import annotations
 from control_plane.core.classify import Classification, TypeRule, match_type_rules
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["EXCEPTION_MODULES", "TYPES", "classify_exception"]
+__all__ = ["TYPES", "classify_exception"]
 
 PLUGIN = "httpx"
-#: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
-EXCEPTION_MODULES = ("httpx", "httpcore")
+# No EXCEPTION_MODULES: the forks the LLM SDKs ship (``httpx2``, ``httpcore2``) are matched
+# too (:class:`~control_plane.core.classify.TypeRule`), whatever their exact name.
 
 _CONNECT = "could not connect to the HTTP server"
 _CUT = "the HTTP connection failed or was closed while the request or reply was in flight"
@@ -26,15 +29,6 @@ _LOCAL = "the HTTP request could not be made as written (client-side error)"
 
 def _rows(package: str) -> tuple[TypeRule, ...]:
     return (
-        TypeRule(f"{package}.ConnectTimeout", "timeout", "connecting to the HTTP server timed out"),
-        TypeRule(f"{package}.ReadTimeout", "timeout", "the HTTP server did not answer in time"),
-        TypeRule(f"{package}.WriteTimeout", "timeout", "sending the HTTP request timed out"),
-        TypeRule(
-            f"{package}.PoolTimeout",
-            "timeout",
-            "no HTTP connection became free in the pool in time",
-        ),
-        TypeRule(f"{package}.TimeoutException", "timeout", "the HTTP request timed out"),
         TypeRule(f"{package}.ProxyError", "network_error", "the HTTP proxy failed", weak=True),
         TypeRule(f"{package}.ConnectError", "network_error", _CONNECT, weak=True),
         TypeRule(f"{package}.ReadError", "network_error", _CUT, weak=True),

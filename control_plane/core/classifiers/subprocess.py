@@ -31,7 +31,7 @@ from control_plane.core.classifiers._frames import (
 )
 from control_plane.core.classify import Classification, class_names, safe_attr
 from control_plane.core.hookspecs import hookimpl
-from control_plane.core.stderr import table_for
+from control_plane.core.stderr import classify_tool
 from control_plane.core.vocabulary import DEPENDENCY_MISSING
 
 __all__ = ["classify_exception", "frame_origin"]
@@ -55,16 +55,14 @@ _CHILD_TYPES = frozenset(
 def _called_process_error(exc: BaseException) -> Classification | None:
     if ("subprocess", "CalledProcessError") not in class_names(type(exc)):
         return None
-    table = table_for(safe_attr(exc, "cmd"))
-    if table is None:
-        return None
     stderr = safe_attr(exc, "stderr")
     if not stderr:
         stderr = safe_attr(exc, "output")
     if not isinstance(stderr, str | bytes):
         stderr = None
     returncode = safe_attr(exc, "returncode")
-    found = table.classify(returncode if isinstance(returncode, int) else None, stderr)
+    code = returncode if isinstance(returncode, int) else None
+    found = classify_tool(safe_attr(exc, "cmd"), code, stderr)
     return found.for_plugin(PLUGIN) if found is not None else None
 
 

@@ -1,0 +1,445 @@
+"""The one classifier over extracted facts: tables as data, no library branching.
+
+:func:`classify_facts` maps :class:`~control_plane.core.facts.Facts` to a code by trying,
+in order, the tables below; the first row that matches decides:
+
+1. :data:`QUOTA_RULES` -- a quota or billing exhaustion (``insufficient_quota``,
+   ``billing_error``, HTTP 402): ``quota_exhausted``, never retryable, no ``retry_after``;
+2. :data:`CODE_RULES` -- error-code strings (``NoSuchKey``, ``AccessDenied``, ``SlowDown``);
+3. :data:`STATUS_CODES` -- the HTTP status (a 503 with a delay is ``rate_limited``);
+4. :data:`SQLSTATE_RULES` -- the SQLSTATE, most specific prefix first;
+
+and, after the standard library's exception types (``TYPE_CODES`` of ``classify``):
+
+5. :data:`TYPE_WORD_RULES` -- words in the exception's class names (``AuthenticationError``,
+   ``ServerSelectionTimeoutError``), weak, the network ones only after steps 6 and 7;
+6. ``ERRNO_CODES`` -- errnos on the exception or held in its containers;
+7. :data:`PHRASE_RULES` -- well-known phrases of drivers and servers in its text.
+
+A ``rate_limited`` answer carries the delay the server asked for, when it sent one.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from control_plane.core.facts import Facts
+
+__all__ = [
+    "CODE_RULES",
+    "PHRASE_RULES",
+    "QUOTA_CODE",
+    "QUOTA_RULES",
+    "SQLSTATE_RULES",
+    "STATUS_5XX_CODE",
+    "STATUS_CODES",
+    "TYPE_WORD_RULES",
+    "FactRule",
+    "Verdict",
+    "classify_data",
+    "classify_text",
+]
+
+#: The well-known code of a quota or billing exhaustion (``schemas/vocabulary.json``).
+QUOTA_CODE = "quota_exhausted"
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class FactRule:
+    """One row: ``pattern`` (a regex, matched case-insensitively) means ``code``.
+
+    ``kind`` says what it is matched against: ``code`` (an error-code string, whole),
+    ``sqlstate`` (a prefix), ``phrase`` (found in the text), ``type`` (found in a class
+    name). ``message`` is fixed text, true of every failure the row matches."""
+
+    kind: str
+    pattern: str
+    code: str
+    message: str
+    weak: bool = False
+    regex: re.Pattern[str] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", _compile(self.pattern))
+
+    def compiled(self) -> re.Pattern[str]:
+        """The pattern, compiled (once, when the row is made)."""
+        return self.regex
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the facts mean: a code, a fixed message, the rule, a delay, weakness."""
+
+    code: str
+    message: str
+    rule: str
+    retry_after: float | None = None
+    weak: bool = False
+
+
+_QUOTA = "the downstream account's quota or credit is exhausted; retrying will not help"
+_THROTTLED = "the downstream throttled the call"
+_DENIED = "the downstream rejected the credentials or denied access"
+_MISSING = "the downstream has no such resource"
+_SLOW = "the downstream timed out"
+_DOWN = "the downstream is unavailable or failed"
+
+
+def _rows(kind: str, code: str, message: str, *patterns: str) -> tuple[FactRule, ...]:
+    return tuple(FactRule(kind, p, code, message, weak=kind == "type") for p in patterns)
+
+
+#: Quota or billing exhaustion: error codes, then phrases (HTTP 402 is one too).
+QUOTA_RULES: tuple[FactRule, ...] = (
+    *_rows(
+        "code",
+        QUOTA_CODE,
+        _QUOTA,
+        r"insufficient_quota",
+        r"billing_\w+",
+        r"credit_balance_too_low",
+        r"payment_required",
+        r"(Service)?Quota_?Exceeded(Exception)?",
+        r"QuotaExhausted",
+        r"OverQuota",
+    ),
+    *_rows(
+        "phrase",
+        QUOTA_CODE,
+        _QUOTA,
+        r"exceeded your current quota",
+        r"credit balance is too low",
+    ),
+)
+
+_QUOTA_PHRASES = tuple(r for r in QUOTA_RULES if r.kind == "phrase")
+
+#: Error-code strings (matched whole): AWS ``Error.Code``, LLM ``error.type``/``error.code``,
+#: gRPC-style status names in JSON bodies.
+CODE_RULES: tuple[FactRule, ...] = (
+    *_rows(
+        "code",
+        "rate_limited",
+        _THROTTLED,
+        r"\w*Throttl\w*",
+        r"TooManyRequests\w*",
+        r"SlowDown",
+        r"RequestLimitExceeded",
+        r"\w*rate_?limit\w*",
+        r"ProvisionedThroughputExceeded\w*",
+        r"RESOURCE_EXHAUSTED",
+    ),
+    *_rows(
+        "code",
+        "auth_failed",
+        _DENIED,
+        r"AccessDenied\w*",
+        r"\w*Unauthori[sz]ed\w*",
+        r"\w*Forbidden\w*",
+        r"\w*ExpiredToken\w*",
+        r"\w*Token_?Expired\w*",
+        r"InvalidAccessKeyId",
+        r"SignatureDoesNotMatch",
+        r"InvalidClientTokenId",
+        r"UnrecognizedClient\w*",
+        r"MissingAuthenticationToken\w*",
+        r"InvalidToken",
+        r"AuthFailure",
+        r"\w*Auth(entication)?_?Fail\w*",
+        r"authentication_error",
+        r"permission_error",
+        r"invalid_api_key",
+        r"\w*PermissionDenied\w*",
+        r"PERMISSION_DENIED",
+        r"UNAUTHENTICATED",
+    ),
+    *_rows(
+        "code",
+        "not_found",
+        _MISSING,
+        r"NoSuch\w*",
+        r"\w*NotFound\w*",
+        r"\w*not_found\w*",
+        r"NOT_FOUND",
+    ),
+    *_rows("code", "timeout", _SLOW, r"RequestTimeout\w*", r"DEADLINE_EXCEEDED"),
+    *_rows("code", "network_error", _DOWN, r"ServiceUnavailable\w*", r"UNAVAILABLE"),
+)
+
+#: HTTP status -> code. A 429 is ``rate_limited``, and so is a 503 that states a delay.
+STATUS_CODES: Mapping[int, str] = {
+    401: "auth_failed",
+    402: QUOTA_CODE,
+    403: "auth_failed",
+    407: "auth_failed",
+    404: "not_found",
+    410: "not_found",
+    408: "timeout",
+    504: "timeout",
+    429: "rate_limited",
+    500: "network_error",
+    # Permanent: the server will never support this method or protocol version.
+    501: "internal_error",
+    502: "network_error",
+    503: "network_error",
+    505: "internal_error",
+    # Loop detected / not extended: a server configuration error, retrying cannot help.
+    508: "internal_error",
+    510: "internal_error",
+    # Network Authentication Required (a captive portal or proxy wants a login).
+    511: "auth_failed",
+}
+
+#: The code of a 5xx status :data:`STATUS_CODES` does not list.
+STATUS_5XX_CODE = "network_error"
+
+#: SQLSTATE prefix -> code, most specific first (PostgreSQL's classes, standard SQL).
+SQLSTATE_RULES: tuple[FactRule, ...] = (
+    FactRule("sqlstate", "57014", "timeout", "the database canceled the statement (timeout)"),
+    FactRule("sqlstate", "55P03", "timeout", "the database lock was not available in time"),
+    FactRule("sqlstate", "42501", "auth_failed", "the database role lacks the privilege"),
+    FactRule("sqlstate", "3D000", "not_found", "the database does not exist"),
+    FactRule("sqlstate", "3F000", "not_found", "the database schema does not exist"),
+    FactRule("sqlstate", "42P01", "not_found", "the database table does not exist"),
+    FactRule("sqlstate", "42704", "not_found", "the database object does not exist"),
+    FactRule("sqlstate", "08", "network_error", "the database connection failed"),
+    FactRule("sqlstate", "28", "auth_failed", "the database rejected the credentials"),
+    FactRule(
+        "sqlstate",
+        "53",
+        "network_error",
+        "the database server ran out of a resource (connections, memory, disk)",
+    ),
+    FactRule(
+        "sqlstate",
+        "57",
+        "network_error",
+        "the database server is shutting down, restarting or refused the session",
+    ),
+)
+
+#: Words in a class name (outside the standard library) -> code. All weak: a name is the
+#: library author's summary, and the exception it wraps may know better
+#: (``GitCommandNotFound`` around the exec failure of a missing program).
+TYPE_WORD_RULES: tuple[FactRule, ...] = (
+    *_rows("type", "rate_limited", _THROTTLED, r"RateLimit", r"Throttl", r"TooManyRequests"),
+    *_rows(
+        "type",
+        "auth_failed",
+        _DENIED,
+        r"Authentication(Error|Exception|Failed|Failure)",
+        r"Unauthori[sz]ed",
+        r"PermissionDenied",
+        r"NoPermission",
+        r"AccessDenied",
+        r"Forbidden",
+        r"AuthError",
+        r"InvalidCredentials",
+        r"BadCredentials",
+    ),
+    *_rows("type", "not_found", _MISSING, r"NotFound", r"NoSuch", r"DoesNotExist"),
+    *_rows("type", "timeout", _SLOW, r"Timeout", r"TimedOut", r"DeadlineExceeded"),
+    *(
+        FactRule("type", p, "network_error", _DOWN, weak=True)
+        for p in (
+            r"^Connect(ion)?(Error|Exception|Refused\w*|Reset\w*|Aborted\w*|Failure)$",
+            r"ConnectionClosed",
+            r"NetworkError",
+            r"Unreachable",
+            r"ServiceUnavailable",
+            r"RemoteProtocolError",
+            r"AutoReconnect",
+            r"Disconnected",
+            r"Down(Error|Exception)$",
+            r"TryAgain",
+        )
+    ),
+)
+
+#: Phrases of drivers and servers (libpq, Redis, SSH, resolvers) -> code.
+PHRASE_RULES: tuple[FactRule, ...] = (
+    *_rows(
+        "phrase",
+        "auth_failed",
+        "the downstream rejected the credentials",
+        r"password authentication failed",
+        r"no pg_hba\.conf entry",
+        r'role "[^"\n]*" does not exist',
+        r"^(WRONGPASS|NOAUTH|NOPERM)\b",
+        r"invalid username-password pair",
+        r"authentication failed",
+        r"Access denied for user",
+        r"No authentication methods available",
+        r"not found in known_hosts",
+    ),
+    *_rows(
+        "phrase",
+        "not_found",
+        _MISSING,
+        r'database "[^"\n]*" does not exist',
+        r'relation "[^"\n]*" does not exist',
+    ),
+    *_rows(
+        "phrase",
+        "network_error",
+        "the downstream server is busy, starting, stopping or out of connections",
+        r"too many (connections|clients)",
+        r"remaining connection slots are reserved",
+        r"the database system is (starting up|shutting down|in recovery)",
+        r"terminating connection due to administrator command",
+        r"^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b",
+    ),
+    *_rows(
+        "phrase",
+        "timeout",
+        _SLOW,
+        r"\btimed? ?out\b",
+        r"timeout expired",
+    ),
+    *_rows(
+        "phrase",
+        "network_error",
+        "the connection to the downstream failed or was cut",
+        r"connection refused",
+        r"server closed the connection unexpectedly",
+        r"connection reset by peer",
+        r"broken pipe",
+        r"name or service not known",
+        r"temporary failure in name resolution",
+        r"could not translate host name",
+        r"nodename nor servname",
+        r"no route to host",
+        r"network is unreachable",
+        r"error reading SSH protocol banner",
+        r"Is the server running",
+        # paramiko: the transport died before authentication (its reason stays in a thread)
+        r"No existing session",
+    ),
+)
+
+
+def _match_code(rules: Sequence[FactRule], codes: Sequence[str]) -> FactRule | None:
+    if not codes:
+        return None
+    for row in rules:
+        if row.kind != "code":
+            continue
+        pattern = row.compiled()
+        if any(pattern.fullmatch(code) for code in codes):
+            return row
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _any_of(rules: tuple[FactRule, ...]) -> re.Pattern[str]:
+    """One regex matching where any row of ``rules`` matches (a quick first test)."""
+    return _compile("|".join(f"(?:{row.pattern})" for row in rules))
+
+
+def _search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
+    """The first row of ``rules`` found in one of ``texts``."""
+    quick = _any_of(rules if isinstance(rules, tuple) else tuple(rules))
+    if not any(quick.search(text) for text in texts):
+        return None
+    for row in rules:
+        pattern = row.compiled()
+        if any(pattern.search(text) for text in texts):
+            return row
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _named(type_names: tuple[str, ...]) -> FactRule | None:
+    """The :data:`TYPE_WORD_RULES` row of a class's names (cached: few classes fail)."""
+    return _search(TYPE_WORD_RULES, type_names)
+
+
+def _wait(facts: Facts) -> float | None:
+    """The server's own delay for a throttled call: ``Retry-After``, else the reset."""
+    return facts.delay if facts.delay is not None else facts.reset
+
+
+def _verdict(row: FactRule, facts: Facts) -> Verdict:
+    code = row.code
+    if code == "network_error" and facts.delay is not None and not row.weak:
+        # "unavailable, come back in N s" (a 503 with Retry-After, wherever it is said)
+        code = "rate_limited"
+    return Verdict(
+        code=code,
+        message=row.message if code == row.code else _THROTTLED,
+        rule=f"facts:{row.kind}:{row.pattern}",
+        retry_after=_wait(facts) if code == "rate_limited" else None,
+        weak=row.weak,
+    )
+
+
+def _status(facts: Facts) -> Verdict | None:
+    status = facts.status
+    if status is None:
+        return None
+    code = STATUS_CODES.get(status)
+    if code is None and 500 <= status <= 599:
+        code = STATUS_5XX_CODE
+    if status == 503 and facts.delay is not None:
+        code = "rate_limited"
+    if code is None:
+        return None
+    return Verdict(
+        code=code,
+        message=f"downstream answered HTTP {status}",
+        rule="http_status",
+        retry_after=_wait(facts) if code == "rate_limited" else None,
+    )
+
+
+def _sqlstate(facts: Facts) -> Verdict | None:
+    state = facts.sqlstate
+    if state is None:
+        return None
+    for row in SQLSTATE_RULES:
+        if state.upper().startswith(row.pattern):
+            return _verdict(row, facts)
+    return None
+
+
+def classify_data(facts: Facts) -> Verdict | None:
+    """Steps 1-4: quota, error codes, HTTP status, SQLSTATE (the facts kept as data)."""
+    quota = _match_code(QUOTA_RULES, facts.codes)
+    if quota is None and facts.text:
+        quota = _search(_QUOTA_PHRASES, [facts.text])
+    if quota is not None or facts.status == 402:
+        row = quota or QUOTA_RULES[0]
+        rule = f"facts:quota:{row.pattern}" if quota is not None else "http_status"
+        return Verdict(QUOTA_CODE, row.message, rule)
+    coded = _match_code(CODE_RULES, facts.codes)
+    if coded is not None:
+        return _verdict(coded, facts)
+    return _status(facts) or _sqlstate(facts)
+
+
+def classify_text(
+    facts: Facts, errno_codes: Mapping[int, str], errno_ok: Callable[[], bool]
+) -> Verdict | None:
+    """Steps 5-7: class-name words (strong ones), errnos, phrases, then the weak words."""
+    named = _named(facts.type_names)
+    if named is not None and named.code != "network_error":
+        return _verdict(named, facts)
+    if errno_ok():
+        for err in facts.errnos:
+            code = errno_codes.get(err)
+            if code is not None:
+                return Verdict(code, f"the operation failed with errno {err}", "errno")
+    if facts.text:
+        found = _search(PHRASE_RULES, [facts.text])
+        if found is not None:
+            return _verdict(found, facts)
+    return _verdict(named, facts) if named is not None else None

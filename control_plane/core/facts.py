@@ -1,0 +1,646 @@
+"""Extraction: the provider-blind facts an exception carries, wherever a library keeps them.
+
+A failed call's meaning is in data the library attached: an HTTP status on the exception or
+on its ``response`` (an object or a mapping such as botocore's
+``response["ResponseMetadata"]["HTTPStatusCode"]``), headers next to that status
+(``Retry-After``, ``retry-after-ms``, ``x-ratelimit-reset*``), error-code strings in fields and
+JSON bodies (``Error.Code``, ``error.type``, ``error.code``), a SQLSTATE, errnos held in nested
+containers (paramiko's ``NoValidConnectionsError.errors``), the text of its ``args`` and the
+names of its classes. :func:`extract` gathers them into one :class:`Facts`; the classifier of
+:mod:`control_plane.core.fact_rules` maps facts to a code with no library branching.
+
+Exceptions are hostile input, so extraction is **bounded** and runs no code of theirs:
+attributes are read with :func:`peek`, which looks in the instance ``__dict__``, slots and
+the class dictionaries along the MRO (never ``__getattr__``, never a property: a property
+``name`` is read from its conventional backing field ``_name`` instead); containers are
+read through their builtin methods, at most :data:`MAX_ITEMS` entries, :data:`MAX_DEPTH`
+levels deep and :data:`MAX_NODES` objects in all; strings are cut to :data:`MAX_STRING`;
+``str()`` is never called on an object (the text is the exception's ``args`` strings).
+Only failures are extracted: nothing here runs on a successful call.
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+import functools
+import itertools
+import json
+import math
+import re
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "CODE_FIELDS",
+    "DELAY_HEADERS",
+    "HEADER_FIELDS",
+    "LINK_FIELDS",
+    "MAX_DEPTH",
+    "MAX_ITEMS",
+    "MAX_NODES",
+    "MAX_STRING",
+    "MESSAGE_FIELDS",
+    "SQLSTATE_FIELDS",
+    "STATUS_FIELDS",
+    "Facts",
+    "extract",
+    "header_delay",
+    "header_reset",
+    "parse_retry_after",
+    "peek",
+]
+
+#: Nested objects followed from the exception (``exc.response.body.error``: 3).
+MAX_DEPTH = 5
+#: Entries read from one container (mapping, list, headers).
+MAX_ITEMS = 64
+#: Objects visited in all, per exception.
+MAX_NODES = 128
+#: Characters kept of any string read (codes, header values, message text).
+MAX_STRING = 2048
+#: Bytes of a body parsed as JSON (a larger body is not parsed).
+MAX_JSON = 16 * 1024
+
+_MISSING = object()
+_TYPE_DICT: Any = type.__dict__["__dict__"]
+_TYPE_MRO: Any = type.__dict__["__mro__"]
+_TYPE_NAME: Any = type.__dict__["__name__"]
+#: C-level data descriptors: a getset (``BaseException.args``) and a member (``OSError.errno``).
+_SAFE_DESCRIPTORS: tuple[type[Any], ...] = (
+    type(BaseException.__dict__["args"]),
+    type(OSError.__dict__["errno"]),
+)
+_SCALARS = (str, bytes, int, float, bool, type(None))
+
+
+def _mro(klass: type) -> tuple[type, ...]:
+    try:
+        found = _TYPE_MRO.__get__(klass)
+    except (TypeError, AttributeError):
+        return ()
+    return found if isinstance(found, tuple) else ()
+
+
+def _class_dict(klass: type) -> Mapping[str, Any]:
+    try:
+        found = _TYPE_DICT.__get__(klass)
+    except (TypeError, AttributeError):
+        return {}
+    return found if isinstance(found, Mapping) else {}
+
+
+@functools.lru_cache(maxsize=4096)
+def _dict_slot(klass: type) -> Any:
+    """The C-level ``__dict__`` descriptor instances of ``klass`` have, or ``None`` (none,
+    or a class that defines ``__dict__`` itself: not read). Cached per type."""
+    for k in _mro(klass):
+        slot = _class_dict(k).get("__dict__")
+        if slot is not None:
+            return slot if isinstance(slot, _SAFE_DESCRIPTORS) else None
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve(klass: type, name: str) -> tuple[str, Any, Any]:
+    """What ``name`` is on ``klass`` (cached per type): ``("slot", descriptor, owner)`` for
+    a C-level field, ``("property", None, owner)``, ``("code", None, owner)`` for a method
+    or another descriptor, ``("plain", value, owner)``, or ``("missing", None, None)``."""
+    for k in _mro(klass):
+        attr = _class_dict(k).get(name, _MISSING)
+        if attr is _MISSING:
+            continue
+        if isinstance(attr, _SAFE_DESCRIPTORS):
+            return "slot", attr, k
+        if isinstance(attr, property):
+            return "property", None, k
+        if callable(attr) or hasattr(type(attr), "__get__"):
+            return "code", None, k
+        return "plain", attr, k
+    return "missing", None, None
+
+
+def _lookup(klass: type, name: str) -> tuple[str, Any, Any]:
+    try:
+        return _resolve(klass, name)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return "missing", None, None
+
+
+def _instance_dict(obj: Any) -> dict[str, Any] | None:
+    kind: Any = type(obj)
+    try:
+        slot = _dict_slot(kind)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
+    if slot is None:
+        return None
+    try:
+        found = slot.__get__(obj, type(obj))
+    except (TypeError, AttributeError):
+        return None
+    return found if type(found) is dict else None
+
+
+def peek(obj: Any, name: str) -> Any:
+    """``obj.name`` read as data, or ``None``: from a ``dict`` by key, else the instance
+    ``__dict__``, a slot or C-level field (``args``, ``errno``) or a plain class attribute;
+    a property ``name`` is read from the instance's ``_name`` (its usual backing field).
+    No ``__getattr__``, no property and no other code of ``obj``'s runs."""
+    if isinstance(obj, dict):
+        try:
+            return dict.get(obj, name)
+        except TypeError:
+            return None
+    if isinstance(obj, _SCALARS):
+        return None
+    kind, value, owner = _lookup(type(obj), name)
+    if kind == "slot":
+        try:
+            return value.__get__(obj, type(obj))
+        except (TypeError, AttributeError, ValueError):
+            return None
+    inst = _instance_dict(obj)
+    if kind == "property":
+        return _backing(inst, owner, name)
+    if inst is not None and name in inst:
+        return dict.get(inst, name)
+    return value if kind == "plain" else None
+
+
+def _backing(inst: dict[str, Any] | None, klass: type, name: str) -> Any:
+    """The field a property ``name`` of ``klass`` conventionally reads: ``_name``, or the
+    private ``__name`` (stored as ``_Class__name``)."""
+    if inst is None:
+        return None
+    if "_" + name in inst:
+        return dict.get(inst, "_" + name)
+    try:
+        owner = _TYPE_NAME.__get__(klass)
+    except (TypeError, AttributeError):
+        return None
+    return dict.get(inst, f"_{owner.lstrip('_')}__{name}")
+
+
+def _string(value: Any) -> str | None:
+    if isinstance(value, bytes):
+        value = value[:MAX_STRING].decode("utf-8", "replace")
+    if isinstance(value, str):
+        return str.__str__(value)[:MAX_STRING]
+    return None
+
+
+def _items(container: Any) -> Iterator[tuple[Any, Any]]:
+    """Up to :data:`MAX_ITEMS` ``(key, value)`` pairs of a dict, or of a list of pairs."""
+    if isinstance(container, dict):
+        try:
+            pairs = list(itertools.islice(dict.items(container), MAX_ITEMS))
+        except (TypeError, RuntimeError):
+            return
+        yield from pairs
+    elif isinstance(container, list | tuple):
+        for item in _head(container):
+            if isinstance(item, list | tuple) and len(item) >= 2:
+                yield item[0], item[-1]
+
+
+def _head(seq: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
+    """The first :data:`MAX_ITEMS` items, by the builtin slice (no ``__iter__`` or
+    ``__getitem__`` of a subclass runs; no copy of the rest)."""
+    if isinstance(seq, list):
+        return list.__getitem__(seq, slice(0, MAX_ITEMS))
+    return tuple.__getitem__(seq, slice(0, MAX_ITEMS))
+
+
+#: Fields of a headers object (not a dict) that hold its entries as plain data: httpx's
+#: ``_list``, requests' ``_store``, urllib3's ``_container``, ``email.message``'s ``_headers``.
+_HEADER_STORES = ("_list", "_store", "_container", "_headers", "_dict", "_items")
+
+
+def _header_map(headers: Any, depth: int = 0) -> dict[str, str]:
+    """Lower-cased header name -> value, read as data from ``headers`` (bounded)."""
+    found: dict[str, str] = {}
+    if headers is None or depth > 2:
+        return found
+    if isinstance(headers, dict | list | tuple):
+        for key, raw in _items(headers):
+            value = raw[-1] if isinstance(raw, list | tuple) and raw else raw  # urllib3
+            name, text = _string(key), _string(value)
+            if name is not None and text is not None:
+                found.setdefault(name.lower(), text)
+        return found
+    if isinstance(headers, Mapping):
+        getter = _class_get(headers)
+        if getter is not None:  # a C-level mapping (multidict): its get runs no Python code
+            for name in DELAY_HEADERS:
+                try:
+                    value = getter(headers, name)
+                except (TypeError, KeyError, ValueError):
+                    value = None
+                text = _string(value)
+                if text is not None:
+                    found[name] = text
+            return found
+    for store in _HEADER_STORES:
+        inner = peek(headers, store)
+        if inner is not None:
+            found.update(_header_map(inner, depth + 1))
+    return found
+
+
+def _class_get(mapping: Any) -> Any:
+    for klass in _mro(type(mapping)):
+        attr = _class_dict(klass).get("get", _MISSING)
+        if attr is _MISSING:
+            continue
+        # A method of a C type (method_descriptor): no Python code of the library's runs.
+        return attr if type(attr).__name__ == "method_descriptor" else None
+    return None
+
+
+def parse_retry_after(value: Any, now: float | None = None) -> float | None:
+    """Seconds from a ``Retry-After`` value: delta-seconds or an HTTP-date; None if neither.
+
+    Negative values and dates in the past give ``0.0``; non-finite numbers give None.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        try:
+            seconds = float(value)
+        except OverflowError:
+            return None
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    if isinstance(value, bytes):
+        value = value.decode("latin-1")
+    text = str(value).strip()[:MAX_STRING]
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:  # "-0000": HTTP-dates are always GMT
+        when = when.replace(tzinfo=datetime.UTC)
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?$")
+_MS = re.compile(r"^(\d+(?:\.\d+)?)ms$")
+#: A bare number of ``x-ratelimit-reset`` above this is a Unix time, not a delay.
+_EPOCH = 1_000_000_000
+
+
+def _duration(text: str, now: float | None) -> float | None:
+    """Seconds from ``x-ratelimit-reset*``: ``1.5``, ``20ms``, ``6m0s``, a Unix time."""
+    text = text.strip()
+    found = _MS.match(text)
+    if found:
+        return float(found.group(1)) / 1000
+    try:
+        number = float(text)
+    except ValueError:
+        pass
+    else:
+        if not math.isfinite(number):
+            return None
+        if number > _EPOCH:
+            return max(0.0, number - (time.time() if now is None else now))
+        return max(0.0, number)
+    found = _DURATION.match(text)
+    if found and any(found.groups()):
+        hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
+        return hours * 3600 + minutes * 60 + seconds
+    return None
+
+
+#: Headers that state a delay, in the order they are believed: the precise millisecond
+#: form the LLM SDKs read first, the standard one, then the rate-limit reset family.
+DELAY_HEADERS = (
+    "retry-after-ms",
+    "retry-after",
+    "x-ratelimit-reset-after",
+    "x-ratelimit-reset",
+    "x-ratelimit-reset-requests",
+    "x-ratelimit-reset-tokens",
+)
+
+
+def header_delay(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The delay (seconds) the headers ask for (``retry-after-ms``, ``Retry-After``), or
+    ``None``."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms)
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value):
+            return max(0.0, value / 1000)
+    return parse_retry_after(headers.get("retry-after"), now)
+
+
+def header_reset(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds until a rate limit resets (``x-ratelimit-reset*``: ``1.5``, ``20ms``,
+    ``6m0s``, a Unix time), or ``None``. Sent on every reply by some APIs, so it is a
+    delay only for a reply that is throttled."""
+    for name in DELAY_HEADERS[2:]:
+        value_text = headers.get(name)
+        if value_text is not None:
+            delay = _duration(value_text, now)
+            if delay is not None:
+                return delay
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What an exception says about its failure, provider-blind."""
+
+    #: The HTTP status (100-599) found first: on the exception, then in what it holds.
+    status: int | None = None
+    #: The delay asked for by headers (``Retry-After``, ``retry-after-ms``), seconds.
+    delay: float | None = None
+    #: Seconds until a rate limit resets (``x-ratelimit-reset*``), if sent.
+    reset: float | None = None
+    #: Error-code strings (``NoSuchKey``, ``insufficient_quota``, ``rate_limit_error``).
+    codes: tuple[str, ...] = ()
+    #: The SQLSTATE (five characters), if any.
+    sqlstate: str | None = None
+    #: errnos on the exception and on exceptions it holds in containers.
+    errnos: tuple[int, ...] = ()
+    #: The text of the exception's ``args`` and of ``message`` fields (bounded).
+    text: str = ""
+    #: Class names along the exception's MRO, outside the standard library's builtins.
+    type_names: tuple[str, ...] = ()
+
+
+#: Fields holding an HTTP status (an int 100-599, or its digits).
+STATUS_FIELDS = (
+    "status_code",
+    "status",
+    "http_status",
+    "HTTPStatusCode",
+    "statusCode",
+    "code",
+    "errcode",
+)
+#: Fields holding headers.
+HEADER_FIELDS = (
+    "headers",
+    "resp_headers",
+    "response_headers",
+    "HTTPHeaders",
+    "hdrs",
+    "http_headers",
+)
+#: Fields holding an error-code string.
+CODE_FIELDS = (
+    "code",
+    "Code",
+    "type",
+    "error_code",
+    "errorCode",
+    "codeName",
+    "reason",
+    "status",
+    "__type",
+)
+#: Fields holding a SQLSTATE.
+SQLSTATE_FIELDS = ("sqlstate", "pgcode", "sqlState", "SQLSTATE")
+#: Fields holding message text.
+MESSAGE_FIELDS = ("message", "Message", "msg", "errmsg", "detail")
+#: Fields followed to nested data: a response, a body, an error object, containers of errors.
+LINK_FIELDS = (
+    "response",
+    "body",
+    "error",
+    "Error",
+    "ResponseMetadata",
+    "errors",
+    "details",
+    "resp",
+    "resp_body",
+    "_content",
+    "diag",
+    "orig",
+)
+
+_BUILTIN_MODULES = frozenset({"builtins", "socket", "ssl", "asyncio", "concurrent", "subprocess"})
+_SQLSTATE = re.compile(r"^[0-9A-Z]{5}$")
+_CODE = re.compile(r"^[A-Za-z][A-Za-z0-9_.:\-]{1,80}$")
+
+
+def _status(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and 100 <= value <= 599:
+        return int(value)
+    if isinstance(value, str) and len(value) == 3 and value.isdigit():
+        number = int(value)
+        return number if 100 <= number <= 599 else None
+    return None
+
+
+def _json(value: Any) -> Any:
+    """A JSON object parsed from a body's bytes or text, bounded; else ``None``."""
+    if isinstance(value, bytes | bytearray):
+        if len(value) > MAX_JSON:
+            return None
+        value = bytes(value).decode("utf-8", "replace")
+    if not isinstance(value, str) or len(value) > MAX_JSON:
+        return None
+    text = value.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+class _Gather:
+    __slots__ = ("codes", "delay", "errnos", "nodes", "reset", "sqlstate", "status", "text")
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.delay: float | None = None
+        self.reset: float | None = None
+        self.codes: list[str] = []
+        self.sqlstate: str | None = None
+        self.errnos: list[int] = []
+        self.text: list[str] = []
+        self.nodes = 0
+
+    def visit(self, node: Any, depth: int, root: bool = False) -> None:
+        if node is None or isinstance(node, bool | int | float) or depth > MAX_DEPTH:
+            return
+        if self.nodes >= MAX_NODES:
+            return
+        self.nodes += 1
+        if isinstance(node, str | bytes | bytearray):
+            parsed = _json(node)
+            if parsed is not None:
+                self.visit(parsed, depth + 1)
+            return
+        if isinstance(node, list | tuple):
+            for item in _head(node):
+                self.visit(item, depth + 1)
+            return
+        if isinstance(node, BaseException) and not root:
+            self.exception(node, depth)
+            return
+        self.holder(node, depth)
+
+    def exception(self, exc: BaseException, depth: int) -> None:
+        """An exception held in data (``errors``): only its errno and code are facts."""
+        err = peek(exc, "errno")
+        if isinstance(err, int) and not isinstance(err, bool):
+            self.errnos.append(err)
+
+    def holder(self, node: Any, depth: int) -> None:
+        if isinstance(node, dict):
+            present: frozenset[str] | set[str] = _ALL_FIELDS
+        else:
+            # Only the fields this object has (at class level or in its __dict__) are read.
+            inst = _instance_dict(node)
+            present = _class_fields(type(node))
+            if inst:
+                present = present | (_ALL_FIELDS & inst.keys())
+            if not present:
+                return
+
+        def peek(obj: Any, name: str) -> Any:
+            return _peek(obj, name) if name in present else None
+
+        status: int | None = None
+        for name in STATUS_FIELDS:
+            status = _status(peek(node, name))
+            if status is not None:
+                break
+        if status is not None and self.status is None:
+            self.status = status
+        if self.delay is None or self.reset is None:
+            for name in HEADER_FIELDS:
+                headers = peek(node, name)
+                if headers is None:
+                    continue
+                found = _header_map(headers)
+                if self.delay is None:
+                    self.delay = header_delay(found)
+                if self.reset is None:
+                    self.reset = header_reset(found)
+        for name in CODE_FIELDS:
+            value = _string(peek(node, name))
+            if value is not None and _CODE.match(value) and value not in self.codes:
+                self.codes.append(value)
+        if self.sqlstate is None:
+            for name in SQLSTATE_FIELDS:
+                value = _string(peek(node, name))
+                if value is not None and _SQLSTATE.match(value):
+                    self.sqlstate = value
+                    break
+        for name in MESSAGE_FIELDS:
+            value = _string(peek(node, name))
+            if value:
+                self.text.append(value)
+        if isinstance(node, dict):
+            for key, value in _items(node):
+                if isinstance(value, BaseException):  # {(host, port): ConnectionRefusedError}
+                    self.exception(value, depth)
+                elif isinstance(key, str) and key in LINK_FIELDS:
+                    self.visit(value, depth + 1)
+            return
+        for name in LINK_FIELDS:
+            value = peek(node, name)
+            if value is not None and value is not node:
+                self.visit(value, depth + 1)
+
+
+_ALL_FIELDS = frozenset(
+    (
+        *STATUS_FIELDS,
+        *HEADER_FIELDS,
+        *CODE_FIELDS,
+        *SQLSTATE_FIELDS,
+        *MESSAGE_FIELDS,
+        *LINK_FIELDS,
+    )
+)
+_peek = peek
+
+
+def _class_fields(klass: type) -> frozenset[str]:
+    """The fields of :data:`_ALL_FIELDS` that ``klass`` defines (cached per type)."""
+    try:
+        return _class_fields_of(klass)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return _ALL_FIELDS
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_fields_of(klass: type) -> frozenset[str]:
+    return frozenset(name for name in _ALL_FIELDS if _resolve(klass, name)[0] != "missing")
+
+
+def _type_names(klass: type) -> tuple[str, ...]:
+    try:
+        return _type_names_of(klass)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return ()
+
+
+@functools.lru_cache(maxsize=4096)
+def _type_names_of(klass: type) -> tuple[str, ...]:
+    names = []
+    for k in _mro(klass):
+        module = _class_dict(k).get("__module__")
+        try:
+            name = _TYPE_NAME.__get__(k)
+        except (TypeError, AttributeError):
+            continue
+        if isinstance(module, str) and module.partition(".")[0] in _BUILTIN_MODULES:
+            continue
+        if isinstance(name, str):
+            names.append(name[:200])
+    return tuple(names)
+
+
+def extract(exc: BaseException) -> Facts:
+    """The facts ``exc`` carries (see the module docs); bounded, runs none of its code."""
+    gather = _Gather()
+    gather.visit(exc, 0, root=True)
+    err = peek(exc, "errno")
+    if isinstance(err, int) and not isinstance(err, bool):
+        gather.errnos.insert(0, err)
+    args = peek(exc, "args")
+    if isinstance(args, tuple):
+        for arg in args[:4]:
+            text = _string(arg)
+            if text:
+                gather.text.insert(0, text)
+    return Facts(
+        status=gather.status,
+        delay=gather.delay,
+        reset=gather.reset,
+        codes=tuple(gather.codes[:MAX_ITEMS]),
+        sqlstate=gather.sqlstate,
+        errnos=tuple(dict.fromkeys(gather.errnos[:MAX_ITEMS])),
+        text="\n".join(gather.text)[: MAX_STRING * 2],
+        type_names=_type_names(type(exc)),
+    )
