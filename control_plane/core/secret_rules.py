@@ -31,7 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-__all__ = ["LONG_RUN", "REDACTED", "RULES", "Rule", "normalize_escapes"]
+from control_plane.core.portable_regex import portable
+
+__all__ = ["LONG_RUN", "REDACTED", "RULES", "Rule", "normalize_escapes", "written"]
 
 REDACTED = "[REDACTED]"
 
@@ -80,6 +82,23 @@ class Rule:
             return text
         parts.append(text[last:])
         return "".join(parts)
+
+
+#: What each compiled rule pattern was as written (possessive notation), for the bench
+#: and the tests that compare the two forms (:func:`written`).
+_WRITTEN: dict[re.Pattern[str], str] = {}
+
+
+def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``pattern`` compiled in its portable form (:func:`portable`)."""
+    compiled = re.compile(portable(pattern), flags)
+    _WRITTEN[compiled] = pattern
+    return compiled
+
+
+def written(pattern: re.Pattern[str]) -> str:
+    """The source of a pattern compiled by :func:`_c`, as written (possessive notation)."""
+    return _WRITTEN.get(pattern, pattern.pattern)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -144,7 +163,7 @@ def _authorization(match: re.Match[str]) -> str:
 
 
 def _scheme(match: re.Match[str]) -> str:
-    scheme = match.group(1) or match.group(3)
+    scheme = match.group("scheme") or match.group("scheme2")
     gap = match.group("gap") or match.group("gap2")
     value = match.group("value")
     low = scheme.lower()
@@ -156,7 +175,7 @@ def _scheme(match: re.Match[str]) -> str:
     return f"{scheme}{gap}{REDACTED}"
 
 
-_ESCAPED_SLASH = re.compile(r"\\{1,4}/")
+_ESCAPED_SLASH = _c(r"\\{1,4}/")
 
 
 def _userinfo(match: re.Match[str]) -> str:
@@ -182,7 +201,7 @@ def _userinfo_encoded(match: re.Match[str]) -> str:
 
 
 #: One quoted key and its quoted value inside a dict's braces.
-_DICT_ITEM = re.compile(
+_DICT_ITEM = _c(
     r"(?P<key>(?P<q>\\{0,3}[\"'])[^\"'\\\n]{1,256}+(?P=q)[ \t]*+:[ \t]*+)"
     r"(?!\\{0,3}[\"']\[REDACTED)(?P<val>\\{0,3}[\"'][^\"'\\\n]*+(?:\\{0,3}[\"'])?)"
 )
@@ -230,7 +249,7 @@ def _short_p(match: re.Match[str]) -> str:
 _B64_DIGITS = "[MNO][DTjz][AEIMQUYcgk][w-z0-5]"
 
 #: A Twilio auth token inside the text after "twilio" (not the tail of a SID).
-_TWILIO_TOKEN = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+_TWILIO_TOKEN = _c(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
 
 
 def _discord(match: re.Match[str]) -> str:
@@ -358,14 +377,10 @@ _OTHER_ATTR = (
 )
 
 #: Inside one command of a tool that takes a password on its command line: the flag.
-_TOOL_PASSWORD = re.compile(
+_TOOL_PASSWORD = _c(
     r"(?P<head>(?<![^\s\"',])-(?:p|a(?:" + _ARG_SEP + r")|p(?:" + _ARG_SEP + r")(?=[^-\s])))"
     r"(?!\[REDACTED)(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)"
 )
-
-
-def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
 
 
 _I = re.IGNORECASE
@@ -473,11 +488,11 @@ RULES: tuple[Rule, ...] = (
         # "bearer <token>", "basic <base64>", "token <pat>" outside a header, any case,
         # when the value carries a digit, '+/_=' or is 12+ characters long (no prose does).
         _c(
-            r"\b(bearer|basic|digest|token)(?P<gap>[ \t]++)"
+            r"\b(?P<scheme>bearer|basic|digest|token)(?P<gap>[ \t]++)"
             r"(?=[A-Za-z.~\-]*+[0-9+/_=]|" + _CRED + r"{12})" + _CRED + r"{3,}+",
             _I,
         ),
-        lambda m: f"{m.group(1)}{m.group('gap')}{REDACTED}",
+        lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}",
         ("bearer", "basic", "digest", "token"),
     ),
     Rule(
@@ -486,7 +501,8 @@ RULES: tuple[Rule, ...] = (
         # inner capitals ("token AbCdEf"). Case-sensitive, so prose ("token expired")
         # never reaches the callback.
         _c(
-            r"\b(?:(Bearer|Basic|Token|Digest)(?P<gap>[ \t]++)|(bearer|basic|token|digest)"
+            r"\b(?:(?P<scheme>Bearer|Basic|Token|Digest)(?P<gap>[ \t]++)"
+            r"|(?P<scheme2>bearer|basic|token|digest)"
             r"(?P<gap2>[ \t]++)(?=[a-z0-9._~+/=\-]*+[A-Z]))(?P<value>" + _CRED + r"{3,}+)"
         ),
         _scheme,
@@ -494,14 +510,14 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "slack_webhook",
-        _c(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/+\-]++", _I),
-        lambda m: m.group(1) + REDACTED,
+        _c(r"(?P<head>hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/+\-]++", _I),
+        lambda m: m.group("head") + REDACTED,
         ("hooks.slack.com",),
     ),
     Rule(
         "discord_webhook",
-        _c(r"(discord(?:app)?\.com/api/webhooks/[0-9]++/)[A-Za-z0-9_\-]++", _I),
-        lambda m: m.group(1) + REDACTED,
+        _c(r"(?P<head>discord(?:app)?\.com/api/webhooks/[0-9]++/)[A-Za-z0-9_\-]++", _I),
+        lambda m: m.group("head") + REDACTED,
         ("/api/webhooks/",),
     ),
     Rule(
@@ -979,9 +995,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 #: A run of characters a bare key is made of: gates the ``run`` rules.
-LONG_RUN = re.compile(r"[A-Za-z0-9+/_\-]{20}")
+LONG_RUN = _c(r"[A-Za-z0-9+/_\-]{20}")
 
-_ESCAPED = re.compile(r"\\u00(3[0-9]|4[1-9a-fA-F]|5[0-9aA]|5[fF]|6[1-9a-fA-F]|7[0-9aA])")
+_ESCAPED = _c(r"\\u00(3[0-9]|4[1-9a-fA-F]|5[0-9aA]|5[fF]|6[1-9a-fA-F]|7[0-9aA])")
 
 
 def normalize_escapes(text: str) -> str:
