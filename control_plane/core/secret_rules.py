@@ -33,7 +33,16 @@ from urllib.parse import unquote
 
 from control_plane.core.portable_regex import portable
 
-__all__ = ["LONG_RUN", "REDACTED", "RULES", "Rule", "normalize_escapes", "written"]
+__all__ = [
+    "CANARIES",
+    "LONG_RUN",
+    "REDACTED",
+    "RULES",
+    "Canary",
+    "Rule",
+    "normalize_escapes",
+    "written",
+]
 
 REDACTED = "[REDACTED]"
 
@@ -1006,3 +1015,110 @@ def normalize_escapes(text: str) -> str:
     if "\\u00" not in text:
         return text
     return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+# -- canaries: one secret per rule, checked at start-up (redact.require_scrubber) ----------
+
+
+def _filler(n: int, chars: str = "", step: int = 7) -> str:
+    """``n`` characters cycling through ``chars`` (letters and digits by default): key
+    material of the right shape, built rather than written (no literal secret in the code)."""
+    pool = chars or "aZ3kQ9mX2pL7vR4tN8bW5cY6dH1fJ0gS"
+    return "".join(pool[(i * step + 3) % len(pool)] for i in range(n))
+
+
+_B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64_ID = base64.b64encode(b"412345678901234567").decode().rstrip("=")
+_PEM_LINE = _filler(64, _B64_CHARS)
+
+
+@dataclass(frozen=True, slots=True)
+class Canary:
+    """A text holding a secret one rule must remove, and what must stay around it."""
+
+    rule: str
+    text: str
+    secret: str
+    kept: str = ""
+
+
+def _canary(rule: str, text: str, secret: str, kept: str = "") -> Canary:
+    return Canary(rule, text.replace("{s}", secret), secret, kept)
+
+
+_S = _filler(24)
+CANARIES: tuple[Canary, ...] = (
+    _canary(
+        "private_key",
+        "-----BEGIN RSA PRIVATE KEY-----\n{s}\n-----END RSA PRIVATE KEY-----",
+        _PEM_LINE,
+    ),
+    _canary("putty_private_lines", "Private-Lines: 2\n{s}\nPrivate-MAC: 00", _PEM_LINE),
+    _canary("der_private_key", "key {s} end", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + _S),
+    _canary("authorization_header", "Authorization: Digest {s}", _S, "Authorization: "),
+    _canary("cookie_header", "Cookie: sid={s}", _S, "Cookie: "),
+    _canary("cookie_dict", "cookies={'sid': '{s}'}", _S, "'sid'"),
+    _canary("telegram_bot_token", "bot{s}/getMe", "123456789:AA" + _filler(33)),
+    _canary("auth_scheme", "sent bearer {s}", "x" + _S),
+    _canary("auth_scheme_cased", "Basic {s}", _filler(12)),
+    _canary("slack_webhook", "https://hooks.slack.com/services/{s}", "T0/B1/" + _S),
+    _canary("discord_webhook", "https://discord.com/api/webhooks/12345/{s}", _S),
+    _canary("url_userinfo", "postgres://app:{s}@db:5432/x", "kqj#5qp4x", "@db:5432"),
+    _canary(
+        "url_userinfo_encoded",
+        "GET /cb?redirect=https%3A%2F%2Fbob%3A{s}%40host%2F",
+        "Bw7secretX",
+        "%40host",
+    ),
+    _canary("proxy_userinfo", "HTTPS_PROXY=bob:{s}@proxy:3128", "Pw7" + _S, "@proxy"),
+    _canary("cli_user", "curl -u bob:{s} https://x", "Pw7" + _S),
+    _canary("cli_flag", "app --db-password {s} --port 1", "Pw7" + _S, "--port 1"),
+    _canary("openssl_pass", "openssl rsa -passin pass:{s} -in k", "Pw7" + _S),
+    _canary("rdp_password", "xfreerdp /u:bob /p:{s} /v:h", "Pw7" + _S),
+    _canary("sql_password", "CREATE USER app IDENTIFIED BY '{s}';", "Pw7" + _S),
+    _canary(
+        "oracle_connect",
+        "Command '['sqlplus', '-s', 'app/{s}@db']' returned non-zero exit status 1.",
+        "kqj#5qp4x",
+        "@db",
+    ),
+    _canary("cli_tool_password", "mysql -u root -p{s} db", "Pw7" + _S),
+    _canary("cli_short_p", "tool -p{s}", "Pw7#" + _S),
+    _canary("htpasswd_batch", "htpasswd -b file bob {s}", "Pw7" + _S),
+    _canary("xml_element", "<ClientSecret>{s}</ClientSecret>", "Pw7" + _S),
+    _canary("xml_attribute_pair", '<add key="DbPassword" value="{s}"/>', "Pw7" + _S),
+    _canary("env_assignment", "DB_PASSWORD={s} ./run", "Tr0ub4dor&3xQ!zz", " ./run"),
+    _canary(
+        "yaml_block_scalar",
+        "client_secret: |-\n  v2kNR2OMka\n  {s}\nnext: 1",
+        "akMO2RNk2v",
+        "next: 1",
+    ),
+    _canary("key_value", "Password={s};Server=db", "abc1", ";Server=db"),
+    _canary("short_key_param", "GET /v1?key={s}&q=1", "Ab3" + _S, "&q=1"),
+    _canary("docker_auth", '{"auth": "{s}"}', base64.b64encode(b"bob:Pw7x9q").decode()),
+    _canary("netrc", "machine h login bob password {s}", "Pw7" + _S),
+    _canary("crypt_hash", "root:{s}:19000:0", "$6$saltsalt$" + _filler(86)),
+    _canary("jwt", "token={s}", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0." + _S),
+    _canary(
+        "aws_access_key_id", "id {s}", "AKIA" + _filler(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    ),
+    _canary("google_api_key", "k {s}", "AIza" + _filler(35)),
+    _canary("github_token", "t {s}", "ghp_" + _filler(36)),
+    _canary("gitlab_token", "t {s}", "glpat-" + _filler(20)),
+    _canary("npm_token", "t {s}", "npm_" + _filler(36)),
+    _canary("huggingface_token", "t {s}", "hf_" + _filler(34)),
+    _canary("pypi_token", "t {s}", "pypi-AgE" + _filler(60)),
+    _canary("sendgrid_key", "t {s}", "SG." + _filler(22) + "." + _filler(43)),
+    _canary("slack_token", "t {s}", "xoxb-" + _filler(30)),
+    _canary("stripe_key", "t {s}", "sk_live_" + _filler(24)),
+    _canary("sk_dash_key", "t {s}", "sk-ant-api03-" + _filler(40)),
+    _canary("vendor_prefixed", "t {s}", "hvs." + _filler(24)),
+    _canary("azure_ad_client_secret", "t {s}", "abc8Q~" + _filler(34)),
+    _canary("vendor_misc", "t {s}", "shpat_" + _filler(32, "0123456789abcdef")),
+    _canary("twilio_auth_token", "twilio token {s}", _filler(32, "0123456789abcdef")),
+    _canary("discord_bot_token", "t {s}", _B64_ID + "." + _filler(6) + "." + _filler(27)),
+    _canary("key_body", "{s}\n", "\n".join([_PEM_LINE] * 3)),
+    _canary("azure_account_key", "k {s}", _filler(86, _B64_CHARS) + "=="),
+    _canary("aws_secret_key", "k {s} x", _filler(40)),
+)

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
+from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.core.validation import FailOn
 from control_plane.runtime import isolation
@@ -222,6 +223,7 @@ def build_runtime(
     an unknown pack, :class:`~control_plane.runtime.mcp_source.McpConfigError` when
     ``config.mcp_config`` cannot be used.
     """
+    require_scrubber()  # a process whose scrubber leaks never serves (SystemExit)
     config = config if config is not None else RuntimeConfig()
     owns_load = load is None
     if load is None:
