@@ -34,6 +34,7 @@ sys.exit(main(sys.argv[2:]))
 def _run(broken: str, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", BROKEN, broken, *argv],
+        check=False,
         env=subprocess_env(),
         capture_output=True,
         text=True,
