@@ -33,9 +33,8 @@ def mixed(rng: random.Random, chars: str, n: int) -> str:
     """``n`` characters with a capital, a small letter and a digit."""
     while True:
         out = pick(rng, chars, n)
-        if any(c.isupper() for c in out) and any(c.islower() for c in out):
-            if any(c.isdigit() for c in out):
-                return out
+        if all(any(kind(c) for c in out) for kind in (str.isupper, str.islower, str.isdigit)):
+            return out
 
 
 def password(rng: random.Random) -> str:
@@ -182,7 +181,8 @@ def ordinary(rng: random.Random) -> str:
         lambda: f"request id {uuid.UUID(int=rng.getrandbits(128), version=4)}",
         lambda: f"media/{_b64url(rng.randbytes(rng.randrange(9, 24)))}.jpg",
         lambda: (
-            f"{rng.randrange(2000, 2030)}-0{rng.randrange(1, 9)}-1{rng.randrange(9)}T12:0{rng.randrange(9)}:00Z"
+            f"{rng.randrange(2000, 2030)}-0{rng.randrange(1, 9)}-1{rng.randrange(9)}"
+            f"T12:0{rng.randrange(9)}:00Z"
         ),
         lambda: f"{word} {rng.randrange(9)}.{rng.randrange(20)}.{rng.randrange(30)} installed",
         lambda: f"git@github.com:{word}/{word}-{rng.randrange(99)}.git",
