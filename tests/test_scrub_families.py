@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import random
+import re
+from pathlib import Path
 
 import pytest
 from scrub_families import FAMILIES, HELD_OUT, ordinary
@@ -54,3 +56,12 @@ def test_the_false_positive_check_can_fail() -> None:
     """An ordinary text the rules would take (a 40-character mixed base64 run) is counted."""
     text = "media id " + "aB3" * 13 + "x"
     assert scrub(text) != text
+
+
+def test_docs_list_exactly_the_generated_families() -> None:
+    """docs/redaction.md's family table is the generators' list, held-out flags included."""
+    doc = (Path(__file__).parent.parent / "docs" / "redaction.md").read_text()
+    section = doc.split("## Families from the field", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([a-z0-9_]+)` \| (yes)? ?\|", section, re.M)
+    assert [name for name, _ in rows] == list(FAMILIES)
+    assert tuple(name for name, held in rows if held) == HELD_OUT
