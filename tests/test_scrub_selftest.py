@@ -1,41 +1,47 @@
 """The start-up self-test: a process whose scrubber lets a canary through refuses to serve.
 
-Each case starts a real ``packctl`` in a subprocess whose rule table has one rule broken on
-purpose (its pattern replaced by one that never matches, as a regex engine that matched
-differently would), and sees the command refuse before serving: exit status 1, a message
-naming the interpreter and the broken family, no port bound, no answer.
+Each case starts a real ``packctl`` with one rule broken on purpose (its pattern replaced by
+one that never matches, as a regex engine that matched differently would), by a
+``sitecustomize`` on its PYTHONPATH so that the processes it starts inherit the break; and
+sees the command refuse before serving: exit status 1, a message naming the interpreter and
+the broken family, no port bound, no answer.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from server_support import subprocess_env
+from server_support import PACKCTL, subprocess_env
 
 from control_plane.core import redact
 from control_plane.core.secret_rules import CANARIES, RULES
 
-#: Breaks one rule of the table, then runs ``packctl`` with the arguments given.
-BROKEN = """
-import dataclasses, re, sys
+#: Imported by every Python process started with its directory first on PYTHONPATH
+#: (``site`` imports ``sitecustomize``): breaks the rule SCRUB_BREAK_RULE names, in the
+#: command and in every process it starts (``serve --workers`` workers).
+SITECUSTOMIZE = """
+import dataclasses, os, re
 from control_plane.core import redact
-broken = sys.argv[1]
+broken = os.environ["SCRUB_BREAK_RULE"]
 redact.RULES = tuple(
     dataclasses.replace(rule, pattern=re.compile("(?!)")) if rule.name == broken else rule
     for rule in redact.RULES
 )
-from control_plane.adapters.cli import main
-sys.exit(main(sys.argv[2:]))
 """
 
 
-def _run(broken: str, *argv: str) -> subprocess.CompletedProcess[str]:
+def _run(tmp_path: Path, broken: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    env = subprocess_env(SCRUB_BREAK_RULE=broken)
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
     return subprocess.run(
-        [sys.executable, "-c", BROKEN, broken, *argv],
+        [*PACKCTL, *argv],
         check=False,
-        env=subprocess_env(),
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
@@ -53,15 +59,23 @@ def test_every_rule_has_a_canary_and_every_canary_passes_here() -> None:
     ("broken", "argv"),
     [
         ("npm_token", ["serve", "--address", "127.0.0.1:0"]),
+        ("jwt", ["serve", "--address", "127.0.0.1:0", "--workers", "2"]),
         ("key_value", ["call", "test.echo", "--local", "--plugin", "testpacks", "--input", "{}"]),
         ("url_userinfo_encoded", ["mcp", "--local", "--plugin", "testpacks"]),
         ("aws_secret_key", ["list", "--local", "--plugin", "testpacks"]),
     ],
     ids=lambda v: v if isinstance(v, str) else v[0],
 )
-def test_a_broken_rule_stops_the_process_before_it_serves(broken: str, argv: list[str]) -> None:
-    done = _run(broken, *argv)
-    assert done.returncode == 1, (done.returncode, done.stdout[-500:], done.stderr[-2000:])
+def test_a_broken_rule_stops_the_process_before_it_serves(
+    tmp_path: Path, broken: str, argv: list[str]
+) -> None:
+    done = _run(tmp_path, broken, *argv)
+    # serve --workers: each worker refuses (exit 1) and the supervisor stops (usage, 2).
+    assert done.returncode == (2 if "--workers" in argv else 1), (
+        done.returncode,
+        done.stdout[-500:],
+        done.stderr[-2000:],
+    )
     assert "refusing to start" in done.stderr
     assert broken in done.stderr
     assert sys.version.split()[0] in done.stderr and sys.executable in done.stderr
@@ -69,9 +83,9 @@ def test_a_broken_rule_stops_the_process_before_it_serves(broken: str, argv: lis
     assert "Traceback" not in done.stderr
 
 
-def test_the_same_process_with_its_rules_intact_starts() -> None:
+def test_the_same_process_with_its_rules_intact_starts(tmp_path: Path) -> None:
     """The harness itself does not refuse: only the broken rule does."""
-    done = _run("no_such_rule", "list", "--local", "--plugin", "testpacks")
+    done = _run(tmp_path, "no_such_rule", "list", "--local", "--plugin", "testpacks")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "refusing" not in done.stderr
 
