@@ -17,6 +17,7 @@ import json
 import random
 import string
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["FAMILIES", "ORDINARY", "SECRETS", "Sample"]
@@ -66,6 +67,12 @@ SECRETS: list[Sample] = []
 
 def _add(family: str, text: str, *secrets: str) -> None:
     SECRETS.append(Sample(family, text, tuple(secrets)))
+
+
+def _generated_families() -> dict[str, Callable[[random.Random], tuple[str, str]]]:
+    from scrub_families import FAMILIES as generated
+
+    return dict(generated)
 
 
 def _b64url(data: bytes) -> str:
@@ -633,6 +640,13 @@ _rng = random.Random(1619)
 pw = _password()
 _add("config", repr(f"config: 'api_token: |\\n  {pw}\\n  {pw[::-1]}\\nuser: app'"), pw, pw[::-1])
 _rng = _rng_main
+
+# One generated sample of each family of tests/scrub_families.py (gitleaks' and
+# detect-secrets' families), so every channel test carries them too.
+_families_rng = random.Random(3535)
+for _name, _gen in _generated_families().items():
+    _text, _secret = _gen(_families_rng)
+    _add(f"gen_{_name}", _text, _secret)
 
 FAMILIES = sorted({s.family for s in SECRETS})
 

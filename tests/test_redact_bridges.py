@@ -59,6 +59,8 @@ async def _run(errlog: Path) -> list[str]:
     return seen
 
 
+# The whole corpus through a real server: minutes on a loaded shared machine.
+@pytest.mark.timeout(900)
 def test_the_corpus_leaks_through_no_mcp_answer(tmp_path: Path) -> None:
     errlog = tmp_path / "stderr.log"
     seen = anyio.run(_run, errlog)

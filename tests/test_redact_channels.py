@@ -139,6 +139,8 @@ def _stop(server: Served) -> None:
     server.proc.wait(timeout=60)
 
 
+# The whole corpus through a real server: minutes on a loaded shared machine.
+@pytest.mark.timeout(900)
 def test_the_corpus_leaks_through_no_channel(served: Served) -> None:
     received: list[bytes] = []
     with grpc.insecure_channel(served.target) as channel:

@@ -19,6 +19,7 @@ import pytest
 
 from bench.adversarial import ADVERSARIAL, STALLS
 from control_plane.core import redact
+from control_plane.core.portable_regex import portable
 from control_plane.core.secret_rules import _DICT_ITEM, _TOOL_PASSWORD, _TWILIO_TOKEN, RULES, Rule
 
 SMALL, LARGE = 8_000, 64_000
@@ -111,23 +112,29 @@ def test_every_rule_is_linear_on_its_trigger_words_repeated(rule: Rule) -> None:
 def _unbounded_greedy(pattern: re.Pattern[str]) -> list[str]:
     """Repetitions that could backtrack: unbounded and not possessive, or bounded above 64."""
     found: list[str] = []
+    # A possessive repeat as compiled (control_plane.core.portable_regex): the repeat alone
+    # in a look-ahead's group named _aN, which a back-reference then consumes.
+    atomic = {number for name, number in pattern.groupindex.items() if name.startswith("_a")}
 
-    def walk(items: sre_parse.SubPattern | list[object]) -> None:
+    def walk(items: sre_parse.SubPattern | list[object], possessive: bool = False) -> None:
         for op, av in items:  # type: ignore[misc]
             if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
                 low, high, body = av
                 if (
                     op is not sre.POSSESSIVE_REPEAT
+                    and not (possessive and op is sre.MAX_REPEAT)
                     and high != low
                     and (high is sre.MAXREPEAT or high > 64)
                 ):
                     found.append(f"{op}({low},{high})")
                 walk(body)
             elif op is sre.SUBPATTERN:
-                walk(av[-1])
+                walk(av[-1], possessive and av[0] in atomic and len(av[-1]) == 1)
             elif op is sre.BRANCH:
                 for branch in av[1]:
                     walk(branch)
+            elif op is sre.ASSERT and av[0] == 1 and len(av[1]) == 1:
+                walk(av[1], possessive=True)  # a look-ahead: atomic
             elif op in (sre.ASSERT, sre.ASSERT_NOT):
                 walk(av[1])
             elif op is sre.ATOMIC_GROUP:
@@ -154,6 +161,8 @@ def test_the_structural_check_catches_a_backtracking_pattern() -> None:
     assert _unbounded_greedy(re.compile(r"(a+)+b")) != []
     assert _unbounded_greedy(re.compile(r"x\s*[:=]\s*y")) != []
     assert _unbounded_greedy(re.compile(r"x\s*+[:=]\s*+y")) == []
+    assert _unbounded_greedy(re.compile(portable(r"x\s*+[:=]\s*+y"))) == []
+    assert _unbounded_greedy(re.compile(r"x(?=(?P<b>\s*))(?P=b)[:=]\s*y")) != []
 
 
 def test_the_growth_check_catches_a_quadratic_pattern() -> None:

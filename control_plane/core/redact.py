@@ -2,7 +2,7 @@
 
 Every string that leaves the control plane passes :func:`scrub`, through the scrubbing
 constructors of :mod:`control_plane.core.outcome` and :mod:`control_plane.core.rejection`
-and the one owner function of every other channel (:mod:`control_plane.core.channels`).
+and the one owner function of every other channel (listed in tests/channels.py).
 The rules are in :mod:`control_plane.core.secret_rules`.
 
 Scrubbing is linear in the text and bounded: a text longer than :data:`MAX_SCRUB` is cut
@@ -23,15 +23,24 @@ import functools
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from control_plane.core.secret_rules import LONG_RUN, REDACTED, RULES, normalize_escapes
+from control_plane.core.secret_rules import (
+    CANARIES,
+    LONG_RUN,
+    REDACTED,
+    RULES,
+    normalize_escapes,
+)
 
 __all__ = [
     "MAX_SCRUB",
     "REDACTED",
     "WINDOW",
+    "leaking_rules",
+    "require_scrubber",
     "scrub",
     "scrub_data",
     "scrub_head",
@@ -327,3 +336,45 @@ def _scrub_items(value: list[Any] | tuple[Any, ...], depth: int, budget: list[in
             break
         kept.append(_scrub_value(v, depth + 1, budget))
     return kept
+
+
+# -- the start-up self-test ----------------------------------------------------------------
+
+
+def leaking_rules() -> list[str]:
+    """The rules whose canary (:data:`~control_plane.core.secret_rules.CANARIES`, one per
+    rule) survives, alone or through :func:`scrub`, or whose text around it is eaten;
+    ``[]`` when the scrubber works on this interpreter. A few milliseconds."""
+    by_name = {rule.name: rule for rule in RULES}
+    failing = [rule.name for rule in RULES if rule.name not in {c.rule for c in CANARIES}]
+    for canary in CANARIES:
+        rule = by_name.get(canary.rule)
+        outs = [scrub(canary.text)]
+        if rule is not None:
+            outs.append(rule.apply(canary.text, _fold(canary.text)))
+        if rule is None or any(canary.secret in out or canary.kept not in out for out in outs):
+            failing.append(canary.rule)
+    return failing
+
+
+#: Set once the self-test passed in this process (it is run again only after a failure).
+_VERIFIED: list[bool] = []
+
+
+def require_scrubber() -> None:
+    """Refuse to run a process whose scrubber leaks: every runtime is built through this
+    check (``build_runtime``), so ``packctl serve``, ``worker``, ``mcp`` and ``--local``
+    commands stop before serving, with a message naming the interpreter and the failing
+    families, and exit status 1 (:class:`SystemExit`)."""
+    if _VERIFIED:
+        return
+    failing = leaking_rules()
+    if failing:
+        raise SystemExit(
+            "capability-packs: refusing to start: the secret scrubber's self-test failed on "
+            f"this Python ({sys.executable}, {sys.version.split()[0]}: {sys.version}); "
+            f"a canary secret of {len(failing)} rule(s) was not redacted: "
+            f"{', '.join(failing)}. Serving would leak secrets of these families; "
+            "see docs/redaction.md (self-test)."
+        )
+    _VERIFIED.append(True)

@@ -31,7 +31,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-__all__ = ["LONG_RUN", "REDACTED", "RULES", "Rule", "normalize_escapes"]
+from control_plane.core.portable_regex import portable
+
+__all__ = [
+    "CANARIES",
+    "LONG_RUN",
+    "REDACTED",
+    "RULES",
+    "Canary",
+    "Rule",
+    "normalize_escapes",
+    "written",
+]
 
 REDACTED = "[REDACTED]"
 
@@ -80,6 +91,23 @@ class Rule:
             return text
         parts.append(text[last:])
         return "".join(parts)
+
+
+#: What each compiled rule pattern was as written (possessive notation), for the bench
+#: and the tests that compare the two forms (:func:`written`).
+_WRITTEN: dict[re.Pattern[str], str] = {}
+
+
+def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``pattern`` compiled in its portable form (:func:`portable`)."""
+    compiled = re.compile(portable(pattern), flags)
+    _WRITTEN[compiled] = pattern
+    return compiled
+
+
+def written(pattern: re.Pattern[str]) -> str:
+    """The source of a pattern compiled by :func:`_c`, as written (possessive notation)."""
+    return _WRITTEN.get(pattern, pattern.pattern)
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -144,7 +172,7 @@ def _authorization(match: re.Match[str]) -> str:
 
 
 def _scheme(match: re.Match[str]) -> str:
-    scheme = match.group(1) or match.group(3)
+    scheme = match.group("scheme") or match.group("scheme2")
     gap = match.group("gap") or match.group("gap2")
     value = match.group("value")
     low = scheme.lower()
@@ -156,7 +184,7 @@ def _scheme(match: re.Match[str]) -> str:
     return f"{scheme}{gap}{REDACTED}"
 
 
-_ESCAPED_SLASH = re.compile(r"\\{1,4}/")
+_ESCAPED_SLASH = _c(r"\\{1,4}/")
 
 
 def _userinfo(match: re.Match[str]) -> str:
@@ -182,7 +210,7 @@ def _userinfo_encoded(match: re.Match[str]) -> str:
 
 
 #: One quoted key and its quoted value inside a dict's braces.
-_DICT_ITEM = re.compile(
+_DICT_ITEM = _c(
     r"(?P<key>(?P<q>\\{0,3}[\"'])[^\"'\\\n]{1,256}+(?P=q)[ \t]*+:[ \t]*+)"
     r"(?!\\{0,3}[\"']\[REDACTED)(?P<val>\\{0,3}[\"'][^\"'\\\n]*+(?:\\{0,3}[\"'])?)"
 )
@@ -230,7 +258,7 @@ def _short_p(match: re.Match[str]) -> str:
 _B64_DIGITS = "[MNO][DTjz][AEIMQUYcgk][w-z0-5]"
 
 #: A Twilio auth token inside the text after "twilio" (not the tail of a SID).
-_TWILIO_TOKEN = re.compile(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
+_TWILIO_TOKEN = _c(r"(?<![A-Za-z0-9])[0-9a-f]{32}(?![A-Za-z0-9])")
 
 
 def _discord(match: re.Match[str]) -> str:
@@ -358,14 +386,10 @@ _OTHER_ATTR = (
 )
 
 #: Inside one command of a tool that takes a password on its command line: the flag.
-_TOOL_PASSWORD = re.compile(
+_TOOL_PASSWORD = _c(
     r"(?P<head>(?<![^\s\"',])-(?:p|a(?:" + _ARG_SEP + r")|p(?:" + _ARG_SEP + r")(?=[^-\s])))"
     r"(?!\[REDACTED)(?P<val>\"[^\"\n]*+\"?|'[^'\n]*+'?|[^\s\"']++)"
 )
-
-
-def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
 
 
 _I = re.IGNORECASE
@@ -473,11 +497,11 @@ RULES: tuple[Rule, ...] = (
         # "bearer <token>", "basic <base64>", "token <pat>" outside a header, any case,
         # when the value carries a digit, '+/_=' or is 12+ characters long (no prose does).
         _c(
-            r"\b(bearer|basic|digest|token)(?P<gap>[ \t]++)"
+            r"\b(?P<scheme>bearer|basic|digest|token)(?P<gap>[ \t]++)"
             r"(?=[A-Za-z.~\-]*+[0-9+/_=]|" + _CRED + r"{12})" + _CRED + r"{3,}+",
             _I,
         ),
-        lambda m: f"{m.group(1)}{m.group('gap')}{REDACTED}",
+        lambda m: f"{m.group('scheme')}{m.group('gap')}{REDACTED}",
         ("bearer", "basic", "digest", "token"),
     ),
     Rule(
@@ -486,7 +510,8 @@ RULES: tuple[Rule, ...] = (
         # inner capitals ("token AbCdEf"). Case-sensitive, so prose ("token expired")
         # never reaches the callback.
         _c(
-            r"\b(?:(Bearer|Basic|Token|Digest)(?P<gap>[ \t]++)|(bearer|basic|token|digest)"
+            r"\b(?:(?P<scheme>Bearer|Basic|Token|Digest)(?P<gap>[ \t]++)"
+            r"|(?P<scheme2>bearer|basic|token|digest)"
             r"(?P<gap2>[ \t]++)(?=[a-z0-9._~+/=\-]*+[A-Z]))(?P<value>" + _CRED + r"{3,}+)"
         ),
         _scheme,
@@ -494,14 +519,14 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "slack_webhook",
-        _c(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/+\-]++", _I),
-        lambda m: m.group(1) + REDACTED,
+        _c(r"(?P<head>hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/+\-]++", _I),
+        lambda m: m.group("head") + REDACTED,
         ("hooks.slack.com",),
     ),
     Rule(
         "discord_webhook",
-        _c(r"(discord(?:app)?\.com/api/webhooks/[0-9]++/)[A-Za-z0-9_\-]++", _I),
-        lambda m: m.group(1) + REDACTED,
+        _c(r"(?P<head>discord(?:app)?\.com/api/webhooks/[0-9]++/)[A-Za-z0-9_\-]++", _I),
+        lambda m: m.group("head") + REDACTED,
         ("/api/webhooks/",),
     ),
     Rule(
@@ -979,9 +1004,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 #: A run of characters a bare key is made of: gates the ``run`` rules.
-LONG_RUN = re.compile(r"[A-Za-z0-9+/_\-]{20}")
+LONG_RUN = _c(r"[A-Za-z0-9+/_\-]{20}")
 
-_ESCAPED = re.compile(r"\\u00(3[0-9]|4[1-9a-fA-F]|5[0-9aA]|5[fF]|6[1-9a-fA-F]|7[0-9aA])")
+_ESCAPED = _c(r"\\u00(3[0-9]|4[1-9a-fA-F]|5[0-9aA]|5[fF]|6[1-9a-fA-F]|7[0-9aA])")
 
 
 def normalize_escapes(text: str) -> str:
@@ -990,3 +1015,110 @@ def normalize_escapes(text: str) -> str:
     if "\\u00" not in text:
         return text
     return _ESCAPED.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+# -- canaries: one secret per rule, checked at start-up (redact.require_scrubber) ----------
+
+
+def _filler(n: int, chars: str = "", step: int = 7) -> str:
+    """``n`` characters cycling through ``chars`` (letters and digits by default): key
+    material of the right shape, built rather than written (no literal secret in the code)."""
+    pool = chars or "aZ3kQ9mX2pL7vR4tN8bW5cY6dH1fJ0gS"
+    return "".join(pool[(i * step + 3) % len(pool)] for i in range(n))
+
+
+_B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_B64_ID = base64.b64encode(b"412345678901234567").decode().rstrip("=")
+_PEM_LINE = _filler(64, _B64_CHARS)
+
+
+@dataclass(frozen=True, slots=True)
+class Canary:
+    """A text holding a secret one rule must remove, and what must stay around it."""
+
+    rule: str
+    text: str
+    secret: str
+    kept: str = ""
+
+
+def _canary(rule: str, text: str, secret: str, kept: str = "") -> Canary:
+    return Canary(rule, text.replace("{s}", secret), secret, kept)
+
+
+_S = _filler(24)
+CANARIES: tuple[Canary, ...] = (
+    _canary(
+        "private_key",
+        "-----BEGIN RSA PRIVATE KEY-----\n{s}\n-----END RSA PRIVATE KEY-----",
+        _PEM_LINE,
+    ),
+    _canary("putty_private_lines", "Private-Lines: 2\n{s}\nPrivate-MAC: 00", _PEM_LINE),
+    _canary("der_private_key", "key {s} end", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + _S),
+    _canary("authorization_header", "Authorization: Digest {s}", _S, "Authorization: "),
+    _canary("cookie_header", "Cookie: sid={s}", _S, "Cookie: "),
+    _canary("cookie_dict", "cookies={'sid': '{s}'}", _S, "'sid'"),
+    _canary("telegram_bot_token", "bot{s}/getMe", "123456789:AA" + _filler(33)),
+    _canary("auth_scheme", "sent bearer {s}", "x" + _S),
+    _canary("auth_scheme_cased", "Basic {s}", _filler(12)),
+    _canary("slack_webhook", "https://hooks.slack.com/services/{s}", "T0/B1/" + _S),
+    _canary("discord_webhook", "https://discord.com/api/webhooks/12345/{s}", _S),
+    _canary("url_userinfo", "postgres://app:{s}@db:5432/x", "kqj#5qp4x", "@db:5432"),
+    _canary(
+        "url_userinfo_encoded",
+        "GET /cb?redirect=https%3A%2F%2Fbob%3A{s}%40host%2F",
+        "Bw7secretX",
+        "%40host",
+    ),
+    _canary("proxy_userinfo", "HTTPS_PROXY=bob:{s}@proxy:3128", "Pw7" + _S, "@proxy"),
+    _canary("cli_user", "curl -u bob:{s} https://x", "Pw7" + _S),
+    _canary("cli_flag", "app --db-password {s} --port 1", "Pw7" + _S, "--port 1"),
+    _canary("openssl_pass", "openssl rsa -passin pass:{s} -in k", "Pw7" + _S),
+    _canary("rdp_password", "xfreerdp /u:bob /p:{s} /v:h", "Pw7" + _S),
+    _canary("sql_password", "CREATE USER app IDENTIFIED BY '{s}';", "Pw7" + _S),
+    _canary(
+        "oracle_connect",
+        "Command '['sqlplus', '-s', 'app/{s}@db']' returned non-zero exit status 1.",
+        "kqj#5qp4x",
+        "@db",
+    ),
+    _canary("cli_tool_password", "mysql -u root -p{s} db", "Pw7" + _S),
+    _canary("cli_short_p", "tool -p{s}", "Pw7#" + _S),
+    _canary("htpasswd_batch", "htpasswd -b file bob {s}", "Pw7" + _S),
+    _canary("xml_element", "<ClientSecret>{s}</ClientSecret>", "Pw7" + _S),
+    _canary("xml_attribute_pair", '<add key="DbPassword" value="{s}"/>', "Pw7" + _S),
+    _canary("env_assignment", "DB_PASSWORD={s} ./run", "Tr0ub4dor&3xQ!zz", " ./run"),
+    _canary(
+        "yaml_block_scalar",
+        "client_secret: |-\n  v2kNR2OMka\n  {s}\nnext: 1",
+        "akMO2RNk2v",
+        "next: 1",
+    ),
+    _canary("key_value", "Password={s};Server=db", "abc1", ";Server=db"),
+    _canary("short_key_param", "GET /v1?key={s}&q=1", "Ab3" + _S, "&q=1"),
+    _canary("docker_auth", '{"auth": "{s}"}', base64.b64encode(b"bob:Pw7x9q").decode()),
+    _canary("netrc", "machine h login bob password {s}", "Pw7" + _S),
+    _canary("crypt_hash", "root:{s}:19000:0", "$6$saltsalt$" + _filler(86)),
+    _canary("jwt", "token={s}", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0." + _S),
+    _canary(
+        "aws_access_key_id", "id {s}", "AKIA" + _filler(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+    ),
+    _canary("google_api_key", "k {s}", "AIza" + _filler(35)),
+    _canary("github_token", "t {s}", "ghp_" + _filler(36)),
+    _canary("gitlab_token", "t {s}", "glpat-" + _filler(20)),
+    _canary("npm_token", "t {s}", "npm_" + _filler(36)),
+    _canary("huggingface_token", "t {s}", "hf_" + _filler(34)),
+    _canary("pypi_token", "t {s}", "pypi-AgE" + _filler(60)),
+    _canary("sendgrid_key", "t {s}", "SG." + _filler(22) + "." + _filler(43)),
+    _canary("slack_token", "t {s}", "xoxb-" + _filler(30)),
+    _canary("stripe_key", "t {s}", "sk_live_" + _filler(24)),
+    _canary("sk_dash_key", "t {s}", "sk-ant-api03-" + _filler(40)),
+    _canary("vendor_prefixed", "t {s}", "hvs." + _filler(24)),
+    _canary("azure_ad_client_secret", "t {s}", "abc8Q~" + _filler(34)),
+    _canary("vendor_misc", "t {s}", "shpat_" + _filler(32, "0123456789abcdef")),
+    _canary("twilio_auth_token", "twilio token {s}", _filler(32, "0123456789abcdef")),
+    _canary("discord_bot_token", "t {s}", _B64_ID + "." + _filler(6) + "." + _filler(27)),
+    _canary("key_body", "{s}\n", "\n".join([_PEM_LINE] * 3)),
+    _canary("azure_account_key", "k {s}", _filler(86, _B64_CHARS) + "=="),
+    _canary("aws_secret_key", "k {s} x", _filler(40)),
+)

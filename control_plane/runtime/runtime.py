@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from control_plane.core.invoke import Invoker
 from control_plane.core.reach import GrantError, Grants, install_grants
+from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime import isolation
 from control_plane.runtime.events import EventSink
@@ -205,6 +206,7 @@ def build_runtime(
     an unknown pack, :class:`~control_plane.runtime.mcp_source.McpConfigError` when
     ``config.mcp_config`` cannot be used.
     """
+    require_scrubber()  # a process whose scrubber leaks never serves (SystemExit)
     config = config if config is not None else RuntimeConfig()
     owns_load = load is None
     if load is None:
