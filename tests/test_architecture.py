@@ -233,9 +233,13 @@ PROCESS_CALLS = {
     "multiprocessing": {"Process", "Pool", "get_context"},
 }
 #: Known exceptions, each with what resolves it.
-#: TODO(lead): move core/stderr.py's run_tool (and _kill_group) into runtime/ once the
-#: stderr-table rewrite of issue 37's other branch is merged; then empty this.
-PROCESS_EXCEPTIONS = {("control_plane/core/stderr.py", "run_tool")}
+#: Open (issue 37): the two functions through which a pack runs a program, run_tool (the
+#: authors' helper) and run_granted (ctx.reach.run), still live in core/; moving them to
+#: runtime/ means injecting the runner into PackReach and control_plane.tools. Then empty this.
+PROCESS_EXCEPTIONS = {
+    ("control_plane/core/stderr.py", "run_tool"),
+    ("control_plane/core/reach_run.py", "run_granted"),
+}
 
 
 def _process_starts(path: Path) -> list[tuple[int, str, str]]:
