@@ -29,6 +29,7 @@ from control_plane.core.errors import RequestRejected
 from control_plane.core.hookspecs import hookimpl
 from control_plane.core.outcome import Outcome
 from control_plane.core.redact import scrub, scrub_data
+from control_plane.core.registry import LoadedPack
 from control_plane.core.rejection import Rejection
 
 __all__ = [
@@ -762,8 +763,9 @@ class ErrorEvents:
             queue.close()
 
     @hookimpl
-    def call_finished(self, outcome: Outcome, elapsed_s: float) -> None:
-        """One event per failed outcome, none for successes."""
+    def call_finished(self, pack: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
+        """One event per failed outcome, none for successes (every argument taken: an
+        implementation naming fewer is called through a wrapper)."""
         if outcome.error is None:
             return
         if not self._sinks:  # nobody listens: count it, build nothing
