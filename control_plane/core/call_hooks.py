@@ -46,6 +46,11 @@ def _picking(fn: _Fn, picked: tuple[int, ...]) -> _Fn:
     return call
 
 
+def _failed(plugin: str, exc: BaseException) -> None:
+    # Not logger.exception: the traceback may hold the call's data.
+    logger.error("plugin %s raised %s in a call hook; skipped", plugin, type(exc).__name__)
+
+
 class CallHooks:
     """The call hooks of one plugin manager, as tuples walked on the call path.
 
@@ -83,39 +88,35 @@ class CallHooks:
             self.plugin_manager.unregister(plugin)
             self.refresh()
 
-    def call(self, impls: tuple[tuple[_Fn, str], ...], *args: Any) -> list[Any]:
-        """Call each implementation with ``args``; the results that are not ``None``."""
-        results = []
-        for fn, plugin in impls:
-            try:
-                result = fn(*args)
-            # Plugin boundary: a hook implementation may raise anything, SystemExit
-            # included; the call it observes and the server go on.
-            except BaseException as exc:  # noqa: BLE001
-                # Not logger.exception: the traceback may hold the call's data.
-                logger.error(  # noqa: TRY400
-                    "plugin %s raised %s in a call hook; skipped", plugin, type(exc).__name__
-                )
-                continue
-            if result is not None:
-                results.append(result)
-        return results
-
     def notify(self, impls: tuple[tuple[_Fn, str], ...], *args: Any) -> None:
-        """:meth:`call` for hooks whose results are ignored (no list built)."""
+        """Call each implementation with ``args``; results are ignored."""
         for fn, plugin in impls:
             try:
                 fn(*args)
-            # Plugin boundary, as in :meth:`call`.
+            # Plugin boundary: a hook implementation may raise anything, SystemExit
+            # included; the call it observes and the server go on.
             except BaseException as exc:  # noqa: BLE001
-                logger.error(  # noqa: TRY400
-                    "plugin %s raised %s in a call hook; skipped", plugin, type(exc).__name__
-                )
+                _failed(plugin, exc)
 
-    def started_call(self, pack: Any) -> list[Callable[[], None]]:
+    def started_call(self, pack: Any) -> list[tuple[Callable[[], None], str]]:
         """Run ``call_started``; the end callbacks its implementations returned."""
-        return [end for end in self.call(self.started, pack) if callable(end)]
+        ends = []
+        for fn, plugin in self.started:
+            try:
+                end = fn(pack)
+            # Plugin boundary, as in :meth:`notify`.
+            except BaseException as exc:  # noqa: BLE001
+                _failed(plugin, exc)
+                continue
+            if callable(end):
+                ends.append((end, plugin))
+        return ends
 
-    def ended(self, ends: list[Callable[[], None]]) -> None:
+    def ended(self, ends: list[tuple[Callable[[], None], str]]) -> None:
         """Run each end callback of :meth:`started_call`, each failing alone."""
-        self.notify(tuple((end, "call_started (its end callback)") for end in ends))
+        for end, plugin in ends:
+            try:
+                end()
+            # Plugin boundary, as in :meth:`notify`.
+            except BaseException as exc:  # noqa: BLE001
+                _failed(plugin, exc)
