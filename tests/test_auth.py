@@ -16,6 +16,7 @@ from reliability_support import Background
 from server_support import ServerThread, load_test_packs
 
 from control_plane.adapters import cli
+from control_plane.core.hookspecs import hookimpl
 from control_plane.wire.auth import (
     AuthConfigError,
     ClientTls,
@@ -64,9 +65,10 @@ class Counting:
     def __init__(self, server: ServerThread) -> None:
         assert server.server is not None
         self.calls = 0
-        server.server.invoker.start_listeners.append(self._start)
+        server.server.invoker.hooks.register(self)
 
-    def _start(self, loaded: object) -> None:
+    @hookimpl
+    def call_started(self) -> None:
         self.calls += 1
 
 

@@ -158,7 +158,14 @@ def _hookspecs() -> list[Any]:
 
 def test_the_documented_hooks_exist() -> None:
     names = {fn.__name__ for fn in _hookspecs()}
-    assert {"register_packs", "classify_exception"} <= names
+    assert {"register_packs", "classify_exception", "call_finished", "incident_recorded"} <= names
+
+
+@pytest.mark.parametrize("spec", _hookspecs(), ids=lambda fn: fn.__name__)
+def test_each_hook_is_in_the_architecture_table(spec: Any) -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    table = text.split("## Plugins: one mechanism", 1)[1].split("\n## ", 1)[0]
+    assert f"| `{spec.__name__}(" in table, f"{spec.__name__}: not in docs/architecture.md"
 
 
 @pytest.mark.parametrize("spec", _hookspecs(), ids=lambda fn: fn.__name__)
@@ -176,9 +183,17 @@ def test_each_hook_is_typed_and_documented(spec: Any) -> None:
 
 def _type_checking_names() -> dict[str, Any]:
     """Names hookspecs imports only under ``TYPE_CHECKING`` (annotations are strings)."""
+    from control_plane.core.incidents import Incident
+    from control_plane.core.outcome import Outcome
+    from control_plane.core.registry import LoadedPack
     from control_plane.runtime.events import ErrorEvent
 
-    return {"ErrorEvent": ErrorEvent}
+    return {
+        "ErrorEvent": ErrorEvent,
+        "Incident": Incident,
+        "LoadedPack": LoadedPack,
+        "Outcome": Outcome,
+    }
 
 
 # --------------------------------------------------------------------------- tables

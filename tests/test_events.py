@@ -131,7 +131,7 @@ def test_one_schema_valid_event_per_failure(tmp_path: Path) -> None:
     invoker = make_invoker()
     sink = FileSink(tmp_path / "events.jsonl")
     events = ErrorEvents([sink])
-    invoker.listeners.append(events.on_outcome)
+    invoker.hooks.register(events)
     codes = [*BASELINE_PACK_CODES, "undeclared_thing", "secret"]
     outcomes = {}
     for code in ["ok", *codes]:
@@ -177,7 +177,7 @@ def test_events_carry_correlation_ids_of_the_running_request(tmp_path: Path) -> 
     invoker = make_invoker()
     seen: list[ErrorEvent] = []
     events = ErrorEvents([seen.append])
-    invoker.listeners.append(events.on_outcome)
+    invoker.hooks.register(events)
 
     async def call(flow: str) -> None:
         with correlation_scope({"flow_id": flow, "token": f"token={SECRET}"}):
@@ -257,7 +257,7 @@ def test_a_raising_sink_never_breaks_the_call_or_the_other_sinks() -> None:
         raise OSError("disk full")
 
     events = ErrorEvents([broken, seen.append])
-    invoker.listeners.append(events.on_outcome)
+    invoker.hooks.register(events)
     outcome = invoker.invoke_sync("t.fail", {"code": "not_found"})
     invoker.close()
     assert outcome.code == "not_found"
@@ -274,7 +274,7 @@ def test_stream_sink_writes_json_lines_to_stderr_by_default(
 ) -> None:
     invoker = make_invoker()
     events = ErrorEvents([StreamSink()])
-    invoker.listeners.append(events.on_outcome)
+    invoker.hooks.register(events)
     invoker.invoke_sync("t.fail", {"code": "ok"})
     invoker.invoke_sync("t.fail", {"code": "auth_failed"})
     invoker.close()

@@ -214,7 +214,8 @@ def test_counts_by_pack_code_and_origin_over_http(tmp_path: Path) -> None:
 
     obs.close()
     invoker.close()
-    assert invoker.listeners == [] and invoker.start_listeners == []
+    assert invoker.hooks.started == () and invoker.hooks.finished == ()
+    assert invoker.hooks.incident == () and invoker.hooks.refused == ()
     with pytest.raises(urllib.error.URLError):
         scrape(port)
 
@@ -434,8 +435,10 @@ def test_latency_and_counts_match_prometheus_clients_own_histogram_under_threads
 
     def count() -> None:
         for i in range(per_thread):
-            end = metrics.on_start(loaded)
-            metrics.on_outcome(loaded, failed if i % 5 == 0 else ok, durations[i % len(durations)])
+            end = metrics.call_started(loaded)
+            metrics.call_finished(
+                loaded, failed if i % 5 == 0 else ok, durations[i % len(durations)]
+            )
             end()
 
     threads = [threading.Thread(target=count) for _ in range(8)]

@@ -1,9 +1,4 @@
-"""The hooks a capability-packs plugin may implement.
-
-A plugin is any module or object with ``@hookimpl``-decorated functions, loaded from
-:data:`control_plane.runtime.plugins.DEFAULT_PLUGINS` or from the ``capability_packs`` entry-point
-group.
-"""
+"""The hooks a capability-packs plugin may implement (docs/architecture.md, "Plugins")."""
 
 from __future__ import annotations
 
@@ -16,6 +11,9 @@ from control_plane.core.classify import Classification
 from control_plane.core.pack import Pack
 
 if TYPE_CHECKING:
+    from control_plane.core.incidents import Incident
+    from control_plane.core.outcome import Outcome
+    from control_plane.core.registry import LoadedPack
     from control_plane.runtime.events import ErrorEvent
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
@@ -58,6 +56,62 @@ def classify_exception(exc: BaseException) -> Classification | None:
 
     :param exc: one exception of the failure's cause chain.
     :return: a classification, or ``None``.
+    """
+
+
+@hookspec
+def call_started(pack: LoadedPack) -> Callable[[], None] | None:
+    """A call of ``pack`` was admitted (input valid); its handler is about to run.
+
+    Called on the thread that runs the call (often the server's event loop): return quickly.
+    The built-in metrics count in-flight calls here.
+
+    :param pack: the :class:`~control_plane.core.registry.LoadedPack` called.
+    :return: ``None``, or a callable run exactly once when the call ends, however it ends
+        (even when the awaiting task is cancelled).
+    """
+
+
+@hookspec
+def call_finished(pack: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
+    """A call of ``pack`` ended with ``outcome`` (a success or an enforced error).
+
+    Called once per call the invoker ran, on the thread that finished it (often the
+    server's event loop), so it must return quickly: hand slow work to a queue and a
+    thread of its own, as the built-in error events do. The built-in metrics and error
+    events implement it. A raise is logged and skipped; the call is unaffected.
+
+    :param pack: the :class:`~control_plane.core.registry.LoadedPack` called.
+    :param outcome: the :class:`~control_plane.core.outcome.Outcome` the caller receives
+        (already scrubbed of secrets).
+    :param elapsed_s: seconds from the request to the outcome.
+    :return: nothing; the return value is ignored.
+    """
+
+
+@hookspec
+def request_refused(event: ErrorEvent) -> None:
+    """A request was refused before any pack ran (unknown pack, invalid input, overload...).
+
+    ``event.code`` is the rejection reason, ``event.origin`` is ``transport``. Called on the
+    thread that refused it: return quickly. The built-in metrics and error events
+    implement it. A raise is logged and skipped.
+
+    :param event: the scrubbed :class:`~control_plane.runtime.events.ErrorEvent`.
+    :return: nothing; the return value is ignored.
+    """
+
+
+@hookspec
+def incident_recorded(incident: Incident) -> None:
+    """An incident (a pack bug or contract violation, with its traceback) was recorded.
+
+    Called on the thread that recorded it; the built-in incident store implements it
+    (writing behind a bounded queue on a thread of its own). A raise is logged and
+    skipped; the incident stays in memory and the call is unaffected.
+
+    :param incident: the scrubbed :class:`~control_plane.core.incidents.Incident`.
+    :return: nothing; the return value is ignored.
     """
 
 

@@ -15,12 +15,14 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from control_plane.core.bounds import valid_text
 from control_plane.core.redact import scrub, scrub_head, scrub_tail
+
+if TYPE_CHECKING:
+    from control_plane.core.call_hooks import CallHooks
 
 __all__ = ["Incident", "Incidents", "format_exception", "new_reference_id"]
 
@@ -255,24 +257,16 @@ def format_exception(exc: BaseException | None) -> str:
 class Incidents:
     """Bounded in-memory incident record, logged as it is written.
 
-    Sinks (``add_sink``) receive every incident, e.g. a persistent store.
+    Every incident goes to the ``incident_recorded`` hook of :attr:`hooks` (the invoker's
+    plugins), e.g. the persistent store.
     """
 
     def __init__(self, capacity: int = 1000) -> None:
         self._capacity = capacity
         self._items: OrderedDict[str, Incident] = OrderedDict()
         self._lock = threading.Lock()
-        self._sinks: list[Callable[[Incident], None]] = []
-
-    def add_sink(self, sink: Callable[[Incident], None]) -> None:
-        """Call ``sink(incident)`` for every incident recorded from now on."""
-        with self._lock:
-            self._sinks = [*self._sinks, sink]
-
-    def remove_sink(self, sink: Callable[[Incident], None]) -> None:
-        """Stop calling ``sink`` (no-op when it was never added)."""
-        with self._lock:
-            self._sinks = [s for s in self._sinks if s != sink]
+        #: The plugins told of each incident (set by the :class:`Invoker` using this record).
+        self.hooks: CallHooks | None = None
 
     def record(
         self, exc: BaseException | None, *, pack: str, request_id: str, kind: str, summary: str
@@ -302,19 +296,8 @@ class Incidents:
             incident.summary,
             extra={"reference_id": ref, "pack": incident.pack, "request_id": incident.request_id},
         )
-        for sink in self._sinks:
-            try:
-                sink(incident)
-            # Sink boundary: a broken sink -- whatever it raises, SystemExit included -- must
-            # not turn into the caller's failure, nor end the server.
-            except BaseException as failure:  # noqa: BLE001
-                # Not logger.exception: the sink's traceback may hold the incident's texts.
-                logger.error(  # noqa: TRY400
-                    "incident sink %s raised %s; incident %s kept in memory",
-                    type(sink).__qualname__,
-                    type(failure).__name__,
-                    ref,
-                )
+        if self.hooks is not None and self.hooks.incident:
+            self.hooks.notify(self.hooks.incident, incident)
         return ref
 
     def get(self, reference_id: str) -> Incident | None:

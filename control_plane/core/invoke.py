@@ -21,8 +21,10 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Protocol
 
 import orjson
+import pluggy
 
 from control_plane.core.bounds import safe_text
+from control_plane.core.call_hooks import CallHooks
 from control_plane.core.classify import Classification, Classifier, classify
 from control_plane.core.enforce import Enforcer
 from control_plane.core.errors import FieldViolation, InvalidInput, UnknownPack
@@ -58,11 +60,6 @@ class IsolatedHandlers(Protocol):
 
 
 _VALIDATION = CompiledSchema(validation_field_schema())
-OutcomeListener = Callable[[LoadedPack, Outcome, float], None]
-#: Called once a call is admitted (input valid, handler about to run). It may return a
-#: callable that is run exactly once when the call ends, however it ends (even when the
-#: awaiting task is cancelled): in-flight tracking. Neither may raise.
-StartListener = Callable[[LoadedPack], Callable[[], None] | None]
 
 
 def parse_input(pack: str, payload: bytes | str | Mapping[str, Any]) -> dict[str, Any]:
@@ -93,6 +90,7 @@ class Invoker:
         max_workers: int | None = None,
         default_timeout: float | None = None,
         pack_threads: int | None = None,
+        plugins: pluggy.PluginManager | None = None,
     ) -> None:
         self.registry = registry
         self.classifiers = tuple(classifiers)
@@ -101,8 +99,12 @@ class Invoker:
         self.default_timeout = default_timeout
         #: Sync handlers' threads, each pack up to its share (``pack_threads``).
         self.threads = PackThreads(max_workers, pack_threads)
-        self.listeners: list[OutcomeListener] = []
-        self.start_listeners: list[StartListener] = []
+        #: The call hooks (``call_started``, ``call_finished``, ``incident_recorded``,
+        #: ``request_refused``) of ``plugins`` (by default a manager of its own);
+        #: register observers with ``invoker.hooks.register(plugin)``.
+        self.hooks = CallHooks(plugins)
+        if self.incidents.hooks is None:
+            self.incidents.hooks = self.hooks
         #: Packs whose handlers run in worker processes (``None``: none do).
         self.isolation: IsolatedHandlers | None = None
 
@@ -147,18 +149,18 @@ class Invoker:
         rid = request_id or uuid.uuid4().hex
         budget = timeout if timeout is not None else self.default_timeout
         ctx = Context(name, rid, None if budget is None else time.monotonic() + budget)
-        if self.start_listeners:
-            ends = [end for start in self.start_listeners if (end := start(loaded)) is not None]
+        hooks = self.hooks
+        if hooks.started:
+            ends = hooks.started_call(loaded)
             try:
                 outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
             finally:
-                for end in ends:
-                    end()
+                hooks.ended(ends)
         else:
             outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
         elapsed = time.perf_counter() - started
-        for listener in self.listeners:
-            listener(loaded, outcome, elapsed)
+        if hooks.finished:
+            hooks.notify(hooks.finished, loaded, outcome, elapsed)
         return outcome
 
     def invoke_sync(

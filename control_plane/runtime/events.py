@@ -1,29 +1,7 @@
-"""Errors as events: one structured record per failed invocation or refused request.
-
-An :class:`ErrorEvent` answers, for operators and log pipelines, what failed (``code``),
-where (``pack``, ``version``, ``origin``), whether a retry may help (``retryable``), and how to
-find the rest of the story (``reference_id`` into the incident store, ``request_id``, the
-caller's ``correlation`` ids). Its JSON form is documented by
-``schemas/error-event.schema.json``.
-
-:class:`ErrorEvents` fans each event out to sinks: any callable taking the event. Built in are
-:class:`StreamSink` (JSON lines, stderr by default), :class:`FileSink` (append-only JSON
-lines) and :class:`~control_plane.runtime.incident_store.IncidentStore` (``store.add_event``).
-Plugins add their own through the ``register_event_sinks`` hook. A sink that raises is logged and
-skipped; an event never breaks the call it describes.
-
-Where events come from:
-
-* :meth:`ErrorEvents.on_outcome` -- an :class:`~control_plane.core.invoke.Invoker` listener; it
-  emits one event for every outcome that carries an error (origin ``pack:<name>`` or
-  ``control_plane``) and nothing for successes;
-* :func:`emit_rejection` / :meth:`ErrorEvents.emit_rejection` -- called by the wire layer for
-  requests refused before any handler ran (unknown pack, invalid input, admission refusal),
-  origin ``transport``.
-
-Caller-supplied correlation ids travel in a context variable (:func:`correlation_scope`),
-so the wire layer sets them once per request and every event of that request carries them.
-"""
+"""Errors as events: one structured record per failed call or refused request
+(``schemas/error-event.schema.json``), fanned out to sinks, each behind a bounded queue;
+:class:`ErrorEvents` is a built-in plugin on the ``call_finished`` and ``request_refused``
+hooks (docs/observability.md)."""
 
 from __future__ import annotations
 
@@ -48,6 +26,7 @@ from typing import IO, Any, Literal, TypeAlias
 import orjson
 
 from control_plane.core.errors import RequestRejected
+from control_plane.core.hookspecs import hookimpl
 from control_plane.core.outcome import Outcome
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack
@@ -707,8 +686,8 @@ class SinkQueue:
 class ErrorEvents:
     """Builds error events and hands each to every sink.
 
-    Attach :meth:`on_outcome` to ``invoker.listeners``; call :meth:`emit_rejection` for
-    requests refused at the transport.
+    A plugin on the ``call_finished`` and ``request_refused`` hooks (``install`` registers
+    it with the invoker); each of its sinks runs behind a bounded queue when ``queued``.
     """
 
     def __init__(self, sinks: Iterable[EventSink] = (), *, queued: bool = False) -> None:
@@ -783,14 +762,21 @@ class ErrorEvents:
         for queue in queues:
             queue.close()
 
-    def on_outcome(self, loaded: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
-        """Invoker listener: one event per failed outcome, none for successes."""
+    @hookimpl
+    def call_finished(self, pack: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
+        """One event per failed outcome, none for successes (every argument taken: an
+        implementation naming fewer is called through a wrapper)."""
         if outcome.error is None:
             return
         if not self._sinks:  # nobody listens: count it, build nothing
             self.emitted += 1
             return
         self.emit(ErrorEvent.from_outcome(outcome, elapsed_s=elapsed_s))
+
+    @hookimpl
+    def request_refused(self, event: ErrorEvent) -> None:
+        """Emit the event of a request refused before any pack ran."""
+        self.emit(event)
 
     def emit_rejection(
         self,

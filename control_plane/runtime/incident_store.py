@@ -1,31 +1,6 @@
-"""The incident store: incidents and error events at rest, in embedded SQLite.
-
-Behind every ``internal_error`` (and every contract violation) the caller receives only a
-reference id; :class:`IncidentStore` keeps what operators need under that id -- pack,
-request id, kind, summary and the full exception chain with its traceback -- and every
-:class:`~control_plane.runtime.events.ErrorEvent`, so ``errors(since=, by=)`` can count failures by
-code, pack or origin.
-
-* **Where**: ``path``, else ``$CAPABILITY_PACKS_INCIDENT_DB``, else
-  ``$XDG_STATE_HOME/capability-packs/incidents.db`` (``~/.local/state/...`` when unset).
-  The directory is created ``0700`` and the database file ``0600``.
-* **Concurrency**: WAL mode, ``BEGIN IMMEDIATE`` write transactions and a busy timeout, so
-  threads, several stores and several processes may write the same file; readers never
-  block writers.
-* **Never blocks a call**: ``add_incident`` / ``add_event`` only enqueue (bounded queue);
-  one background thread per store writes in batches: after the first record arrives it
-  lingers ``linger`` seconds (50 ms by default) so that what arrives meanwhile shares one
-  transaction (one commit per batch instead of one per event under load). When the queue
-  is full the record is dropped and counted in :attr:`IncidentStore.dropped`. ``flush()``
-  waits for everything queued so far (tests, shutdown).
-* **Retention**: rows older than ``max_age`` seconds and rows beyond the newest ``max_rows``
-  (per table) are deleted on open and then on write, at most every ``prune_interval``
-  seconds.
-* **Secrets**: incidents and events the runtime built (``Incident.scrubbed``,
-  ``ErrorEvent.scrubbed``) were scrubbed field by field as they were made and are written
-  as they are; incidents and events handed in from elsewhere are scrubbed before they are
-  written.
-"""
+"""The incident store: incidents and error events at rest, in embedded SQLite, written
+behind a bounded queue by a thread of its own; a built-in plugin on the
+``incident_recorded`` hook (docs/observability.md, "Incident store")."""
 
 from __future__ import annotations
 
@@ -42,6 +17,7 @@ from typing import Any, Literal, TypeAlias
 
 import orjson
 
+from control_plane.core.hookspecs import hookimpl
 from control_plane.core.incidents import Incident
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.runtime.events import ErrorEvent
@@ -349,6 +325,7 @@ class IncidentStore:
 
     # -- writing -------------------------------------------------------------------------
 
+    @hookimpl(specname="incident_recorded")
     def add_incident(self, incident: Incident) -> None:
         """Journal ``incident`` (one ``write`` to the kernel: it survives a killed process)
         and queue it for the database (an ``Incidents`` sink); never blocks or raises."""

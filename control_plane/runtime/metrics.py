@@ -1,47 +1,15 @@
-"""Prometheus metrics for the control plane, on a dedicated ``CollectorRegistry``.
-
-=================================================  =========  =========================
-metric                                             type       labels
-=================================================  =========  =========================
-``capability_packs_invocations_total``             counter    pack, code, origin
-``capability_packs_invocation_duration_seconds``   histogram  pack
-``capability_packs_contract_violations_total``     counter    pack
-``capability_packs_validation_findings_total``     counter    pack, severity
-``capability_packs_in_flight``                     gauge      pack
-``capability_packs_plugin_load_failures``          gauge      plugin
-``capability_packs_rejected_requests_total``       counter    reason
-``capability_packs_event_store_dropped_total``     counter    (none)
-``capability_packs_output_dropped_total``          counter    channel
-``capability_packs_event_loop_longest_stall_seconds``  gauge  (none)
-``capability_packs_event_loop_stalls_total``       counter    (none)
-=================================================  =========  =========================
-
-``code`` is ``ok`` for a success, else the code the caller received; ``origin`` is
-``none`` for a success, else the error's origin (``pack:<name>`` or ``control_plane``).
-Label values are bounded: packs come from the registry, codes from each pack's closed
-vocabulary; names a caller made up (unknown packs) only ever reach ``rejected_requests``
-as the reason ``unknown_pack``.
-
-Every label set a loaded pack can produce exists from start-up at zero
-(:meth:`Metrics.prime`, called by ``install``): each pack x (``ok`` and each code of its
-vocabulary) x origin (``pack:<name>``, ``control_plane``), each pack's latency, in-flight
-and contract-violation series, each validating pack x severity, and each rejection reason.
-So ``increase()`` and ``rate()`` see the first error after a restart, and alerts on them
-fire. No ``_created`` series are exposed (they double the series count and are unused).
-
-The per-call series (invocations, latency, in-flight, findings) are plain counters each
-pack keeps (:class:`_PackSeries`, one lock per update) and become metric families only when
-scraped: ``prometheus_client``'s labelled children take a lock and several calls per
-update (the listeners cost 4.1-4.8 us per call that way, 1.8 us this way; timeit,
-``bench/results/PROFILE.md`` round 6).
-"""
+"""Prometheus metrics on a dedicated ``CollectorRegistry`` (the series:
+docs/observability.md, "Metrics"); :class:`Metrics` is a built-in plugin on the call hooks.
+Every label set a loaded pack can produce exists from start-up at zero (:meth:`Metrics.prime`),
+and the per-call series are plain counters turned into families at scrape time
+(docs/architecture.md)."""
 
 from __future__ import annotations
 
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.exposition import start_http_server
@@ -54,9 +22,13 @@ from prometheus_client.metrics_core import (
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
+from control_plane.core.hookspecs import hookimpl
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadedPack, LoadFailure
 from control_plane.core.rejection import REASONS
+
+if TYPE_CHECKING:
+    from control_plane.runtime.events import ErrorEvent
 
 __all__ = [
     "LATENCY_BUCKETS",
@@ -246,7 +218,7 @@ class _LiveCollector:
 
 
 class Metrics:
-    """Every control-plane metric, and the listeners that keep them."""
+    """Every control-plane metric; a plugin on the call hooks that keep them."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else _Registry()
@@ -303,7 +275,7 @@ class Metrics:
             self._rejection(reason)
         self._live.packs = tuple(dict.fromkeys((*self._live.packs, *names)))
 
-    # -- listeners --------------------------------------------------------------------------
+    # -- hooks (a built-in plugin: install() registers it with the invoker) ----------------
 
     def count(self, pack: str, code: str, origin: str) -> None:
         """Count one call of ``pack`` that ended with ``code`` from ``origin`` (no latency:
@@ -314,9 +286,10 @@ class Metrics:
             calls = series.invocations
             calls[key] = calls.get(key, 0) + 1
 
-    def on_outcome(self, loaded: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
-        """Invoker listener: count the outcome, its latency and its findings."""
-        series = self._pack(loaded.name)
+    @hookimpl
+    def call_finished(self, pack: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
+        """Count the outcome, its latency and its findings."""
+        series = self._pack(pack.name)
         error = outcome.error
         key = _OK_KEY if error is None else (error.code, error.origin)
         # le="x" counts durations <= x: the first bound not below the duration.
@@ -332,12 +305,18 @@ class Metrics:
                 for check in validation.checks:
                     findings[check.severity] = findings.get(check.severity, 0) + 1
 
-    def on_start(self, loaded: LoadedPack) -> Callable[[], None]:
-        """Invoker start listener: in-flight up now, down when the call ends."""
-        series = self._pack(loaded.name)
+    @hookimpl
+    def call_started(self, pack: LoadedPack) -> Callable[[], None]:
+        """In-flight up now, down when the call ends."""
+        series = self._pack(pack.name)
         with self._lock:
             series.in_flight += 1
         return series.leave
+
+    @hookimpl
+    def request_refused(self, event: ErrorEvent) -> None:
+        """Count the refusal under its reason."""
+        self.reject(event.code)
 
     def _rejection(self, reason: str) -> Any:
         child = self._rejected.get(reason)

@@ -1,19 +1,5 @@
-"""Observability in one call: metrics, error events and the incident store on an Invoker.
-
-``install(invoker, load_failures=registry.failures, store=IncidentStore())`` attaches
-
-* :class:`~control_plane.runtime.metrics.Metrics` (an outcome listener, an in-flight start
-  listener, contract violations read from the invoker, plugin load failures);
-* :class:`~control_plane.runtime.events.ErrorEvents` (one JSON event per failed invocation, to
-  stderr by default, plus plugin and custom sinks);
-* an optional :class:`~control_plane.runtime.incident_store.IncidentStore` (every incident and every
-  event, at rest in SQLite);
-
-and returns an :class:`Observability` whose ``close()`` detaches and stops all of it.
-
-``install_configured(invoker, ObservabilityConfig(...))`` does it as ``packctl serve``'s
-options say (parsed in ``adapters/observability_cli.py``). See ``docs/observability.md``.
-"""
+"""Observability in one call: :func:`install` registers metrics, error events and the
+incident store as built-in plugins on an invoker's call hooks (docs/observability.md)."""
 
 from __future__ import annotations
 
@@ -139,11 +125,11 @@ class Observability:
         event = ErrorEvent.rejection(
             rejection, pack=pack, message=message, request_id=request_id, correlation=correlation
         )
-        self.metrics.reject(event.code)
         registry = self.invoker.registry
         if event.pack in registry:
             event = dataclasses.replace(event, version=registry.get(event.pack).version)
-        self.events.emit(event)
+        hooks = self.invoker.hooks
+        hooks.notify(hooks.refused, event)
         return event
 
     def record_outcome(self, outcome: Outcome, elapsed_s: float | None = None) -> None:
@@ -174,14 +160,8 @@ class Observability:
             return
         self._closed = True
         invoker = self.invoker
-        invoker.listeners[:] = [
-            listener
-            for listener in invoker.listeners
-            if listener not in (self.metrics.on_outcome, self.events.on_outcome)
-        ]
-        invoker.start_listeners[:] = [
-            s for s in invoker.start_listeners if s != self.metrics.on_start
-        ]
+        invoker.hooks.unregister(self.metrics)
+        invoker.hooks.unregister(self.events)
         self.metrics.unwatch_contract_violations(self._contract_source)
         self.metrics.close()
         # The sinks' queues first: what they hold still reaches the store and the files.
@@ -189,7 +169,7 @@ class Observability:
         self.metrics.unwatch_output_dropped("log", dropped_lines)
         self.events.close()
         if self.store is not None:
-            invoker.incidents.remove_sink(self.store.add_incident)
+            invoker.hooks.unregister(self.store)
             self.events.remove_sink(self.store.add_event)
             self.metrics.unwatch_dropped(self._dropped)
             self.store.close()
@@ -219,7 +199,8 @@ def install(
     metrics: Metrics | None = None,
     event_sinks: Iterable[EventSink] = (),
 ) -> Observability:
-    """Attach metrics, error events and (optionally) the incident store to ``invoker``.
+    """Register metrics, error events and (optionally) the incident store as plugins on
+    ``invoker``'s call hooks.
 
     :param load_failures: the registry's load failures, for the plugin-failure gauge.
     :param events: the emitter; by default one writing JSON lines to stderr. Pass
@@ -240,11 +221,10 @@ def install(
     metrics.watch_contract_violations(obs._contract_source)
     metrics.watch_output_dropped("events", obs._events_dropped)
     metrics.watch_output_dropped("log", dropped_lines)
-    invoker.start_listeners.append(metrics.on_start)
-    invoker.listeners.append(metrics.on_outcome)
-    invoker.listeners.append(events.on_outcome)
+    invoker.hooks.register(metrics)
+    invoker.hooks.register(events)
     if store is not None:
-        invoker.incidents.add_sink(store.add_incident)
+        invoker.hooks.register(store)
         events.add_sink(store.add_event)
         metrics.watch_dropped(obs._dropped)
     return obs

@@ -234,6 +234,7 @@ def build_runtime(
         max_workers=config.handler_threads,
         default_timeout=config.default_timeout,
         pack_threads=config.pack_threads,
+        plugins=load.plugin_manager,
     )
     try:
         invoker.isolation = isolation.Isolation.for_registry(
