@@ -961,8 +961,10 @@ def test_a_codes_table_alone_closes_the_vocabulary() -> None:
     registry = Registry()
     loaded = registry.register(pack, "p")
     code = loaded.output_schema["properties"]["error"]["properties"]["code"]
-    assert code["enum"] == ["not_found", "too_big", "timeout", "internal_error"]
-    assert list(loaded.vocabulary) == ["not_found", "too_big", "timeout", "internal_error"]
+    # not_permitted: every pack's (schemas/vocabulary.json every_pack), declared or not.
+    everyone = ["not_found", "too_big", "timeout", "internal_error", "not_permitted"]
+    assert code["enum"] == everyone
+    assert list(loaded.vocabulary) == everyone
     assert loaded.vocabulary["timeout"].retryable and not loaded.vocabulary["too_big"].retryable
     assert loaded.output_validator.violations({"error": {"code": "made_up", "message": "m"}})
 
