@@ -109,7 +109,8 @@ def fetch(server: Serve, doc: dict[str, Any], timeout: float = 30) -> Received:
 def refused(received: Received) -> None:
     assert received.code == "not_permitted", (received.status, received.message)
     assert received.metadata.get("retryable") == "false"
-    assert received.status == grpc.StatusCode.FAILED_PRECONDITION
+    # "Not permitted: do not retry" is what a gRPC caller reads in PERMISSION_DENIED.
+    assert received.status == grpc.StatusCode.PERMISSION_DENIED, received.status
 
 
 # -- SSRF: loopback under every spelling, and through a redirect ------------------------------
