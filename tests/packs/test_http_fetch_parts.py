@@ -163,3 +163,14 @@ def test_the_grant_and_the_message_limit_come_from_ctx_reach() -> None:
         assert body_limit(ctx) == 1000
     finally:
         install_message_limit(saved)
+
+
+def test_an_egress_grant_flag_splits_on_commas_and_is_parsed_at_start_up() -> None:
+    from control_plane.core.reach import GrantError, parse_grant
+
+    grants = parse_grant("http.fetch:egress=public, loopback:8080")
+    grants = parse_grant("http.fetch:egress=10.20.0.0/16", grants)
+    assert grants["http.fetch"].egress == ("public", "loopback:8080", "10.20.0.0/16")
+    for broken in ("loopback:nope", "public,", "reserved", "localhost"):
+        with pytest.raises(GrantError, match=r"--grant http.fetch:egress="):
+            parse_grant(f"http.fetch:egress={broken}")

@@ -415,10 +415,12 @@ def test_the_body_cap_is_the_servers_max_message_bytes(tmp_path: Path, servers: 
     first = servers[0]
     doc = {"url": first.url("/big"), "max_bytes": 100 * 1024 * 1024}
     five, sixteen = 5 * 1024 * 1024, 16 * 1024 * 1024
-    with serve(tmp_path / "a", "loopback", "--max-message-bytes", str(five)) as server:
-        got = fetch(server, doc)
-    assert got.code == "too_large", (got.status, got.message)
-    assert f"message limit of {five} bytes" in got.message
+    for where, isolate in (("a", ()), ("isolated", ("--isolate", PACK))):
+        limit = ("--max-message-bytes", str(five))
+        with serve(tmp_path / where, "loopback", *limit, *isolate) as server:
+            got = fetch(server, doc)
+        assert got.code == "too_large", (isolate, got.status, got.message)
+        assert f"message limit of {five} bytes" in got.message, isolate
     with serve(tmp_path / "b", "loopback", "--max-message-bytes", str(sixteen)) as server:
         channel = grpc.insecure_channel(
             server.target, options=[("grpc.max_receive_message_length", sixteen)]
