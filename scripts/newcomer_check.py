@@ -7,10 +7,13 @@ Clones the repository (its committed HEAD) into a scratch directory, runs
 ``./scripts/dev serve --address 127.0.0.1:0`` there with a stock ``PATH`` (so ``python3`` is
 the distribution's Python: on Debian/Ubuntu ``/usr/bin/python3``, externally managed under
 PEP 668, no virtual environment active), waits until the server's health check answers
-``SERVING``, calls ``git.ls_remote`` on the clone itself (a local path: no traffic beyond
-this machine but the package downloads of the setup), stops the server with SIGTERM and
+``SERVING``, then makes the first call README's quickstart makes, with the server's default
+grants: ``av.validate`` (``--strict``) on a two-second clip made with ``ffmpeg`` under the
+temporary directory, which av.validate reads by default (docs/grants.md; no traffic beyond
+this machine but the package downloads of the setup). It stops the server with SIGTERM and
 checks that it exits 0. On the way it calls ``git.ls_remote`` on a ``.invalid`` URL with a
-password in it, which must fail with the password redacted: the scrubber, on that Python.
+password in it, which must fail (``network_error``: the name does not resolve, checked
+before git runs) with the password redacted: the scrubber, on that Python.
 Prints the Python it ran on and the time from ``git clone`` to the first successful call.
 Exit 0 when all of that worked, 1 otherwise.
 
@@ -86,6 +89,34 @@ def _scrubber_leak(client: Any) -> str | None:
     return "git.ls_remote on a .invalid host succeeded"
 
 
+#: README's quickstart clip: two seconds of test pattern and tone.
+CLIP_COMMAND = (
+    *("-v", "error", "-f", "lavfi", "-i", "testsrc=duration=2:size=320x240:rate=25"),
+    *("-f", "lavfi", "-i", "sine=duration=2", "-shortest"),
+)
+
+
+def _make_clip(scratch: Path, env: dict[str, str]) -> Path | str:
+    """The quickstart's clip under ``scratch`` (inside the temporary directory, which
+    av.validate reads by default), or why it could not be made."""
+    ffmpeg = shutil.which("ffmpeg", path=env["PATH"])
+    if ffmpeg is None:
+        return "no ffmpeg on the PATH (README's quickstart makes its clip with it)"
+    clip = scratch / "clip.mp4"
+    print(f"$ ffmpeg {' '.join(CLIP_COMMAND)} {clip}", file=sys.stderr)
+    done = subprocess.run(
+        [ffmpeg, *CLIP_COMMAND, str(clip)],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if done.returncode != 0:
+        return f"ffmpeg could not make the clip: {done.stderr.strip()[-500:]}"
+    return clip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", default=str(ROOT), help="repository to clone (default: this)")
@@ -121,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(
             ["git", "clone", "--quiet", args.repo, str(clone)], check=True, env=env, timeout=300
         )
+        clip = _make_clip(scratch, env)
+        if isinstance(clip, str):
+            return _fail(clip)
         command = ["./scripts/dev", "serve", "--address", "127.0.0.1:0"]
         print(f"$ cd {clone} && {' '.join(command)}", file=sys.stderr)
         if args.as_user:
@@ -178,16 +212,19 @@ def main(argv: list[str] | None = None) -> int:
             status = client.health("", timeout=30)
             if status != "SERVING":
                 return _fail(f"health is {status}")
-            outcome = client.invoke("git.ls_remote", {"url": str(clone)})
+            expect = {"duration": 2, "video_codec": "h264"}
+            outcome = client.invoke(
+                "av.validate", {"path": str(clip), "expect": expect}, strict=True
+            )
             first_call = time.monotonic()
             # The scrubber on this interpreter: a failure whose message carries a password
             # (a .invalid host: the lookup fails without leaving this machine).
             leaked = _scrubber_leak(client)
         if leaked:
             return _fail(leaked)
-        refs = outcome.result.get("refs", []) if isinstance(outcome.result, dict) else []
-        if not refs:
-            return _fail(f"git.ls_remote on the clone listed no refs: {outcome.result!r}")
+        duration = outcome.result.get("duration") if isinstance(outcome.result, dict) else None
+        if not isinstance(duration, int | float) or abs(duration - 2) > 0.5:
+            return _fail(f"av.validate on the clip did not find its 2 s: {outcome.result!r}")
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(60)
         reader.join(10)
@@ -195,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(f"packctl serve exited {code} on SIGTERM:\n" + "".join(lines[-20:]))
         print(
             f"newcomer check: ok on {_describe_python(str(clone / '.venv' / 'bin' / 'python'))}"
-            f" (.venv of {python3}): health SERVING, git.ls_remote listed {len(refs)} ref(s), "
+            f" (.venv of {python3}): health SERVING, av.validate --strict passed "
+            f"({duration:.1f} s h264 clip), "
             f"SIGTERM -> exit 0\n"
             f"newcomer check: clone -> serving {setup_done - started:.1f}s, "
             f"clone -> first successful call {first_call - started:.1f}s",

@@ -179,6 +179,7 @@ def runtime_config(args: argparse.Namespace) -> RuntimeConfig:
         default_timeout=getattr(args, "default_timeout", DEFAULT_TIMEOUT),
         mcp_config=mcp_config_path(args),
         grants=grants_from_args(args),
+        max_message_bytes=getattr(args, "max_message_bytes", None),
     )
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from control_plane.core.egress import EgressGrantError, EgressPolicy
 from control_plane.core.errors import CapabilityPackError, PackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.vocabulary import NOT_PERMITTED
@@ -54,7 +55,9 @@ __all__ = [
     "declared_reach",
     "grants_from_file",
     "install_grants",
+    "install_message_limit",
     "installed_grants",
+    "message_limit",
     "not_permitted",
     "parse_grant",
     "reach_for",
@@ -199,6 +202,14 @@ def _with(grant: Grant, key: str, values: Sequence[str], where: str) -> Grant:
                 f"{where}: {key}={value}: a root is an absolute path or one of "
                 + ", ".join(_SPECIAL)
             )
+    if key == "egress":
+        # An egress entry never holds a comma: "public,loopback" is two entries. Each is
+        # parsed now, so a typo stops the server at start-up instead of refusing every call.
+        values = [part.strip() for value in values for part in value.split(",")]
+        try:
+            EgressPolicy(values)
+        except EgressGrantError as exc:
+            raise GrantError(f"{where}: {exc}") from None
     attr = {"fs.read": "reads", "fs.write": "writes", "egress": "egress"}.get(key, "programs")
     current: tuple[str, ...] = getattr(grant, attr) or ()
     return _set(grant, attr, (*current, *values))
@@ -386,7 +397,16 @@ class Destination:
 class PackReach:
     """One pack's effective reach and the means to use it (the one place a grant is checked)."""
 
-    __slots__ = ("ambient_credentials", "confined", "egress", "pack", "programs", "reads", "writes")
+    __slots__ = (
+        "ambient_credentials",
+        "confined",
+        "egress",
+        "message_limit",
+        "pack",
+        "programs",
+        "reads",
+        "writes",
+    )
 
     def __init__(self, pack: str, reach: Reach | None) -> None:
         self.pack = pack
@@ -401,6 +421,9 @@ class PackReach:
         self.egress: tuple[str, ...] | None = reach.egress if self.confined else None
         self.programs = reach.programs
         self.ambient_credentials = reach.ambient_credentials or not self.confined
+        #: The server's message limit (``--max-message-bytes``): no result the pack builds
+        #: can be larger and still reach the caller, so a pack caps what it reads by it.
+        self.message_limit = _MESSAGE_LIMIT[0]
 
     def describe(self) -> dict[str, Any]:
         """Plain data for ``packctl describe`` and the start-up line."""
@@ -598,6 +621,8 @@ _LOCK = threading.Lock()
 _DECLARED: dict[str, Reach | None] = {}
 _GRANTS: list[Grants] = [Grants()]
 _BUILT: dict[str, PackReach] = {}
+#: ``packctl serve --max-message-bytes``'s default (``wire.server.DEFAULT_MAX_MESSAGE_BYTES``).
+_MESSAGE_LIMIT: list[int] = [4 * 1024 * 1024]
 
 
 def declare(pack: str, reach: Reach | None) -> None:
@@ -622,6 +647,20 @@ def install_grants(grants: Grants) -> None:
 
 def installed_grants() -> Grants:
     return _GRANTS[0]
+
+
+def install_message_limit(limit: int) -> None:
+    """Make ``limit`` the server's message limit packs see (``ctx.reach.message_limit``)."""
+    if limit <= 0:
+        raise ValueError("the message limit is a positive number of bytes")
+    with _LOCK:
+        _MESSAGE_LIMIT[0] = limit
+        _BUILT.clear()
+
+
+def message_limit() -> int:
+    """The server's message limit as installed (default: gRPC's 4 MiB)."""
+    return _MESSAGE_LIMIT[0]
 
 
 def reach_for(pack: str) -> PackReach:

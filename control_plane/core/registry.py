@@ -181,7 +181,12 @@ def _pack_code_info(code: str, doc: CodeDoc) -> CodeInfo:
         description=doc.description,
         retryable=doc.retryable,
         recovery_hint=doc.recovery_hint,
-        grpc_status=pack_code_status(doc.retryable),
+        # A well-known every-pack code (not_permitted) keeps its one status, declared or not.
+        grpc_status=(
+            EVERY_PACK_CODES[code].grpc_status
+            if code in EVERY_PACK_CODES
+            else pack_code_status(doc.retryable)
+        ),
         baseline=False,
         absorbs=tuple(doc.absorbs),
     )

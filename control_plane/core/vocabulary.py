@@ -132,7 +132,7 @@ EVERY_PACK_CODES: Mapping[str, CodeInfo] = MappingProxyType(
             description=str(entry["description"]),
             retryable=bool(entry["retryable"]),
             recovery_hint=str(entry["recovery_hint"]),
-            grpc_status=pack_code_status(bool(entry["retryable"])),
+            grpc_status=str(entry.get("grpc_status") or pack_code_status(bool(entry["retryable"]))),
             baseline=False,
         )
         for code, entry in WELL_KNOWN_PACK_CODES.items()

@@ -312,12 +312,21 @@ def worker_main(
 def _confine(pack: str, reach: Mapping[str, Any] | None) -> None:
     """Take the server's scratch root and grant, then confine this worker to the pack's
     reach in the kernel (no-new-privs, Landlock: :mod:`control_plane.runtime.confine`)."""
-    from control_plane.core.reach import Grant, Grants, adopt_scratch, install_grants, reach_for
+    from control_plane.core.reach import (
+        Grant,
+        Grants,
+        adopt_scratch,
+        install_grants,
+        install_message_limit,
+        reach_for,
+    )
     from control_plane.runtime.confine import confine
 
     if reach is not None:
         if reach.get("scratch"):
             adopt_scratch(str(reach["scratch"]))
+        if reach.get("message_limit"):
+            install_message_limit(int(reach["message_limit"]))
         grant = reach.get("grant")
         if grant is not None:
             install_grants(Grants({pack: Grant.from_data(grant)}))
@@ -326,10 +335,14 @@ def _confine(pack: str, reach: Mapping[str, Any] | None) -> None:
 
 def _reach_of(pack: str) -> dict[str, Any]:
     """What a worker of ``pack`` needs of the server's reach (plain data)."""
-    from control_plane.core.reach import installed_grants, scratch_root
+    from control_plane.core.reach import installed_grants, message_limit, scratch_root
 
     grant = installed_grants().by_pack.get(pack)
-    return {"scratch": scratch_root(), "grant": None if grant is None else grant.to_data()}
+    return {
+        "scratch": scratch_root(),
+        "grant": None if grant is None else grant.to_data(),
+        "message_limit": message_limit(),
+    }
 
 
 def _run(

@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from control_plane.core.invoke import Invoker
-from control_plane.core.reach import GrantError, Grants, install_grants
+from control_plane.core.reach import GrantError, Grants, install_grants, install_message_limit
 from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime import isolation
@@ -88,6 +88,10 @@ class RuntimeConfig:
     #: no grants: every pack reaches what it declares). A grant naming no loaded pack raises
     #: :class:`~control_plane.core.reach.GrantError`.
     grants: Grants | None = None
+    #: The server's message limit (``--max-message-bytes``), handed to packs as
+    #: ``ctx.reach.message_limit`` (e.g. ``http.fetch`` caps a body by it); ``None``: keep
+    #: what is installed (at first gRPC's default, 4 MiB).
+    max_message_bytes: int | None = None
 
 
 class Runtime:
@@ -228,6 +232,8 @@ def build_runtime(
                 load.close()
             raise GrantError(f"a grant names unknown pack(s): {', '.join(unknown)}")
         install_grants(config.grants)
+    if config.max_message_bytes is not None:
+        install_message_limit(config.max_message_bytes)
     invoker = Invoker(
         load.registry,
         classifiers=load.classifiers,

@@ -6,7 +6,8 @@ retryable flag (:func:`control_plane.core.vocabulary.pack_code_status`). Request
 before a pack runs map to ``NOT_FOUND`` (unknown pack) and ``INVALID_ARGUMENT`` (invalid
 input). No code ever maps to ``UNAUTHENTICATED``: that status is reserved for the caller's
 own credentials to the control plane, and a downstream ``auth_failed`` is
-``PERMISSION_DENIED``.
+``PERMISSION_DENIED``, as is ``not_permitted`` (the refusal by grant: "not permitted, do
+not retry"; its ``ErrorInfo.reason`` ``NOT_PERMITTED`` tells the two apart).
 
 A failed call ends with that status, the scrubbed message, and a ``google.rpc.Status`` in
 the ``grpc-status-details-bin`` trailer whose details are, in order:
@@ -46,7 +47,7 @@ from control_plane.core.outcome import (
 )
 from control_plane.core.redact import scrub
 from control_plane.core.rejection import REASONS, Rejection, RejectionViolation
-from control_plane.core.vocabulary import BASELINE, pack_code_status
+from control_plane.core.vocabulary import BASELINE, EVERY_PACK_CODES, pack_code_status
 from control_plane.v1 import control_plane_pb2 as pb
 
 __all__ = [
@@ -123,12 +124,12 @@ def grpc_status(name: str) -> grpc.StatusCode:
 
 
 def _baseline_table() -> Mapping[str, grpc.StatusCode]:
-    return MappingProxyType(
-        {code: grpc_status(info.grpc_status) for code, info in BASELINE.items()}
-    )
+    codes = {**BASELINE, **EVERY_PACK_CODES}
+    return MappingProxyType({code: grpc_status(info.grpc_status) for code, info in codes.items()})
 
 
-#: Baseline code -> gRPC status, read from the vocabulary.
+#: Baseline code (and every pack's well-known code, ``not_permitted``) -> gRPC status, read
+#: from the vocabulary.
 STATUS_BY_CODE: Mapping[str, grpc.StatusCode] = _baseline_table()
 _PACK_CODE_STATUS: Mapping[bool, grpc.StatusCode] = MappingProxyType(
     {flag: grpc_status(pack_code_status(flag)) for flag in (True, False)}
@@ -167,7 +168,7 @@ def status_table() -> list[StatusRow]:
             reason=reason_for(code),
             note=info.title,
         )
-        for code, info in BASELINE.items()
+        for code, info in {**BASELINE, **EVERY_PACK_CODES}.items()
     ]
     rows.append(
         StatusRow(

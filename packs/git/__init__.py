@@ -15,6 +15,7 @@ from control_plane import Context, Pack, Reach, hookimpl
 from control_plane.errors import not_found
 from control_plane.tools import GIT, rule
 from packs.git.cli import git_binary, raise_for, remote, run_git
+from packs.git.egress import DECLARED_EGRESS
 from packs.git.schemas import (
     CLONE_CODES,
     CLONE_INPUT,
@@ -38,7 +39,7 @@ _VOCAB_TABLE = """\
 | `timeout` | yes | git ran past `timeout` or the call's deadline; connect timed out |
 | `network_error` | yes | DNS failure, refused, reset, TLS failure, HTTP 5xx, not git |
 | `dependency_missing` | no | git is not installed; nothing was run |
-| `not_permitted` | no | outside the grant: a local remote, a secret in the URL query, a `dest` |
+| `not_permitted` | no | outside the grant: a host, a local remote, a URL secret, a `dest` |
 """
 
 LS_REMOTE_DOCS = f"""\
@@ -135,7 +136,7 @@ def ls_remote(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """``git ls-remote --symref`` on ``doc["url"]``, read only up to ``limit`` refs."""
     binary = git_binary()
     budget = _budget(doc, ctx)
-    rem = remote(str(doc["url"]), doc.get("credential"), ctx.reach)
+    rem = remote(str(doc["url"]), doc.get("credential"), ctx.reach, budget)
     patterns = [str(p) for p in doc.get("patterns") or []]
     args = ["ls-remote", "--symref"]
     if doc.get("heads"):
@@ -177,7 +178,7 @@ def clone(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     binary = git_binary()
     budget = _budget(doc, ctx)
     deadline = time.monotonic() + budget
-    rem = remote(str(doc["url"]), doc.get("credential"), ctx.reach)
+    rem = remote(str(doc["url"]), doc.get("credential"), ctx.reach, budget)
     depth = int(doc.get("depth", 1))
     ref = doc.get("ref")
     dest = doc.get("dest")
@@ -237,7 +238,7 @@ LS_REMOTE = Pack(
     codes=LS_REMOTE_CODES,
     docs=LS_REMOTE_DOCS,
     # Network only; a file:// or local remote needs an operator's fs.read grant.
-    reach=Reach(egress=("public",), programs=("git",)),
+    reach=Reach(egress=DECLARED_EGRESS, programs=("git",)),
 )
 
 CLONE = Pack(
@@ -250,7 +251,7 @@ CLONE = Pack(
     codes=CLONE_CODES,
     docs=CLONE_DOCS,
     # dest only inside the server's scratch directory unless the operator grants fs.write.
-    reach=Reach(writes=("$SCRATCH",), egress=("public",), programs=("git",)),
+    reach=Reach(writes=("$SCRATCH",), egress=DECLARED_EGRESS, programs=("git",)),
 )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -33,6 +33,7 @@ from control_plane.tools import (
     scrub,
 )
 from packs.credentials import credential_header
+from packs.git.egress import Pinned, checked
 
 if TYPE_CHECKING:
     from control_plane import Context, PackReach
@@ -75,6 +76,8 @@ class Remote:
     url: str
     header: str | None = None
     local: bool = False
+    #: How git is held to the addresses the egress check saw (:mod:`packs.git.egress`).
+    pinned: Pinned = field(default_factory=Pinned)
 
     @property
     def display(self) -> str:
@@ -102,21 +105,25 @@ def _local_path(url: str) -> str | None:
     return url
 
 
-def remote(url: str, credential: Mapping[str, Any] | None, reach: PackReach) -> Remote:
+def remote(
+    url: str, credential: Mapping[str, Any] | None, reach: PackReach, budget: float = 30.0
+) -> Remote:
     """The remote for ``url``, checked against the pack's grant.
 
     * http(s): ``user[:password]@`` moves into a header (never argv); a secret in the query
       string (``?private_token=``) is refused with ``not_permitted`` -- git would put it on
       its world-readable command line (``/proc/PID/cmdline``);
     * ``file://`` and plain paths: only inside a read grant (``not_permitted`` otherwise,
-      whether or not a repository is there); git gets the resolved path.
+      whether or not a repository is there); git gets the resolved path;
+    * every other remote: its host's addresses inside the egress grant, git pinned to them
+      (:func:`packs.git.egress.checked`), within ``budget`` seconds.
     """
     local = _local_path(url)
     if local is not None:
         return Remote(reach.readable(local, "url"), local=True)
     parts = urlsplit(url)
     if parts.scheme.lower() not in {"http", "https"}:
-        return Remote(url)
+        return Remote(url, pinned=checked(url, reach, budget))
     netloc = parts.netloc
     userinfo: tuple[str, str] | None = None
     if "@" in netloc:
@@ -133,13 +140,13 @@ def remote(url: str, credential: Mapping[str, Any] | None, reach: PackReach) -> 
             "command line to every user of the host; pass it as credential (e.g. "
             '{"header": {"name": "Private-Token", "value": ...}}) instead'
         )
+    pinned = checked(clean, reach, budget)
     if credential:
-        return Remote(clean, _header_for(credential))
+        return Remote(clean, _header_for(credential), pinned=pinned)
     if userinfo is not None:
-        return Remote(
-            clean, _header_for({"basic": {"username": userinfo[0], "password": userinfo[1]}})
-        )
-    return Remote(clean)
+        basic = {"basic": {"username": userinfo[0], "password": userinfo[1]}}
+        return Remote(clean, _header_for(basic), pinned=pinned)
+    return Remote(clean, pinned=pinned)
 
 
 def _origin(url: str) -> str:
@@ -158,6 +165,8 @@ def git_env(rem: Remote | None, budget: float, reach: PackReach) -> dict[str, st
     ssh = (os.environ.get("GIT_SSH_COMMAND") if reach.ambient_credentials else None) or "ssh"
     connect = max(1, min(30, math.ceil(budget)))
     ssh_options = f"-o BatchMode=yes -o ConnectTimeout={connect}"
+    if rem is not None and rem.pinned.ssh_options:
+        ssh_options += " " + rem.pinned.ssh_options
     local = rem is not None and rem.local
     config: list[tuple[str, str]] = []
     env = {
@@ -178,6 +187,8 @@ def git_env(rem: Remote | None, budget: float, reach: PackReach) -> dict[str, st
     if rem is not None and rem.header is not None:
         config.append((f"http.{_origin(rem.url)}.extraHeader", rem.header))
     config.append(("protocol.file.allow", "always" if local else "never"))
+    if rem is not None:
+        config.extend(rem.pinned.config)
     env["GIT_CONFIG_COUNT"] = str(len(config))
     for index, (key, value) in enumerate(config):
         env[f"GIT_CONFIG_KEY_{index}"] = key

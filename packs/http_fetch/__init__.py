@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from control_plane import Context, Pack, hookimpl
+from control_plane import Context, Pack, Reach, hookimpl
 from packs.http_fetch.client import DEFAULT_TIMEOUT, fetch
-from packs.http_fetch.grant import body_limit, egress_policy
+from packs.http_fetch.grant import DECLARED_EGRESS, body_limit, egress_policy
 from packs.http_fetch.schemas import CODES, INPUT_SCHEMA, OUTPUT_SCHEMA
 
 __all__ = ["PACK", "handle", "register_packs"]
@@ -71,6 +71,9 @@ PACK = Pack(
     handler=handle,
     codes=CODES,
     docs=DOCS,
+    # Network only: no file, no program, no ambient credential; public addresses unless
+    # the operator grants more (--grant http.fetch:egress=public,loopback; docs/grants.md).
+    reach=Reach(egress=DECLARED_EGRESS),
 )
 
 

@@ -1,31 +1,30 @@
 """What the operator granted http.fetch: its egress, and the largest body it may return.
 
-The one place the pack reads its grant. Until the runtime hands the grant on the
-``Context`` (``ctx.reach.egress``: an :class:`~control_plane.tools.EgressPolicy` or a list
-of entries), the operator grants egress with the environment variable
-:data:`EGRESS_ENV` (entries separated by commas, e.g. ``public,loopback``); without
-either, the default: public addresses only. A grant that does not parse refuses every
+The one place the pack reads its grant, from ``ctx.reach`` (a
+:class:`~control_plane.PackReach`). The pack declares ``egress=("public",)``; the operator
+widens or narrows it with ``--grant http.fetch:egress=public,loopback``, ``--grants FILE``
+or ``RuntimeConfig.grants`` (docs/grants.md). A grant that does not parse refuses every
 destination (``not_permitted`` naming the fault), never widens.
 
-The body limit is the server's message limit (``ctx.max_message_bytes`` when the runtime
-hands it, else the gRPC default of 4 MiB): a caller's ``max_bytes`` is capped by it, so no
-call makes the pack hold more than a message could carry.
+The body limit is the server's message limit (``ctx.reach.message_limit``, which the runtime
+sets from ``--max-message-bytes``): a caller's ``max_bytes`` is capped by it, so no call
+makes the pack hold more than a message could carry.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Collection
-from typing import Any, Final
+from typing import Final
 
 from control_plane import Context, PackError
 from control_plane.tools import EgressGrantError, EgressPolicy
 
-__all__ = ["DEFAULT_MESSAGE_LIMIT", "EGRESS_ENV", "body_limit", "egress_policy"]
+__all__ = ["DECLARED_EGRESS", "DEFAULT_MESSAGE_LIMIT", "body_limit", "egress_policy"]
 
-EGRESS_ENV: Final = "CAPABILITY_PACKS_HTTP_FETCH_EGRESS"
-#: ``packctl serve --max-message-bytes``'s default (``wire.server.DEFAULT_MAX_MESSAGE_BYTES``).
+#: What the pack declares (and gets with no grant): public addresses only.
+DECLARED_EGRESS = ("public",)
+#: The cap of :func:`~packs.http_fetch.client.fetch` called directly, outside a server
+#: (gRPC's default message size); a pack call is capped by :func:`body_limit`.
 DEFAULT_MESSAGE_LIMIT: Final = 4 * 1024 * 1024
 
 
@@ -37,29 +36,10 @@ def _parsed(entries: tuple[str, ...]) -> EgressPolicy | str:
         return str(exc)
 
 
-def _entries(granted: Any) -> tuple[str, ...] | None:
-    if (
-        isinstance(granted, Collection)
-        and not isinstance(granted, str | bytes)
-        and all(isinstance(entry, str) for entry in granted)
-    ):
-        return tuple(sorted(granted)) if isinstance(granted, set | frozenset) else tuple(granted)
-    return None
-
-
 def egress_policy(ctx: Context) -> EgressPolicy:
     """The egress granted to this call's pack (``not_permitted`` if the grant is broken)."""
-    granted = getattr(getattr(ctx, "reach", None), "egress", None)
-    if isinstance(granted, EgressPolicy):
-        return granted
-    entries = _entries(granted)
-    if entries is None:
-        text = os.environ.get(EGRESS_ENV)
-        if text is None:
-            entries = ("public",)
-        else:
-            entries = tuple(e.strip() for e in text.split(",") if e.strip())
-    parsed = _parsed(entries)
+    granted = ctx.reach.egress
+    parsed = _parsed(tuple(DECLARED_EGRESS if granted is None else granted))
     if isinstance(parsed, str):
         raise PackError("not_permitted", f"the egress grant of http.fetch is invalid: {parsed}")
     return parsed
@@ -67,7 +47,4 @@ def egress_policy(ctx: Context) -> EgressPolicy:
 
 def body_limit(ctx: Context) -> int:
     """The largest body the pack reads: the server's message limit."""
-    limit = getattr(ctx, "max_message_bytes", None)
-    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-        return limit
-    return DEFAULT_MESSAGE_LIMIT
+    return ctx.reach.message_limit

@@ -14,12 +14,21 @@ from control_plane.core.reach import Grant, Grants, install_grants, installed_gr
 
 @pytest.fixture(autouse=True)
 def tmp_granted() -> Iterator[None]:
-    """The tests' repositories and destinations live under the temporary directory: the
-    git packs are granted it (by default they read nothing and write only to scratch)."""
+    """The tests' repositories and destinations live under the temporary directory and
+    their git servers on loopback: the git packs are granted both (by default they read
+    nothing, write only to scratch and reach public addresses only). Other packs' grants
+    installed by a module's fixture stay."""
     saved = installed_grants()
     tmp = ("$TMP",)
+    egress = ("public", "loopback")
     install_grants(
-        Grants({"git.ls_remote": Grant(reads=tmp), "git.clone": Grant(reads=tmp, writes=tmp)})
+        Grants(
+            {
+                **saved.by_pack,
+                "git.ls_remote": Grant(reads=tmp, egress=egress),
+                "git.clone": Grant(reads=tmp, writes=tmp, egress=egress),
+            }
+        )
     )
     yield
     install_grants(saved)

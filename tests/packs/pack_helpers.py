@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -10,6 +11,7 @@ import orjson
 
 from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
+from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
 from control_plane.runtime.plugins import load_registry
 
 Call = Callable[..., Outcome]
@@ -25,6 +27,20 @@ def make_call(*modules: ModuleType) -> tuple[Invoker, Call]:
         return invoker.invoke_sync(pack, doc, **kwargs)
 
     return invoker, call
+
+
+@contextmanager
+def granted(by_pack: Mapping[str, Grant | None]) -> Iterator[None]:
+    """The operator's grants ``by_pack`` (what ``RuntimeConfig.grants`` and ``--grant``
+    install for the process) over those installed, ``None`` removing a pack's; the grants
+    installed before are back on exit."""
+    saved = installed_grants()
+    merged = {**saved.by_pack, **by_pack}
+    install_grants(Grants({k: v for k, v in merged.items() if v is not None}))
+    try:
+        yield
+    finally:
+        install_grants(saved)
 
 
 def serialized(outcome: Outcome) -> bytes:

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 import pytest
-from pack_helpers import Call, assert_error, assert_no_secrets, make_call
+from pack_helpers import Call, assert_error, assert_no_secrets, granted, make_call
 from pack_servers import (
     LOOPBACK,
     UNRESOLVABLE_HOST,
@@ -24,7 +24,7 @@ from pack_servers import (
 )
 
 import packs.http_fetch as http_fetch
-from packs.http_fetch.grant import EGRESS_ENV
+from control_plane.core.reach import Grant
 
 PACK = "http.fetch"
 
@@ -208,8 +208,7 @@ def server(servers: tuple[HTTPServerThread, HTTPServerThread]) -> HTTPServerThre
 def call() -> Iterator[Call]:
     # The test servers are on loopback, which the default grant refuses: grant it, as an
     # operator would (tests/packs/test_http_fetch_reach.py tests the refusals).
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EGRESS_ENV, "public,loopback")
+    with granted({PACK: Grant(egress=("public", "loopback"))}):
         invoker, call_ = make_call(http_fetch)
         yield call_
         invoker.close()
@@ -490,12 +489,12 @@ def test_invalid_json_schema_fetches_nothing(call: Call) -> None:
 
 
 def test_not_permitted_by_default_for_loopback(
-    server: HTTPServerThread, monkeypatch: pytest.MonkeyPatch
+    server: HTTPServerThread,
 ) -> None:
-    monkeypatch.delenv(EGRESS_ENV)  # no grant: the default, public addresses only
     invoker, call_ = make_call(http_fetch)
     try:
-        error = assert_error(fetch(call_, server.url("/json")), "not_permitted")
+        with granted({PACK: None}):  # no grant: the declaration, public addresses only
+            error = assert_error(fetch(call_, server.url("/json")), "not_permitted")
     finally:
         invoker.close()
     assert error["retryable"] is False and "loopback" in error["message"]

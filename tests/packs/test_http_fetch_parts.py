@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from pack_helpers import granted
 from pack_servers import LOOPBACK, BacklogFull, RawTCPServer
 
 from control_plane.core.schema import CompiledSchema, check_schema, linear_pattern_fault
@@ -136,22 +137,40 @@ def test_a_name_whose_dns_never_answers_does_not_hold_the_fetch(
         release.set()
 
 
-def test_the_grant_comes_from_the_context_when_the_runtime_hands_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from types import SimpleNamespace
+def test_the_grant_and_the_message_limit_come_from_ctx_reach() -> None:
+    import packs.http_fetch  # noqa: F401  (its declaration: egress public)
+    from control_plane import Context
+    from control_plane.core.reach import Grant, install_message_limit, message_limit
+    from packs.http_fetch.grant import body_limit, egress_policy
 
-    from packs.http_fetch.grant import EGRESS_ENV, body_limit, egress_policy
-
-    monkeypatch.setenv(EGRESS_ENV, "public,loopback")
-    for granted in (["private"], frozenset({"private"}), EgressPolicy(["private"])):
-        ctx: Any = SimpleNamespace(reach=SimpleNamespace(egress=granted))
+    loopback, private = ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("10.0.0.1")
+    ctx = Context("http.fetch", "req-1", None)
+    with granted({"http.fetch": None}):  # the declaration: public only
         policy = egress_policy(ctx)
-        assert policy.allows("h", 80, ipaddress.ip_address("10.0.0.1"))
-        assert not policy.allows("h", 80, ipaddress.ip_address("127.0.0.1"))  # not the env's
-    bare: Any = SimpleNamespace()
-    assert egress_policy(bare).allows("h", 80, ipaddress.ip_address("127.0.0.1"))  # the env's
-    monkeypatch.delenv(EGRESS_ENV)
-    assert not egress_policy(bare).allows("h", 80, ipaddress.ip_address("127.0.0.1"))
-    assert body_limit(bare) == 4 * 1024 * 1024
-    assert body_limit(SimpleNamespace(max_message_bytes=1000)) == 1000  # type: ignore[arg-type]
+        assert not policy.allows("h", 80, loopback) and not policy.allows("h", 80, private)
+        assert policy.allows("h", 80, ipaddress.ip_address("93.184.216.34"))
+    with granted({"http.fetch": Grant(egress=("private",))}):  # replaces the declaration
+        policy = egress_policy(ctx)
+        assert policy.allows("h", 80, private) and not policy.allows("h", 80, loopback)
+    with granted({"http.fetch": Grant(egress=("loopback:not-a-port",))}):
+        with pytest.raises(PackError) as caught:  # broken: refuses, never widens
+            egress_policy(ctx)
+        assert caught.value.code == "not_permitted" and "invalid" in str(caught.value)
+    saved = message_limit()
+    assert body_limit(ctx) == saved
+    install_message_limit(1000)
+    try:
+        assert body_limit(ctx) == 1000
+    finally:
+        install_message_limit(saved)
+
+
+def test_an_egress_grant_flag_splits_on_commas_and_is_parsed_at_start_up() -> None:
+    from control_plane.core.reach import GrantError, parse_grant
+
+    grants = parse_grant("http.fetch:egress=public, loopback:8080")
+    grants = parse_grant("http.fetch:egress=10.20.0.0/16", grants)
+    assert grants["http.fetch"].egress == ("public", "loopback:8080", "10.20.0.0/16")
+    for broken in ("loopback:nope", "public,", "reserved", "localhost"):
+        with pytest.raises(GrantError, match=r"--grant http.fetch:egress="):
+            parse_grant(f"http.fetch:egress={broken}")

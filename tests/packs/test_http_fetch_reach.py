@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import concurrent.futures
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -21,16 +21,16 @@ import grpc
 import orjson
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from pack_helpers import assert_error, assert_no_secrets, make_call
+from pack_helpers import assert_error, assert_no_secrets, granted, make_call
 from pack_servers import LOOPBACK, HTTPServerThread, QuietHandler, RawTCPServer
-from raw_wire import Received, Serve, invoke, serve_env
+from raw_wire import Received, Serve, invoke
 
 import packs.http_fetch as http_fetch
 import packs.http_fetch.client as fetch_client
+from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
 from control_plane.v1 import control_plane_pb2 as pb
 
 PACK = "http.fetch"
-EGRESS_ENV = "CAPABILITY_PACKS_HTTP_FETCH_EGRESS"
 TOKEN = "tok-PLANTED-reach-3f9a2c71"
 API_KEY = "key-PLANTED-reach-a81d0e55"
 
@@ -67,6 +67,8 @@ class Counting(QuietHandler):
             self.send(200, orjson.dumps(doc), {"Content-Type": "application/json"})
         elif self.path == "/big":
             self.send(200, b"z" * (6 * 1024 * 1024), {"Content-Type": "text/plain"})
+        elif self.path == "/huge":
+            self.send(200, b"z" * (20 * 1024 * 1024), {"Content-Type": "text/plain"})
         else:
             self.send(200, b'{"ok": true}', {"Content-Type": "application/json"})
 
@@ -94,9 +96,10 @@ def servers() -> Iterator[tuple[HTTPServerThread, list[str], HTTPServerThread, l
     second.close()
 
 
-def serve(tmp_path: Path, egress: str | None) -> Serve:
-    extra = {} if egress is None else {EGRESS_ENV: egress}
-    return Serve(tmp_path / "incidents.db", env=serve_env(tmp_path / "incidents.db", **extra))
+def serve(tmp_path: Path, egress: str | None, *args: str) -> Serve:
+    """``packctl serve`` with http.fetch granted ``egress`` (``None``: its declaration)."""
+    grant = () if egress is None else ("--grant", f"{PACK}:egress={egress}")
+    return Serve(tmp_path / "incidents.db", *grant, *args)
 
 
 def fetch(server: Serve, doc: dict[str, Any], timeout: float = 30) -> Received:
@@ -106,7 +109,8 @@ def fetch(server: Serve, doc: dict[str, Any], timeout: float = 30) -> Received:
 def refused(received: Received) -> None:
     assert received.code == "not_permitted", (received.status, received.message)
     assert received.metadata.get("retryable") == "false"
-    assert received.status == grpc.StatusCode.FAILED_PRECONDITION
+    # "Not permitted: do not retry" is what a gRPC caller reads in PERMISSION_DENIED.
+    assert received.status == grpc.StatusCode.PERMISSION_DENIED, received.status
 
 
 # -- SSRF: loopback under every spelling, and through a redirect ------------------------------
@@ -186,11 +190,27 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Spy:
     return connector
 
 
+GrantEgress = Callable[..., None]
+
+
+@pytest.fixture
+def grant_egress() -> Iterator[GrantEgress]:
+    """``grant_egress(*entries)``: the operator grants http.fetch exactly ``entries`` (what
+    ``RuntimeConfig.grants``/``--grant`` install), until the test ends."""
+    saved = installed_grants()
+
+    def grant(*entries: str) -> None:
+        install_grants(Grants({**saved.by_pack, PACK: Grant(egress=entries)}))
+
+    yield grant
+    install_grants(saved)
+
+
 def test_metadata_link_local_and_private_are_refused_before_connect(
-    spy: Spy, servers: Any, monkeypatch: pytest.MonkeyPatch
+    spy: Spy, servers: Any, grant_egress: GrantEgress
 ) -> None:
     first = servers[0]
-    monkeypatch.setenv(EGRESS_ENV, f"public,loopback:{first.port}")
+    grant_egress("public", f"loopback:{first.port}")
     invoker, call = make_call(http_fetch)
     try:
         for url in (
@@ -221,15 +241,15 @@ def test_metadata_link_local_and_private_are_refused_before_connect(
 
 
 def test_an_operator_grant_opens_exactly_what_it_names(
-    spy: Spy, servers: Any, monkeypatch: pytest.MonkeyPatch
+    spy: Spy, servers: Any, grant_egress: GrantEgress
 ) -> None:
     first = servers[0]
-    monkeypatch.setenv(EGRESS_ENV, f"loopback:{first.port}")
+    grant_egress(f"loopback:{first.port}")
     invoker, call = make_call(http_fetch)
     try:
         assert call(PACK, {"url": first.url("/plain")}).ok
         assert_error(call(PACK, {"url": f"http://localhost:{first.port + 1}/"}), "not_permitted")
-        monkeypatch.setenv(EGRESS_ENV, "loopback:not-a-port")  # broken: refuses, never widens
+        grant_egress("loopback:not-a-port")  # broken: refuses, never widens
         error = assert_error(call(PACK, {"url": first.url("/plain")}), "not_permitted")
         assert "invalid" in error["message"]
     finally:
@@ -298,8 +318,7 @@ def test_secrets_echoed_in_a_binary_body_do_not_come_back_in_any_encoding(
 
 def test_secrets_in_text_and_json_are_scrubbed_in_every_form(servers: Any) -> None:
     first = servers[0]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EGRESS_ENV, "loopback")
+    with granted({PACK: Grant(egress=("loopback",))}):
         invoker, call = make_call(http_fetch)
         try:
             outcome = call(PACK, {"url": first.url("/echo"), "headers": {"X-Api-Key": API_KEY}})
@@ -379,8 +398,7 @@ def test_cancelled_calls_free_their_threads(tmp_path: Path, servers: Any) -> Non
 
 def test_max_bytes_is_capped_by_the_message_limit(servers: Any) -> None:
     first = servers[0]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(EGRESS_ENV, "loopback")
+    with granted({PACK: Grant(egress=("loopback",))}):
         invoker, call = make_call(http_fetch)
         try:
             outcome = call(PACK, {"url": first.url("/big"), "max_bytes": 100 * 1024 * 1024})
@@ -388,3 +406,31 @@ def test_max_bytes_is_capped_by_the_message_limit(servers: Any) -> None:
             invoker.close()
     error = assert_error(outcome, "too_large")
     assert "message limit" in error["message"]
+
+
+def test_the_body_cap_is_the_servers_max_message_bytes(tmp_path: Path, servers: Any) -> None:
+    """``packctl serve --max-message-bytes`` is the cap on ``max_bytes``: a 6 MiB body is
+    ``too_large`` (naming the server's limit) under 5 MiB and comes back whole under
+    16 MiB, where a ``max_bytes`` above the limit is capped at it, not at 4 MiB."""
+    first = servers[0]
+    doc = {"url": first.url("/big"), "max_bytes": 100 * 1024 * 1024}
+    five, sixteen = 5 * 1024 * 1024, 16 * 1024 * 1024
+    for where, isolate in (("a", ()), ("isolated", ("--isolate", PACK))):
+        limit = ("--max-message-bytes", str(five))
+        with serve(tmp_path / where, "loopback", *limit, *isolate) as server:
+            got = fetch(server, doc)
+        assert got.code == "too_large", (isolate, got.status, got.message)
+        assert f"message limit of {five} bytes" in got.message, isolate
+    with serve(tmp_path / "b", "loopback", "--max-message-bytes", str(sixteen)) as server:
+        channel = grpc.insecure_channel(
+            server.target, options=[("grpc.max_receive_message_length", sixteen)]
+        )
+        try:
+            whole = invoke(channel, PACK, doc, timeout=30)
+            capped = invoke(channel, PACK, {**doc, "url": first.url("/huge")}, timeout=30)
+        finally:
+            channel.close()
+    assert whole.code == "ok", (whole.status, whole.message)
+    assert whole.result is not None and whole.result["bytes"] == 6 * 1024 * 1024
+    assert capped.code == "too_large", (capped.status, capped.message)
+    assert f"message limit of {sixteen} bytes" in capped.message

@@ -31,17 +31,24 @@ BUILT_INS = "hostilepacks,packs.git,packs.av_validate"
 CLONE = "git.clone"
 LS = "git.ls_remote"
 AV = "av.validate"
+#: The operator's word that the git packs may reach the tests' loopback servers.
+LOOPBACK_GRANTS = (
+    *("--grant", f"{LS}:egress=public,loopback"),
+    *("--grant", f"{CLONE}:egress=public,loopback"),
+)
 
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
-    """``start(*args, **env)``: a real ``packctl serve`` and a client to it."""
+    """``start(*args, **env)``: a real ``packctl serve`` and a client to it. The test
+    remotes are on loopback, so the git packs are granted it (``LOOPBACK_GRANTS``); their
+    default egress, public only, is tested in tests/packs/test_git_egress.py."""
     started: list[tuple[Serve, Client]] = []
 
     def start(*args: str, **env: str) -> tuple[Serve, Client]:
         db = tmp_path / f"incidents-{len(started)}.db"
         env.setdefault("CAPABILITY_PACKS_PLUGINS", BUILT_INS)
-        server = Serve(db, *args, env=serve_env(db, **env))
+        server = Serve(db, *LOOPBACK_GRANTS, *args, env=serve_env(db, **env))
         client = Client(server.target, timeout=60)
         started.append((server, client))
         return server, client
