@@ -525,7 +525,10 @@ def _freed_later(outcome: Outcome) -> Outcome:
 
 
 def _free_in_thread(box: list[Outcome]) -> None:
-    asyncio.get_running_loop().run_in_executor(None, box.clear)
+    try:
+        asyncio.get_running_loop().run_in_executor(None, box.clear)
+    except RuntimeError:  # the executor is shut down (the server is stopping): here
+        box.clear()
 
 
 def _ms(started: float) -> float:
