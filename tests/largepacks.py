@@ -2,8 +2,9 @@
 
 Loaded into a real ``packctl serve`` with ``--plugin largepacks``. ``large.result`` (sync,
 in the thread pool) returns about ``mib`` MiB of nested JSON -- objects, arrays, strings,
-numbers -- checked against an output schema that descends into every item, as a pack
-passing on a parsed JSON body would; ``large.echo`` is an async neighbour answered on the
+numbers -- under an output schema that does not descend into the items (as http.fetch's
+parsed ``json`` body; a schema that does is one call of the schema library, which holds
+the GIL throughout: docs/reliability.md); ``large.echo`` is an async neighbour answered on the
 loop, the probe of the loop's latency.
 """
 
@@ -22,26 +23,13 @@ INPUT: dict[str, Any] = {
     "type": "object",
     "properties": {"mib": {"type": "number", "minimum": 0, "maximum": 64}},
 }
-ITEM: dict[str, Any] = {
-    "type": "object",
-    "required": ["id", "name", "tags", "nested"],
-    "properties": {
-        "id": {"type": "integer"},
-        "name": {"type": "string"},
-        "tags": {"type": "array", "items": {"type": "string"}},
-        "nested": {
-            "type": "object",
-            "properties": {"x": {"type": "number"}, "y": {"type": "array"}},
-        },
-    },
-}
 ERROR: dict[str, Any] = {
     "type": "object",
     "properties": {"code": {"enum": ["timeout"]}, "message": {"type": "string"}},
 }
 OUTPUT: dict[str, Any] = {
     "type": "object",
-    "properties": {"items": {"type": "array", "items": ITEM}, "error": ERROR},
+    "properties": {"items": {"type": "array"}, "error": ERROR},
 }
 
 if os.environ.get("LARGEPACKS_GC") == "off":

@@ -24,7 +24,7 @@ from control_plane.core.bounds import json_safe, safe_text
 from control_plane.core.not_json import first_fault, has_non_finite
 from control_plane.core.pack import Check, Result
 
-__all__ = ["CHUNK_VALUES", "Returned", "copy_returned", "encode_result", "is_small"]
+__all__ = ["CHUNK_VALUES", "LargeResult", "Returned", "copy_returned", "encode_result"]
 
 #: The most values (containers, items, scalars) one call of the C encoder or decoder is
 #: given: a bound on how long the pack's copy holds the GIL at once (~1 ms).
@@ -150,9 +150,12 @@ def _container(value: Any) -> bool:
     return isinstance(value, dict | list | tuple)
 
 
-def is_small(value: Any) -> bool:
-    """Whether one call of the C encoder may take ``value`` at once (see module docs)."""
-    return not _container(value) or _measure(value) is not None
+class LargeResult(dict[str, Any]):
+    """A result the copy took piece by piece (more than :data:`CHUNK_VALUES` values):
+    its type says so at no cost, so that the server encodes it with
+    :func:`encode_result`, off the event loop, and a small one at once."""
+
+    __slots__ = ()
 
 
 def _pieces(value: Any, level: int) -> tuple[int, int] | None:
@@ -210,7 +213,7 @@ def _plain(value: Any, level: int) -> Any:
     if _pieces(value, level) is not None:
         return _round_trip(value)
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
+        out: dict[str, Any] = LargeResult() if level == 1 else {}
         for run, key, item in _runs(value, level):
             if run is not None:
                 out.update(_round_trip(run))
@@ -237,7 +240,7 @@ def _key(key: Any) -> str:
 def encode_result(value: Any) -> bytes:
     """``orjson.dumps(value)`` -- the same bytes -- piece by piece for a large value (see
     module docs): for plain JSON data such as an outcome's result; raises what orjson
-    raises. Run it off the event loop for a value that is not :func:`is_small`."""
+    raises. Run it off the event loop for a :class:`LargeResult`."""
     return _encode(value, 1)
 
 

@@ -45,7 +45,7 @@ from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
 from control_plane.core.rejection import Rejection
-from control_plane.core.returned import encode_result, is_small
+from control_plane.core.returned import LargeResult, encode_result
 from control_plane.core.vocabulary import INTERNAL_ERROR
 from control_plane.runtime.events import (
     correlation_from_metadata,
@@ -357,11 +357,11 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
             else:
                 outcome = await self._invoke(request, context)
             if outcome.error is None:
-                if is_small(outcome.result):
-                    result = orjson.dumps(outcome.result)
-                else:
+                if type(outcome.result) is LargeResult:
                     result = await _encode_large(outcome)
                     outcome = _freed_later(outcome)
+                else:
+                    result = orjson.dumps(outcome.result)
                 if len(result) > self.max_send_bytes:
                     await self._too_large(outcome, len(result), context)
                 response = pb.InvokePackResponse(
