@@ -128,26 +128,31 @@ class _NotFinite(Exception):
     """A non-finite float, which orjson writes as ``null`` without a word."""
 
 
+_CONTAINERS = (dict, list, tuple)
+
+
 def _measure(value: Any) -> tuple[int, int] | None:
     """``(values, nesting)`` of ``value`` when it holds at most :data:`CHUNK_VALUES`
     values, else ``None``; the walk stops there (a cycle included)."""
-    count, deepest = 1, 1
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        deepest = max(deepest, level)
-        children = item.values() if isinstance(item, dict) else item
+    count, deepest, level = 1, 1, 1
+    containers = _CONTAINERS
+    stack: list[tuple[Any, int]] = []
+    item: Any = value
+    while True:
         count += len(item)
         if count > CHUNK_VALUES:
             return None
-        for child in children:
-            if isinstance(child, dict | list | tuple):
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, containers):
                 stack.append((child, level + 1))
-    return count, deepest
+        if not stack:
+            return count, deepest
+        item, level = stack.pop()
+        deepest = max(deepest, level)
 
 
 def _container(value: Any) -> bool:
-    return isinstance(value, dict | list | tuple)
+    return isinstance(value, _CONTAINERS)
 
 
 class LargeResult(dict[str, Any]):
