@@ -169,17 +169,22 @@ class Invoker:
         """:meth:`invoke` from synchronous code (CLI ``--local``, tests)."""
         return asyncio.run(self.invoke(name, payload, **kwargs))
 
-    async def _call_handler(self, loaded: LoadedPack, doc: dict[str, Any], ctx: Context) -> Any:
+    async def _call_handler(
+        self, loaded: LoadedPack, doc: dict[str, Any], ctx: Context, finish: _Finish
+    ) -> Any:
         if self.isolation is not None and loaded.name in self.isolation:
             return await self.isolation.call(loaded.name, doc, ctx)
-        # A sync handler (async ones run inline, _guarded_run). The copy to plain data
-        # happens in the pack's thread too: a huge or slow return value costs the pack's
-        # thread, not the event loop.
-        # Its failure is settled there as well (:meth:`_settle`): nothing the pack hands
-        # back -- an exception whose attributes or text are slow -- runs on the loop.
+        # A sync handler (async ones run inline, _guarded_run): its whole outcome is made
+        # in the pack's thread, under the call's deadline (:func:`_call_and_finish`). The
+        # copy to plain data, the output's checks and the enforcement of a failure cost
+        # time in proportion to what the pack hands back -- a huge result, an exception
+        # whose attributes or text are slow -- and that time is the pack's thread's, never
+        # the event loop's.
         handler = loaded.pack.handler
         settle = functools.partial(self._settle, loaded, ctx)
-        returned = await self.threads.run(loaded.name, _call_and_copy, handler, doc, ctx, settle)
+        returned = await self.threads.run(
+            loaded.name, _call_and_finish, handler, doc, ctx, settle, finish
+        )
         if inspect.isawaitable(returned):  # a sync callable returning a coroutine
             returned = await _await_relayed(returned)
         return returned
@@ -201,9 +206,18 @@ class Invoker:
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) and _caller_cancelled():
                 raise
-            summary = f"enforcement failed: {safe_text(type(exc).__name__, 200)}"
-            envelope = self.enforcer.internal(loaded, exc, ctx.request_id, "runtime", summary)
-            return self._outcome(loaded, ctx, error=envelope)
+            return self._broken(loaded, ctx, exc)
+
+    def _broken(self, loaded: LoadedPack, ctx: Context, bug: BaseException) -> Outcome:
+        """``internal_error`` for a failure of the pipeline itself (see :meth:`_run`)."""
+        summary = f"enforcement failed: {safe_text(type(bug).__name__, 200)}"
+        try:
+            envelope = self.enforcer.internal(loaded, bug, ctx.request_id, "runtime", summary)
+        # The incident of ``bug`` could not be written either (its text is the pack's
+        # when it is the pack's exception): one without it.
+        except BaseException:  # noqa: BLE001
+            envelope = self.enforcer.internal(loaded, None, ctx.request_id, "runtime", summary)
+        return self._outcome(loaded, ctx, error=envelope)
 
     async def _guarded_run(
         self,
@@ -241,9 +255,10 @@ class Invoker:
                     async with asyncio.timeout_at(when) as scope:
                         returned = await _await_relayed(returned)
             else:
+                finish = functools.partial(self._finish_guarded, loaded, ctx, strict, fail_on)
                 async with asyncio.timeout(budget) as scope:
-                    returned = await self._call_handler(loaded, doc, ctx)
-                if type(returned) is _Settled:  # the handler failed; settled in its thread
+                    returned = await self._call_handler(loaded, doc, ctx, finish)
+                if type(returned) is _Settled:  # the outcome, made in the pack's thread
                     return returned.outcome
             # Still inside the boundary: what the handler returned becomes plain JSON data
             # before anything else touches it (its methods may raise anything).
@@ -287,13 +302,19 @@ class Invoker:
             return _Settled(self._failed(loaded, ctx, classification, exc, f"pack:{loaded.name}"))
         # The pack boundary, in the pack's thread: reading the exception may raise anything.
         except BaseException as bug:  # noqa: BLE001
-            summary = f"enforcement failed: {safe_text(type(bug).__name__, 200)}"
-            try:
-                envelope = self.enforcer.internal(loaded, bug, ctx.request_id, "runtime", summary)
-            # The incident of ``bug`` could not be written either: one without it.
-            except BaseException:  # noqa: BLE001
-                envelope = self.enforcer.internal(loaded, None, ctx.request_id, "runtime", summary)
-            return _Settled(self._outcome(loaded, ctx, error=envelope))
+            return _Settled(self._broken(loaded, ctx, bug))
+
+    def _finish_guarded(
+        self, loaded: LoadedPack, ctx: Context, strict: bool, fail_on: FailOn, copied: Returned
+    ) -> _Settled:
+        """A sync handler's copied return value made an outcome in the pack's own thread
+        (:meth:`_finish`, the same checks as on the loop). Never raises: a bug there is an
+        ``internal_error`` as in :meth:`_run`."""
+        try:
+            return _Settled(self._finish(loaded, ctx, copied, strict, fail_on))
+        # The runtime's own last line, in the pack's thread (as _run's on the loop).
+        except BaseException as bug:  # noqa: BLE001
+            return _Settled(self._broken(loaded, ctx, bug))
 
     def _failed(
         self,
@@ -548,7 +569,8 @@ def _number(value: Any) -> float | None:
 
 
 class _Settled:
-    """A sync handler's failure, already made an outcome in its thread (:meth:`Invoker._settle`)."""
+    """A sync handler's outcome, already made in its thread (:meth:`Invoker._settle`,
+    :meth:`Invoker._finish_guarded`)."""
 
     __slots__ = ("outcome",)
 
@@ -556,20 +578,28 @@ class _Settled:
         self.outcome = outcome
 
 
-def _call_and_copy(
-    handler: Any, doc: dict[str, Any], ctx: Context, settle: Callable[[BaseException], _Settled]
+_Finish = Callable[[Returned], _Settled]
+
+
+def _call_and_finish(
+    handler: Any,
+    doc: dict[str, Any],
+    ctx: Context,
+    settle: Callable[[BaseException], _Settled],
+    finish: _Finish,
 ) -> Any:
-    """A sync handler's call and the copy of what it returned, or its failure settled
-    (in its pool thread)."""
+    """A sync handler's call and its outcome (in its pool thread): what it returned,
+    copied and finished, or its failure settled."""
     try:
         returned = handler(doc, ctx)
         if inspect.isawaitable(returned):  # a sync callable returning a coroutine: on the loop
             return returned
-        return copy_returned(returned)
+        copied = copy_returned(returned)
     # The pack boundary (a thread): whatever the handler (or its returned object, read by
     # the copy) raises is settled here.
     except BaseException as exc:  # noqa: BLE001
         return settle(exc)
+    return finish(copied)
 
 
 def _caller_cancelled(own: _OwnCancels | None = None) -> bool:

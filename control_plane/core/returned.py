@@ -5,11 +5,17 @@ anything else touches it (a returned object's methods may raise anything, ``Syst
 included). Isolated workers make the same copy in the worker and send it as JSON
 (:meth:`Returned.to_data` / :meth:`Returned.from_data`), so the parent never runs code of
 an object the pack built.
+
+A large result is copied (and encoded, :func:`encode_result`) piece by piece: one call of
+the C encoder holds the GIL -- every thread's, the event loop's included -- for as long
+as it runs (an 8 MiB result: seconds with the garbage collector on a busy machine), so no
+single call is handed more than :data:`CHUNK_VALUES` values; between pieces the copy is
+Python code, which lets other threads run. A small result takes one round trip, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -18,7 +24,13 @@ from control_plane.core.bounds import json_safe, safe_text
 from control_plane.core.not_json import first_fault, has_non_finite
 from control_plane.core.pack import Check, Result
 
-__all__ = ["Returned", "copy_returned"]
+__all__ = ["CHUNK_VALUES", "LargeResult", "Returned", "copy_returned", "encode_result"]
+
+#: The most values (containers, items, scalars) one call of the C encoder or decoder is
+#: given: a bound on how long the pack's copy holds the GIL at once (~1 ms).
+CHUNK_VALUES = 4096
+#: orjson's nesting limit: containers nested deeper are refused ("Recursion limit reached").
+_MAX_NESTING = 254
 
 
 class Returned:
@@ -96,22 +108,160 @@ def copy_returned(returned: Any) -> Returned:
     try:
         # One copy as plain JSON data: tuples become lists, subclasses their base types,
         # and what JSON cannot carry (sets, bytes, non-string keys, integers beyond 64 bits,
-        # cycles) is refused here rather than by the transport after the outcome was built.
-        encoded = orjson.dumps(doc)
-        checks = orjson.dumps(copied.checks) if copied.checks else None
+        # cycles, inf and NaN) is refused here rather than by the transport after the
+        # outcome was built.
+        plain = _plain(doc, 1)
+        checks = _plain(copied.checks, 1) if copied.checks else None
+    except _NotFinite:
+        _refuse(copied, doc, None)
+        return copied
     except (TypeError, ValueError, OverflowError) as exc:
         _refuse(copied, doc, exc)
         return copied
-    # orjson writes inf and NaN as null without a word: where a null was written, look.
-    if (b"null" in encoded and has_non_finite(doc)) or (
-        checks is not None and b"null" in checks and has_non_finite(copied.checks)
-    ):
-        _refuse(copied, doc, None)
-        return copied
-    copied.output = orjson.loads(encoded)
+    copied.output = plain
     if checks is not None:
-        copied.checks = orjson.loads(checks)
+        copied.checks = checks
     return copied
+
+
+class _NotFinite(Exception):
+    """A non-finite float, which orjson writes as ``null`` without a word."""
+
+
+_CONTAINERS = (dict, list, tuple)
+
+
+def _measure(value: Any) -> tuple[int, int] | None:
+    """``(values, nesting)`` of ``value`` when it holds at most :data:`CHUNK_VALUES`
+    values, else ``None``; the walk stops there (a cycle included)."""
+    count, deepest, level = 1, 1, 1
+    containers = _CONTAINERS
+    stack: list[tuple[Any, int]] = []
+    item: Any = value
+    while True:
+        count += len(item)
+        if count > CHUNK_VALUES:
+            return None
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, containers):
+                stack.append((child, level + 1))
+        if not stack:
+            return count, deepest
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+
+
+def _container(value: Any) -> bool:
+    return isinstance(value, _CONTAINERS)
+
+
+class LargeResult(dict[str, Any]):
+    """A result the copy took piece by piece (more than :data:`CHUNK_VALUES` values):
+    its type says so at no cost, so that the server encodes it with
+    :func:`encode_result`, off the event loop, and a small one at once."""
+
+    __slots__ = ()
+
+
+def _pieces(value: Any, level: int) -> tuple[int, int] | None:
+    """The measure of ``value`` (a piece one C call may take) or ``None`` (walk into it);
+    refuses nesting past orjson's limit, as one call would, wherever the pieces fall."""
+    if level > _MAX_NESTING:
+        raise TypeError("Recursion limit reached")
+    if not _container(value):
+        return 0, 0
+    measure = _measure(value)
+    if measure is not None and level - 1 + measure[1] > _MAX_NESTING:
+        raise TypeError("Recursion limit reached")
+    return measure
+
+
+def _round_trip(value: Any) -> Any:
+    encoded = orjson.dumps(value)
+    # orjson writes inf and NaN as null without a word: where a null was written, look.
+    if b"null" in encoded and has_non_finite(value):
+        raise _NotFinite
+    return orjson.loads(encoded)
+
+
+def _runs(value: Any, level: int) -> Iterator[tuple[Any, Any, Any]]:
+    """A large container's members in order, as ``(run, None, None)`` -- a new container
+    of consecutive small members, at most about :data:`CHUNK_VALUES` values, for one C
+    call -- or ``(None, key, member)`` for a member too large for one (its key ``None``
+    in a list)."""
+    pairs = value.items() if isinstance(value, dict) else ((None, item) for item in value)
+    run: Any = {} if isinstance(value, dict) else []
+    size = 0
+    for key, item in pairs:
+        measure = _pieces(item, level + 1)
+        if measure is None:
+            if run:
+                yield run, None, None
+                run, size = type(run)(), 0
+            yield None, key, item
+            continue
+        if isinstance(run, dict):
+            run[key] = item
+        else:
+            run.append(item)
+        size += measure[0] + 1
+        if size >= CHUNK_VALUES:
+            yield run, None, None
+            run, size = type(run)(), 0
+    if run:
+        yield run, None, None
+
+
+def _plain(value: Any, level: int) -> Any:
+    """``value`` as plain JSON data (the encoder's round trip), piece by piece; raises
+    what orjson raises, or :class:`_NotFinite`. ``level``: its container nesting."""
+    if _pieces(value, level) is not None:
+        return _round_trip(value)
+    if isinstance(value, dict):
+        out: dict[str, Any] = LargeResult() if level == 1 else {}
+        for run, key, item in _runs(value, level):
+            if run is not None:
+                out.update(_round_trip(run))
+            else:
+                out[_key(key)] = _plain(item, level + 1)
+        return out
+    items: list[Any] = []
+    for run, _, item in _runs(value, level):
+        if run is not None:
+            items.extend(_round_trip(run))
+        else:
+            items.append(_plain(item, level + 1))
+    return items
+
+
+def _key(key: Any) -> str:
+    """A dict key as the encoder takes it: a str (a subclass's plain text) or refused."""
+    if type(key) is str:
+        return key
+    copied: dict[str, None] = orjson.loads(orjson.dumps({key: None}))
+    return next(iter(copied))
+
+
+def encode_result(value: Any) -> bytes:
+    """``orjson.dumps(value)`` -- the same bytes -- piece by piece for a large value (see
+    module docs): for plain JSON data such as an outcome's result; raises what orjson
+    raises. Run it off the event loop for a :class:`LargeResult`."""
+    return _encode(value, 1)
+
+
+def _encode(value: Any, level: int) -> bytes:
+    if _pieces(value, level) is not None:
+        return orjson.dumps(value)
+    parts: list[bytes] = []
+    for run, key, item in _runs(value, level):
+        if run is not None:
+            parts.append(orjson.dumps(run)[1:-1])  # the members, without the brackets
+        elif isinstance(value, dict):
+            parts.append(b"%b:%b" % (orjson.dumps(_key(key)), _encode(item, level + 1)))
+        else:
+            parts.append(_encode(item, level + 1))
+    body = b",".join(parts)
+    return b"{%b}" % body if isinstance(value, dict) else b"[%b]" % body
 
 
 def _refuse(copied: Returned, doc: dict[str, Any], exc: BaseException | None) -> None:
