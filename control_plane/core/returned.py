@@ -102,16 +102,28 @@ def copy_returned(returned: Any) -> Returned:
     except (TypeError, ValueError, OverflowError) as exc:
         _refuse(copied, doc, exc)
         return copied
+    output_copy = orjson.loads(encoded)
+    checks_copy = orjson.loads(checks) if checks is not None else None
     # orjson writes inf and NaN as null without a word: where a null was written, look.
-    if (b"null" in encoded and has_non_finite(doc)) or (
-        checks is not None and b"null" in checks and has_non_finite(copied.checks)
+    if _maybe_non_finite(encoded, output_copy, doc) or (
+        checks is not None and _maybe_non_finite(checks, checks_copy, copied.checks)
     ):
         _refuse(copied, doc, None)
         return copied
-    copied.output = orjson.loads(encoded)
-    if checks is not None:
-        copied.checks = orjson.loads(checks)
+    copied.output = output_copy
+    if checks_copy is not None:
+        copied.checks = checks_copy
     return copied
+
+
+def _maybe_non_finite(encoded: bytes, copy: Any, original: Any) -> bool:
+    """Whether ``original`` holds an inf or NaN that orjson wrote as ``null``.
+
+    Only where a ``null`` was written; then a copy equal to the original (compared in C)
+    has none, since a non-finite float never equals the ``None`` written in its place.
+    A copy that differs for another reason (tuples became lists, a datetime a string)
+    is checked by :func:`~control_plane.core.not_json.has_non_finite`."""
+    return b"null" in encoded and copy != original and has_non_finite(original)
 
 
 def _refuse(copied: Returned, doc: dict[str, Any], exc: BaseException | None) -> None:
