@@ -345,9 +345,27 @@ def _any_of(rules: tuple[FactRule, ...]) -> re.Pattern[str]:
     return _compile("|".join(f"(?:{row.pattern})" for row in rules))
 
 
+#: ``id(table) -> (table, its quick regex)`` for the module's own tuples: found by
+#: identity, not by hashing every row of the table on each search (that hash cost more
+#: than the regex itself). The table is kept in the entry, so its id cannot be reused.
+_QUICK: dict[int, tuple[tuple[FactRule, ...], re.Pattern[str]]] = {}
+
+
+def _quick(rules: Sequence[FactRule]) -> re.Pattern[str]:
+    entry = _QUICK.get(id(rules))
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    if not isinstance(rules, tuple):
+        return _any_of(tuple(rules))
+    pattern = _any_of(rules)
+    if len(_QUICK) < 64:
+        _QUICK[id(rules)] = (rules, pattern)
+    return pattern
+
+
 def _search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
     """The first row of ``rules`` found in one of ``texts``."""
-    quick = _any_of(rules if isinstance(rules, tuple) else tuple(rules))
+    quick = _quick(rules)
     if not any(quick.search(text) for text in texts):
         return None
     for row in rules:

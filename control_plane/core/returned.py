@@ -178,10 +178,14 @@ def _pieces(value: Any, level: int) -> tuple[int, int] | None:
 
 def _round_trip(value: Any) -> Any:
     encoded = orjson.dumps(value)
+    copy = orjson.loads(encoded)
     # orjson writes inf and NaN as null without a word: where a null was written, look.
-    if b"null" in encoded and has_non_finite(value):
+    # A copy equal to the original (compared in C) holds none, since a non-finite float
+    # never equals the None written in its place; only a copy that differs for another
+    # reason too (tuples became lists, a datetime a string) is walked.
+    if b"null" in encoded and copy != value and has_non_finite(value):
         raise _NotFinite
-    return orjson.loads(encoded)
+    return copy
 
 
 def _runs(value: Any, level: int) -> Iterator[tuple[Any, Any, Any]]:
