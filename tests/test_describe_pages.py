@@ -11,6 +11,10 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.system  # a wheel built and installed into a fresh venv
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

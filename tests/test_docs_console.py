@@ -33,6 +33,8 @@ import pytest
 from child_processes import tied
 from server_support import PACKCTL, ROOT, reap
 
+pytestmark = pytest.mark.system  # the docs' console blocks run ffmpeg, buf, node and git
+
 DOCUMENTED_TARGET = "127.0.0.1:50051"
 SKIP = re.compile(r"<!--\s*console:\s*skip\b(.*?)-->")
 BLOCK = re.compile(r"^```console\n(.*?)^```", re.S | re.M)

@@ -35,6 +35,8 @@ VOCAB = ToolVocabulary(
     codes=DEFAULT_CODES, docs=BUILTIN_CODES, rules=BUILTIN_RULES, jsonrpc_errors={}
 )
 
+pytestmark = pytest.mark.system  # the reference MCP servers (node) and git
+
 
 def _is_error(text: str) -> Any:
     return SimpleNamespace(content=[SimpleNamespace(type="text", text=text)], is_error=True)

@@ -24,7 +24,10 @@ from control_plane.core.classify import classify
 
 #: The whole corpus is provoked once, in the first test's fixture (about three minutes:
 #: npm, pip and kubectl start slowly); the default per-test timeout would cut it short.
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [
+    pytest.mark.system,
+    pytest.mark.timeout(900),
+]  # system: PostgreSQL, Redis, sshd and the CLIs of the corpus
 
 CASES = all_cases()
 FAMILIES = {

@@ -20,6 +20,9 @@ from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
 
+# node (grpc-js) loads the service config and runs the docs' snippet
+pytestmark = pytest.mark.system
+
 NODE_DIR = ROOT / "tests" / "node"
 GRPC_MD = ROOT / "docs" / "grpc.md"
 

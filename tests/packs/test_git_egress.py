@@ -43,6 +43,8 @@ BEYOND = (
     "[::ffff:169.254.169.254]",  # metadata under an IPv4-mapped IPv6 spelling
 )
 
+pytestmark = pytest.mark.system  # git, git daemon and git http-backend
+
 
 @pytest.fixture
 def git_starts(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:

@@ -37,6 +37,8 @@ LOOPBACK_GRANTS = (
     *("--grant", f"{CLONE}:egress=public,loopback"),
 )
 
+pytestmark = pytest.mark.system  # git, git daemon and ffmpeg
+
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
