@@ -301,13 +301,16 @@ def _htpasswd(match: re.Match[str]) -> str:
 
 
 def _mixed(match: re.Match[str]) -> str:
-    """A bare 40-character key (AWS secret access key shape): upper, lower and digit."""
+    """A bare 40-character key (AWS secret access key shape): upper and lower case, and a
+    digit, a ``+`` or capitals as dense as random base64 has them (a random key lacks a
+    digit about once in 900; a CamelCase name has capitals only where its words start)."""
     value = match.group(0)
+    upper = sum(c.isupper() for c in value)
     if (
-        any(c.isupper() for c in value)
+        upper
         and any(c.islower() for c in value)
-        and any(c.isdigit() for c in value)
-        and value.count("/") <= 4
+        and (any(c.isdigit() for c in value) or "+" in value or upper * 5 >= len(value))
+        and value.count("/") <= 6  # a path has more; a random key 7 about once in 10^7
     ):
         return REDACTED
     return value
