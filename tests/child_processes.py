@@ -16,11 +16,13 @@ and so is every command off Linux.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["tied"]
+__all__ = ["stop", "tied"]
 
 # argv[1] is the parent's pid: a parent that died before the request was made is caught by
 # comparing it afterwards (the child is then re-parented and would never get the signal).
@@ -41,3 +43,19 @@ def tied(argv: Sequence[str]) -> list[str]:
     ):
         return command
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(os.getpid()), *command]
+
+
+def stop(proc: subprocess.Popen[Any], grace: float = 10.0) -> int:
+    """End ``proc``: ``SIGTERM``, then ``SIGKILL`` if it is still there after ``grace``.
+
+    A teardown must not fail the test run because a helper server is slow to act on
+    ``SIGTERM`` (a loaded CI machine, a handler thread in a long write, a signal the
+    environment that started pytest ignores, which a child inherits across ``exec``):
+    ``SIGKILL`` cannot be ignored. Returns the exit status."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            return proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait(30)

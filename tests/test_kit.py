@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from child_processes import tied
+from child_processes import stop, tied
 
 import control_plane
 from control_plane import CodeDoc, Context, Pack, PackError, hookimpl
@@ -235,8 +235,7 @@ def test_scaffolded_pack_served_and_called_over_grpc(scaffolded: tuple[Path, Pat
                 client.invoke(PACK, {"source": str(project / "no-such-file.txt")})
             assert missing.value.code == "not_found"
     finally:
-        proc.terminate()
-        proc.wait(15)
+        stop(proc, 15)
 
 
 def test_packctl_check_on_the_scaffold(

@@ -22,7 +22,7 @@ import anyio.to_thread
 import grpc
 import pytest
 import testpacks
-from child_processes import tied
+from child_processes import stop, tied
 from server_support import PACKCTL, ROOT, ServerThread, load_test_packs, subprocess_env
 
 from control_plane import Check, Pack, Result
@@ -590,8 +590,7 @@ def _http_bridge(*extra: str, env: dict[str, str] | None = None) -> Iterator[str
     try:
         yield drain.wait_for(r"streamable HTTP (http://127\.0\.0\.1:\d+/mcp)", TIMEOUT).group(1)
     finally:
-        proc.terminate()
-        proc.wait(TIMEOUT)
+        stop(proc, TIMEOUT)
 
 
 async def test_streamable_http_on_loopback_with_underscore_names() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 import pytest
-from child_processes import tied
+from child_processes import stop, tied
 from mcp_source_support import Serve, wait_for
 from server_support import TESTS_DIR
 
@@ -115,8 +115,7 @@ restart_backoff_max = 1
     finally:
         h.client.close()
         serve.stop()
-        http.terminate()
-        http.wait(10)
+        stop(http)
 
 
 class Background:

@@ -24,7 +24,7 @@ from typing import Any
 
 import grpc
 import pytest
-from child_processes import tied
+from child_processes import stop, tied
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_source_support import (
@@ -104,9 +104,7 @@ def wrapped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wrapped]:
     finally:
         w.client.close()
         serve.stop()
-        if http.poll() is None:
-            http.terminate()
-            http.wait(10)
+        stop(http)
 
 
 async def _direct_tools(command: str, args: list[str]) -> dict[str, Any]:
