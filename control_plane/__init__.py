@@ -1,20 +1,7 @@
 """capability-packs: a control plane that keeps every pack's errors inside a closed vocabulary.
 
-This module is the pack-author API, and nothing else::
-
-    from control_plane import Pack, CodeDoc, Check, Result, Context, PackError, hookimpl
-    from control_plane import errors   # errors.not_found(), errors.rate_limited(30), ...
-
-    @hookimpl
-    def register_packs(register):
-        register(Pack(name="team.tool", version="1.0.0", summary="...", input_schema={...},
-                      output_schema={...}, handler=run, codes={"my_code": CodeDoc(...)}))
-
-The other public modules (docs/architecture.md): :mod:`control_plane.errors` (typed pack
-errors), :mod:`control_plane.tools` (subprocess helper, stderr tables, scrubbing, HTTP
-``Retry-After`` parsing for pack authors) and :mod:`control_plane.embed` (running and
-serving packs from your own program: the runtime, the server, the clients). Everything
-under ``core``, ``runtime``, ``wire`` and ``adapters`` is internal.
+The pack-author API (``Pack``, ``CodeDoc``, ``Result``, ``Context``, ``PackError``, ``hookimpl``);
+the other public modules are listed in docs/architecture.md.
 """
 
 from control_plane import errors

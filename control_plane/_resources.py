@@ -1,8 +1,4 @@
-"""Locate the JSON files under ``schemas/`` and the ``.proto`` files under ``proto/``.
-
-Both ship inside the wheel (``control_plane/_schemas``, ``control_plane/_proto``: hatch
-``force-include`` in pyproject.toml); in a source checkout they are read from the repository.
-"""
+"""Locate the ``schemas/`` JSON and ``proto/`` files, in the wheel or in a source checkout."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""Embedding capability-packs in your own program: run packs, serve them, call them.
-
-::
-
-    from control_plane.embed import RuntimeConfig, build_runtime
-
-    with build_runtime(RuntimeConfig(isolate=("vendor.scanner",))) as runtime:
-        outcome = runtime.invoker.invoke_sync("av.validate", {"path": "/tmp/clip.mp4"})
-
-Every failure a caller can receive is either an :class:`Outcome` whose ``error.code`` is
-in the pack's vocabulary, or a :class:`Rejection` (raised as :class:`RequestRejected`)
-whose ``reason`` is in ``schemas/rejections.json``.
-"""
+"""Embedding capability-packs in your own program: run packs, serve them, call them."""
 
 from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord

@@ -1,11 +1,4 @@
-"""Typed errors for pack handlers: raise these, or return ``{"error": {...}}``.
-
-Every exception the runtime raises derives from :class:`CapabilityPackError`. A handler
-raises :class:`PackError` (or one of the constructors below) to report a failure whose
-code it knows; classification keeps that code through every wrapper. Requests the control
-plane refuses before a pack runs raise :class:`RequestRejected` (``UnknownPack``,
-``InvalidInput``), whose ``rejection`` is what callers receive.
-"""
+"""Typed errors for pack handlers: raise these, or return ``{"error": {...}}``."""
 
 from control_plane.core.errors import (
     CapabilityPackError,

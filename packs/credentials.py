@@ -1,8 +1,4 @@
-"""The credential input shared by packs that call HTTP downstreams (http.fetch, git).
-
-One JSON Schema fragment for the input and one function that turns a validated credential into
-the HTTP header it stands for, so every pack accepts and sends credentials the same way.
-"""
+"""The credential input shared by packs that call HTTP downstreams, and the header it stands for."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""Keep the built-in packs' documentation pages in step with their declarations.
-
-Each page ``docs/packs/<pack>.md`` carries a vocabulary table between two markers. The
-table is rendered here from the pack's **effective** vocabulary as the registry loads it
-(the codes of the output schema's enum, with ``internal_error`` and, for validating
-packs, ``artifact_failed`` added), so the page cannot list a code the pack does not
-declare or miss one it does. ``tests/packs/test_pack_docs.py`` fails when a page is out
-of date::
-
-    python -m packs.docgen          # rewrite the generated blocks
-    python -m packs.docgen --check  # exit 1 if any page is out of date
+"""Keep docs/packs/*.md's vocabulary tables in step with the packs (``python -m packs.docgen
+[--check]``).
 """
 
 from __future__ import annotations

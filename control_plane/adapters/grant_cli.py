@@ -1,9 +1,4 @@
-"""The operator's grants on the command line: ``--grant PACK:KEY=VALUE``, ``--grants FILE``,
-the start-up lines that say what each pack may reach, and ``describe``'s reach section.
-
-Every command that runs packs in this process (``serve``, ``--local``) reads the same two
-options through :func:`grants_from_args` (docs/grants.md).
-"""
+"""The operator's grants on the command line (``--grant``, ``--grants``), and what packs reach."""
 
 from __future__ import annotations
 

@@ -1,17 +1,4 @@
-"""``packctl proto``: the gRPC API's ``.proto`` files, from the installed package.
-
-::
-
-    packctl proto                 # control_plane/v1/control_plane.proto on stdout
-    packctl proto --out DIR       # DIR/control_plane/v1/*.proto and DIR/google/rpc/*.proto
-
-The control plane's proto ships inside the wheel (``control_plane/_proto``), so callers in
-other languages generate their stubs from the version they run, without a clone. The
-``google.rpc`` protos a client needs to decode failures (``Status``, ``ErrorInfo``,
-``RetryInfo``, ``BadRequest``) come from ``googleapis-common-protos``, a dependency of
-capability-packs; the well-known types they import (``google/protobuf/any.proto``,
-``duration.proto``) are built into protoc, buf and every gRPC toolchain.
-"""
+"""``packctl proto``: the gRPC API's ``.proto`` files, from the installed package."""
 
 from __future__ import annotations
 

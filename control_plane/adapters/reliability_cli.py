@@ -1,9 +1,5 @@
-"""``packctl`` options for isolation, admission limits, input limits, auth and TLS.
-
-:func:`add_serve_options` / :func:`server_options` extend ``packctl serve``,
-:func:`runtime_config` builds the runtime of every command that runs packs;
-:func:`add_client_options` / :func:`client_kwargs` extend the commands that call a
-server (``list``, ``describe``, ``call``). Defaults leave every feature off.
+"""``packctl`` options for isolation, admission and input limits, auth and TLS; every default is
+off.
 """
 
 from __future__ import annotations

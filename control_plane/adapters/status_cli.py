@@ -1,17 +1,4 @@
-"""``packctl service-config`` and ``packctl decode``: the gRPC status for other languages.
-
-::
-
-    packctl service-config          # the retry service config, as JSON (docs/grpc.md)
-    packctl decode < trailer.txt    # a grpc-status-details-bin / google.rpc.Status as JSON
-
-``service-config`` prints what any gRPC library's channel takes as its service config
-(grpc-js: ``{"grpc.service_config": TEXT}``); ``decode`` reads a ``google.rpc.Status``
-from stdin -- base64 as a trailer carries it (with or without padding, standard or URL-safe
-alphabet, optionally prefixed ``grpc-status-details-bin:``), or the binary message -- and
-prints its code, message and every detail (``ErrorInfo``, ``RetryInfo``, ``BadRequest``...)
-as JSON. Exit 0, or 2 for input that is not a Status.
-"""
+"""``packctl service-config`` and ``packctl decode``: the gRPC retry config and a status as JSON."""
 
 from __future__ import annotations
 

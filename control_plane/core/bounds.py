@@ -1,21 +1,5 @@
-"""The bounds every outcome is held to, and the helpers that make any value fit them.
-
-Nothing a pack raises or returns may make an outcome unencodable or unbounded. The figures
-(documented in docs/reliability.md, "Bounds"):
-
-* :data:`MAX_RETRY_AFTER`: the largest ``retry_after`` a caller receives (seconds); larger
-  values (``Retry-After: 1e19``) are clamped to it.
-* :data:`MAX_TEXT`: the longest text the control plane scrubs or stores (exception texts,
-  tracebacks, summaries); longer texts are cut *before* scrubbing, with a marker. The
-  scrubber's rules that span lines (private keys) also match a block cut short.
-* :data:`MAX_DETAILS_BYTES` / :data:`MAX_STATUS_MESSAGE_BYTES` (see
-  :mod:`control_plane.wire.status`): the ``grpc-status-details-bin`` trailer and the status
-  message together stay well inside gRPC's 8 KiB default metadata limit.
-
-:func:`json_safe` turns any value into data JSON and protobuf can carry: integers beyond
-64 bits become strings, non-finite floats ``None``, lone surrogates U+FFFD, non-string keys
-strings, anything else a ``[REDACTED <type>]`` marker. It runs only where a fast encoding
-attempt failed, so the common path pays nothing.
+"""The bounds every outcome is held to (docs/reliability.md), and :func:`json_safe` to fit any
+value.
 """
 
 from __future__ import annotations

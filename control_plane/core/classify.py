@@ -1,48 +1,5 @@
-"""Classification: turn any exception into a baseline or pack code, once, at the source.
-
-Rules, tried on each exception of the chain from the outermost wrapper inwards (``__cause__``
-first, then ``__context__`` unless suppressed, plus ``reason``/``original`` attributes used
-by urllib and friends, exceptions held in ``args`` -- httpcore re-raises ``from None`` but
-keeps the original as ``args[0]`` -- and the members of exception groups), stopping at the
-first that classifies:
-
-1. :class:`~control_plane.core.errors.PackError` -> its own code and payload.
-2. plugin classifiers (the ``classify_exception`` hook) -> whatever they return. The
-   built-in ones (``control_plane/core/classifiers/``: grpc, httpx, requests, aiohttp,
-   websockets, tls, smtp, ftp, imap, pop, xmlrpc, sqlite, subprocess, gitpython, sockets)
-   are plugins like any other.
-3. the facts the exception keeps as data (:func:`~control_plane.core.facts.extract`: an
-   HTTP status on it or its ``response``, error-code strings, a SQLSTATE, with the delay
-   its headers ask for) -> :func:`~control_plane.core.fact_rules.classify_data` (quota,
-   error codes, :data:`HTTP_STATUS_CODES`, SQLSTATE classes).
-4. the exception's type -> :data:`TYPE_CODES` (most specific class first).
-5. its ``errno`` -> :data:`ERRNO_CODES` (not for ``ssl.SSLError``, whose ``errno`` is an
-   OpenSSL error number).
-6. the rest of its facts -> :func:`~control_plane.core.fact_rules.classify_text` (words of
-   its class names, errnos held in containers, well-known phrases of its text).
-
-A classification may be **weak** (``weak=True``): a generic wrapper such as
-``httpx.ConnectError`` knows it is "some connection failure" but the exception it wraps
-may know better (a rejected certificate, a missing Unix socket). A weak result is used only
-when nothing deeper in the chain classifies strongly. The code ``internal_error`` is a
-valid, strong answer: "recognised, and no specific code is right" (HTTP 501, a local TLS
-configuration error); it stops the walk so that a wrong specific code cannot be found
-deeper.
-
-A programming error (:data:`BUG_TYPES`) no rule classifies, raised while another failure
-was being handled and linked to it only implicitly (``__context__``), is ``internal_error``
-and stops the walk: a bug in recovery code, not the failure it was handling (see
-:func:`_bug_while_handling`). Explicit wrappers (``raise X from exc``) keep the cause's
-classification.
-
-An exception group met on the walk is judged first: a member that is ``internal_error`` on
-its own, or a programming error (:data:`BUG_TYPES`) no rule classifies, makes the whole
-group ``internal_error``; otherwise the members' codes are ranked
-(:data:`GROUP_PRECEDENCE`: the least retryable decides, whatever their order; see
-:func:`classify`).
-
-The chain walk is guarded against cycles and bounded in depth. Exceptions are hostile
-input: attributes or ``str()`` that raise are treated as absent.
+"""Classification: any exception to a baseline or pack code, walking its chain once
+(docs/classification.md).
 """
 
 from __future__ import annotations
@@ -449,16 +406,10 @@ def _bug_while_handling(exc: BaseException) -> Classification | None:
     """``internal_error`` when ``exc`` is a programming error (:data:`BUG_TYPES`) raised
     while another failure was being handled, linked to it only implicitly.
 
-    ``except ConnectionError: fallbacks["mirror"]`` chains the ``KeyError`` to the refused
-    connection through ``__context__`` -- Python's "during handling of the above exception,
-    another exception occurred": a second failure, in the recovery code, not a
-    translation of the first. The bug is what failed; retrying runs into it again. A
-    deliberate wrapper says so: ``raise KeyError(name) from exc`` sets ``__cause__`` ("the
-    direct cause"), and an exception held in ``args``/``reason``/``original``/``inner``
-    is carried on purpose; both keep the cause's classification. ``raise ... from None``
-    hides the context (the walk never sees it). Call only for an exception no rule
-    classified (a library's own subclass of ``KeyError`` that a plugin knows keeps its
-    code)."""
+    ``except ConnectionError: fallbacks["mirror"]`` chains a ``KeyError`` to the refused
+    connection through ``__context__``: a bug in the recovery code, which retrying runs into
+    again. An explicit wrapper (``from exc``, or the cause held in ``args``/``reason``/...)
+    keeps the cause's classification. Call only for an exception no rule classified."""
     if not isinstance(exc, BUG_TYPES):
         return None
     if exc.__cause__ is not None or exc.__context__ is None or exc.__suppress_context__:
@@ -611,20 +562,10 @@ def _walk(
 def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Classification | None:
     """The classification of ``exc`` or of the first exception it wraps that has one.
 
-    A typed :class:`PackError` anywhere in the chain wins over every other rule: it was
-    raised where the most was known.
-
-    An exception group (``asyncio.TaskGroup``'s, ``anyio``'s, ``ExceptionGroup``) is
-    ``internal_error`` when one of its members, classified alone, is ``internal_error``
-    by some rule (HTTP 501, a local TLS error, gRPC ``INTERNAL``) or is a programming error
-    (:data:`BUG_TYPES`: a ``KeyError``, a ``TypeError``) that no rule classifies: a bug
-    next to a refused connection must not be reported as a retryable network failure
-    (retrying runs into the bug again, and the operator would never see it), and a
-    permanent failure next to a transient one makes the whole operation permanent. A
-    member no rule knows that is not a bug type (a ``ValueError``) says nothing. Members
-    that classify to different codes: the one :data:`GROUP_PRECEDENCE` ranks first decides
-    (a permanent code before a retryable one; the longest ``retry_after`` among throttled
-    members), so the answer does not depend on the order the members failed in.
+    A typed :class:`PackError` anywhere in the chain wins over every other rule. An
+    exception group is ``internal_error`` when a member is (or is an unclassified
+    :data:`BUG_TYPES` error); otherwise :data:`GROUP_PRECEDENCE` ranks its members' codes
+    (docs/classification.md, "The walk").
     """
     if isinstance(exc, ClassifiedError) and exc.classification is not None:
         return exc.classification

@@ -1,28 +1,5 @@
-"""Egress: where a pack may connect, decided on the resolved address at connect time.
-
-A policy is parsed from a list of destination entries (the operator's grant)::
-
-    entry    := target [":" port]
-    target   := word | network | host
-    word     := "public" | "loopback" | "private" | "link-local" | "metadata"
-    network  := IPv4 address or CIDR | "[" IPv6 address or CIDR "]" | bare IPv6 (no port)
-    host     := a DNS name ("api.example.com") or "*." suffix ("*.example.com")
-
-A connection to ``(name, port)`` resolved to ``address`` is allowed when some entry matches:
-a word when the address is in that category (:func:`category`); a network when the address
-is in it; a host when the name matches *and* the address is public (a name never vouches
-for its own address: DNS is not the operator's, so reaching a non-public address takes a
-word or a network). An entry's port, when given, must equal the port. The default policy
-is ``["public"]``.
-
-Every spelling of an address is judged by what the resolver returns, never by the text:
-``2130706433``, ``0x7f.0.0.1``, ``127.1`` and ``localhost`` all resolve to loopback. IPv6
-forms that carry an IPv4 address (IPv4-mapped, -compatible, -translated, 6to4, NAT64) are
-judged by the IPv4 address they reach. The table is this module's own, not
-``ipaddress.is_private``/``is_global`` (their answers moved between CPython patch releases).
-
-:func:`open_connection` resolves once, checks every address and connects to exactly a
-checked one, so there is no gap between the check and the connect (DNS rebinding).
+"""Egress: where a pack may connect, judged on the resolved address at connect time
+(docs/grants.md).
 """
 
 from __future__ import annotations

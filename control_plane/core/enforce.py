@@ -1,19 +1,4 @@
-"""Enforcement: map a classification onto the pack's closed vocabulary, then redact.
-
-The mapping is a table walk, deterministic and documented:
-
-1. the code is declared by the pack -> that code;
-2. a declared pack code ``absorbs`` it -> that pack code;
-3. the code's documented ``fallback`` (``schemas/vocabulary.json``), tried the same way;
-4. otherwise ``internal_error``.
-
-An undeclared *pack-specific* code (not baseline, not in the vocabulary) is a contract
-violation: it becomes ``internal_error``, is recorded as an incident and counted per pack.
-A well-known pack code (``dependency_missing``, ``quota_exhausted``,
-``schemas/vocabulary.json``) that the pack does not declare is not a violation:
-classification produced it on the pack's behalf, and it becomes its documented ``fallback``
-(``quota_exhausted`` -> ``auth_failed``) or, without one, ``internal_error``.
-"""
+"""Enforcement: map a classification onto the pack's closed vocabulary (a documented table walk)."""
 
 from __future__ import annotations
 

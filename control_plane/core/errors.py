@@ -1,16 +1,5 @@
-"""The runtime's exception tree: one root, classification carried by the exception.
-
-``CapabilityPackError`` is the root of every exception the runtime raises. Two families
-hang from it:
-
-* :class:`PackError` -- raised by pack handlers to report a *typed* failure. It carries
-  its code and payload, so classification happens where the most is known and survives
-  every wrapper (the classifier walks ``__cause__`` / ``__context__``).
-* :class:`RequestRejected` -- the control plane refused the request before any pack ran
-  (unknown pack, invalid input). These never become a pack error code; the wire maps them
-  to ``NOT_FOUND`` / ``INVALID_ARGUMENT``.
-
-:class:`PluginLoadError` reports a pack or plugin rejected at load time.
+"""The runtime's exception tree: one root, :class:`PackError` and :class:`RequestRejected` beneath
+it.
 """
 
 from __future__ import annotations

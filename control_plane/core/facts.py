@@ -1,22 +1,5 @@
-"""Extraction: the provider-blind facts an exception carries, wherever a library keeps them.
-
-A failed call's meaning is in data the library attached: an HTTP status on the exception or
-on its ``response`` (an object or a mapping such as botocore's
-``response["ResponseMetadata"]["HTTPStatusCode"]``), headers next to that status
-(``Retry-After``, ``retry-after-ms``, ``x-ratelimit-reset*``), error-code strings in fields and
-JSON bodies (``Error.Code``, ``error.type``, ``error.code``), a SQLSTATE, errnos held in nested
-containers (paramiko's ``NoValidConnectionsError.errors``), the text of its ``args`` and the
-names of its classes. :func:`extract` gathers them into one :class:`Facts`; the classifier of
-:mod:`control_plane.core.fact_rules` maps facts to a code with no library branching.
-
-Exceptions are hostile input, so extraction is **bounded** and runs no code of theirs:
-attributes are read with :func:`peek`, which looks in the instance ``__dict__``, slots and
-the class dictionaries along the MRO (never ``__getattr__``, never a property: a property
-``name`` is read from its conventional backing field ``_name`` instead); containers are
-read through their builtin methods, at most :data:`MAX_ITEMS` entries, :data:`MAX_DEPTH`
-levels deep and :data:`MAX_NODES` objects in all; strings are cut to :data:`MAX_STRING`;
-``str()`` is never called on an object (the text is the exception's ``args`` strings).
-Only failures are extracted: nothing here runs on a successful call.
+"""Extraction: the provider-blind facts an exception carries, read without running its code,
+bounded.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""Incidents: what operators recover behind the reference id of an ``internal_error``.
-
-``internal_error`` never carries the original text: :class:`Incidents` keeps the full
-exception (chain and traceback, scrubbed) under a fresh reference id, and the caller
-receives only that id. Sinks persist it
-(:class:`~control_plane.runtime.incident_store.IncidentStore`).
-"""
+"""Incidents: the scrubbed story behind an ``internal_error``'s reference id."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Limits on what a request may carry, and clear refusals when it carries more.
-
-Every refusal is a :class:`~control_plane.core.errors.RequestRejected`, so the wire turns it
-into ``INVALID_ARGUMENT`` (or ``NOT_FOUND``) with ``BadRequest`` field violations. Field
-names are the request's own fields (``pack``, ``input``, ``request_id``) for request-level
-problems, and JSON pointers into the input for problems inside the document (``""`` is the
-whole document). These functions run only on the refusal path, never on a successful call,
-except :func:`check_request_id` (one ``len``).
+"""Limits on what a request may carry, refused as
+:class:`~control_plane.core.errors.RequestRejected`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,4 @@
-"""Where a pack's output stops being JSON: the path and the value, for the author.
-
-orjson refuses what JSON cannot carry with a message that names only a type (``Type is not
-JSON serializable: bytes``), and it writes ``inf``/``NaN`` as ``null`` without a word.
-:func:`first_fault` walks the value the way the encoder does and names the first thing it
-refuses, by path (``result.rows[0][0] is inf: not JSON``). It runs only where the fast
-encoding failed or wrote a ``null`` (the common path pays nothing), and its work is
-bounded: past :data:`~control_plane.core.bounds.MAX_NODES` values it gives up (``None``).
-"""
+"""Where a pack's output stops being JSON: the path and the value (``result.rows[0][0] is inf``)."""
 
 from __future__ import annotations
 

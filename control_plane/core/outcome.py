@@ -1,15 +1,4 @@
-"""The immutable result of one invocation, as it leaves the runtime.
-
-Scrubbed by construction: the runtime builds every record through one constructor per
-type -- :meth:`CheckRecord.build`, :meth:`Violation.build`, :meth:`ErrorEnvelope.build`,
-:meth:`ErrorEnvelope.internal` and :meth:`Outcome.build` -- each of which scrubs and
-bounds every string it is given, so whatever renders an outcome (the wire, the CLI, MCP,
-Temporal, the gate, events and logs) never scrubs again and cannot forget to.
-(``model_construct``/``from_dict`` remain for decoding what another process already sent.)
-
-``Outcome.to_dict`` and ``Outcome.from_dict`` are strict inverses: ``to_dict`` drops unset
-fields, ``from_dict`` rejects unknown keys and wrong types.
-"""
+"""The immutable :class:`Outcome` of one invocation, scrubbed and bounded by its constructors."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""What a pack author writes: a :class:`Pack` declaration, a handler, typed results.
-
-A handler takes the validated input (a ``dict``) and a :class:`Context`, and returns the
-output document (a ``dict``), a :class:`Result` (output plus validation checks), or raises
-:class:`~control_plane.core.errors.PackError`. It may be sync or ``async``.
-"""
+"""What a pack author writes: a :class:`Pack` declaration, a handler, typed results."""
 
 from __future__ import annotations
 

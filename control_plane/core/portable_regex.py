@@ -1,20 +1,4 @@
-"""Regular expressions that mean the same on every CPython: possessive quantifiers and
-atomic groups rewritten into what every ``re`` has always implemented alike.
-
-CPython 3.11 added ``X*+``, ``X++``, ``X?+``, ``X{m,n}+`` and ``(?>X)``, and shipped them
-with bugs in the matcher (python/cpython#100061 and #106052: a possessive repeat whose
-body can backtrack matched where the greedy one does not, the input pointer was not
-restored), fixed in 3.11.5 and in some distributions' patched 3.11.2 only. A scrubber
-written with them redacts on one interpreter and leaks on another.
-
-:func:`portable` rewrites each into the look-ahead idiom every version implements the
-same way: ``(?=(?P<_aN>X*))(?P=_aN)``. A look-ahead is atomic (once it has matched, ``re``
-never backtracks into it), so the back-reference consumes exactly what the possessive
-repeat would have, and gives nothing back: the same matches, still linear (the run is
-read twice). Rules keep the possessive notation as written; only the compiled form
-changes. ``tests/test_scrub_engine.py`` checks that no compiled rule holds a possessive
-repeat or an atomic group, and that both forms agree where the interpreter's own are right.
-"""
+"""Possessive repeats and atomic groups as look-aheads: the same matches on every CPython."""
 
 from __future__ import annotations
 

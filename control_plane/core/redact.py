@@ -1,21 +1,4 @@
-"""Redaction: the secret scrubber.
-
-Every string that leaves the control plane passes :func:`scrub`, through the scrubbing
-constructors of :mod:`control_plane.core.outcome` and :mod:`control_plane.core.rejection`
-and the one owner function of every other channel (listed in tests/channels.py).
-The rules are in :mod:`control_plane.core.secret_rules`.
-
-Scrubbing is linear in the text and bounded: a text longer than :data:`MAX_SCRUB` is cut
-before it is scrubbed (with a marker saying how much was cut), and :func:`scrub` with a
-``limit`` scrubs only a window past the limit before cutting, so a secret that straddles
-the cut is still recognised whole ("scrub before truncating"). A pack's successful
-``result`` is its own data and is not scrubbed unless the pack sets ``scrub_output=True``.
-
-Structured data (:func:`scrub_data`) is scrubbed string by string, and a mapping's value is
-also judged with its key: a value the text rules would redact in the same pair written as
-JSON (``{"password": "hunter2pw"}``) is redacted, so a secret is not missed for arriving as
-a dict instead of a line of text (:func:`_judged_with_key`, :func:`_secret_value`).
-"""
+"""The secret scrubber: :func:`scrub` (linear, scrubs before it cuts) and :func:`scrub_data`."""
 
 from __future__ import annotations
 
@@ -169,16 +152,16 @@ def _triggered(text: str) -> bool:
 
 def _substring_rules(low: str) -> set[int]:
     """The positions of the rules whose trigger words occur in the folded text ``low``:
-    one substring test per word (~0.1 µs each on a short text, ~0.35 µs on 500 characters)."""
+    one substring test per word."""
     return {i for word, rules in _BY_TRIGGER if word in low for i in rules}
 
 
 def _automaton_scanner() -> Callable[[str], set[int]] | None:
     """:func:`_substring_rules` as one pass of an Aho-Corasick automaton over the text
-    (``ahocorasick-rs``, native): 14x faster on a 481-character traceback (2.2 against 32
-    µs). ``None`` where the package is not installed (it is a dependency; the substring
-    scan is the fallback). Overlapping matches, so a word inside another (``pass`` in
-    ``password``) is found too; at most a few matches end at any one position."""
+    (``ahocorasick-rs``, native; the figures: docs/redaction.md). ``None`` where the package
+    is not installed (it is a dependency; the substring scan is the fallback). Overlapping
+    matches, so a word inside another (``pass`` in ``password``) is found too; at most a few
+    matches end at any one position."""
     try:
         from ahocorasick_rs import AhoCorasick
     except ImportError:  # pragma: no cover - a dependency, present wherever we test

@@ -1,11 +1,4 @@
-"""The registry: packs checked at load time, compiled once, looked up per call.
-
-Every check runs at registration and names the plugin: schemas are meta-validated, the
-vocabulary must be a closed, non-empty, duplicate-free, snake_case ``enum`` at
-``properties.error.properties.code``, every pack-specific code must be documented, and a
-pack name may be taken only once. A rejected pack is recorded in :attr:`Registry.failures`
-and never stops the others.
-"""
+"""The registry: packs checked at load time, compiled once, looked up per call."""
 
 from __future__ import annotations
 

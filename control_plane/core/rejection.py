@@ -1,12 +1,5 @@
-"""Rejections: the control plane refused a request before any pack ran.
-
-A :class:`Rejection` is the refusal's counterpart of an :class:`~control_plane.core.outcome.Outcome`
-error: a frozen value with a ``reason`` from a closed vocabulary kept as data in
-``schemas/rejections.json`` (retryable flag, gRPC status, recovery hint), a scrubbed message,
-the field violations and, for ``overloaded``, ``retry_after``. It is built in one place,
-:meth:`Rejection.of`, which scrubs and bounds every string; adapters only render it
-(the gRPC status, the CLI's exit 2, the gate's error row, the MCP ``rejected`` object, the
-Temporal ``ApplicationError``, the error event).
+""":class:`Rejection`: a request refused before any pack ran, built (and scrubbed) by
+:meth:`Rejection.of`.
 """
 
 from __future__ import annotations

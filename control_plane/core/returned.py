@@ -1,16 +1,5 @@
-"""What a handler returned, as plain data: the one copy the pack boundary makes.
-
-The invoke pipeline copies a handler's return value inside the pack boundary, before
-anything else touches it (a returned object's methods may raise anything, ``SystemExit``
-included). Isolated workers make the same copy in the worker and send it as JSON
-(:meth:`Returned.to_data` / :meth:`Returned.from_data`), so the parent never runs code of
-an object the pack built.
-
-A large result is copied (and encoded, :func:`encode_result`) piece by piece: one call of
-the C encoder holds the GIL -- every thread's, the event loop's included -- for as long
-as it runs (an 8 MiB result: seconds with the garbage collector on a busy machine), so no
-single call is handed more than :data:`CHUNK_VALUES` values; between pieces the copy is
-Python code, which lets other threads run. A small result takes one round trip, as before.
+"""What a handler returned, copied to plain JSON data inside the pack boundary, large results
+piecewise.
 """
 
 from __future__ import annotations

@@ -1,14 +1,4 @@
-"""Precompiled JSON Schema validators for the hot path (``jsonschema-rs``).
-
-``jsonschema`` (pure Python) serves load-time meta-validation; every per-call check goes
-through a :class:`CompiledSchema`, compiled once when the pack is registered.
-
-A schema a *caller* supplies (``untrusted=True``) runs its ``pattern`` and
-``patternProperties`` on jsonschema-rs's linear-time engine (the ``regex`` crate: no
-backtracking, so no input makes it slow); a pattern that engine cannot run (a backreference,
-a lookaround) is refused by :func:`check_schema`, naming its place, before anything runs.
-A pack author's schemas keep the default engine (ECMA 262 features, with a backtrack limit).
-"""
+"""Compiled JSON Schema validators (jsonschema-rs) for the per-call checks."""
 
 from __future__ import annotations
 

@@ -1,23 +1,4 @@
-"""The thread pool of sync handlers, shared fairly: each pack gets a bounded share.
-
-A sync handler that hangs cannot be interrupted: past its deadline the caller gets
-``timeout``, but the thread stays busy until the handler really returns. With one plain
-pool, eight such calls took every thread and starved every other sync pack, built-ins
-included. Here:
-
-* the pool has ``total`` threads; each pack may hold at most ``per_pack`` of them at once
-  (default: half of the pool), so one pack -- however many of its calls
-  hang -- leaves ``total - per_pack`` threads to the others;
-* a thread is held by its pack from the moment its call is handed to the pool until the
-  handler *really returns*: a call that overran its deadline still counts against its
-  pack (:meth:`PackThreads.overrunning`), and admission limits (``--pack-limit``) count
-  it too;
-* a call over its pack's share waits for one of its own pack's threads, under the
-  call's own deadline; it never takes a thread another pack could use.
-
-The counts are kept under a lock, so a thread that outlives the event loop of its call
-still gives its pack's share back when it returns.
-"""
+"""The sync handlers' thread pool, each pack held to its share until its handlers really return."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""TOML configuration files: where a key was written, and one-line messages naming it.
-
-Shared by the gate file (:mod:`control_plane.adapters.gate.config`) and the MCP source
-(:mod:`control_plane.runtime.mcp_source.config`): a config error names the file, the line and the
-key (``packctl-gate.toml:7: steps[0].fail_on: ...``).
-"""
+"""TOML config files: where a key was written, and ``FILE:LINE: key: fault`` messages."""
 
 from __future__ import annotations
 

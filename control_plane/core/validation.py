@@ -1,15 +1,4 @@
-"""Validation findings are data: aggregate status, and the strict-mode threshold.
-
-A pack returns checks of severity ``pass | warn | fail``; the call still succeeded. With
-``strict`` the outcome becomes ``artifact_failed`` when any check reaches the ``fail_on``
-threshold (``fail`` by default, ``warn`` to fail on warnings too). Severities are never
-changed and warnings are never dropped. The invoke pipeline calls these functions.
-
-At most :data:`~control_plane.core.bounds.MAX_CHECKS` checks are listed one by one
-(:func:`check_records`); the rest are summed up in one more check, ``more_checks``, whose
-severity is the worst of them, so the status and strict mode still count every finding
-while the work per call stays bounded.
-"""
+"""Validation findings as data: aggregate status, the strict-mode threshold, bounded check lists."""
 
 from __future__ import annotations
 

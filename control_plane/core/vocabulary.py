@@ -1,8 +1,4 @@
-"""The baseline error vocabulary, read from ``schemas/vocabulary.json``.
-
-That file is the one source for codes, retryability, payloads, recovery hints, fallbacks
-and gRPC statuses; code, docs and tests read it through this module.
-"""
+"""The baseline error vocabulary, read from ``schemas/vocabulary.json`` (its one source)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""Imported only by the isolation fork server (``set_forkserver_preload``), never by the
-control plane itself: the fork server and the workers it forks ignore SIGINT and SIGTERM,
-so a signal sent to the whole process group leaves the draining to the control plane."""
+"""Preloaded by the isolation fork server only: it and its workers leave SIGINT/SIGTERM to us."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""Kernel confinement of an isolation worker to its pack's filesystem grant (Linux Landlock).
-
-An ``--isolate``d pack is untrusted code: ``ctx.reach`` only holds a pack that uses it. In the
-worker process, before the first call, :func:`confine` sets no-new-privs (no setuid gain
-through ``exec``) and, where the kernel offers Landlock, restricts the whole process to:
-
-* read (and execute) the interpreter, its import path and the system's programs and
-  libraries (``/usr``, ``/lib*``, ``/bin``, ``/sbin``), a few files of ``/etc`` a program
-  needs (``ld.so.cache``, ``localtime``, TLS certificates, resolver files) -- never the rest
-  of ``/etc`` (``passwd``, ``shadow``), the user's home or other directories;
-* read the pack's ``fs.read`` roots; read and write its ``fs.write`` roots;
-* ``/dev/null``, ``/dev/urandom``, ``/proc`` (other processes' ``environ`` and ``mem`` stay
-  out of reach: Landlock denies ptrace-mode access to processes outside the domain).
-
-What the kernel offers is said once at start-up (:func:`kernel_support`); a kernel without
-Landlock leaves the worker held by no-new-privs and ``ctx.reach``'s checks only.
+"""Kernel confinement of an isolation worker to its pack's filesystem grant (no-new-privs,
+Landlock).
 """
 
 from __future__ import annotations

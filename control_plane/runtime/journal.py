@@ -1,23 +1,4 @@
-"""The incident journal: a reference id handed to a caller resolves even after ``kill -9``.
-
-The incident store writes SQLite from a background thread, in batches, so an
-``internal_error`` never waits for a commit. A process killed between the answer and the
-batch would leave reference ids that resolve to nothing. So before the answer is sent,
-:meth:`IncidentJournal.append` writes the incident as one JSON line to an append-only
-file with a single ``write(2)``: once it returns, the data is in the kernel and survives
-the process (not a power cut: nothing is fsynced, as with the store's
-``synchronous=NORMAL``). Cost: one small ``write`` per incident (see
-``bench/incident_journal.py``).
-
-* one journal per process, ``<db>.pending-<pid>.jsonl`` beside the database (several
-  ``packctl serve`` processes may share one store);
-* the writer thread reports what it committed; once everything appended is committed
-  (or dropped), a journal grown past :data:`ROTATE_BYTES` is truncated, and ``close()``
-  removes it;
-* opening a store for writing replays the journals of processes that are gone
-  (``INSERT OR IGNORE``) and removes them; a read-only store (``packctl incident``)
-  looks in the journals when the database does not have the id yet.
-"""
+"""The incident journal: a reference id handed to a caller resolves even after ``kill -9``."""
 
 from __future__ import annotations
 

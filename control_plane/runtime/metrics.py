@@ -1,8 +1,6 @@
-"""Prometheus metrics on a dedicated ``CollectorRegistry`` (the series:
-docs/observability.md, "Metrics"); :class:`Metrics` is a built-in plugin on the call hooks.
-Every label set a loaded pack can produce exists from start-up at zero (:meth:`Metrics.prime`),
-and the per-call series are plain counters turned into families at scrape time
-(docs/architecture.md)."""
+"""Prometheus metrics (docs/observability.md); :class:`Metrics` is a built-in plugin on the call
+hooks.
+"""
 
 from __future__ import annotations
 

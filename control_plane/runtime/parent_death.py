@@ -1,9 +1,4 @@
-"""A child process that ends with its parent: the kernel's parent-death signal.
-
-Isolation workers (``SIGKILL``) and ``serve --workers`` workers (``SIGTERM``: a drain) must
-not outlive the process that started them. On Linux ``prctl(PR_SET_PDEATHSIG)`` asks the
-kernel to send a signal when the parent (strictly: the thread that forked the child) exits.
-"""
+"""A child process that ends with its parent (``PR_SET_PDEATHSIG`` on Linux)."""
 
 from __future__ import annotations
 
@@ -17,8 +12,9 @@ _PR_SET_PDEATHSIG = 1
 
 
 def signal_on_parent_death(signum: int) -> bool:
-    """Ask for ``signum`` when the parent process dies; False where it cannot be asked
-    (not Linux, or the call failed): the caller then watches the parent itself."""
+    """Ask for ``signum`` when the parent process dies (strictly: the thread that forked
+    this child exits); False where it cannot be asked (not Linux, or the call failed): the
+    caller then watches the parent itself."""
     if not sys.platform.startswith("linux"):
         return False
     with contextlib.suppress(OSError, AttributeError):

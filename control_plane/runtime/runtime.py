@@ -1,13 +1,4 @@
-"""The one runtime every adapter uses: packs, isolation, timeouts, observability.
-
-``build_runtime(RuntimeConfig(...))`` loads the plugins once, builds the
-:class:`~control_plane.core.invoke.Invoker`, starts worker pools for every isolated pack
-(named in the config, or declaring ``Pack(isolated=True)``) and, when asked, attaches
-metrics, error events and the incident store. ``packctl serve``, ``packctl worker``
-(Temporal), every ``--local`` command, ``packctl gate --local``, the MCP bridge's local
-backend and the author kit all call this factory, so a pack behaves the same wherever it
-runs: same isolation, same default deadline, same enforcement.
-"""
+"""``build_runtime(RuntimeConfig(...))``: the one runtime every adapter uses."""
 
 from __future__ import annotations
 

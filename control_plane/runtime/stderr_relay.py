@@ -1,23 +1,5 @@
-"""The scrubbing relay: child processes' stdout and stderr reach ours only scrubbed.
-
-An isolated pack's worker and an MCP server wrapped as a pack are processes of their own;
-whatever they print would otherwise land on the control plane's stderr as written, secrets
-and all. Each such child gets the write end of a pipe as its stdout/stderr
-(:meth:`StderrRelay.pipe`); one thread reads every pipe, cuts the bytes into lines, scrubs
-them (:func:`~control_plane.core.redact.scrub`; lines read together are scrubbed together,
-so a key printed whole is recognised whole) and writes them to the control plane's
-stderr, whole lines only, so two children's lines never interleave. A line longer than
-:data:`MAX_LINE` characters is scrubbed with a window past the cut and cut there (``...``;
-past four times that without a newline, the rest up to the next newline is dropped);
-bytes that are not UTF-8 are replaced. The
-child writes into a pipe buffer and never waits for us unless the relay falls 64 KiB
-behind. When a child exits, its last partial line is flushed.
-
-Each pipe has a budget (:data:`RATE` bytes a second, bursts up to :data:`BURST`): what a
-child prints beyond it is read and dropped unscrubbed, and one line says how much was
-dropped once the child is back within its budget (or has exited). An untrusted pack
-printing gigabytes would otherwise fill the operator's logs and spend the control plane's
-CPU on scrubbing them (every other call ran ~10 times slower meanwhile).
+"""The scrubbing relay: child processes' output reaches our stderr scrubbed, in whole lines,
+rate-bounded.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Opt-in OpenTelemetry tracing: an OTLP exporter (HTTP or gRPC) and the tracer the wire
-layer makes one span per call with (:mod:`control_plane.wire.tracing`).
-
-``packctl serve --otel-endpoint URL [--otel-protocol http/protobuf|grpc]`` turns it on;
-it needs the ``otel`` extra (``pip install 'capability-packs[otel]'``: ``opentelemetry-sdk``
-and the OTLP exporters). Nothing here is imported unless tracing is asked for, so the
-control plane runs without the extra. See ``docs/observability.md``.
+"""Opt-in OpenTelemetry tracing (extra ``otel``): the OTLP exporter and the tracer for the wire
+layer.
 """
 
 from __future__ import annotations

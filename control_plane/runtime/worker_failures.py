@@ -1,11 +1,4 @@
-"""What crosses the isolation boundary when a handler fails: data only, never pickles.
-
-The worker describes the failure (:func:`describe_exception`: its own classification, made
-with the built-in classifiers on the live exception, the chain's type names and bounded
-texts, and the traceback) as JSON (:func:`freeze_exception`); the parent rebuilds stand-ins
-(:func:`thaw_exception`: a :class:`RemoteError` per exception of the chain), type-checking
-every field of what an untrusted process sent.
-"""
+"""A handler's failure across the isolation boundary: JSON data out, type-checked stand-ins back."""
 
 from __future__ import annotations
 

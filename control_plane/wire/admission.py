@@ -1,14 +1,5 @@
-"""Admission: per-pack and global in-flight limits, refused at once rather than queued.
-
-A call over a limit ends immediately with ``RESOURCE_EXHAUSTED`` and a rich status:
-``ErrorInfo{reason: "OVERLOADED", domain: "control_plane", metadata: {pack, scope,
-limit}}`` and ``RetryInfo`` (``retry_delay`` = the configured ``retry_after``). No pack
-code is involved: an overload is the control plane's, like an unknown pack. Calls that
-are admitted never wait in an unbounded queue: sync handlers wait for a thread and
-isolated ones for a worker under the call's own deadline, which always bounds the wait.
-
-:class:`GuardedServicer` wraps the service when limits (or ``max_input_bytes``) are set;
-without them the service is registered as is and this module costs nothing per call.
+"""Admission: per-pack and global in-flight limits; a call over one is refused at once, never
+queued.
 """
 
 from __future__ import annotations

@@ -1,22 +1,4 @@
-"""Caller authentication and transport security.
-
-* **Bearer tokens.** :class:`TokenAuth` holds the accepted tokens (from a file, one per
-  line, ``#`` comments allowed, and/or an environment variable, comma-separated). The
-  :class:`BearerAuthInterceptor` checks ``authorization: Bearer <token>`` on every call,
-  comparing against every token with :func:`hmac.compare_digest`. A call without a
-  valid token ends with ``UNAUTHENTICATED`` before any servicer (or pack) runs; the
-  token itself is never logged. Health (``grpc.health.v1``) can stay open
-  (``open_health``) for load balancers and orchestrators.
-* **TLS and mutual TLS.** :class:`ServerTls` builds server credentials from PEM files;
-  with ``client_ca`` the server requires and verifies a client certificate.
-* **The client side.** :class:`ClientTls` and :func:`channel_credentials` build channel
-  credentials for :class:`control_plane.wire.client.Client`. A token travels as call
-  credentials, so gRPC refuses to send it over plaintext; to a loopback target without
-  TLS it goes over gRPC "local" credentials (the connection never leaves the host).
-
-``UNAUTHENTICATED`` is reserved for the caller's own credentials to the control plane; a
-pack's downstream ``auth_failed`` is ``PERMISSION_DENIED`` (see :mod:`control_plane.wire.status`).
-"""
+"""Caller authentication and transport security: bearer tokens, TLS, mutual TLS."""
 
 from __future__ import annotations
 

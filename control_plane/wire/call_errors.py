@@ -1,13 +1,4 @@
-"""What a failed call raises on the caller's side: one exception per code, and refusals.
-
-A failed call raises one class per baseline code under two families that follow the
-vocabulary's retryable flag (:class:`RetryableError`, :class:`PermanentError`); a pack code
-raises the family class with ``.code`` set. A request refused before any pack ran raises
-:class:`~control_plane.core.errors.RequestRejected` (unknown pack, invalid input) or a
-:class:`TransportError` (overloaded, unauthenticated, unreachable), each carrying the
-:class:`~control_plane.core.rejection.Rejection` it stands for. :func:`error_from_rpc`
-decodes a ``grpc.RpcError`` into one of them, :func:`error_from_outcome` an outcome.
-"""
+"""What a failed call raises on the caller's side: one exception per code, and refusals."""
 
 from __future__ import annotations
 

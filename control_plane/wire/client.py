@@ -1,29 +1,4 @@
-"""The Python client: call a control plane and branch on typed exceptions.
-
-::
-
-    from control_plane.wire.client import Client, RetryableError, RateLimited
-
-    with Client("127.0.0.1:50051") as client:
-        outcome = client.invoke("http.fetch", {"url": "https://example.org"}, timeout=10)
-        print(outcome.result)
-
-A failed call raises one class per baseline code, under two families:
-
-* :class:`RetryableError`: :class:`RateLimited`, :class:`Timeout`, :class:`NetworkError`;
-* :class:`PermanentError`: :class:`AuthFailed`, :class:`NotFound`,
-  :class:`SchemaMismatch`, :class:`InternalError`, :class:`ArtifactFailed`.
-
-Both derive from :class:`PackCallError` (a :class:`~control_plane.core.errors.CapabilityPackError`)
-with ``.code``, ``.envelope``, ``.reference_id`` and ``.retry_after``. A pack-specific
-code raises the family class matching its retryable flag, with ``.code`` set. Requests
-the control plane refused raise :class:`~control_plane.core.errors.UnknownPack` and
-:class:`~control_plane.core.errors.InvalidInput`; a call that never got a control plane answer
-raises :class:`TransportError` (:class:`DeadlineExceeded` when the caller's own deadline fired
-first: no pack code, since the pack may not declare ``timeout``). :class:`RetryPolicy` opts
-into retries, done by grpc itself (``Client(target, retry=RetryPolicy())``): retryable codes
-and refusals, each after its ``retry_after``.
-"""
+"""The Python client: call a control plane and branch on typed exceptions."""
 
 from __future__ import annotations
 

@@ -1,28 +1,4 @@
-"""What one connection may make the server hold: the HTTP/2 and connection bounds.
-
-A caller that never reads (its HTTP/2 window at 0) pins every response it asked for in
-the server's memory: 20,000 calls on one connection took 180 MiB, three connections
-1.3 GiB, held until the caller left. These bounds, grpc core's own options, make that
-finite (docs/reliability.md, "The resource model"):
-
-* ``grpc.max_concurrent_streams``: calls open at once on one connection
-  (:data:`MAX_STREAMS`); a caller's further calls wait on its side (HTTP/2), never here;
-* ``grpc.max_allowed_incoming_connections``: connections at once (:data:`MAX_CONNECTIONS`);
-* ``grpc.max_connection_idle_ms``: a connection without calls is closed;
-* ``grpc.max_connection_age_ms`` and ``..._grace_ms``: every connection is closed after
-  its age and a grace period for the calls it carries -- the bound on how long a
-  response the caller does not read is held (the *send deadline*);
-* keepalive: the server pings an idle peer and drops a dead one; a peer pinging more
-  often than allowed is told to go away (``max_ping_strikes``);
-* ``grpc.server.max_pending_requests`` (and its hard limit): calls grpc core may hold
-  before the server picks them up, set to what the connections and streams above can
-  carry, so that grpc core never cancels a call on its own: every call is picked up and
-  answered with a code or a rejection reason (``overloaded`` with ``RetryInfo`` when an
-  in-flight limit is set, ``--max-in-flight``).
-
-So the memory one caller can pin is at most ``MAX_STREAMS x max_message_bytes`` per
-connection, released at the latest ``max_age + age_grace`` after it connected.
-"""
+"""What one connection may make the server hold: grpc core's HTTP/2 and connection bounds."""
 
 from __future__ import annotations
 

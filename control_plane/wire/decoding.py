@@ -1,15 +1,4 @@
-"""Registering the service so that malformed requests are the caller's error, not ours.
-
-gRPC decodes each request before any servicer code runs; a request that is not a valid
-protobuf message (truncated, wrong wire types, invalid UTF-8 in a string field) makes the
-generated deserializer raise ``DecodeError``, which gRPC turns into ``UNKNOWN`` with the
-exception text. :func:`add_service` registers the same handlers as the generated
-``add_ControlPlaneServiceServicer_to_server`` but with deserializers that return a
-:class:`Malformed` marker instead, and the method answers it with ``INVALID_ARGUMENT``
-(``ErrorInfo.reason`` ``INVALID_INPUT``, ``BadRequest`` on field ``request``), without the
-decoder's text. It is also where a stopping server holds and refuses the calls it picks up
-(:mod:`control_plane.wire.drain`).
-"""
+"""The service registered so that a malformed request is ``INVALID_ARGUMENT``, not ``UNKNOWN``."""
 
 from __future__ import annotations
 

@@ -1,33 +1,4 @@
-"""Draining: how a stopping server ends the calls it has not started.
-
-At shutdown gRPC core cancels every call it has received but the server has not yet
-picked up (the ``grpc.aio`` server takes them one at a time, so under load some always
-wait there). Their callers see ``CANCELLED`` and cannot tell whether anything ran. So
-:meth:`~control_plane.wire.server.PackServer.stop` stops in two steps:
-
-1. **Drain.** Health turns ``NOT_SERVING``; calls already running go on. Each call the
-   server picks up from now on is *held*: not run, not answered. A caller waiting on a
-   held call sends nothing more on its connection, so the transport's queue empties. The
-   drain ends once no call has come in for :data:`QUIET` seconds while the event loop kept
-   up (a busy loop could be hiding queued calls), or after its window
-   (:func:`drain_window`: a quarter of the grace period, at most :data:`MAX_WINDOW`
-   seconds; the rest is for the calls that run and the refusals). A server that took a
-   call in the second before the signal drains at least :data:`MIN_BUSY_DRAIN` seconds:
-   on a starved host gRPC may hand queued calls over late, and 50 ms of nothing does not
-   prove its queue empty.
-2. **Stop.** The transport shuts down (it sends GOAWAY: callers stop using the
-   connection), and every held call is refused with ``UNAVAILABLE`` and the
-   ``unavailable`` rejection: the call did not run; send it again later or elsewhere.
-
-A held call whose deadline comes first is refused just before it (the same margin as a
-pack's timeout), never left to ``DEADLINE_EXCEEDED``. Each refusal counts in the
-``rejected`` metric and is one error event; the server logs how many there were.
-
-What this cannot close: a call that reaches the server *while* the transport shuts down
-(between the drain's end and the caller reading GOAWAY) is cancelled by gRPC core before
-any handler sees it. Under continuous open-loop load a few calls a stop do that; each is
-a call sent after the signal, and none of them ran.
-"""
+"""Draining: a stopping server holds the calls it picks up, then refuses them as not run."""
 
 from __future__ import annotations
 

@@ -1,14 +1,4 @@
-"""The event loop a served control plane runs on (``packctl serve --loop``).
-
-``uvloop`` (libuv, in C) runs ``grpc.aio``'s callbacks, tasks and futures for less CPU
-per call than the standard library's selector loop; ``auto`` (the default) picks it where
-it is installed (it is a dependency on Linux and macOS) and the standard loop elsewhere.
-``asyncio`` forces the standard loop, e.g. to rule the loop out when chasing a bug.
-
-Only the serving process is affected: in-process use (``runtime.invoker.invoke_sync``, tests,
-the author kit, whose loopback guard patches Python's ``socket`` module, which uvloop's
-transports do not go through) keeps whatever loop its caller runs.
-"""
+"""The serving process's event loop (``packctl serve --loop``): uvloop where installed."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""The serving event loop's health: how long it was held without serving anyone.
-
-Everything a server answers runs on one event loop; code that holds it (a slow
-``__str__`` formatted on the loop, a blocking write) stalls every caller at once. A
-:class:`LoopHealth` task wakes every :data:`TICK` seconds and measures how late it woke:
-that lateness is the time the loop was held by something else. The longest one since
-start and the number over :data:`~control_plane.runtime.metrics.STALL_SECONDS` are the
-metrics ``capability_packs_event_loop_longest_stall_seconds`` and
-``capability_packs_event_loop_stalls_total`` (docs/observability.md).
-"""
+"""The serving event loop's health: its longest stall and the number of stalls."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Retries by grpc itself: a service config whose retry policy covers ``InvokePack``.
-
-The server marks every failure (``wire.status``): a retryable one carries its ``retry_after``
-as ``grpc-retry-pushback-ms`` (grpc waits exactly that), a permanent one sharing a retryable
-status carries ``-1`` (never retried). grpc resends the same request, so the same request id.
-"""
+"""Retries by grpc itself: a service config whose retry policy covers ``InvokePack``."""
 
 from __future__ import annotations
 

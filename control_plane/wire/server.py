@@ -1,21 +1,5 @@
-"""The gRPC server (``grpc.aio``): ``control_plane.v1.ControlPlaneService`` over an Invoker.
-
-* async handlers run on the server's event loop, sync ones in the Invoker's bounded
-  thread pool;
-* the caller's gRPC deadline becomes the pack's deadline (a little earlier, so the
-  ``timeout`` error reaches the caller before its own deadline fires);
-* failures end with the status from :mod:`control_plane.wire.status` and the rich details;
-* health (``grpc.health.v1``: ``""`` overall, the service name, one name per pack) and
-  server reflection are on, so stock tools such as ``buf curl`` work;
-* :func:`serve` stops gracefully on SIGTERM/SIGINT: health turns ``NOT_SERVING``, new
-  calls are refused, in-flight calls finish within the grace period;
-* the maximum message size is enforced both ways;
-* calls are logged as structured lines (request id, pack, code, reference id):
-  ``internal_error`` at WARNING, refused calls at INFO, other failures (which also emit
-  an error event) and successes at DEBUG.
-
-The success path does no per-call schema or descriptor work: responses to ``ListPacks``
-and ``DescribePack`` are built once, results travel as ``orjson`` bytes.
+"""The gRPC server (``grpc.aio``): ``ControlPlaneService`` over a runtime, with health and
+reflection.
 """
 
 from __future__ import annotations

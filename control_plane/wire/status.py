@@ -1,25 +1,4 @@
-"""Failures on the wire: the one table from error code to gRPC status, and the rich status.
-
-The table is read from the vocabulary (``schemas/vocabulary.json``): each baseline code
-names its gRPC status, and pack-specific codes take the documented default for their
-retryable flag (:func:`control_plane.core.vocabulary.pack_code_status`). Requests refused
-before a pack runs map to ``NOT_FOUND`` (unknown pack) and ``INVALID_ARGUMENT`` (invalid
-input). No code ever maps to ``UNAUTHENTICATED``: that status is reserved for the caller's
-own credentials to the control plane, and a downstream ``auth_failed`` is
-``PERMISSION_DENIED``, as is ``not_permitted`` (the refusal by grant: "not permitted, do
-not retry"; its ``ErrorInfo.reason`` ``NOT_PERMITTED`` tells the two apart).
-
-A failed call ends with that status, the scrubbed message, and a ``google.rpc.Status`` in
-the ``grpc-status-details-bin`` trailer whose details are, in order:
-
-* ``google.rpc.ErrorInfo``: ``reason`` the code in UPPER_SNAKE, ``domain`` the pack name,
-  ``metadata`` with ``code``, ``request_id``, ``retryable`` and ``reference_id`` (if any);
-* ``google.rpc.RetryInfo`` for ``rate_limited`` (``retry_delay`` = ``retry_after``);
-* ``google.rpc.BadRequest`` with one field violation per JSON pointer for invalid input;
-* ``control_plane.v1.PackError``: the full error envelope.
-
-This module also holds the reverse direction, used by the client: :func:`parse_status`.
-"""
+"""Failures on the wire: the one table from code to gRPC status, and the rich status both ways."""
 
 from __future__ import annotations
 

@@ -1,29 +1,5 @@
-"""One OpenTelemetry span per ``ControlPlaneService`` call (a server interceptor).
-
-The span continues the caller's trace (W3C ``traceparent`` / ``tracestate`` in the call's
-metadata), is current while the call runs (spans a pack makes with the OpenTelemetry API
-nest under it), and its ``traceparent`` reaches the pack as ``Context.traceparent``, so the
-pack can carry the trace downstream. Attributes, per OpenTelemetry's RPC semantic
-conventions plus ours:
-
-=================================  ===================================================
-``rpc.system``                     ``grpc``
-``rpc.service`` / ``rpc.method``   ``control_plane.v1.ControlPlaneService`` / ``InvokePack``
-``rpc.grpc.status_code``           the call's gRPC status (0 on success)
-``error.type``                     the closed code the caller received (a pack code or a
-                                   refusal's reason: ``unknown_pack``, ``overloaded``...);
-                                   absent on success
-``capability_packs.retryable``     the failure's ``retryable`` (absent on success)
-``capability_packs.pack.name``     the pack asked for
-``capability_packs.pack.version``  the version that answered (when a pack answered)
-``capability_packs.request_id``    the request id
-=================================  ===================================================
-
-The span status is ``ERROR`` for the statuses the conventions call server errors
-(``INTERNAL``, ``UNAVAILABLE``, ``DEADLINE_EXCEEDED``, ``UNKNOWN``, ``UNIMPLEMENTED``,
-``DATA_LOSS``); other failures keep it unset and carry ``error.type``. Everything is
-read from what the call ended with (the response, or the ``ErrorInfo`` of the rich
-status), so this module needs nothing from the servicer.
+"""One OpenTelemetry span per ``ControlPlaneService`` call (a server interceptor);
+docs/observability.md.
 """
 
 from __future__ import annotations

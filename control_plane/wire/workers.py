@@ -1,45 +1,5 @@
-"""``packctl serve --workers N``: N server processes on one port, one supervisor.
-
-Python runs one thread of Python at a time per process, so one control plane process uses
-about one core. ``--workers N`` (``auto``: the cores this process may run on) starts N
-worker processes, each a complete ``packctl serve`` with every pack loaded, all listening
-on the same address with ``SO_REUSEPORT``: the kernel spreads new connections over them
-(a connection, and so a channel, stays with one worker).
-
-The supervisor (the process you started) owns what must stay one across workers:
-
-* **the port**: it binds the address first (``SO_REUSEPORT``, not listening) so ``:0``
-  resolves to one port for every worker and the port stays reserved while a worker
-  restarts;
-* **metrics**: with ``--metrics-port`` it serves ``/metrics`` itself; each scrape reads
-  every worker's own endpoint (a loopback port of its own) and returns every sample with a
-  ``worker`` label (``"0"`` .. ``"N-1"``), plus ``capability_packs_worker_up``. Sum over
-  ``worker`` for totals (``sum without (worker) (...)``). A replaced worker's counters
-  continue from its predecessor's last scraped values (:class:`WorkerMetricsCollector`);
-* **lifecycle**: it waits until every worker reports ready before printing the banner;
-  SIGTERM/SIGINT is passed to every worker, each drains gracefully (health
-  ``NOT_SERVING``, new calls refused, in-flight calls finish within ``--grace``), and the
-  supervisor exits 0 once all have; a worker still running ``grace + 10`` s later is
-  killed. A worker that dies unexpectedly is restarted (at most
-  :data:`MAX_RESTARTS` times a minute, then the whole server stops with exit 1);
-* **liveness**: a serving worker's event loop sends a heartbeat every :data:`HEARTBEAT`
-  seconds on its status pipe; one silent for ``--worker-timeout`` seconds (stopped, wedged,
-  or its loop blocked by a pack) still gets connections from the kernel and hangs them, so
-  the supervisor kills it (SIGKILL) and starts another. Such kills do not count towards
-  :data:`MAX_RESTARTS` (a caller must not be able to stop every worker with them).
-
-Shared by construction (nothing to coordinate): the incident store is one SQLite file in
-WAL mode with ``BEGIN IMMEDIATE`` transactions and a busy timeout (several writers are
-safe; reference ids are random, so unique across workers); ``--events-file`` is opened
-``O_APPEND`` and every event is one ``write`` of one line, so lines from several workers
-never interleave (on stderr the lines go in chunks of whole lines of at most ``PIPE_BUF``,
-4096 bytes, which a pipe takes atomically).
-
-Per worker, by design: admission limits (``--max-in-flight``, ``--pack-limit``: each
-worker admits that many; the server as a whole up to N times as many), the thread pool of
-sync handlers (``--threads``), isolation pools (``--isolate``: each worker has its own
-``--isolation-workers`` processes per pack), health (each worker answers
-``grpc.health.v1`` for itself; all report ``SERVING`` once the banner is printed).
+"""``packctl serve --workers N``: N server processes on one port, one supervisor
+(docs/architecture.md).
 """
 
 from __future__ import annotations

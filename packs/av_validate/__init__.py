@@ -1,10 +1,4 @@
-"""The ``av.validate`` pack: probe a media file with ffprobe and check it against expectations.
-
-The call succeeds whenever the file could be probed; mismatches are *findings* in the
-``validation`` field (``pass | warn | fail``), never errors. With ``strict`` the control
-plane turns fail findings into ``artifact_failed``. Errors are for files that cannot be
-judged at all: ``not_found``, ``unreadable_media``, ``dependency_missing``, ``timeout``.
-"""
+"""The ``av.validate`` pack: probe a media file with ffprobe and check it against expectations."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Expectations -> checks: one :class:`Check` per expectation, each pass, warn or fail.
-
-Numeric bands read the same everywhere (duration, frame rate, loudness): a deviation
-within ``warn_tolerance`` passes, beyond ``warn_tolerance`` but within ``tolerance``
-warns, beyond ``tolerance`` fails. Without ``warn_tolerance`` there is no warn band.
-"""
+"""Expectations to checks: one :class:`Check` per expectation, pass, warn or fail."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Run ffprobe (and ffmpeg's ebur128 filter) and turn their output into plain facts.
-
-Inputs are opened as ``file:<absolute path>`` with ``-protocol_whitelist file``: a path
-can never be read as an option or a URL, and a playlist inside the file cannot make the
-tools reach the network.
+"""Run ffprobe (and ffmpeg's ebur128 filter) on ``file:`` paths only, and turn the output into
+facts.
 """
 
 from __future__ import annotations

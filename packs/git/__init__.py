@@ -1,9 +1,4 @@
-"""The git packs: ``git.ls_remote`` and a shallow ``git.clone``, on the git CLI.
-
-git's stderr -- OpenSSH banners, curl errors, remote messages -- never reaches a caller:
-:data:`control_plane.core.stderr.GIT` maps it to ``auth_failed``, ``not_found``,
-``rate_limited``, ``timeout`` or ``network_error`` with a fixed message per rule.
-"""
+"""The git packs: ``git.ls_remote`` and a shallow ``git.clone``, on the git CLI."""
 
 from __future__ import annotations
 

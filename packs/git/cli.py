@@ -1,18 +1,4 @@
-"""Running the git CLI for the git packs: a hermetic environment, credentials off argv.
-
-* Prompts are impossible: ``GIT_TERMINAL_PROMPT=0``, ``GIT_ASKPASS``/``SSH_ASKPASS``
-  empty, ``-c credential.helper=`` (no stored credentials are consulted) and ssh in
-  ``BatchMode``.
-* A credential for an http(s) remote travels as an ``Authorization`` (or custom) header
-  scoped to that origin through ``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_0``/
-  ``GIT_CONFIG_VALUE_0`` -- the environment of the child only, never argv, never
-  ``.git/config``. ``user:password@`` in a URL is moved there too.
-* Tracing variables (``GIT_TRACE*``, ``GIT_CURL_VERBOSE``) are removed so nothing logs
-  the header; only ``file``, ``git``, ``http``, ``https`` and ``ssh`` transports are
-  allowed (``GIT_ALLOW_PROTOCOL``), so ``ext::`` cannot run commands.
-* stderr is classified by :data:`control_plane.core.stderr.GIT`; an unrecognised failure is a
-  :class:`~control_plane.core.stderr.ToolFailed` (``internal_error``, stderr kept server-side).
-"""
+"""Running the git CLI: no prompts, credentials in the child's environment only, safe transports."""
 
 from __future__ import annotations
 

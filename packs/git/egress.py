@@ -1,21 +1,4 @@
-"""Where git may connect: a remote's host checked against the pack's egress grant first.
-
-Before git runs, the remote's host is resolved once and every address checked with
-:func:`control_plane.tools.check_url` against ``ctx.reach.egress`` (default: public
-addresses only); a refusal is ``not_permitted`` and git never starts. Then:
-
-* ``http``/``https``: git's libcurl is pinned to the checked addresses
-  (``http.curloptResolve``) and follows no redirect (``http.followRedirects=false``), so it
-  connects where the check looked, never where a second DNS answer points;
-* ``ssh://`` and scp-like ``user@host:path``: ssh is told the checked address
-  (``-o HostName=ADDR``; ``-o HostKeyAlias=HOST`` keeps ``known_hosts`` on the name);
-* ``git://``: checked, not pinned -- git resolves the name again when it connects, so a
-  name whose DNS answer changes in between can still reach an address the check did not
-  see (docs/grants.md says so).
-
-A name that does not resolve is ``network_error``; a lookup that outlasts the call's
-budget is ``timeout``.
-"""
+"""Where git may connect: the remote's host checked against the egress grant, then pinned."""
 
 from __future__ import annotations
 

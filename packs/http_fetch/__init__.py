@@ -1,12 +1,4 @@
-"""The ``http.fetch`` pack: GET or HEAD a URL with the HTTP status soup mapped to codes.
-
-401/403 -> ``auth_failed``; 404/410 -> ``not_found``; 429 and 503 with ``Retry-After`` ->
-``rate_limited`` with ``retry_after``; connect/read timeouts -> ``timeout``; DNS failure,
-refused, reset and 5xx -> ``network_error``; a JSON body that breaks the caller's
-``json_schema`` -> ``schema_mismatch`` with the fields that did validate. Pack codes:
-``too_large``, ``too_many_redirects``, ``http_error``, ``invalid_json_schema``, and
-``not_permitted`` for a destination outside the operator's egress grant (:mod:`.grant`).
-"""
+"""The ``http.fetch`` pack: GET or HEAD a URL, the HTTP status soup mapped to codes."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Cancellation that reaches the socket: a cancelled call's connection is shut down.
-
-``ctx.cancelled`` is a plain flag (nothing can wait on it), and a thread blocked in
-``connect``/``recv`` does not look at flags. One watcher thread per process polls the
-flags of the fetches in flight every :data:`POLL` seconds and shuts down the socket of a
-cancelled one, which wakes its thread at once (``recv`` returns, ``connect`` fails); the
-fetch then returns. No fetch in flight: the watcher sleeps on a condition, costing nothing.
-"""
+"""Cancellation that reaches the socket: a watcher thread shuts down cancelled fetches' sockets."""
 
 from __future__ import annotations
 

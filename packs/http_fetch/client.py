@@ -1,22 +1,4 @@
-"""The HTTP client behind http.fetch: stdlib ``http.client``, one deadline, typed failures.
-
-Every failure leaves as a :class:`~control_plane.core.errors.PackError` with a fixed message
-naming at most the host and port: never the path, the query, a header or a body.
-
-* **Egress**: every connection, redirects included, goes through
-  :func:`~control_plane.tools.open_connection`: the host is resolved once, each address
-  checked against the pack's grant, and the socket connected to exactly a checked address
-  (TLS still verifies and sends the name). A refused destination is ``not_permitted``,
-  before any packet is sent to it.
-* **Nothing ambient**: ``http.client`` reads no ``~/.netrc``, no proxy variables, no cookie
-  jar; the request carries only what the caller gave.
-* **Secrets**: the credential (input ``credential`` or ``user:password@`` in the URL) is
-  sent as a header; it and every caller header but a few content-negotiation ones are
-  dropped when a redirect leaves the origin; every form of every known secret (literal,
-  percent-encoded, base64) is replaced by ``[REDACTED]`` in whatever the pack returns.
-* **Cancellation**: a cancelled call's socket is shut down (:mod:`.cancel`) and the fetch
-  returns.
-"""
+"""The HTTP client behind http.fetch: checked egress, one deadline, typed failures."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""What the operator granted http.fetch: its egress, and the largest body it may return.
-
-The one place the pack reads its grant, from ``ctx.reach`` (a
-:class:`~control_plane.PackReach`). The pack declares ``egress=("public",)``; the operator
-widens or narrows it with ``--grant http.fetch:egress=public,loopback``, ``--grants FILE``
-or ``RuntimeConfig.grants`` (docs/grants.md). A grant that does not parse refuses every
-destination (``not_permitted`` naming the fault), never widens.
-
-The body limit is the server's message limit (``ctx.reach.message_limit``, which the runtime
-sets from ``--max-message-bytes``): a caller's ``max_bytes`` is capped by it, so no call
-makes the pack hold more than a message could carry.
-"""
+"""What the operator granted http.fetch: its egress, and the largest body it may return."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The caller's secrets as known values, and every form of them the pack could hand back.
-
-The caller's credential, a password in the URL and the values of its credential-looking
-headers are known strings. A downstream may echo them back as they are, percent-encoded
-(a URL, a form) or base64-encoded (a binary body, a JSON field, a token it wraps): each
-secret is scrubbed in all three forms, from the raw body bytes *before* the pack encodes
-them and from every string it returns. Base64 is matched at each of the three byte
-alignments (the characters that depend only on the secret), so a secret inside a larger
-base64 blob is found too.
+"""The caller's secrets as known values, scrubbed in every form (raw, percent, base64) the pack
+returns.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""``packctl gate [FILE] [--target HOST:PORT | --local] [--format F] [--report PATH] [--jobs N]``.
-
-Exit codes never change meaning with flags: 0 the gate passed (warnings shown), 1 it
-failed on findings (``artifact_failed``), 2 a step could not run (a pack error code, an
-unreachable server, a bad gate file). The report goes to ``--report`` or stdout; the text
-summary is always shown (stdout, or stderr when stdout carries a json/junit/sarif report).
-"""
+"""The ``packctl gate`` subcommand: exit 0 passed, 1 failed on findings, 2 a step could not run."""
 
 from __future__ import annotations
 

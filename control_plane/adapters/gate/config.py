@@ -1,9 +1,5 @@
-"""The gate file: ``packctl-gate.toml`` or ``[tool.packctl.gate]`` in ``pyproject.toml``.
-
-:func:`load_gate` reads the TOML with :mod:`tomllib`, validates it against
-``schemas/gate.schema.json`` and returns a :class:`GateConfig`. Every problem is one
-:class:`GateFileError` whose message names the file, the line and the key
-(``packctl-gate.toml:7: steps[0].fail_on: 'warns' is not one of ['fail', 'warn']``).
+"""The gate file (``packctl-gate.toml`` or ``[tool.packctl.gate]``), validated into a
+:class:`GateConfig`.
 """
 
 from __future__ import annotations

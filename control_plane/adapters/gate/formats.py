@@ -1,16 +1,5 @@
-"""Render a :class:`~control_plane.adapters.gate.report.GateReport`.
-
-Formats: text, json, junit, sarif, github.
-
-Every format carries every warning and every failure; a step that could not run is
-reported as such (JUnit ``<error>``, a SARIF tool execution notification, a GitHub
-annotation titled "could not run"), never as a finding.
-
-Finding texts are the pack's data. Every line of text (the text report, the summary beside
-the others, GitHub workflow commands) goes through :func:`printable`: a control character
-(newline, carriage return, an escape sequence, NUL, C1) is shown escaped, so a pack's
-message can neither start a line of its own -- a forged ``::error`` or ``::add-mask::``
-workflow command in a GitHub log -- nor drive the terminal it is printed on.
+"""Render a gate report as text, json, junit, sarif or github annotations, pack texts made
+printable.
 """
 
 from __future__ import annotations

@@ -1,16 +1,5 @@
-"""What a gate run produced: one :class:`JobResult` per step x artifact, and the verdict.
-
-Statuses of a result (never mixed up):
-
-* ``pass`` / ``warn`` — the call succeeded; ``warn`` when some check warned;
-* ``advisory`` — a non-strict step whose checks include ``fail`` findings: reported,
-  never fails the gate;
-* ``fail`` — the outcome is ``artifact_failed``: findings fail the gate (exit 1);
-* ``error`` — the step could not run: a pack error code, an unknown pack, invalid input,
-  an unreachable control plane, a glob that matched nothing (exit 2).
-
-The exit code only depends on statuses: 2 if any result is ``error``, else 1 if any is
-``fail``, else 0.
+"""What a gate run produced: one :class:`JobResult` per step x artifact, its status, and the exit
+code.
 """
 
 from __future__ import annotations

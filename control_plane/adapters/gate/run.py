@@ -1,12 +1,4 @@
-"""Expand a gate into invocations (step x artifact) and run them, in parallel if asked.
-
-Globs are expanded relative to the gate file's directory (``**`` spans directories;
-directories themselves are skipped). Each matched file becomes one invocation whose input
-gets the file's absolute path through ``artifact_field`` or the ``{artifact}``
-placeholder. Invocations run on a :class:`~control_plane.adapters.cli.Backend` (a server or
-in-process) from a thread pool of ``jobs`` workers; results come back in declaration
-order whatever the completion order.
-"""
+"""Expand a gate into step x artifact invocations and run them on a backend, ``jobs`` at a time."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""The pack author kit: scaffold, static conformance, fault injection, generated inputs,
-gRPC end-to-end helpers. See docs/authoring.md.
-
-In pytest (the plugin loads by itself once capability-packs is installed)::
-
-    @pytest.fixture
-    def capability_pack():
-        return PackTarget(name="acme.tool", seams={"acme_tool.client:fetch": fake_fetch})
-
-    def test_faults(pack_kit):
-        report = pack_kit.inject_faults()
-        assert report.mapped("http_404") == "not_found"
-
-In CI of a pack repository: ``packctl check .``.
+"""The pack author kit: scaffold, static conformance, fault injection, gRPC helpers
+(docs/authoring.md).
 """
 
 from control_plane.adapters.kit.faults import (

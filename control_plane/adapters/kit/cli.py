@@ -1,8 +1,4 @@
-"""``packctl new`` and ``packctl check``: the kit on the command line.
-
-``packctl check [PACK|PATH]`` exits ``0`` when every pack conforms, ``1`` when a pack
-breaks its contract (each fault named), ``2`` when what to check cannot be found.
-"""
+"""``packctl new`` and ``packctl check``: the kit on the command line."""
 
 from __future__ import annotations
 

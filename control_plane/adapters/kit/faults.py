@@ -1,16 +1,5 @@
-"""The fault catalogue: what the kit injects, and the planted secrets.
-
-Each :class:`Fault` is one way a downstream fails, built fresh per injection:
-
-* ``raise`` faults are exceptions shaped as real libraries raise them (``TimeoutError``,
-  ``ConnectionResetError`` with its errno, ``socket.gaierror``, an HTTP error carrying
-  ``status_code``, ``headers`` with ``Retry-After`` and a ``response``), some carrying
-  planted secrets in their text, headers and body; one is a typed
-  :class:`~control_plane.core.errors.PackError` with a code no pack declares;
-* the ``hang`` fault blocks past the call's deadline;
-* ``return`` faults replace what the handler returns with malformed output.
-
-Where they are injected is the harness's business (:mod:`control_plane.adapters.kit.harness`).
+"""The fault catalogue: exceptions, hangs and malformed returns the kit injects, with planted
+secrets.
 """
 
 from __future__ import annotations

@@ -1,23 +1,5 @@
-"""The harness: run a pack under full enforcement, with faults injected, and judge it.
-
-How faults reach an arbitrary handler, honestly:
-
-* **seam mode** (the target declares ``seams``): while the handler runs, each seam (the
-  function or method the handler calls to reach its downstream) is replaced by one that
-  raises the fault. The pack's own code runs: its ``try``/``except``, its wrapping and
-  re-raising, what it returns. This is what tests the pack.
-* **boundary mode** (no seams declared): the injected exception is raised where the
-  handler is called, as if the handler's first downstream call failed and it let the
-  exception propagate. This tests how the control plane maps faults onto *this pack's
-  vocabulary* (nearest code, absorbs, fallbacks), not the handler's error handling; the
-  report says which mode ran.
-* ``return`` faults (malformed output) always replace the handler's return value.
-
-Every call goes through a real :class:`~control_plane.core.invoke.Invoker`. After each call
-the harness checks what the caller received (code inside the effective vocabulary, no
-planted secret anywhere in the outcome) and what the handler did (no undeclared code
-raised or returned, output valid against the output schema, the fault actually reached a
-seam).
+"""Run a pack under full enforcement with faults injected at its seams (or its boundary), and judge
+it.
 """
 
 from __future__ import annotations

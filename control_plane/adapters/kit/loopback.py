@@ -1,21 +1,4 @@
-"""The kit's runs never leave loopback: no connection, not even a DNS lookup, elsewhere.
-
-While a :class:`LoopbackOnly` guard is active (the kit holds one around every call it
-makes: :class:`~control_plane.adapters.kit.PackKit` calls, generated inputs, the
-``pack_grpc`` server's lifetime), Python's audit events for name resolution and socket
-connections are checked in every thread of the process:
-
-* ``localhost``, loopback addresses and Unix sockets pass;
-* a name under ``.invalid`` (RFC 6761) fails at once with ``socket.gaierror`` (``EAI_NONAME``),
-  as a DNS failure would, without asking any resolver;
-* anything else raises :class:`NetworkRefused` (a ``ConnectionRefusedError``) in the pack
-  and is recorded; the kit then fails the test naming the host, since a pack that maps the
-  refusal to a code would otherwise pass unnoticed.
-
-A target opts out with ``PackTarget(network=True)``, to run the kit against a real
-downstream. The guard covers this Python process only: subprocesses a pack starts (git,
-curl, ffmpeg) are not seen.
-"""
+""":class:`LoopbackOnly`: while the kit runs a pack, no connection or DNS lookup leaves loopback."""
 
 from __future__ import annotations
 

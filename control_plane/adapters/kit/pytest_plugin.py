@@ -1,18 +1,4 @@
-"""The pack author kit as a pytest plugin (entry point ``pytest11``: ``capability_packs``).
-
-Fixtures:
-
-* ``capability_pack`` -- the :class:`~control_plane.adapters.kit.PackTarget` under test. Override it
-  in your ``conftest.py``; the default reads the ini option ``capability_pack = NAME``
-  and loads the installed entry points.
-* ``pack_kit`` -- a :class:`~control_plane.adapters.kit.PackKit` for it: ``check_static()``,
-  ``invoke()``, ``inject_faults()``, ``check_generated_inputs()``.
-* ``pack_grpc`` -- a :class:`~control_plane.adapters.kit.ServedPack` on ``127.0.0.1:0`` with
-  ``invoke()``, ``status()`` (the decoded rich status) and ``faulted(name)``.
-
-Every fault map made during the session is printed in the terminal summary. Nothing
-happens in a session that uses none of the fixtures: the kit is imported lazily.
-"""
+"""The kit as a pytest plugin: the ``capability_pack``, ``pack_kit`` and ``pack_grpc`` fixtures."""
 
 from __future__ import annotations
 

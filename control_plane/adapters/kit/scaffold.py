@@ -1,8 +1,4 @@
-"""``packctl new``: scaffold a pack distribution from the templates in ``templates/pack``.
-
-Templates are :class:`string.Template` files (``$name`` placeholders, ``$$`` for a dollar)
-named ``*.tmpl``; a ``__module__`` path part becomes the pack's module name.
-"""
+"""``packctl new``: scaffold a pack distribution from the ``templates/pack`` templates."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Seams: the named downstream calls of a pack, and patching them for a while.
-
-A seam is written ``"package.module:attr"`` or ``"package.module:Class.method"`` (a dotted
-``"package.module.attr"`` also works). Patch it where the handler *looks it up*: a handler
-doing ``from .client import fetch`` reads ``fetch`` from its own module, so that is the
-seam (``"mypack.handler:fetch"``); one calling ``client.fetch(...)`` is patched at
-``"mypack.client:fetch"``.
+"""Seams (``"package.module:attr"``): a pack's named downstream calls, patched where the handler
+looks them up.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""A pack served over real gRPC on ``127.0.0.1:0``, and rich-status assertions.
-
-:class:`ServedPack` runs :func:`control_plane.wire.server.create_server` on an event loop of
-its own thread, so blocking tests can call it with :class:`~control_plane.wire.client.Client`.
-:meth:`ServedPack.status` makes a raw call and decodes the ``google.rpc.Status`` a failed
-call carries; :func:`assert_rich_status` checks it against the documented wire table.
-"""
+"""A pack served over real gRPC on ``127.0.0.1:0``, and assertions on the rich status it returns."""
 
 from __future__ import annotations
 

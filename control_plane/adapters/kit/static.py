@@ -1,12 +1,5 @@
-"""Static conformance: what can be known about a pack without running it.
-
-The registry's load-time checks come first (closed, snake_case, duplicate-free vocabulary;
-every pack code documented with a recovery hint; schemas valid and compiling; a unique
-name). On top of them the kit lints what the registry lets by but a caller would trip on
-(an input schema that admits no object, input ``examples`` the schema refuses, an
-``absorbs`` that can never apply), and it shows the **effective** contract callers see:
-the output schema with ``internal_error`` (and ``artifact_failed``) added, and the code a
-caller receives for each baseline code (nearest-code mapping).
+"""Static conformance: what can be known about a pack without running it, and its effective
+contract.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""Which pack the kit tests, and how it is loaded.
-
-A :class:`PackTarget` names one pack and where its plugin comes from: a module or object
-(``plugin=``), an import path, or ``None`` for the installed ``capability_packs`` entry
-points. ``seams`` names the pack's downstream calls, where the fault injector raises its
-faults (see :mod:`control_plane.adapters.kit.faults`).
-"""
+""":class:`PackTarget`: which pack the kit tests, where its plugin comes from, and its seams."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Where the bridge's calls go: packs in this process, or a control plane over gRPC.
-
-Both run every call under the full enforcement pipeline; both raise
-:class:`~control_plane.core.errors.UnknownPack` / :class:`~control_plane.core.errors.InvalidInput`
-for requests refused before a pack runs, and return every other failure as an
-:class:`~control_plane.core.outcome.Outcome` with ``error`` set. A control plane that cannot
-be reached raises :class:`~control_plane.wire.client.TransportError`.
-"""
+"""Where the bridge's calls go: packs in this process, or a control plane over gRPC."""
 
 from __future__ import annotations
 

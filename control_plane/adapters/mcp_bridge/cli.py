@@ -1,13 +1,4 @@
-"""``packctl mcp``: serve the packs to MCP clients (agents) over stdio or streamable HTTP.
-
-::
-
-    packctl mcp --local                        # stdio, packs in this process
-    packctl mcp --target 127.0.0.1:50051       # stdio, calls a running control plane
-    packctl mcp --local --http 127.0.0.1:8765  # streamable HTTP at http://127.0.0.1:8765/mcp
-
-In stdio mode stdout carries nothing but MCP messages; logs go to stderr.
-"""
+"""``packctl mcp``: serve the packs to MCP clients over stdio or streamable HTTP."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The MCP server: every loaded pack as a tool, over stdio or streamable HTTP.
-
-Built on the official SDK's low-level :class:`mcp.server.lowlevel.Server`, which leaves
-``outputSchema``, ``structuredContent`` and ``isError`` entirely to us. A call is never an
-MCP protocol error: a pack failure is ``isError: true`` with the typed envelope, and a call
-that never reached the pack (unknown tool, invalid input, control plane unreachable) is
-``isError: true`` with ``rejected`` -- an agent reads both the same way.
-"""
+"""The MCP server: every loaded pack as a tool, over stdio or streamable HTTP."""
 
 from __future__ import annotations
 

@@ -1,17 +1,4 @@
-"""Packs as MCP tools: names, schemas, descriptions and call results, as plain data.
-
-Nothing here touches the network or the ``mcp`` SDK; :mod:`control_plane.adapters.mcp_bridge.server`
-turns these dicts into SDK models. The shapes are documented in ``docs/mcp.md``:
-
-* a tool's ``inputSchema`` is the pack's effective input schema plus, where the pack
-  validates, the optional control arguments ``strict`` and ``fail_on`` (renamed when the
-  pack already uses those names; stripped before the pack sees the input);
-* its ``outputSchema`` describes ``structuredContent``: ``ok``, ``pack``, ``version``,
-  ``request_id``, then ``result`` (+ ``validation``) on success, ``error`` (the typed
-  envelope whose ``code`` is the pack's closed ``enum``) on failure, or ``rejected`` when
-  the call never reached the pack (unknown tool, invalid input, control plane unreachable);
-* its description lists every code and what to do about it.
-"""
+"""Packs as MCP tools, as plain data: names, schemas, descriptions, call results (docs/mcp.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""The pack invocation activity: :class:`~control_plane.core.invoke.Invoker` behind Temporal.
-
-Every attempt runs the control plane's whole pipeline (input check, handler under the
-call's deadline, classification, output check, strict mode, redaction), so a pack behaves
-on a worker exactly as behind ``packctl serve``. A success returns ``Outcome.to_dict()``;
-a failure raises the bridge's ``ApplicationError`` (see :mod:`.bridge`). While the handler
-runs, the activity heartbeats so a worker that dies mid-call is noticed after the
-heartbeat timeout and the attempt is retried on another worker.
+"""The pack invocation activity: the full :class:`~control_plane.core.invoke.Invoker` pipeline,
+heartbeating.
 """
 
 from __future__ import annotations

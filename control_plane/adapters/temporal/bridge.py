@@ -1,32 +1,5 @@
-"""The error bridge: error envelopes across the Temporal boundary, both ways.
-
-Worker side, a failed outcome becomes an ``ApplicationError`` that Temporal's retry engine
-reads without knowing our vocabulary:
-
-* ``message`` = ``"<code>: <scrubbed message>"`` (what ``temporal workflow describe`` shows);
-* ``type`` = the code (``"rate_limited"``, ``"dependency_missing"``...);
-* ``non_retryable`` = not retryable per the pack's vocabulary (the envelope's flag), on
-  the activity's failure and on the workflow's alike;
-* ``next_retry_delay`` = ``max(retry_after, policy backoff)`` when the envelope carries
-  ``retry_after`` (``rate_limited``), so the next attempt waits at least ``retry_after``;
-* ``details[0]`` = ``{OUTCOME_KEY: outcome.to_dict()}``: the full envelope, with the pack,
-  version, request id and validation record. Details over Temporal's payload limit are cut
-  to fit (:func:`fit_failure`): code, message, flags and reference id kept, a prefix of the
-  partial result's keys, the checks and violations kept, and ``detail`` starting with
-  :data:`TRUNCATED_MARKER` and what was cut.
-
-A request refused before any pack ran (unknown pack, invalid input) becomes a
-non-retryable ``ApplicationError`` of type ``UnknownPack`` / ``InvalidInput`` (message
-``"unknown_pack: ..."`` / ``"invalid_input: ..."``) carrying
-``{REJECTION_KEY: ...}``, so the caller can raise the same exception as over gRPC.
-
-Caller side, :func:`recover_outcome` / :func:`recover_envelope` walk any failure chain
-(``WorkflowFailureError`` -> ``ActivityError`` -> ``ApplicationError``,
-``ChildWorkflowError``, wrappers of the caller's own) and always return an envelope whose
-code is declared: the packed one, or a synthesized ``internal_error`` carrying
-:data:`NO_ENVELOPE_MARKER` (worker crash, timeout, termination, a foreign error) or
-:data:`INVALID_ENVELOPE_MARKER` (an envelope that broke the schema: a contract bug between
-writer and reader, kept visible).
+"""Error envelopes across the Temporal boundary: outcome to ``ApplicationError``, any failure chain
+back.
 """
 
 from __future__ import annotations

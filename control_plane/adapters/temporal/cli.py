@@ -1,14 +1,4 @@
-"""``packctl worker`` and ``packctl temporal-call``: packs on Temporal from the command line.
-
-::
-
-    packctl worker --temporal HOST:PORT --task-queue Q [--namespace N] [--plugin MODULE]
-    packctl temporal-call NAME --temporal HOST:PORT --task-queue Q --input JSON [--strict]
-
-``temporal-call`` prints and exits as ``packctl call`` does (0 ok, 1 the pack returned an
-error code, 2 usage or connection problem). This module imports ``temporalio`` only when a
-command runs, so ``packctl`` works without the ``temporal`` extra.
-"""
+"""``packctl worker`` and ``packctl temporal-call`` (``temporalio`` imported only when one runs)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,5 @@
-"""Run a pack durably through Temporal and get what the gRPC client gives.
-
-::
-
-    from control_plane.adapters.temporal.client import TemporalPackClient
-
-    packs = await TemporalPackClient.connect("127.0.0.1:7233", task_queue="packs")
-    try:
-        outcome = await packs.invoke("http.fetch", {"url": "https://example.org"}, timeout=10)
-    except RateLimited as exc:      # the same classes as control_plane.wire.client
-        ...
-
-:meth:`TemporalPackClient.invoke` returns the same :class:`~control_plane.core.outcome.Outcome`
-on success and raises the same typed exceptions on failure as
-:meth:`control_plane.wire.client.Client.invoke`: one class per baseline code (``.envelope`` is
-the pack's error envelope), :class:`~control_plane.core.errors.UnknownPack` /
-:class:`~control_plane.core.errors.InvalidInput` for refused requests. Attempts are retried by
-Temporal under :class:`~control_plane.adapters.temporal.messages.RetrySettings` (retryable codes
-only); what surfaces is the last attempt's error. A failure with no envelope (the
-workflow was terminated, attempts timed out) raises ``InternalError`` whose envelope is
-marked (:func:`~control_plane.adapters.temporal.bridge.is_synthesized`).
-
-The workflow id is ``pack-<name>-<request_id>``: a request id is started at most once at a
-time, so resubmitting a running request raises ``WorkflowAlreadyStartedError``.
+""":class:`TemporalPackClient`: run a pack through Temporal, same outcome and typed errors as over
+gRPC.
 """
 
 from __future__ import annotations

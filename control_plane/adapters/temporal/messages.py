@@ -1,8 +1,4 @@
-"""The plain dataclasses that cross the Temporal boundary (JSON through the data converter).
-
-They import nothing but the standard library, so workflow code can use them inside the
-sandbox. Durations are seconds (floats), not ``timedelta``, so they stay plain JSON.
-"""
+"""The plain, JSON-friendly dataclasses that cross the Temporal boundary (standard library only)."""
 
 from __future__ import annotations
 

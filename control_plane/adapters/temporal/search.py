@@ -1,17 +1,4 @@
-"""The ``CapabilityPacksCode`` search attribute: filter workflows by the code they failed with.
-
-``InvokePackWorkflow`` sets it (a Keyword) to the code of its failure -- the pack's code,
-or the rejection reason (``unknown_pack``, ``invalid_input``) -- so operators can run::
-
-    temporal workflow list --query "CapabilityPacksCode = 'rate_limited'"
-
-A custom search attribute must be registered in the namespace before a workflow sets it
-(a workflow that sets an unknown one cannot complete its task). So the workflow sets it
-only when its request says so (``InvokePackRequest.code_search_attribute``), which
-:class:`~control_plane.adapters.temporal.client.TemporalPackClient` fills in after checking
-the namespace once; ``packctl worker`` registers it when the namespace allows
-(:func:`ensure_code_attribute`), else logs how to.
-"""
+"""The ``CapabilityPacksCode`` search attribute: filter workflows by the code they failed with."""
 
 from __future__ import annotations
 

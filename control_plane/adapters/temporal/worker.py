@@ -1,16 +1,4 @@
-"""A Temporal worker that runs pack invocations as activities, same enforcement as the server.
-
-::
-
-    client = await temporalio.client.Client.connect("127.0.0.1:7233")
-    runtime = build_runtime()
-    async with create_worker(client, "packs", runtime=runtime):
-        ...
-
-or ``packctl worker --temporal HOST:PORT --task-queue packs`` (:func:`run_worker`).
-Every worker on a task queue must load the same packs: a pack missing on the worker that
-picked the task is an ``UnknownPack`` rejection, which is never retried.
-"""
+"""A Temporal worker running pack invocations as activities, with the server's enforcement."""
 
 from __future__ import annotations
 

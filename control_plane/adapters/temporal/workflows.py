@@ -1,20 +1,5 @@
-"""``InvokePackWorkflow`` and the fail-safe floor for workflow code.
-
-``InvokePackWorkflow`` runs one pack call as an activity under the default retry policy
-(only retryable codes are retried) and returns ``Outcome.to_dict()``; it fails with the
-bridged ``ApplicationError`` (``type`` = the code, envelope in ``details``).
-
-The floor: Temporal retries a workflow *task* forever when workflow code raises an
-exception that is not a Temporal failure. A domain error of ours raised inline in workflow
-code must instead fail the workflow with its envelope. Three layers hold that:
-
-1. ``InvokePackWorkflow.run`` converts a :class:`CapabilityPackError` itself;
-2. :class:`FailSafeInterceptor` (installed by
-   :func:`~control_plane.adapters.temporal.worker.create_worker`)
-   does the same for every workflow on the worker, your own included;
-3. the worker lists :class:`CapabilityPackError` in ``workflow_failure_exception_types``,
-   so even without the interceptor such an error fails the workflow (the caller then
-   recovers a synthesized ``internal_error``) rather than hanging.
+"""``InvokePackWorkflow`` and :class:`FailSafeInterceptor`: our errors fail a workflow, never loop
+its task.
 """
 
 from __future__ import annotations

@@ -1,12 +1,4 @@
-"""Built-in classifier plugins: what the common libraries' exceptions mean.
-
-Each module here is a plugin implementing the ``classify_exception`` hook exactly as a
-third-party plugin would, and holds the table for one library (or family): exceptions are
-recognised by class name and module along the MRO (:class:`~control_plane.core.classify.TypeRule`),
-so none of these modules imports the library it knows about, and a pack that does not use
-httpx never loads httpx. The tables are documented in ``docs/classification.md``, generated
-from them by ``python scripts/gen_classification_docs.py``.
-"""
+"""Built-in ``classify_exception`` plugins, one per library, knowing exceptions by class name."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Where an exception was raised: a bounded look at its traceback's frames.
-
-Some meanings are only visible from *where* an ``OSError`` came from: ``FileNotFoundError``
-from ``subprocess``'s exec is a missing program, not a missing input file; from
-``connect()`` on an ``AF_UNIX`` socket it is a daemon that is not running. Tracebacks do
-not survive a process boundary (isolated packs); then these rules simply do not fire.
-"""
+"""Where an exception was raised: a bounded look at its traceback's frames."""
 
 from __future__ import annotations
 

@@ -1,14 +1,4 @@
-"""MCP servers as packs: any MCP server's tools behind a closed vocabulary.
-
-A config file (``packctl-mcp.toml``, :mod:`control_plane.runtime.mcp_source.config`) names MCP
-servers (stdio command or streamable HTTP URL), the tools to expose, their vocabulary and a
-rule table for their failure texts. :class:`McpSource` starts the servers, registers one pack
-per tool (input schema from the tool's ``inputSchema``, output schema from its
-``outputSchema``), supervises them (health pings, restarts with backoff) and stops them.
-Failures are classified by :mod:`control_plane.runtime.mcp_source.failures`. Reference: docs/mcp.md.
-
-Needs the ``mcp`` SDK (``pip install 'capability-packs[mcp]'``) only once a config is used.
-"""
+"""MCP servers as packs: any MCP server's tools behind a closed vocabulary (docs/mcp.md)."""
 
 from __future__ import annotations
 

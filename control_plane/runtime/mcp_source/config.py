@@ -1,16 +1,4 @@
-"""``packctl-mcp.toml``: which MCP servers to wrap as packs, and their vocabularies.
-
-:func:`load_config` reads the TOML with :mod:`tomllib`, validates it against
-``schemas/mcp-source.schema.json``, then checks what a schema cannot (every declared code
-documented, every rule's code declared, every regular expression compiling). Every problem
-is one :class:`McpConfigError` naming the file, the line and the key::
-
-    packctl-mcp.toml:9: servers.fs.rules[0].code: 'gone' is not declared in codes
-
-:func:`find_config` resolves which file to read: the ``--mcp-config`` argument, else
-``$PACKCTL_MCP_CONFIG``, else ``packctl-mcp.toml`` in the current directory (none: no MCP
-servers).
-"""
+"""``packctl-mcp.toml``: which MCP servers to wrap as packs, their vocabularies and rules."""
 
 from __future__ import annotations
 

@@ -1,15 +1,5 @@
-"""One MCP server: its process or endpoint, its session, its supervisor.
-
-A :class:`ServerConnection` lives on the MCP source's own event loop (a thread of its own, so
-the packs work the same from ``packctl serve``'s loop, from ``--local`` calls that each run
-their own loop, from a Temporal worker or from the MCP bridge). Its supervisor task opens the
-transport (stdio: the SDK starts the process in a session of its own; streamable HTTP: the
-URL), initializes the session, lists the tools, then pings the server every
-``health_interval`` seconds. When the connection dies (a failed ping, a call that saw the
-connection close, the process gone) the session is closed, the server is marked down and
-started again after a delay that doubles from ``restart_backoff`` up to
-``restart_backoff_max`` (reset once a start succeeds). ``state`` changes are reported to
-``on_state`` so ``grpc.health.v1`` follows them.
+"""One MCP server: its process or endpoint, its session, and a supervisor that pings and restarts
+it.
 """
 
 from __future__ import annotations

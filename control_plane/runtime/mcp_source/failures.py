@@ -1,22 +1,4 @@
-"""MCP failures -> the pack's declared codes.
-
-Three kinds of failure come back from an MCP server, and each ends as a typed
-:class:`~control_plane.core.errors.PackError` whose code the pack declares, or as an
-:class:`McpToolFailure` that the control plane turns into ``internal_error`` (its text kept
-in the incident store under the reference id, never sent to the caller):
-
-* a result with ``isError: true``: its text goes through the rule table;
-* a JSON-RPC error, by code: the config's ``jsonrpc_errors`` first; then
-  ``-32602`` invalid params -> ``tool_unavailable`` for "unknown tool", else
-  ``invalid_arguments`` (or ``schema_mismatch``: the caller's input, refused by the server);
-  ``-32601`` method not found -> ``tool_unavailable``; ``-32001`` request timeout ->
-  ``timeout``; ``-32000`` connection closed -> ``server_unavailable`` (or ``network_error``);
-  ``-32603`` internal error and server-defined codes -> the rule table on the message;
-* a transport failure (the process died or did not start, the endpoint refused or did not
-  answer) -> ``server_unavailable`` (or ``network_error``).
-
-See the table in docs/mcp.md.
-"""
+"""MCP failures (``isError`` results, JSON-RPC errors, transport failures) to the pack's codes."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""A ``tools/list`` answer taken tool by tool: one tool the SDK refuses is skipped, alone.
-
-The MCP SDK validates a ``tools/list`` result as a whole against the negotiated protocol
-version's models: one tool whose ``inputSchema`` is not an object schema (``{"type":
-"string"}``, a string, missing) or whose ``outputSchema`` is malformed (``"required": "x"``)
-makes ``list_tools()`` raise, and the server would fail to load with all its good tools.
-
-:class:`ToolListing` sits between the transport and the session. It notes the ids of the
-``tools/list`` requests going out; in their answers coming back it validates each tool
-alone (with the SDK's own per-version check, ``mcp_types.methods.validate_server_result``),
-drops the ones that fail and keeps why in :attr:`ToolListing.skipped`. The source reports
-each as a load failure naming the server, the tool and the reason, and loads the others
-(``source.py``). A listing that is wrong outside its tools (no ``tools`` list, a bad
-``nextCursor``) is left to the SDK, which refuses it whole as before.
-
-Only the SDK's models are checked here: a schema that is a JSON object but not a valid JSON
-Schema, or that points outside itself, is refused per tool when its pack is built and
-registered.
-"""
+"""A ``tools/list`` answer checked tool by tool: a tool the SDK refuses is skipped alone."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""The rule table: an MCP server's failure text -> a declared code.
-
-An MCP tool that fails says so in prose: ``isError: true`` with a text content, or a
-JSON-RPC error message. A :class:`Rule` is a case-insensitive regular expression and the code
-it stands for. The configured rules of a tool, then of its server, are tried first, then
-:data:`BUILTIN_RULES` (common phrasings of the reference servers and of POSIX errors); the
-first rule whose pattern is found and whose code the pack declares wins. No rule: the
-failure is ``internal_error`` and its text stays in the incident store.
-
-:data:`BUILTIN_CODES` documents the pack codes the MCP source knows how to produce; a server
-declares them (and the baseline codes) in its ``codes`` list.
-"""
+"""The rule table: an MCP server's failure text to a declared code, configured rules first."""
 
 from __future__ import annotations
 

@@ -1,21 +1,4 @@
-"""The MCP source: configured MCP servers, their tools served as packs.
-
-::
-
-    source = McpSource(load_config("packctl-mcp.toml"))
-    source.start(registry)     # starts the servers, registers one pack per exposed tool
-    ...                        # calls run through the Invoker like any pack's
-    source.close()             # stops the servers
-
-A server that does not start is a load failure (``plugin mcp:NAME``, the reason naming the
-config entry ``FILE:LINE: servers.NAME``) and the other servers' packs still load.
-:meth:`McpSource.pack_health` and :meth:`McpSource.watch` give each pack's health (its
-server's state) to ``grpc.health.v1``.
-
-The servers live on an event loop of the source's own, in a daemon thread: a pack's handler
-hands the call over and awaits it, so the caller's deadline cancels the MCP request (the SDK
-sends ``notifications/cancelled``) whatever loop the caller runs.
-"""
+""":class:`McpSource`: configured MCP servers, one pack per exposed tool, on a loop of its own."""
 
 from __future__ import annotations
 

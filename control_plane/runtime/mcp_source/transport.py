@@ -1,27 +1,5 @@
-"""The transports to an MCP server, bounded: no message longer than ``max_message_bytes``.
-
-The SDK's ``stdio_client`` reads a server's stdout without a bound: one line of 20 MB is
-gathered by repeated string concatenation, then decoded whole, on the MCP source's loop and
-holding the GIL, so every pack's calls wait (measured with ``bench/mcp_stall.py``). Its
-streamable HTTP client bounds an SSE event (``max_sse_event_size``) but reads a JSON response
-body whole. Here:
-
-* :func:`stdio_transport` starts the server as the SDK does (a session of its own, the
-  SDK's small inherited environment, stderr to ``errlog``) and reads its stdout as bytes,
-  splitting lines in linear time; a line past the limit is never joined nor decoded:
-  ``on_oversize`` is told, reading stops, and the server is stopped at once on close
-  (SIGTERM to its process group, SIGKILL after a grace) since it is not reading its stdin;
-  a line that is not JSON-RPC at all (a banner, a log line, plain or as a JSON record that
-  is no JSON-RPC message) is skipped and handed to ``on_noise`` (:class:`StdoutNoise` logs
-  it, scrubbed, cut and rate-bounded), as the SDK's session does with what it cannot parse;
-  a line meant as JSON-RPC that cannot be read (a JSON object with ``"jsonrpc"``, broken or
-  not UTF-8) is a broken connection, as before;
-* :func:`http_client` is an ``httpx2.AsyncClient`` whose non-SSE response bodies stop at
-  the limit (a ``Content-Length`` over it is refused before reading); an SSE event is bounded
-  by the SDK with the same limit (:func:`http_transport`).
-
-Either way the connection is then dead for :class:`~.connection.ServerConnection`: the calls
-in flight answer ``server_unavailable`` and the server is restarted with backoff.
+"""Transports to an MCP server (stdio, streamable HTTP) that never read a message past
+``max_message_bytes``.
 """
 
 from __future__ import annotations
