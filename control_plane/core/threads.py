@@ -39,7 +39,7 @@ def default_pack_threads(total: int) -> int:
 
 
 class PackThreads:
-    """A thread pool whose threads each pack may use only up to its share (module docs).
+    """A thread pool whose threads each pack may use only up to its share.
 
     The counts live under a lock, not on an event loop: a thread may outlive the loop
     that started its call (``asyncio.run`` per call, a server stopped meanwhile), and its

@@ -377,7 +377,7 @@ class _Worker:
 
 
 class WorkerPool:
-    """The worker processes of one isolated pack (see module docs)."""
+    """The worker processes of one isolated pack (docs/reliability.md, "Pack isolation")."""
 
     def __init__(
         self,

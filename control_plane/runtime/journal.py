@@ -108,7 +108,7 @@ def _create(db: Path, counter: Iterator[int]) -> tuple[Path, int]:
 
 
 class IncidentJournal:
-    """This process's journal file (module docs)."""
+    """This process's journal file, beside the database."""
 
     _instances = itertools.count()
 

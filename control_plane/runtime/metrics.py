@@ -256,7 +256,7 @@ class Metrics:
         return series
 
     def prime(self, packs: Iterable[LoadedPack]) -> None:
-        """Create every series ``packs`` can produce, at zero (see module docs)."""
+        """Create every series ``packs`` can produce, at zero."""
         names: list[str] = []
         for loaded in packs:
             pack = loaded.name

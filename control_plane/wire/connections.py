@@ -34,7 +34,8 @@ KEEPALIVE_TIMEOUT = 20.0
 
 @dataclass(frozen=True, slots=True)
 class ConnectionLimits:
-    """The per-connection bounds (module docs); ``None`` turns one off."""
+    """The per-connection bounds (docs/reliability.md, "The resource model"); ``None`` turns
+    one off."""
 
     max_streams: int = MAX_STREAMS
     max_connections: int | None = MAX_CONNECTIONS

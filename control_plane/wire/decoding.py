@@ -70,8 +70,9 @@ def _checked(behavior: Behavior, drain: Drain) -> Behavior:
 
 
 def add_service(servicer: Any, server: grpc.aio.Server, drain: Drain) -> None:
-    """Register ``servicer`` (``ControlPlaneService``) on ``server`` (see module docs);
-    calls picked up once ``drain`` is closing are held and refused."""
+    """Register ``servicer`` (``ControlPlaneService``) on ``server``: a request that does not
+    decode is answered ``INVALID_ARGUMENT``; calls picked up once ``drain`` is closing are
+    held and refused."""
     methods: dict[str, tuple[Any, Any]] = {
         "ListPacks": (pb.ListPacksRequest, pb.ListPacksResponse),
         "DescribePack": (pb.DescribePackRequest, pb.DescribePackResponse),

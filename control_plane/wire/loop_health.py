@@ -14,7 +14,7 @@ TICK = 0.025
 
 
 class LoopHealth:
-    """A task on the loop measuring its own lateness (module docs)."""
+    """A task on the loop measuring its own lateness: the time the loop was held."""
 
     def __init__(self, tick: float = TICK) -> None:
         self.tick = tick

@@ -433,7 +433,7 @@ def _bad_request(
 
 
 def error_status(outcome: Outcome) -> status_pb2.Status:
-    """The ``google.rpc.Status`` for a failed outcome (see module docs), bounded.
+    """The ``google.rpc.Status`` for a failed outcome (docs/grpc.md), bounded.
 
     Data protobuf or JSON cannot carry (integers beyond 64 bits, lone surrogates,
     non-finite numbers) is made encodable; the details are cut to fit

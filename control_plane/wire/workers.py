@@ -1,6 +1,4 @@
-"""``packctl serve --workers N``: N server processes on one port, one supervisor
-(docs/architecture.md).
-"""
+"""``packctl serve --workers N``: N server processes on one port, one supervisor (docs/cli.md)."""
 
 from __future__ import annotations
 

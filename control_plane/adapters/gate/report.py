@@ -113,7 +113,7 @@ class JobResult:
 
 
 def status_of(step: Step, outcome: Outcome) -> Status:
-    """The status of a call that ran (see the module docstring)."""
+    """The status of a call that ran (the statuses: docs/gate.md)."""
     if outcome.error is not None:
         return "fail" if outcome.error.code == ARTIFACT_FAILED else "error"
     severities = {c.severity for c in outcome.validation.checks} if outcome.validation else set()
