@@ -1,32 +1,11 @@
 """Tools for pack authors: run a tool and classify its failure, scrub text, parse HTTP hints.
 
-* :func:`run_tool` runs a subprocess under the call's deadline (process group killed on
-  timeout) and, by default, turns a failed run into one code with a fixed message: the
-  tool's stderr and exit status are matched against the table picked by the tool name in
-  ``argv`` (:data:`TOOL_TABLES`: git, ssh, curl, wget, ffmpeg, ffprobe; see
-  ``docs/classification.md``), so a pack gets that without writing a rule; ``table=``
-  puts its own first. :data:`GIT`, :data:`SSH`, :data:`CURL`, :data:`WGET`,
-  :data:`FFMPEG` are the shipped stderr tables, :func:`rule` builds one;
-* :func:`scrub` / :func:`scrub_data` replace secrets in text a pack builds itself (the
-  control plane scrubs everything that leaves it anyway);
-* :func:`parse_retry_after` reads an HTTP ``Retry-After`` value;
-* :class:`CompiledSchema` / :func:`check_schema` validate documents with the same engine
-  the control plane uses;
-* :class:`EgressPolicy`, :func:`open_connection`, :func:`check_url`: connect only where the
-  operator granted, judged on the resolved address (``docs/packs/http.fetch.md#egress``).
-
 ::
 
     from control_plane.tools import run_tool
 
     done = run_tool(["curl", "-sS", "--fail", url], timeout=ctx.remaining())
     # curl exit 6 -> network_error, 28 -> timeout, 22 + "returned error: 404" -> not_found
-
-Nothing from stderr reaches the caller: a matched rule's message is fixed text, and an
-unmatched failure raises :class:`ToolFailed` (``internal_error``), whose scrubbed stderr
-stays server-side under the reference id. ``subprocess.CalledProcessError`` raised by a
-pack's own ``subprocess.run(..., check=True, capture_output=True)`` is classified by the
-same tables (the built-in ``subprocess`` classifier plugin).
 """
 
 from collections.abc import Mapping, Sequence
@@ -80,7 +59,7 @@ from control_plane.core.stderr import (
     rule,
     table_for,
 )
-from control_plane.core.stderr import run_tool as _run_tool
+from control_plane.runtime.tool_process import run_tool as _run_tool
 
 __all__ = [
     "CURL",

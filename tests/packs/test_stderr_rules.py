@@ -25,9 +25,9 @@ from control_plane.core.stderr import (
     ToolFailed,
     resolve_binary,
     rule,
-    run_tool,
 )
 from control_plane.core.vocabulary import BASELINE
+from control_plane.runtime.tool_process import run_tool
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "stderr"
 SAMPLE_FILES = sorted(SAMPLES.glob("*.txt"))

@@ -1,13 +1,7 @@
 """Every classification table as Markdown, for ``docs/classification.md``.
 
-The page carries the tables between two markers; :func:`render` builds them from the
-tables themselves (the engine's HTTP-status, type and errno tables, each built-in
-classifier plugin's tables, every tool's stderr rules and exit statuses, the well-known
-pack codes), so the page cannot drift from the code. No I/O here: the script writes the
-page and ``tests/test_classification_docs.py`` fails when it is stale::
-
-    python scripts/gen_classification_docs.py          # rewrite the generated block
-    python scripts/gen_classification_docs.py --check  # exit 1 if it is out of date
+Built from the tables themselves, so the page cannot drift; ``scripts/gen_classification_docs.py``
+writes it and ``tests/test_classification_docs.py`` fails when it is stale.
 """
 
 from __future__ import annotations
@@ -64,6 +58,8 @@ def _engine() -> list[str]:
     out += [f"| {status} | `{code}` |" for status, code in sorted(engine.HTTP_STATUS_CODES.items())]
     out += ["", "Exception type (subclasses match; first row wins).", ""]
     out += ["| exception type | code |", "|---|---|"]
+    for (module, name), code in engine.NAMED_TYPE_CODES:
+        out.append(f"| `{module}.{name}` | `{code}` |")
     for exc_type, code in engine.TYPE_CODES:
         out.append(f"| `{exc_type.__module__}.{exc_type.__qualname__}` | `{code}` |")
     out += ["", "`errno` of an `OSError` the type table does not know (not `ssl.SSLError`).", ""]

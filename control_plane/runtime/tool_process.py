@@ -1,11 +1,8 @@
-"""Running a granted program for a pack: bounded, cancellable, scrubbed environment.
+"""Running a pack's programs: a session of their own, the whole group killed on timeout.
 
-:func:`run_granted` is what ``ctx.reach.run`` does: the program must be granted
-(:meth:`~control_plane.core.reach.PackReach.program`), the environment is the reach's
-(:meth:`~control_plane.core.reach.PackReach.environment`), the child leads a session of its own
-and its whole group is killed when time runs out, when the call is cancelled
-(``ctx.cancelled``, looked at every :data:`TICK` seconds) or when ``on_stdout`` says it has
-read enough (``git ls-remote`` past ``limit``: bounded memory whatever the remote sends).
+:func:`run_tool` is ``control_plane.tools.run_tool``; :func:`run_program` is the
+:class:`~control_plane.core.reach.ProgramRunner` behind ``ctx.reach.run`` (installed by
+:func:`install`). What a failure means is core's (``core/stderr.py``); running is here.
 """
 
 from __future__ import annotations
@@ -17,22 +14,23 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from control_plane.core.errors import PackError
-from control_plane.core.stderr import ToolRun, tool_name
+from control_plane.core.reach import install_runner
+from control_plane.core.stderr import ToolRun, ToolTable, raise_for_failure, stderr_text, tool_name
 
-if TYPE_CHECKING:
-    from control_plane.core.pack import Context
-    from control_plane.core.reach import PackReach
-
-__all__ = ["STDERR_KEEP", "TICK", "run_granted"]
+__all__ = ["STDERR_KEEP", "TICK", "install", "run_program", "run_tool"]
 
 #: How often a running program's call is checked for cancellation (seconds).
 TICK = 0.1
-#: The most of a program's stderr kept (its tail).
+#: The most of a granted program's stderr kept (its tail).
 STDERR_KEEP = 256 * 1024
 _CHUNK = 65536
+
+
+def install() -> None:
+    """Make :func:`run_program` what ``ctx.reach.run`` runs programs with, in this process."""
+    install_runner(run_program)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -42,47 +40,85 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
-def run_granted(
-    reach: PackReach,
+def _missing(label: str, code: str) -> PackError:
+    return PackError(code, f"{label} is not installed or not executable on this host")
+
+
+def run_tool(
     argv: Sequence[str],
     *,
     timeout: float,
-    ctx: Context | None = None,
     env: Mapping[str, str] | None = None,
-    drop: Callable[[str], bool] | None = None,
     cwd: str | None = None,
-    pass_fds: Sequence[int] = (),
-    on_stdout: Callable[[bytes], bool] | None = None,
     tool: str | None = None,
-    program: str | None = None,
-) -> tuple[ToolRun, bool]:
-    """Run ``argv`` (its program granted) to completion; the run and whether ``on_stdout``
-    stopped it early. ``program`` is the name the grant is checked for (default
-    ``argv[0]``: a pack passes ``"git"`` when the operator points ``$CAPABILITY_PACKS_GIT``
-    at another binary). ``on_stdout`` receives stdout as it comes (then not kept) and returns
-    False to stop the program. Raises ``timeout`` (time ran out or the call was cancelled),
-    ``dependency_missing`` (no such program), ``not_permitted`` (not granted)."""
+    missing_code: str = "dependency_missing",
+    check: bool = False,
+    table: ToolTable | None = None,
+    input: bytes | None = None,
+) -> ToolRun:
+    """Run ``argv`` to completion within ``timeout`` seconds (``control_plane.tools.run_tool``
+    documents the parameters); with ``check``, a failed run raises its classified error."""
     label = tool or tool_name(argv) or "tool"
-    reach.program(program or argv[0])
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        raise _missing(label, missing_code) from exc
+    try:
+        stdout, stderr = proc.communicate(input=input, timeout=max(0.0, timeout))
+    except subprocess.TimeoutExpired as exc:
+        _kill_group(proc)
+        proc.communicate()
+        raise PackError("timeout", f"{label} did not finish within {timeout:.3g}s") from exc
+    except BaseException:
+        _kill_group(proc)
+        proc.wait()
+        raise
+    done = ToolRun(tuple(argv), proc.returncode, stdout, stderr_text(stderr))
+    if check:
+        raise_for_failure(done, label, table)
+    return done
+
+
+def run_program(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str],
+    cwd: str | None,
+    pass_fds: Sequence[int],
+    on_stdout: Callable[[bytes], bool] | None,
+    cancelled: Callable[[], bool],
+    tool: str | None,
+) -> tuple[ToolRun, bool]:
+    """Run ``argv`` (checked by ``PackReach.run``) to completion; the run and whether
+    ``on_stdout`` stopped it early. The group is killed when time runs out or ``cancelled()``
+    (``timeout`` raised for both), and when ``on_stdout`` returns False."""
+    label = tool or tool_name(argv) or "tool"
     try:
         proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=reach.environment(env, drop),
+            env=dict(env),
             cwd=cwd,
             pass_fds=tuple(pass_fds),
             start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-        raise PackError(
-            "dependency_missing", f"{label} is not installed or not executable on this host"
-        ) from exc
+        raise _missing(label, "dependency_missing") from exc
     deadline = time.monotonic() + max(0.0, timeout)
     pump = _Pump(proc, on_stdout)
     try:
-        ended = pump.run(deadline, ctx)
+        ended = pump.run(deadline, cancelled)
     except BaseException:
         _kill_group(proc)
         proc.wait()
@@ -114,23 +150,23 @@ class _Pump:
         self.sel.register(proc.stdout, selectors.EVENT_READ, "out")
         self.sel.register(proc.stderr, selectors.EVENT_READ, "err")
 
-    def _ending(self, deadline: float, ctx: Context | None) -> str | None:
-        if ctx is not None and ctx.cancelled:
+    def _ending(self, deadline: float, cancelled: Callable[[], bool]) -> str | None:
+        if cancelled():
             return "cancelled"
         if time.monotonic() >= deadline:
             return "late"
         return None
 
-    def run(self, deadline: float, ctx: Context | None) -> str:
+    def run(self, deadline: float, cancelled: Callable[[], bool]) -> str:
         """``"done"``, ``"cancelled"`` or ``"late"`` (the group killed for the last two)."""
         while self.sel.get_map():
-            ending = self._ending(deadline, ctx)
+            ending = self._ending(deadline, cancelled)
             if ending is not None:
                 return self._kill(ending)
             for key, _ in self.sel.select(min(TICK, max(0.0, deadline - time.monotonic()))):
                 self._read(key)
         while self.proc.poll() is None:  # both pipes closed: the process ends now
-            ending = self._ending(deadline, ctx)
+            ending = self._ending(deadline, cancelled)
             if ending is not None:
                 return self._kill(ending)
             with contextlib.suppress(subprocess.TimeoutExpired):
