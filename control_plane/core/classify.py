@@ -1,9 +1,48 @@
-"""Classification: any exception to a baseline or pack code, once, at the source.
+"""Classification: turn any exception into a baseline or pack code, once, at the source.
 
-Each exception of the chain (causes, contexts, wrapped ``args``, group members), outermost
-first: its ``PackError`` code, the plugin classifiers, its facts, its type
-(:data:`NAMED_TYPE_CODES`, :data:`TYPE_CODES`), its ``errno``, its words. A weak answer
-counts only when nothing deeper is strong (docs/classification.md).
+Rules, tried on each exception of the chain from the outermost wrapper inwards (``__cause__``
+first, then ``__context__`` unless suppressed, plus ``reason``/``original`` attributes used
+by urllib and friends, exceptions held in ``args`` -- httpcore re-raises ``from None`` but
+keeps the original as ``args[0]`` -- and the members of exception groups), stopping at the
+first that classifies:
+
+1. :class:`~control_plane.core.errors.PackError` -> its own code and payload.
+2. plugin classifiers (the ``classify_exception`` hook) -> whatever they return. The
+   built-in ones (``control_plane/core/classifiers/``: grpc, httpx, requests, aiohttp,
+   websockets, tls, smtp, ftp, imap, pop, xmlrpc, sqlite, subprocess, gitpython, sockets)
+   are plugins like any other.
+3. the facts the exception keeps as data (:func:`~control_plane.core.facts.extract`: an
+   HTTP status on it or its ``response``, error-code strings, a SQLSTATE, with the delay
+   its headers ask for) -> :func:`~control_plane.core.fact_rules.classify_data` (quota,
+   error codes, :data:`HTTP_STATUS_CODES`, SQLSTATE classes).
+4. the exception's type -> :data:`TYPE_CODES` (most specific class first).
+5. its ``errno`` -> :data:`ERRNO_CODES` (not for ``ssl.SSLError``, whose ``errno`` is an
+   OpenSSL error number).
+6. the rest of its facts -> :func:`~control_plane.core.fact_rules.classify_text` (words of
+   its class names, errnos held in containers, well-known phrases of its text).
+
+A classification may be **weak** (``weak=True``): a generic wrapper such as
+``httpx.ConnectError`` knows it is "some connection failure" but the exception it wraps
+may know better (a rejected certificate, a missing Unix socket). A weak result is used only
+when nothing deeper in the chain classifies strongly. The code ``internal_error`` is a
+valid, strong answer: "recognised, and no specific code is right" (HTTP 501, a local TLS
+configuration error); it stops the walk so that a wrong specific code cannot be found
+deeper.
+
+A programming error (:data:`BUG_TYPES`) no rule classifies, raised while another failure
+was being handled and linked to it only implicitly (``__context__``), is ``internal_error``
+and stops the walk: a bug in recovery code, not the failure it was handling (see
+:func:`_bug_while_handling`). Explicit wrappers (``raise X from exc``) keep the cause's
+classification.
+
+An exception group met on the walk is judged first: a member that is ``internal_error`` on
+its own, or a programming error (:data:`BUG_TYPES`) no rule classifies, makes the whole
+group ``internal_error``; otherwise the members' codes are ranked
+(:data:`GROUP_PRECEDENCE`: the least retryable decides, whatever their order; see
+:func:`classify`).
+
+The chain walk is guarded against cycles and bounded in depth. Exceptions are hostile
+input: attributes or ``str()`` that raise are treated as absent.
 """
 
 from __future__ import annotations

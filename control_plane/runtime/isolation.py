@@ -1,8 +1,39 @@
-"""Pack isolation: chosen packs' handlers run in worker processes (``--isolate``).
+"""Pack isolation: run chosen packs' handlers in worker processes.
 
-A worker that dies or overruns its deadline fails its call and is replaced; each leads a
-process group killed with it; only JSON crosses the boundary, never a pickle. When no pack
-is isolated, the invoke path pays one ``is None`` test.
+In-process handlers are the fast default for trusted packs. A pack that may call
+``os._exit``, segfault, leak memory or hang past its deadline can instead run in a pool
+of worker processes (``packctl serve --isolate PACK`` or ``--isolate all``, or
+``Pack(..., isolated=True)``):
+
+* each isolated pack gets its own pool of ``workers`` processes (``forkserver`` on Linux,
+  ``spawn`` elsewhere); a worker runs one call at a time;
+* the handler is looked up in the worker by reference: its module and qualified name
+  when it is a module-level function, else the plugin module's ``register_packs`` hook
+  and the pack name;
+* a worker whose process dies (``os._exit``, a signal such as ``SIGSEGV``) fails the call
+  it was running with :class:`WorkerCrashed`, which the invoke pipeline turns into
+  ``internal_error`` with a reference id; the worker is replaced;
+* a call that passes its deadline gets ``timeout`` as in-process calls do, and its worker
+  is killed and replaced (a hung handler cannot be stopped any other way);
+* each worker leads a process group of its own and is always killed with it (deadline,
+  crash, retirement, shutdown): what the pack started ends with the worker;
+* ``memory_limit`` caps each worker's address space (``RLIMIT_AS``): a leak ends in
+  ``MemoryError`` (``internal_error``) and the worker is retired, as is a worker whose
+  resident set grew past ``rss_limit`` after a call;
+* only data crosses the process boundary, never a pickle (an object's ``__reduce__``
+  would run in the control plane): requests and replies are JSON. What the handler
+  returned is copied to plain JSON data in the worker
+  (:class:`~control_plane.core.returned.Returned`); an exception is classified in the
+  worker by the built-in rules and travels as that classification plus its chain's type
+  names and bounded texts and the worker's traceback (:func:`describe_exception`). The
+  parent type-checks every reply (a malformed, stale or oversized one retires the
+  worker), applies the plugin classifiers to the rebuilt chain (:class:`RemoteError`),
+  and does the vocabulary check, scrubbing and bounding itself;
+* workers (and the fork server) ignore SIGINT and SIGTERM: a signal to the whole process
+  group is the control plane's to handle, which drains in-flight calls and then stops
+  its workers.
+
+When no pack is isolated, the only cost on the invoke path is one ``is None`` test.
 """
 
 from __future__ import annotations

@@ -1,8 +1,21 @@
-"""Plugin loading through pluggy's public API: built-in and third-party packs, one factory.
+"""Plugin loading: one factory for built-in and third-party packs.
 
-A plugin that fails to import, or whose hook raises, is a ``registry.failures`` entry; the
-rest load. ``CAPABILITY_PACKS_PLUGINS`` restricts what loads; ``mcp_config`` adds MCP
-servers' tools as packs. Loading installs the runner of ``ctx.reach.run`` (``tool_process``).
+Built-in packs load from :data:`DEFAULT_PLUGINS`, third-party ones from the
+``capability_packs`` entry-point group. ``CAPABILITY_PACKS_PLUGINS`` restricts what loads:
+a comma-separated list of plugin names (built-in module paths or entry-point names);
+set to an empty string, no pack plugin loads. A plugin that fails to import, or whose hook
+raises, is recorded in ``registry.failures`` with its name and reason; the rest load.
+
+``mcp_config`` adds the packs of MCP servers (:mod:`control_plane.runtime.mcp_source`): the servers
+start during the load, a server that does not start is a load failure, and
+:meth:`LoadResult.close` stops them.
+
+The built-in classifier plugins (:data:`BUILTIN_CLASSIFIERS`, ``control_plane/core/classifiers``)
+are part of classification itself: they load whatever ``builtins`` and
+``CAPABILITY_PACKS_PLUGINS`` say (``builtin_classifiers=False`` leaves them out), through
+the same ``classify_exception`` hook as a third-party classifier, registered before every
+other plugin, so that (pluggy asking the newest first) a third-party classifier is tried
+first.
 """
 
 from __future__ import annotations

@@ -1,7 +1,13 @@
 """Every classification table as Markdown, for ``docs/classification.md``.
 
-Built from the tables themselves, so the page cannot drift; ``scripts/gen_classification_docs.py``
-writes it and ``tests/test_classification_docs.py`` fails when it is stale.
+The page carries the tables between two markers; :func:`render` builds them from the
+tables themselves (the engine's HTTP-status, type and errno tables, each built-in
+classifier plugin's tables, every tool's stderr rules and exit statuses, the well-known
+pack codes), so the page cannot drift from the code. No I/O here: the script writes the
+page and ``tests/test_classification_docs.py`` fails when it is stale::
+
+    python scripts/gen_classification_docs.py          # rewrite the generated block
+    python scripts/gen_classification_docs.py --check  # exit 1 if it is out of date
 """
 
 from __future__ import annotations
