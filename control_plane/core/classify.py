@@ -379,14 +379,21 @@ def _from_verdict(verdict: Verdict) -> Classification:
     )
 
 
+#: ``type``'s own descriptors: a class's real name and module, whatever its metaclass says.
+_TYPE_NAME = type.__dict__["__name__"].__get__
+_TYPE_MODULE = type.__dict__["__module__"].__get__
+
+
 def _named_type_code(klass: type) -> str | None:
-    """The :data:`NAMED_TYPE_CODES` code of ``klass`` or a base (read without hashing the
-    class or trusting its attributes: a hostile metaclass may break either)."""
+    """The :data:`NAMED_TYPE_CODES` code of ``klass`` or a base (the classes' real names,
+    read through ``type``'s descriptors: a hostile metaclass cannot answer for them)."""
     for base in klass.__mro__:
-        found = (_attr(base, "__module__"), _attr(base, "__name__"))
-        for named, code in NAMED_TYPE_CODES:
-            if found == named:
-                return code
+        name = _TYPE_NAME(base)
+        for (module, named), code in NAMED_TYPE_CODES:
+            if name == named:
+                found = _TYPE_MODULE(base)  # any object a class body set: compared as a str only
+                if type(found) is str and found == module:
+                    return code
     return None
 
 
