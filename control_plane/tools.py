@@ -8,8 +8,6 @@
     # curl exit 6 -> network_error, 28 -> timeout, 22 + "returned error: 404" -> not_found
 """
 
-from collections.abc import Mapping, Sequence
-
 from control_plane.core.classify import (
     DEFAULT_RETRY_AFTER,
     Classification,
@@ -59,7 +57,7 @@ from control_plane.core.stderr import (
     rule,
     table_for,
 )
-from control_plane.runtime.tool_process import run_tool as _run_tool
+from control_plane.runtime.tool_process import run_tool
 
 __all__ = [
     "CURL",
@@ -109,48 +107,3 @@ __all__ = [
     "table_for",
     "tcp_connector",
 ]
-
-
-def run_tool(
-    argv: Sequence[str],
-    *,
-    timeout: float,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    tool: str | None = None,
-    check: bool = True,
-    table: ToolTable | None = None,
-    input: bytes | None = None,
-    missing_code: str = "dependency_missing",
-) -> ToolRun:
-    """Run ``argv`` within ``timeout`` seconds; a failed run raises its classified error.
-
-    :param argv: the command; ``argv[0]``'s base name (or ``tool``) picks the table.
-    :param timeout: seconds; past it the process group is killed and ``timeout`` raised.
-    :param env: the child's whole environment (run tools with ``LC_ALL=C`` so their
-        messages are the English ones the tables know; run wget without ``-q``/``-nv``,
-        which hide the status line and TLS errors).
-    :param cwd: the child's working directory.
-    :param tool: the table to pick when ``argv[0]`` is not the tool's name.
-    :param check: raise on a non-zero exit status (default); ``False`` returns the
-        :class:`ToolRun` whatever the status, for a pack that reads stderr itself.
-    :param table: a :class:`ToolTable` to use instead of the built-in one for the tool.
-    :param input: bytes written to the child's stdin.
-    :param missing_code: the code raised when the executable is missing or not
-        executable (``dependency_missing``, a well-known pack code; a pack that does
-        not declare it gets ``internal_error``).
-    :return: the finished run (stdout bytes, decoded stderr, exit status).
-    :raises PackError: the matched rule's code, ``timeout`` or ``missing_code``.
-    :raises ToolFailed: the tool failed and no rule matched (``internal_error``).
-    """
-    return _run_tool(
-        argv,
-        timeout=timeout,
-        env=env,
-        cwd=cwd,
-        tool=tool,
-        missing_code=missing_code,
-        check=check,
-        table=table,
-        input=input,
-    )

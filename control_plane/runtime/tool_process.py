@@ -51,13 +51,31 @@ def run_tool(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     tool: str | None = None,
-    missing_code: str = "dependency_missing",
-    check: bool = False,
+    check: bool = True,
     table: ToolTable | None = None,
     input: bytes | None = None,
+    missing_code: str = "dependency_missing",
 ) -> ToolRun:
-    """Run ``argv`` to completion within ``timeout`` seconds (``control_plane.tools.run_tool``
-    documents the parameters); with ``check``, a failed run raises its classified error."""
+    """Run ``argv`` within ``timeout`` seconds; a failed run raises its classified error.
+
+    :param argv: the command; ``argv[0]``'s base name (or ``tool``) picks the table.
+    :param timeout: seconds; past it the process group is killed and ``timeout`` raised.
+    :param env: the child's whole environment (run tools with ``LC_ALL=C`` so their
+        messages are the English ones the tables know; run wget without ``-q``/``-nv``,
+        which hide the status line and TLS errors).
+    :param cwd: the child's working directory.
+    :param tool: the table to pick when ``argv[0]`` is not the tool's name.
+    :param check: raise on a non-zero exit status (default); ``False`` returns the
+        :class:`ToolRun` whatever the status, for a pack that reads stderr itself.
+    :param table: a :class:`ToolTable` to use instead of the built-in one for the tool.
+    :param input: bytes written to the child's stdin.
+    :param missing_code: the code raised when the executable is missing or not
+        executable (``dependency_missing``, a well-known pack code; a pack that does
+        not declare it gets ``internal_error``).
+    :return: the finished run (stdout bytes, decoded stderr, exit status).
+    :raises PackError: the matched rule's code, ``timeout`` or ``missing_code``.
+    :raises ToolFailed: the tool failed and no rule matched (``internal_error``).
+    """
     label = tool or tool_name(argv) or "tool"
     try:
         proc = subprocess.Popen(
