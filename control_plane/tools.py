@@ -1,35 +1,12 @@
 """Tools for pack authors: run a tool and classify its failure, scrub text, parse HTTP hints.
 
-* :func:`run_tool` runs a subprocess under the call's deadline (process group killed on
-  timeout) and, by default, turns a failed run into one code with a fixed message: the
-  tool's stderr and exit status are matched against the table picked by the tool name in
-  ``argv`` (:data:`TOOL_TABLES`: git, ssh, curl, wget, ffmpeg, ffprobe; see
-  ``docs/classification.md``), so a pack gets that without writing a rule; ``table=``
-  puts its own first. :data:`GIT`, :data:`SSH`, :data:`CURL`, :data:`WGET`,
-  :data:`FFMPEG` are the shipped stderr tables, :func:`rule` builds one;
-* :func:`scrub` / :func:`scrub_data` replace secrets in text a pack builds itself (the
-  control plane scrubs everything that leaves it anyway);
-* :func:`parse_retry_after` reads an HTTP ``Retry-After`` value;
-* :class:`CompiledSchema` / :func:`check_schema` validate documents with the same engine
-  the control plane uses;
-* :class:`EgressPolicy`, :func:`open_connection`, :func:`check_url`: connect only where the
-  operator granted, judged on the resolved address (``docs/packs/http.fetch.md#egress``).
-
 ::
 
     from control_plane.tools import run_tool
 
     done = run_tool(["curl", "-sS", "--fail", url], timeout=ctx.remaining())
     # curl exit 6 -> network_error, 28 -> timeout, 22 + "returned error: 404" -> not_found
-
-Nothing from stderr reaches the caller: a matched rule's message is fixed text, and an
-unmatched failure raises :class:`ToolFailed` (``internal_error``), whose scrubbed stderr
-stays server-side under the reference id. ``subprocess.CalledProcessError`` raised by a
-pack's own ``subprocess.run(..., check=True, capture_output=True)`` is classified by the
-same tables (the built-in ``subprocess`` classifier plugin).
 """
-
-from collections.abc import Mapping, Sequence
 
 from control_plane.core.classify import (
     DEFAULT_RETRY_AFTER,
@@ -80,7 +57,7 @@ from control_plane.core.stderr import (
     rule,
     table_for,
 )
-from control_plane.core.stderr import run_tool as _run_tool
+from control_plane.runtime.tool_process import run_tool
 
 __all__ = [
     "CURL",
@@ -130,48 +107,3 @@ __all__ = [
     "table_for",
     "tcp_connector",
 ]
-
-
-def run_tool(
-    argv: Sequence[str],
-    *,
-    timeout: float,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    tool: str | None = None,
-    check: bool = True,
-    table: ToolTable | None = None,
-    input: bytes | None = None,
-    missing_code: str = "dependency_missing",
-) -> ToolRun:
-    """Run ``argv`` within ``timeout`` seconds; a failed run raises its classified error.
-
-    :param argv: the command; ``argv[0]``'s base name (or ``tool``) picks the table.
-    :param timeout: seconds; past it the process group is killed and ``timeout`` raised.
-    :param env: the child's whole environment (run tools with ``LC_ALL=C`` so their
-        messages are the English ones the tables know; run wget without ``-q``/``-nv``,
-        which hide the status line and TLS errors).
-    :param cwd: the child's working directory.
-    :param tool: the table to pick when ``argv[0]`` is not the tool's name.
-    :param check: raise on a non-zero exit status (default); ``False`` returns the
-        :class:`ToolRun` whatever the status, for a pack that reads stderr itself.
-    :param table: a :class:`ToolTable` to use instead of the built-in one for the tool.
-    :param input: bytes written to the child's stdin.
-    :param missing_code: the code raised when the executable is missing or not
-        executable (``dependency_missing``, a well-known pack code; a pack that does
-        not declare it gets ``internal_error``).
-    :return: the finished run (stdout bytes, decoded stderr, exit status).
-    :raises PackError: the matched rule's code, ``timeout`` or ``missing_code``.
-    :raises ToolFailed: the tool failed and no rule matched (``internal_error``).
-    """
-    return _run_tool(
-        argv,
-        timeout=timeout,
-        env=env,
-        cwd=cwd,
-        tool=tool,
-        missing_code=missing_code,
-        check=check,
-        table=table,
-        input=input,
-    )

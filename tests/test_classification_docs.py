@@ -12,7 +12,7 @@ import pytest
 
 from control_plane.core.classifiers import BUILTIN_CLASSIFIERS, doc
 from control_plane.core.classifiers import grpc as grpc_classifier
-from control_plane.core.classify import HTTP_STATUS_CODES, TYPE_CODES, TypeRule
+from control_plane.core.classify import HTTP_STATUS_CODES, NAMED_TYPE_CODES, TYPE_CODES, TypeRule
 from control_plane.core.stderr import TOOL_TABLES
 from control_plane.core.vocabulary import BASELINE, WELL_KNOWN_PACK_CODES
 from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
@@ -44,6 +44,8 @@ def test_the_page_names_every_row_of_every_table() -> None:
         assert f"| {status} |" in text
     for exc_type, _ in TYPE_CODES:
         assert exc_type.__qualname__ in text
+    for (module, name), _ in NAMED_TYPE_CODES:
+        assert f"`{module}.{name}`" in text
     for code in WELL_KNOWN_PACK_CODES:
         assert f"`{code}`" in text
 

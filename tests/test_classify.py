@@ -758,3 +758,42 @@ def test_an_undeclared_quota_exhausted_falls_back_to_auth_failed_never_rate_limi
             assert outcome.code == expected, declared
             assert outcome.error is not None and outcome.error.retry_after is None
             assert invoker.contract_violations["quota.pack"] == 0
+
+
+def test_subprocess_timeout_is_named_not_imported_and_hostile_look_alikes_are_not() -> None:
+    """core imports no ``subprocess``: ``TimeoutExpired`` (and a subclass) is known by its
+    real module and name; a class that only claims them, or whose metaclass or
+    ``__module__`` raises when hashed or compared, is not matched by the type table, and
+    classifying it raises nothing."""
+    import subprocess
+
+    class Subclass(subprocess.TimeoutExpired):
+        pass
+
+    for exc in (subprocess.TimeoutExpired(["git"], 5), Subclass(["git"], 5)):
+        found = classify(exc)
+        assert found is not None and (found.code, found.rule) == ("timeout", "type")
+
+    class Refuses:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("eq")
+
+    class Meta(type):
+        def __hash__(cls) -> int:
+            raise RuntimeError("hash")
+
+        @property
+        def __name__(cls) -> str:  # type: ignore[override]
+            return "TimeoutExpired"
+
+    class Claims(Exception, metaclass=Meta):
+        __module__ = "subprocess"
+
+    class TimeoutExpired(Exception):
+        __module__ = Refuses()  # type: ignore[assignment]
+
+    for exc in (Claims("x"), TimeoutExpired("x")):
+        found = classify(exc)  # the words of a class name may still say "timeout", weakly
+        assert found is None or (found.rule != "type" and found.weak)

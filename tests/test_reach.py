@@ -4,8 +4,10 @@ the path means, and the operator's mistakes refused at start-up."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from server_support import PACKCTL, ROOT, subprocess_env
@@ -22,6 +24,9 @@ from control_plane.core.reach import (
     installed_grants,
     parse_grant,
 )
+from control_plane.core.stderr import ToolRun
+from control_plane.runtime.plugins import load_registry
+from control_plane.runtime.tool_process import run_program
 
 
 @pytest.fixture(autouse=True)
@@ -144,3 +149,60 @@ def test_describe_local_shows_declared_and_granted_reach() -> None:
     assert "declared: fs.read $CWD, $TMP;" in done.stdout
     assert "  fs.read:     /srv/m\n" in done.stdout
     assert "  programs:    ffprobe, ffmpeg\n" in done.stdout
+
+
+# -- programs: the grant checked in core, the process started by the runtime's runner -----
+
+
+class _Recorder:
+    """A ``ProgramRunner`` that records what ``PackReach.run`` handed it."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def __call__(self, argv: Sequence[str], **kwargs: Any) -> tuple[ToolRun, bool]:
+        self.calls.append({"argv": list(argv), **kwargs})
+        return ToolRun(tuple(argv), 0, b"", ""), False
+
+
+def test_run_checks_the_grant_before_the_runner_and_hands_it_a_scrubbed_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_planted_secret_value")
+    runner = _Recorder()
+    reach = PackReach("p", Reach(programs=("git",)), runner)
+    with pytest.raises(PackError) as refused:
+        reach.run(["/usr/bin/ssh", "host"], timeout=5)
+    assert refused.value.code == "not_permitted" and runner.calls == []
+    ctx = Context("p", "r1", None)
+    reach.run(["git", "ls-remote"], timeout=7, ctx=ctx, env={"GIT_X": "1"}, tool="git")
+    (call,) = runner.calls
+    assert call["argv"] == ["git", "ls-remote"] and call["timeout"] == 7 and call["tool"] == "git"
+    env = call["env"]
+    assert "GITHUB_TOKEN" not in env and env["GIT_X"] == "1" and env["LC_ALL"] == "C"
+    assert Path(env["HOME"]).is_dir() and not any(Path(env["HOME"]).iterdir())
+    assert call["cancelled"]() is False
+    ctx.cancel()
+    assert call["cancelled"]() is True
+
+
+def test_a_reach_no_runtime_gave_a_runner_refuses_to_run_and_says_why() -> None:
+    with pytest.raises(PackError, match="no runtime built") as info:
+        PackReach("p", Reach(programs=("true",))).run(["true"], timeout=5)
+    assert info.value.code == "internal_error"
+
+
+def test_loading_packs_gives_every_reach_the_runtime_runner() -> None:
+    """``load_registry`` (under ``build_runtime``, the kit, the packs' tests) installs
+    ``runtime/tool_process.run_program``: ``ctx.reach.run`` starts a real process."""
+    load_registry(builtins=False, entry_points_=False).close()
+    reach = Context("legacy.pack", "r1", None).reach
+    assert reach.runner is run_program
+    done, stopped = reach.run(
+        [sys.executable, "-c", "import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"],
+        timeout=30,
+    )
+    assert (done.returncode, done.stdout, done.stderr, stopped) == (3, b"out\n", "err", False)
+    with pytest.raises(PackError) as late:
+        reach.run(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.3)
+    assert late.value.code == "timeout"

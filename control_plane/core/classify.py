@@ -12,7 +12,6 @@ import http.client
 import math
 import socket
 import ssl
-import subprocess
 import urllib.error
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -36,6 +35,7 @@ __all__ = [
     "GROUP_PRECEDENCE",
     "HTTP_5XX_CODE",
     "HTTP_STATUS_CODES",
+    "NAMED_TYPE_CODES",
     "TYPE_CODES",
     "Classification",
     "ClassifiedError",
@@ -112,9 +112,14 @@ HTTP_STATUS_CODES: Mapping[int, str] = STATUS_CODES
 #: The code of a 5xx status :data:`HTTP_STATUS_CODES` does not list.
 HTTP_5XX_CODE = STATUS_5XX_CODE
 
+#: ``(module, class name)`` -> baseline code, tried before :data:`TYPE_CODES`: types of
+#: modules core does not import (``subprocess``: core starts no process); subclasses match.
+NAMED_TYPE_CODES: Sequence[tuple[tuple[str, str], str]] = (
+    (("subprocess", "TimeoutExpired"), "timeout"),
+)
+
 #: Exception type -> baseline code; subclasses match, the first matching entry wins.
 TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
-    (subprocess.TimeoutExpired, "timeout"),
     (TimeoutError, "timeout"),  # also socket.timeout and asyncio.TimeoutError
     (concurrent.futures.TimeoutError, "timeout"),
     (asyncio.TimeoutError, "timeout"),
@@ -331,6 +336,24 @@ def _from_verdict(verdict: Verdict) -> Classification:
     )
 
 
+#: ``type``'s own descriptors: a class's real name and module, whatever its metaclass says.
+_TYPE_NAME = type.__dict__["__name__"].__get__
+_TYPE_MODULE = type.__dict__["__module__"].__get__
+
+
+def _named_type_code(klass: type) -> str | None:
+    """The :data:`NAMED_TYPE_CODES` code of ``klass`` or a base (the classes' real names,
+    read through ``type``'s descriptors: a hostile metaclass cannot answer for them)."""
+    for base in klass.__mro__:
+        name = _TYPE_NAME(base)
+        for (module, named), code in NAMED_TYPE_CODES:
+            if name == named:
+                found = _TYPE_MODULE(base)  # any object a class body set: compared as a str only
+                if type(found) is str and found == module:
+                    return code
+    return None
+
+
 def _short(exc: BaseException) -> str:
     """Type and first line of the message, scrubbed *before* it is cut short (a secret cut
     in half would no longer match the scrubber)."""
@@ -368,6 +391,9 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         data = classify_data(facts)
         if data is not None:
             return _from_verdict(data)
+    named = _named_type_code(type(exc))
+    if named is not None:
+        return Classification(code=named, message=_short(exc), rule="type")
     for exc_type, code in TYPE_CODES:
         if isinstance(exc, exc_type):
             return Classification(code=code, message=_short(exc), rule="type")

@@ -1,19 +1,8 @@
 """Reach: what a pack may touch outside itself, declared by the pack, granted by the operator.
 
-A pack declares its :class:`Reach` on its :class:`~control_plane.core.pack.Pack` (filesystem
-roots it reads and writes, network egress, programs it runs, whether it may use the serving
-user's ambient credentials). The operator grants or narrows each part per pack
-(``--grant PACK:KEY=VALUE``, ``--grants FILE``): a granted key replaces the declared one, an
-ungranted key keeps the declaration, whose defaults are safe. The result is a
-:class:`PackReach`, the one object that checks a grant; a handler reaches it as
-``ctx.reach`` and uses only its means (resolve a path, make a destination, run a program).
-
-A pack that declares nothing (``reach=None``, written before reach existed) is *unconfined*:
-it runs as it always did, unless the operator grants it anything, which confines it to exactly
-that grant. Nothing here runs per call: a :class:`PackReach` is built once per pack.
-
-Root spellings: ``$CWD`` (the directory the server was started in), ``$TMP`` (the system's
-temporary directory) and ``$SCRATCH`` (a directory the server makes for itself, 0700).
+:class:`PackReach` (``ctx.reach``) is the one place a grant is checked: paths resolved
+inside the roots, destinations made by us, granted programs run by the
+:class:`ProgramRunner` the runtime installs. Built once per pack (docs/grants.md).
 """
 
 from __future__ import annotations
@@ -29,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from control_plane.core.egress import EgressGrantError, EgressPolicy
 from control_plane.core.errors import CapabilityPackError, PackError
@@ -49,6 +38,7 @@ __all__ = [
     "GrantError",
     "Grants",
     "PackReach",
+    "ProgramRunner",
     "Reach",
     "adopt_scratch",
     "declare",
@@ -56,6 +46,7 @@ __all__ = [
     "grants_from_file",
     "install_grants",
     "install_message_limit",
+    "install_runner",
     "installed_grants",
     "message_limit",
     "not_permitted",
@@ -394,6 +385,24 @@ class Destination:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+class ProgramRunner(Protocol):
+    """Runs a program :meth:`PackReach.run` has checked; the runtime installs one
+    (``runtime/tool_process.run_program``): core starts no process itself."""
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str],
+        cwd: str | None,
+        pass_fds: Sequence[int],
+        on_stdout: Callable[[bytes], bool] | None,
+        cancelled: Callable[[], bool],
+        tool: str | None,
+    ) -> tuple[ToolRun, bool]: ...
+
+
 class PackReach:
     """One pack's effective reach and the means to use it (the one place a grant is checked)."""
 
@@ -405,11 +414,14 @@ class PackReach:
         "pack",
         "programs",
         "reads",
+        "runner",
         "writes",
     )
 
-    def __init__(self, pack: str, reach: Reach | None) -> None:
+    def __init__(self, pack: str, reach: Reach | None, runner: ProgramRunner | None = None) -> None:
         self.pack = pack
+        #: What :meth:`run` starts programs with (``None``: no runtime installed one).
+        self.runner = runner
         #: False for a pack that declared nothing and was granted nothing: unconfined.
         self.confined = reach is not None
         reach = reach if reach is not None else Reach()
@@ -557,21 +569,25 @@ class PackReach:
         tool: str | None = None,
         program: str | None = None,
     ) -> tuple[ToolRun, bool]:
-        """Run a granted program (:func:`~control_plane.core.reach_run.run_granted`)."""
-        from control_plane.core.reach_run import run_granted
-
-        return run_granted(
-            self,
+        """Run ``argv`` if its program is granted (``program``, default ``argv[0]``: a pack
+        passes ``"git"`` when ``$CAPABILITY_PACKS_GIT`` names another binary), in
+        :meth:`environment`; the run and whether ``on_stdout`` (stdout as it comes, then not
+        kept; False stops the program) stopped it. Raises ``timeout`` (time ran out or
+        ``ctx`` was cancelled), ``dependency_missing``, ``not_permitted``."""
+        self.program(program or argv[0])
+        if self.runner is None:
+            raise PackError(
+                "internal_error", "this process runs no programs for packs (no runtime built)"
+            )
+        return self.runner(
             argv,
             timeout=timeout,
-            ctx=ctx,
-            env=env,
-            drop=drop,
+            env=self.environment(env, drop),
             cwd=cwd,
             pass_fds=pass_fds,
             on_stdout=on_stdout,
+            cancelled=(lambda: ctx.cancelled) if ctx is not None else (lambda: False),
             tool=tool,
-            program=program,
         )
 
     # -- programs --------------------------------------------------------------------------
@@ -621,6 +637,7 @@ _LOCK = threading.Lock()
 _DECLARED: dict[str, Reach | None] = {}
 _GRANTS: list[Grants] = [Grants()]
 _BUILT: dict[str, PackReach] = {}
+_RUNNER: list[ProgramRunner | None] = [None]
 #: ``packctl serve --max-message-bytes``'s default (``wire.server.DEFAULT_MAX_MESSAGE_BYTES``).
 _MESSAGE_LIMIT: list[int] = [4 * 1024 * 1024]
 
@@ -658,6 +675,13 @@ def install_message_limit(limit: int) -> None:
         _BUILT.clear()
 
 
+def install_runner(runner: ProgramRunner) -> None:
+    """Make ``runner`` what every pack's :meth:`PackReach.run` starts programs with."""
+    with _LOCK:
+        _RUNNER[0] = runner
+        _BUILT.clear()
+
+
 def message_limit() -> int:
     """The server's message limit as installed (default: gRPC's 4 MiB)."""
     return _MESSAGE_LIMIT[0]
@@ -672,5 +696,5 @@ def reach_for(pack: str) -> PackReach:
         declared = _DECLARED.get(pack)
         grant = _GRANTS[0].by_pack.get(pack)
         effective = grant.over(declared) if grant is not None else declared
-        built = _BUILT[pack] = PackReach(pack, effective)
+        built = _BUILT[pack] = PackReach(pack, effective, _RUNNER[0])
     return built

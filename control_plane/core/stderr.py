@@ -1,44 +1,16 @@
-"""Wrapping command-line tools: run them under a deadline and classify their stderr.
+"""Classifying a tool's failure: ordered ``(regex, code)`` stderr rules and exit-status tables.
 
-A tool's stderr is the worst possible error message for a weak model: long, localised,
-full of URLs and sometimes credentials. This module turns it into one code with a fixed
-message, by an **ordered table** of ``(regex, code)`` rules: the first rule whose pattern
-occurs anywhere in the text wins, and the message is the rule's own fixed text, never the
-stderr. Order matters (``The requested URL returned error: 403`` is ``auth_failed``
-although the same line starts with ``unable to access``, a ``network_error`` rule), so
-specific rules come first.
-
-* :class:`StderrRule`, :class:`StderrClassifier` -- the table machinery; classifiers
-  compose (``GIT.extend(...)``) so a pack can put its own rules in front.
-* :data:`SSH_RULES`, :data:`GIT_RULES` and the ready classifiers :data:`SSH`, :data:`GIT`
-  -- tables built from real stderr captured from OpenSSH and git (``tests/data/stderr``);
-  :data:`CURL_RULES`/:data:`CURL_EXITS`, :data:`WGET_RULES`/:data:`WGET_EXITS`,
-  :data:`FFMPEG_RULES` and :data:`TLS_RULES` likewise, from the live failure corpus
-  (``tests/corpus``).
-* :class:`ToolTable`, :data:`TOOL_TABLES`, :func:`table_for` -- one tool's stderr rules
-  and documented exit statuses, picked by the tool name in ``argv``; :func:`classify_tool`
-  also tries the tables whose lines appear in the stderr (:data:`CONTENT_TABLES`: ssh's
-  lines inside scp, rsync or git; docker, kubectl, psql, npm, pip).
-* :func:`run_tool` -- run a command with a timeout, kill its whole process group when
-  the time is up (``timeout``), report a missing binary as ``dependency_missing``; with
-  ``check=True`` raise the classified error of a failed run.
-* :func:`resolve_binary` -- find a tool on ``PATH`` or from an override (env or input).
-* :class:`ToolFailed` -- the exception to raise when no rule matched: it is *not*
-  classified, so the call becomes ``internal_error`` and the scrubbed stderr is kept
-  server-side under the reference id.
-
-Run tools with ``LC_ALL=C`` so their messages are the English ones the tables know.
+The first matching rule wins and its message is fixed text, never the stderr. Tables are
+picked by the tool ``argv`` runs and by the lines its stderr holds (:func:`classify_tool`).
+Running tools is ``runtime/tool_process.py``'s.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
 import shutil
-import signal
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -71,9 +43,10 @@ __all__ = [
     "ToolTable",
     "classify_tool",
     "http_status_rules",
+    "raise_for_failure",
     "resolve_binary",
     "rule",
-    "run_tool",
+    "stderr_text",
     "table_for",
     "tables_for",
     "tool_name",
@@ -119,7 +92,8 @@ def rule(
     return StderrRule(name, code, re.compile(regex, flags), message, retry_after)
 
 
-def _text(stderr: str | bytes) -> str:
+def stderr_text(stderr: str | bytes) -> str:
+    """The tail of ``stderr`` the tables read (:data:`MAX_STDERR`), as text with ``\\n`` lines."""
     if isinstance(stderr, bytes):
         stderr = stderr.decode("utf-8", "replace")
     return stderr[-MAX_STDERR:].replace("\r\n", "\n").replace("\r", "\n")
@@ -141,7 +115,7 @@ class StderrClassifier:
 
     def match(self, stderr: str | bytes) -> StderrRule | None:
         """The first rule whose pattern occurs in ``stderr``, or ``None``."""
-        text = _text(stderr)
+        text = stderr_text(stderr)
         for item in self.rules:
             if item.pattern.search(text):
                 return item
@@ -958,7 +932,7 @@ def tables_for(
     named = table_for(argv)
     found = [named] if named is not None else []
     if stderr:
-        text = _text(stderr)
+        text = stderr_text(stderr)
         for table in CONTENT_TABLES:
             if table.marks is not None and table.marks.search(text) and table not in found:
                 found.append(table)
@@ -982,7 +956,7 @@ def classify_tool(
     return named.classify(returncode, None) if named is not None else None
 
 
-# -- running tools ------------------------------------------------------------------
+# -- a finished run ------------------------------------------------------------------
 
 
 class ToolFailed(RuntimeError):
@@ -996,7 +970,7 @@ class ToolFailed(RuntimeError):
         self.tool = tool
         self.returncode = returncode
         # Scrubbed before it is cut (a secret the cut halves would match no rule).
-        self.stderr = scrub_tail(_text(stderr), 4000)
+        self.stderr = scrub_tail(stderr_text(stderr), 4000)
         super().__init__(f"{tool} exited with status {returncode}: {self.stderr}")
 
 
@@ -1032,74 +1006,22 @@ def resolve_binary(
     return found
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
-
-
-def run_tool(
-    argv: Sequence[str],
-    *,
-    timeout: float,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-    tool: str | None = None,
-    missing_code: str = "dependency_missing",
-    check: bool = False,
-    table: ToolTable | None = None,
-    input: bytes | None = None,
-) -> ToolRun:
-    """Run ``argv`` to completion within ``timeout`` seconds.
-
-    The child runs in its own session so that on timeout the whole process group (git's
-    ``git-remote-http``, ``ssh``, ...) is killed. Raises :class:`PackError` ``timeout``
-    when time runs out and ``missing_code`` when the executable does not exist.
-
-    With ``check=True`` a non-zero exit status raises too: the :class:`PackError` of the
-    first matching rule of ``table`` (default: the :data:`TOOL_TABLES` entry for ``tool``
-    or for ``argv[0]``), stderr rules before exit statuses; or :class:`ToolFailed`
-    (``internal_error``, scrubbed stderr kept server-side) when nothing matches.
-    """
-    label = tool or tool_name(argv) or "tool"
-    try:
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
-            start_new_session=True,
+def raise_for_failure(run: ToolRun, label: str, table: ToolTable | None = None) -> None:
+    """Raise the classified error of a failed ``run`` (nothing when it succeeded): the first
+    matching rule of ``table`` (default: the :data:`TOOL_TABLES` entry for ``label``, else
+    :func:`classify_tool`), stderr rules before exit statuses; else :class:`ToolFailed`."""
+    if run.ok:
+        return
+    chosen = table or TOOL_TABLES.get(label)
+    if chosen is not None:
+        error = chosen.error(run.returncode, run.stderr)
+    else:
+        found = classify_tool(run.argv, run.returncode, run.stderr)
+        error = (
+            PackError(found.code, found.message, retry_after=found.retry_after)
+            if found is not None
+            else None
         )
-    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
-        raise PackError(
-            missing_code, f"{label} is not installed or not executable on this host"
-        ) from exc
-    try:
-        stdout, stderr = proc.communicate(input=input, timeout=max(0.0, timeout))
-    except subprocess.TimeoutExpired as exc:
-        _kill_group(proc)
-        proc.communicate()
-        raise PackError("timeout", f"{label} did not finish within {timeout:.3g}s") from exc
-    except BaseException:
-        _kill_group(proc)
-        proc.wait()
-        raise
-    done = ToolRun(tuple(argv), proc.returncode, stdout, _text(stderr))
-    if check and not done.ok:
-        chosen = table or TOOL_TABLES.get(label)
-        if chosen is not None:
-            error = chosen.error(done.returncode, done.stderr)
-        else:
-            found = classify_tool(argv, done.returncode, done.stderr)
-            error = (
-                PackError(found.code, found.message, retry_after=found.retry_after)
-                if found is not None
-                else None
-            )
-        if error is not None:
-            raise error
-        raise ToolFailed(label, done.returncode, done.stderr)
-    return done
+    if error is not None:
+        raise error
+    raise ToolFailed(label, run.returncode, run.stderr)

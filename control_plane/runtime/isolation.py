@@ -284,8 +284,10 @@ def _confine(pack: str, reach: Mapping[str, Any] | None) -> None:
         install_message_limit,
         reach_for,
     )
+    from control_plane.runtime import tool_process
     from control_plane.runtime.confine import confine
 
+    tool_process.install()  # ctx.reach.run in this worker
     if reach is not None:
         if reach.get("scratch"):
             adopt_scratch(str(reach["scratch"]))

@@ -19,6 +19,7 @@ from control_plane.core.classify import Classification, Classifier
 from control_plane.core.errors import PluginLoadError
 from control_plane.core.pack import Pack
 from control_plane.core.registry import LoadFailure, Registry
+from control_plane.runtime import tool_process
 from control_plane.runtime.events import ErrorEvent
 
 if TYPE_CHECKING:
@@ -290,6 +291,7 @@ def load_registry(
     named: list[tuple[str, object]] = [
         (p.__name__, p) if isinstance(p, ModuleType) else p for p in extra
     ]
+    tool_process.install()  # what ctx.reach.run starts the loaded packs' programs with
     registry = Registry()
     pm = get_plugin_manager(
         builtins=builtins,

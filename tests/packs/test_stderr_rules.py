@@ -25,9 +25,9 @@ from control_plane.core.stderr import (
     ToolFailed,
     resolve_binary,
     rule,
-    run_tool,
 )
 from control_plane.core.vocabulary import BASELINE
+from control_plane.tools import run_tool
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "stderr"
 SAMPLE_FILES = sorted(SAMPLES.glob("*.txt"))
@@ -144,7 +144,9 @@ def test_tool_failed_is_unclassified_and_scrubbed() -> None:
 
 def test_run_tool_success_and_exit_status() -> None:
     done = run_tool(
-        [sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"], timeout=10
+        [sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"],
+        timeout=10,
+        check=False,
     )
     assert done.returncode == 3 and not done.ok
     assert done.stderr == "boom"

@@ -54,6 +54,8 @@ def _engine() -> list[str]:
     out += [f"| {status} | `{code}` |" for status, code in sorted(engine.HTTP_STATUS_CODES.items())]
     out += ["", "Exception type (subclasses match; first row wins).", ""]
     out += ["| exception type | code |", "|---|---|"]
+    for (module, name), code in engine.NAMED_TYPE_CODES:
+        out.append(f"| `{module}.{name}` | `{code}` |")
     for exc_type, code in engine.TYPE_CODES:
         out.append(f"| `{exc_type.__module__}.{exc_type.__qualname__}` | `{code}` |")
     out += ["", "`errno` of an `OSError` the type table does not know (not `ssl.SSLError`).", ""]
