@@ -328,6 +328,31 @@ def test_killing_silent_workers_never_stops_the_server() -> None:
     assert proc.returncode == 0, err
 
 
+def test_sigterm_while_a_worker_restarts_is_a_clean_stop(tmp_path: Path) -> None:
+    """A worker still starting when SIGTERM arrives has no call to drain: the stop is
+    clean (exit 0), not a failed worker."""
+    slow = tmp_path / "slow-start"
+    env = {**ENV, "WORKERPACKS_SLOW_START": str(slow)}
+    proc, target = start_serve("--plugin", "workerpacks", "--workers", "2", env=env, drain=True)
+    try:
+        _, said = proc.drained  # type: ignore[attr-defined]
+        victim = min(_pids_answering(target, 2))
+        slow.touch()  # the replacement hangs in its start-up
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 60  # a hang guard
+        while time.monotonic() < deadline and not any(
+            f"(pid {victim}) exited with -9" in line for line in said
+        ):
+            time.sleep(0.1)
+        time.sleep(0.5)  # the replacement is spawned and importing the plugin
+        assert any(f"(pid {victim}) exited with -9" in line for line in said), "".join(said)
+    finally:
+        err = stop_serve(proc)
+        reap(proc)
+    assert "restarted" not in err, err
+    assert proc.returncode == 0, err
+
+
 def _serve_with_worker_timeout(
     seconds: str, *, drain: bool = False
 ) -> tuple[subprocess.Popen[str], str]:

@@ -11,6 +11,12 @@ from testpacks import OPEN_INPUT, output_schema
 
 from control_plane import Context, Pack, hookimpl
 
+#: A file whose existence makes a worker that starts now hang in start-up (a restart
+#: caught by the supervisor's SIGTERM before it serves).
+_SLOW_START = os.environ.get("WORKERPACKS_SLOW_START")
+if _SLOW_START and os.path.exists(_SLOW_START):
+    time.sleep(60)
+
 
 async def whoami(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """The worker's pid (after ``seconds`` of sleep: in-flight calls for drain tests)."""

@@ -616,7 +616,8 @@ class Supervisor:
             info.proc.wait()
 
     def stop(self, grace: float) -> int:
-        """SIGTERM every worker, wait ``grace`` + margin, kill the rest; 1 if any failed."""
+        """SIGTERM every worker, wait ``grace`` + margin, kill the rest; 1 if a serving
+        worker did not drain cleanly."""
         self._stopping = True
         sent: set[int] = set()
         self._signal(signal.SIGTERM, sent)
@@ -631,8 +632,8 @@ class Supervisor:
                 self._log(f"worker {info.index} (pid {info.proc.pid}) did not stop: killed")
                 info.proc.kill()
                 code = info.proc.wait()
-            if code != 0:
-                status = 1
+            if code != 0 and info.ready:
+                status = 1  # a worker still starting had no call to drain: not a failure
             if info.status_fd is not None:
                 os.close(info.status_fd)
                 info.status_fd = None
