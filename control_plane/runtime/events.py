@@ -653,6 +653,8 @@ class SinkQueue:
                 self.dropped += 1
                 return
             self._items.append(event)
+            if len(self._items) == self.capacity // 2:
+                self._hurry.set()  # a burst: deliver now rather than fill the queue
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="event-sink", daemon=True)
                 self._thread.start()

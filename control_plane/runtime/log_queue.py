@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 import threading
+import weakref
 from collections import deque
 from typing import TextIO
 
@@ -80,6 +81,18 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+_HANDLERS: weakref.WeakSet[QueuedStreamHandler] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    """A forked child has none of its parent's threads: its handlers start their own."""
+    for handler in list(_HANDLERS):
+        handler._reset()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 class QueuedStreamHandler(logging.Handler):
     """A stream handler whose writes happen on a thread of its own (module docs)."""
 
@@ -99,6 +112,13 @@ class QueuedStreamHandler(logging.Handler):
         self._missed = 0  # dropped since the last line written
         self._hurry = threading.Event()  # a flush: stop lingering
         self._thread: threading.Thread | None = None
+        _HANDLERS.add(self)
+
+    def _reset(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._hurry = threading.Event()
+        self._idle = True
+        self._thread = None
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -118,6 +138,8 @@ class QueuedStreamHandler(logging.Handler):
                 _count_drop()
                 return
             self._lines.append(line)
+            if len(self._lines) == self.capacity // 2:
+                self._hurry.set()  # a burst: write now rather than fill the queue
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
                 self._thread.start()
