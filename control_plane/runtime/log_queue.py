@@ -17,7 +17,13 @@ import weakref
 from collections import deque
 from typing import TextIO
 
-__all__ = ["LOG_LINGER", "MAX_QUEUED_LINES", "QueuedStreamHandler", "dropped_lines"]
+__all__ = [
+    "LOG_LINGER",
+    "MAX_QUEUED_LINES",
+    "QueuedStreamHandler",
+    "dropped_lines",
+    "flush_logs",
+]
 
 #: Lines a handler holds for a stalled stream; past it, new lines are dropped.
 MAX_QUEUED_LINES = 2048
@@ -91,6 +97,13 @@ def _after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork)
+
+
+def flush_logs(timeout: float = 2.0) -> None:
+    """Write the lines every handler holds now: what a process logged before it prints
+    (a server's banner) comes before it."""
+    for handler in list(_HANDLERS):
+        handler.flush(timeout)
 
 
 class QueuedStreamHandler(logging.Handler):
