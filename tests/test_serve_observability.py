@@ -180,6 +180,17 @@ def _fail(target: str, n: int) -> list[str]:
     return refs
 
 
+def _grown(path: Path, size: int) -> int:
+    """The size of ``path`` once it is past ``size`` bytes: events are written by a thread
+    of their own, shortly after the call is answered (a bound on the wait, not on speed)."""
+    give_up = time.monotonic() + 30
+    while True:
+        now = path.stat().st_size if path.exists() else 0
+        if now > size or time.monotonic() > give_up:
+            return now
+        time.sleep(0.01)
+
+
 def test_a_database_corrupted_while_serving_is_counted_survived_and_reopened(
     tmp_path: Path,
 ) -> None:
@@ -232,10 +243,13 @@ def test_the_events_file_follows_logrotate_rename_removal_and_copytruncate(
     proc, target = start_serve("--plugin", "testpacks", "--events-file", str(events), env=env)
     try:
         first = _fail(target, 1)
+        _grown(events, 0)
         events.rename(tmp_path / "events.jsonl.1")
         second = _fail(target, 1)
+        _grown(events, 0)
         events.unlink()
         third = _fail(target, 1)
+        _grown(events, 0)
         with events.open("r+b") as f:  # copytruncate: copied elsewhere, emptied in place
             f.truncate(0)
         fourth = _fail(target, 1)
@@ -263,11 +277,11 @@ def test_a_line_torn_by_a_full_disk_does_not_run_into_the_next_event(tmp_path: P
     )
     try:
         first = _fail(target, 1)
-        size = events.stat().st_size
+        size = _grown(events, 0)
         hard = resource.prlimit(proc.pid, resource.RLIMIT_FSIZE)[1]
         resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (size + 40, hard))
         _fail(target, 1)  # the caller still gets its answer; the line is cut at 40 bytes
-        assert events.stat().st_size == size + 40
+        assert _grown(events, size) == size + 40
         resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (hard, hard))  # space again
         third = _fail(target, 1)
     finally:

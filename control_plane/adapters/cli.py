@@ -66,6 +66,7 @@ from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, Vali
 from control_plane.core.reach import GrantError, declared_reach, reach_for
 from control_plane.core.registry import LoadFailure
 from control_plane.runtime.isolation import IsolationError
+from control_plane.runtime.log_queue import flush_logs
 from control_plane.runtime.mcp_source.config import McpConfigError
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.wire import event_loop
@@ -699,6 +700,7 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
     def ready(server: PackServer) -> None:
+        flush_logs()  # what was logged while starting comes before the banner
         host = args.address.rsplit(":", 1)[0]
         names = ", ".join(server.registry.names()) or "none"
         if worker is not None:
@@ -829,6 +831,7 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
             status = supervisor.stop(args.grace)
             print("packctl: stopped", file=sys.stderr)
             return EXIT_OK if status == 0 else 1
+        flush_logs()  # what was logged while starting comes before the banner
         if metrics_port is not None:
             print(
                 f"packctl: metrics on http://{args.metrics_host}:{metrics_port}/metrics "

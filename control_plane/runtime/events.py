@@ -595,6 +595,8 @@ class FileSink:
 
 #: Events a queued sink may have waiting; past it, new events are dropped and counted.
 SINK_QUEUE_EVENTS = 1024
+#: Seconds a queued sink's thread lets events gather before it delivers them.
+SINK_LINGER = 0.02
 
 SinkFailure: TypeAlias = Callable[[EventSink, ErrorEvent, BaseException], None]
 
@@ -620,20 +622,27 @@ class SinkQueue:
     :meth:`put` never blocks: when the sink stalls (a FIFO nobody reads, a hung disk, a
     plugin that sleeps) and :data:`SINK_QUEUE_EVENTS` events wait, new ones are dropped
     and counted (:attr:`dropped`, the ``output_dropped`` metric). Whatever the sink
-    raises is contained (:func:`_deliver`).
+    raises is contained (:func:`_deliver`). The thread wakes once per :data:`SINK_LINGER`
+    and delivers what gathered, so a failed call costs an append, not a thread switch.
     """
 
     def __init__(
-        self, sink: EventSink, failed: SinkFailure, capacity: int = SINK_QUEUE_EVENTS
+        self,
+        sink: EventSink,
+        failed: SinkFailure,
+        capacity: int = SINK_QUEUE_EVENTS,
+        linger: float = SINK_LINGER,
     ) -> None:
         self.sink = sink
         self.capacity = capacity
+        self.linger = linger
         self.dropped = 0
         self._failed = failed
         self._items: deque[ErrorEvent] = deque()
         self._busy = False
         self._closed = False
         self._cond = threading.Condition()
+        self._hurry = threading.Event()  # a flush or close: stop lingering
         self._thread: threading.Thread | None = None
 
     def put(self, event: ErrorEvent) -> None:
@@ -644,10 +653,13 @@ class SinkQueue:
                 self.dropped += 1
                 return
             self._items.append(event)
+            if len(self._items) == self.capacity // 2:
+                self._hurry.set()  # a burst: deliver now rather than fill the queue
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="event-sink", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            if not self._busy:  # the thread waits for a first event (else it will look)
+                self._cond.notify()
 
     def _run(self) -> None:
         while True:
@@ -660,23 +672,32 @@ class SinkQueue:
                     self._busy = False
                     self._cond.notify_all()
                     return
-                event = self._items.popleft()
                 self._busy = True
-            _deliver(self.sink, event, self._failed)
+            # Let the events of the calls that follow join this one (flush ends it).
+            self._hurry.wait(self.linger)
+            with self._cond:
+                batch = list(self._items)
+                self._items.clear()
+                self._hurry.clear()
+            for event in batch:
+                _deliver(self.sink, event, self._failed)
 
     def join(self, deadline: float) -> bool:
         """Wait until the queue is empty and the sink idle, or until ``deadline``."""
+        self._hurry.set()
         with self._cond:
             while self._items or self._busy:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
+                self._hurry.set()
                 self._cond.wait(left)
         return True
 
     def close(self) -> None:
         with self._cond:
             self._closed = True
+            self._hurry.set()
             self._cond.notify_all()
 
 
