@@ -212,6 +212,36 @@ def test_sigterm_drains_every_worker_with_no_lost_response(two_workers: tuple) -
     assert err.rstrip().endswith("packctl: stopped")
 
 
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2], ids=str)
+def test_stray_signals_neither_stop_the_supervisor_nor_its_workers(
+    two_workers: tuple, signum: int
+) -> None:
+    """``SIGHUP`` / ``SIGUSR1`` / ``SIGUSR2`` to the supervisor and to each worker (a
+    closed terminal signals them all) while 16 calls are in flight: every call is
+    answered, the same two workers keep serving and the supervisor is still there; only
+    ``SIGTERM`` stops it. On main the supervisor died of the signal (its workers then
+    drained and stopped with it)."""
+    proc, target, _ = two_workers
+    pids = _worker_pids(proc.banner)
+    with ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(_whoami, target, seconds=3.0, tag=f"t{i}") for i in range(16)]
+        time.sleep(1.0)  # every call is in flight now
+        assert not any(f.done() for f in futures)
+        for pid in (proc.pid, *pids):
+            os.kill(pid, signum)
+        outcomes = [f.result(timeout=60) for f in futures]
+    assert [o.result["tag"] for o in outcomes] == [f"t{i}" for i in range(16)]
+    time.sleep(0.5)  # the supervisor's loop looks every 0.1 s
+    assert proc.poll() is None
+    assert _pids_answering(target, 2) == set(pids)  # neither worker was replaced
+    err = stop_serve(proc)
+    assert proc.returncode == 0, err
+    name = signal.Signals(signum).name
+    # One line from the supervisor, one from each worker.
+    assert err.count(f"ignored signal {name}") == 3, err
+    assert err.rstrip().endswith("packctl: stopped")
+
+
 def test_a_worker_that_dies_is_replaced(two_workers: tuple) -> None:
     proc, target, _ = two_workers
     first, second = _worker_pids(proc.banner)

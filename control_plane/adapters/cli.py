@@ -29,7 +29,6 @@ import logging
 import math
 import os
 import re
-import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -805,10 +804,6 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     timeout = args.worker_timeout if args.worker_timeout is not None else DEFAULT_WORKER_TIMEOUT
     supervisor = Supervisor(args.workers, argv, grace=args.grace, worker_timeout=timeout)
     stop = threading.Event()
-
-    def on_signal(signum: int, frame: object) -> None:
-        stop.set()
-
     metrics_port: int | None = None
     if args.metrics_port is not None:  # before any worker starts: a taken port is refused
         try:
@@ -820,36 +815,34 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        try:
-            supervisor.start(stop)
-        except WorkerStartError as exc:
-            print(f"packctl: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        if stop.is_set():  # SIGTERM / SIGINT while the workers started: drain what started
-            status = supervisor.stop(args.grace)
-            print("packctl: stopped", file=sys.stderr)
-            return EXIT_OK if status == 0 else 1
-        flush_logs()  # what was logged while starting comes before the banner
-        if metrics_port is not None:
+        with supervisor.signals(stop):
+            try:
+                supervisor.start(stop)
+            except WorkerStartError as exc:
+                print(f"packctl: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            if stop.is_set():  # SIGTERM / SIGINT while the workers started: drain what started
+                status = supervisor.stop(args.grace)
+                print("packctl: stopped", file=sys.stderr)
+                return EXIT_OK if status == 0 else 1
+            flush_logs()  # what was logged while starting comes before the banner
+            if metrics_port is not None:
+                print(
+                    f"packctl: metrics on http://{args.metrics_host}:{metrics_port}/metrics "
+                    "(all workers)",
+                    file=sys.stderr,
+                )
+            pids = ", ".join(str(p) for p in supervisor.pids())
             print(
-                f"packctl: metrics on http://{args.metrics_host}:{metrics_port}/metrics "
-                "(all workers)",
+                f"packctl: serving {supervisor.packs()} pack(s) on {address} "
+                f"with {args.workers} workers (pids {pids}), event loop {loop}",
                 file=sys.stderr,
             )
-        pids = ", ".join(str(p) for p in supervisor.pids())
-        print(
-            f"packctl: serving {supervisor.packs()} pack(s) on {address} "
-            f"with {args.workers} workers (pids {pids}), event loop {loop}",
-            file=sys.stderr,
-        )
-        _print_failures(supervisor.failures(), sys.stderr)
-        sys.stderr.flush()
-        status = supervisor.run(stop)
+            _print_failures(supervisor.failures(), sys.stderr)
+            sys.stderr.flush()
+            status = supervisor.run(stop)
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
         reserved.close()
     print("packctl: stopped", file=sys.stderr)
     return EXIT_OK if status == 0 else 1

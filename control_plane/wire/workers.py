@@ -13,7 +13,8 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -25,6 +26,7 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane.runtime.parent_death import signal_on_parent_death
+from control_plane.wire.server import IGNORED_SIGNALS
 
 __all__ = [
     "DEFAULT_WORKER_TIMEOUT",
@@ -413,6 +415,9 @@ class Supervisor:
         self._stopping = False
         self._restarts: list[float] = []
         self._metrics_server: Any = None
+        #: Ignored signals received, logged by :meth:`run`'s loop (not in the handler,
+        #: which may interrupt a write to the same stream).
+        self._ignored: deque[int] = deque(maxlen=64)
 
     # -- workers ------------------------------------------------------------------------
 
@@ -552,6 +557,33 @@ class Supervisor:
                 if sent is not None:
                     sent.add(proc.pid)
 
+    @contextlib.contextmanager
+    def signals(self, stop: threading.Event) -> Iterator[None]:
+        """While inside: ``SIGTERM``/``SIGINT`` set ``stop`` (the drain), and the signals of
+        :data:`~control_plane.wire.server.IGNORED_SIGNALS`, whose default action would end
+        the supervisor (and so every worker), are ignored and logged. Python's handlers,
+        not ``SIG_IGN``: the workers (and their children) start with the default ones."""
+
+        def on_stop(signum: int, frame: object) -> None:
+            stop.set()
+
+        def on_ignored(signum: int, frame: object) -> None:
+            self._ignored.append(signum)
+
+        previous = {s: signal.signal(s, on_stop) for s in (signal.SIGTERM, signal.SIGINT)}
+        previous.update({s: signal.signal(s, on_ignored) for s in IGNORED_SIGNALS})
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            self._log_ignored()
+
+    def _log_ignored(self) -> None:
+        while self._ignored:
+            name = signal.Signals(self._ignored.popleft()).name
+            self._log(f"ignored signal {name} (SIGTERM or SIGINT stop the server)")
+
     def run(self, stop: threading.Event) -> int:
         """Supervise until ``stop`` is set or workers keep dying; then drain every worker.
 
@@ -559,6 +591,7 @@ class Supervisor:
         """
         failed = False
         while not stop.wait(0.1):
+            self._log_ignored()
             self._kill_silent()
             for info in list(self._workers.values()):
                 code = info.proc.poll()
