@@ -322,9 +322,10 @@ def _gone(pid: int, within: float = 60.0) -> bool:
     return False
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGHUP])
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGALRM])
 def test_workers_do_not_outlive_their_supervisor(two_workers: tuple, how: int) -> None:
-    """A supervisor that dies (kill -9, or a signal it does not handle: SIGHUP, a crash)
+    """A supervisor that dies (kill -9, or a signal it does not handle: SIGALRM, a crash;
+    SIGHUP it ignores, test_stray_signals_neither_stop_the_supervisor_nor_its_workers)
     takes its workers with it: an orphaned worker would go on serving the port, unsupervised
     (no restarts, no merged metrics) and joined by the next supervisor's workers."""
     proc, target, _ = two_workers

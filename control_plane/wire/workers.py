@@ -120,7 +120,7 @@ def follow_supervisor(grace: float = 10.0) -> bool:
     and an exit regardless ``grace`` + :data:`KILL_MARGIN` seconds later.
 
     A supervisor killed outright (``kill -9``, a crash, a signal it does not handle such as
-    SIGHUP) cannot stop its workers; an orphaned worker would go on serving the port with
+    SIGALRM) cannot stop its workers; an orphaned worker would go on serving the port with
     no supervision, and the next supervisor's workers would join it there. On Linux the
     kernel sends the signal (:func:`signal_on_parent_death`); elsewhere a daemon thread
     checks the parent once a second and sends it. The drain needs the worker's event loop;
