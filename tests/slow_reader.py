@@ -63,8 +63,9 @@ class SlowReader:
         if data:
             self.sock.sendall(data)
 
-    def call(self, method: str, message: bytes) -> int | None:
-        """Send one unary call; its stream id (``None``: the server refused a new stream)."""
+    def call(self, method: str, message: bytes, timeout: str | None = None) -> int | None:
+        """Send one unary call; its stream id (``None``: the server refused a new stream).
+        ``timeout``: its ``grpc-timeout`` header (e.g. ``"2S"``), none by default."""
         with self._lock:
             if self.goaway or self.eof:
                 return None
@@ -83,6 +84,7 @@ class SlowReader:
                         (":authority", f"{self.host}:{self.port}"),
                         ("content-type", "application/grpc"),
                         ("te", "trailers"),
+                        *([("grpc-timeout", timeout)] if timeout else []),
                     ],
                 )
                 self.conn.send_data(stream, grpc_frame(message), end_stream=True)

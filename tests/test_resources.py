@@ -337,6 +337,31 @@ def test_a_connection_held_by_a_slow_reader_is_closed_after_its_age() -> None:
         reap(proc)
 
 
+def test_a_callers_deadline_is_the_send_deadline_of_its_unread_answers() -> None:
+    """A reader that never reads but sends ``grpc-timeout: 2S``: grpc core drops each
+    answer it still holds at the call's deadline (trailers ``DEADLINE_EXCEEDED``, which
+    flow control does not hold back) and the connection stays open. A call without a
+    deadline is held until the connection's age (the test above). A guard of what
+    docs/reliability.md states (this held on main too)."""
+    proc, target = start_serve("--plugin", "testpacks", drain=True)
+    try:
+        host, port = target.rsplit(":", 1)
+        reader = SlowReader(host, int(port))
+        message = pb.InvokePackRequest(pack="test.big", input=b'{"size": 100000}')
+        try:
+            for _ in range(20):
+                reader.call("InvokePack", message.SerializeToString(), timeout="2S")
+            assert wait_for(lambda: reader.count("closed") == 20, 30), reader.streams
+            statuses = {dict(h).get(b"grpc-status") for h in reader.headers.values()}
+            assert statuses == {b"4"}, reader.headers  # DEADLINE_EXCEEDED, no answer sent
+            assert not reader.goaway and not reader.eof
+        finally:
+            reader.close()
+    finally:
+        stop_serve(proc)
+        reap(proc)
+
+
 async def _burst(target: str, calls: int) -> list[grpc.StatusCode | str]:
     """``calls`` concurrent calls on one channel: each one's status, or ``ok``/a reason."""
     async with grpc.aio.insecure_channel(target) as channel:
