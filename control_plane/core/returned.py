@@ -87,10 +87,10 @@ def copy_returned(returned: Any) -> Returned:
         raw_checks = list(returned.checks)
         copied.all_checks = all(type(c) is Check or isinstance(c, Check) for c in raw_checks)
         copied.checks = [c.to_dict() for c in raw_checks] if copied.all_checks else []
-        if not isinstance(output, Mapping):
+        if type(output) is not dict and not isinstance(output, Mapping):
             copied.kind = f"a Result whose output is {type(output).__name__}"
             return copied
-    elif not isinstance(output, Mapping):
+    elif type(output) is not dict and not isinstance(output, Mapping):  # dict: no ABC check
         copied.kind = f"{type(output).__name__}, not a JSON object"
         return copied
     doc = dict(output) if type(output) is not dict else output
