@@ -373,3 +373,33 @@ def test_a_line_of_hostile_caller_fields_still_fits_one_pipe_write() -> None:
     assert len(line) <= PIPE_BUF and line.endswith(b"\n") and line.count(b"\n") == 1
     body = json.loads(line)
     assert set(body) == set(event.to_dict()) and body["pack"].endswith("...")
+
+
+def test_a_queued_emitter_calls_an_unqueued_sink_in_the_callers_thread() -> None:
+    events = ErrorEvents(queued=True)
+    behind: list[int] = []
+    inline: list[int] = []
+
+    def queued_sink(event: ErrorEvent) -> None:
+        behind.append(threading.get_ident())
+
+    def inline_sink(event: ErrorEvent) -> None:
+        inline.append(threading.get_ident())
+
+    def broken(event: ErrorEvent) -> None:
+        raise SystemExit(1)
+
+    events.add_sink(queued_sink)
+    events.add_sink(inline_sink, queued=False)
+    events.add_sink(broken, queued=False)
+    try:
+        events.emit_rejection("unknown_pack", pack="x.y")
+        assert inline == [threading.get_ident()]  # before emit returned, in this thread
+        assert events.sink_errors == 1  # the raising one was logged and skipped
+        assert events.flush()
+        assert len(behind) == 1 and behind[0] != threading.get_ident()
+        events.remove_sink(inline_sink)
+        events.emit_rejection("unknown_pack", pack="x.y")
+        assert len(inline) == 1 and events.flush() and len(behind) == 2
+    finally:
+        events.close()

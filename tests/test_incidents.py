@@ -637,3 +637,25 @@ def test_a_hostile_reference_id_is_echoed_bounded(tmp_path: Path) -> None:
     done = _packctl("incident", ref, "--incident-db", str(tmp_path / "none.db"))
     assert done.returncode == 1, done.stderr
     assert len(done.stderr) < 500 and "(100004 characters)" in done.stderr
+
+
+def test_the_store_takes_events_in_the_emitters_thread(tmp_path: Path) -> None:
+    """The store's add_event only enqueues (as add_incident does on the loop): no sink
+    thread and queue in front of it, even when the emitter queues its other sinks."""
+    store = IncidentStore(tmp_path / "i.db")
+    taken: list[int] = []
+    add_event = store.add_event
+
+    def recording(event: ErrorEvent) -> None:
+        taken.append(threading.get_ident())
+        add_event(event)
+
+    store.add_event = recording  # type: ignore[method-assign]
+    obs = install(make_invoker(), events=ErrorEvents(queued=True), store=store)
+    try:
+        event = obs.events.emit_rejection("unknown_pack", pack="x.y")
+        assert taken == [threading.get_ident()]
+        assert store.flush()
+        assert [e.event_id for e in store.events()] == [event.event_id]
+    finally:
+        obs.close()

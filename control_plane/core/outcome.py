@@ -76,6 +76,11 @@ class _Frozen(BaseModel):
         fields (not what ``Any`` holds): a record with unbounded containers (an
         :class:`Outcome`'s ``result``) uses ``model_construct``.
         """
+        return cls._from_trusted(values)
+
+    @classmethod
+    def _from_trusted(cls, values: dict[str, Any]) -> Self:
+        """:meth:`construct_trusted` given the dict itself (no ``**`` repacking)."""
         try:
             return cls.model_validate(values)
         except ValidationError:
@@ -230,6 +235,10 @@ class ErrorEnvelope(_Frozen):
         )
 
 
+#: The most top-level keys of a ``result`` that :meth:`Outcome.build` lets validation copy.
+_COPIED_RESULT_KEYS = 64
+
+
 class Outcome(_Frozen):
     """One invocation's outcome: a result (with optional validation) or an error."""
 
@@ -253,18 +262,24 @@ class Outcome(_Frozen):
     ) -> Outcome:
         """The one constructor: ``validation`` and ``error`` built by their own scrubbing
         constructors; the request id (the caller's own text) scrubbed and bounded. The
-        ``result`` is the pack's data and is not scrubbed (see docs/reliability.md); it is
-        unbounded, hence ``model_construct`` (validation would copy it)."""
-        return cls.model_construct(
-            pack=bounded_text(pack, 256),
-            version=version,
-            request_id=request_id
+        ``result`` is the pack's data and is not scrubbed (see docs/reliability.md). It is
+        unbounded: validation would copy it (its top level) and a
+        :class:`~control_plane.core.returned.LargeResult`
+        must stay one, so only no result or a small plain dict takes
+        :meth:`construct_trusted`'s faster path, any other ``model_construct``."""
+        fields: dict[str, Any] = {
+            "pack": bounded_text(pack, 256),
+            "version": version,
+            "request_id": request_id
             if _is_generated_id(request_id)
             else bounded_text(request_id, 256),
-            result=result,
-            validation=validation,
-            error=error,
-        )
+            "result": result,
+            "validation": validation,
+            "error": error,
+        }
+        if result is None or (type(result) is dict and len(result) <= _COPIED_RESULT_KEYS):
+            return cls._from_trusted(fields)
+        return cls.model_construct(**fields)
 
     @property
     def ok(self) -> bool:

@@ -87,10 +87,10 @@ def copy_returned(returned: Any) -> Returned:
         raw_checks = list(returned.checks)
         copied.all_checks = all(type(c) is Check or isinstance(c, Check) for c in raw_checks)
         copied.checks = [c.to_dict() for c in raw_checks] if copied.all_checks else []
-        if not isinstance(output, Mapping):
+        if type(output) is not dict and not isinstance(output, Mapping):
             copied.kind = f"a Result whose output is {type(output).__name__}"
             return copied
-    elif not isinstance(output, Mapping):
+    elif type(output) is not dict and not isinstance(output, Mapping):  # dict: no ABC check
         copied.kind = f"{type(output).__name__}, not a JSON object"
         return copied
     doc = dict(output) if type(output) is not dict else output
@@ -99,7 +99,14 @@ def copy_returned(returned: Any) -> Returned:
         # and what JSON cannot carry (sets, bytes, non-string keys, integers beyond 64 bits,
         # cycles, inf and NaN) is refused here rather than by the transport after the
         # outcome was built.
-        plain = _plain(doc, 1)
+        # The common case, a small result, straight to one round trip: what _plain(doc, 1)
+        # does for it, without its calls; any other (large, or nested past the limit,
+        # which _plain refuses) takes _plain.
+        measure = _measure(doc)
+        if measure is not None and measure[1] <= _MAX_NESTING:
+            plain = _round_trip(doc)
+        else:
+            plain = _plain(doc, 1)
         checks = _plain(copied.checks, 1) if copied.checks else None
     except _NotFinite:
         _refuse(copied, doc, None)
@@ -126,14 +133,16 @@ def _measure(value: Any) -> tuple[int, int] | None:
     count, deepest, level = 1, 1, 1
     containers = _CONTAINERS
     stack: list[tuple[Any, int]] = []
+    push = stack.append
     item: Any = value
     while True:
         count += len(item)
         if count > CHUNK_VALUES:
             return None
+        inner = level + 1
         for child in item.values() if isinstance(item, dict) else item:
             if isinstance(child, containers):
-                stack.append((child, level + 1))
+                push((child, inner))
         if not stack:
             return count, deepest
         item, level = stack.pop()

@@ -719,6 +719,8 @@ class ErrorEvents:
         self._lock = threading.Lock()
         self._sinks: tuple[EventSink, ...] = ()
         self._queues: dict[int, SinkQueue] = {}
+        #: Sinks called in the caller's thread although ``queued`` (see :meth:`add_sink`).
+        self._inline: tuple[EventSink, ...] = ()
         #: Events emitted since creation (sink failures do not count against it).
         self.emitted = 0
         #: Sink calls that raised (each logged).
@@ -735,17 +737,24 @@ class ErrorEvents:
         """Events a queued sink lost because its queue was full (the sink stalled)."""
         return sum(queue.dropped for queue in list(self._queues.values()))
 
-    def add_sink(self, sink: EventSink) -> None:
+    def add_sink(self, sink: EventSink, *, queued: bool = True) -> None:
+        """Add ``sink``. ``queued=False`` calls it in the caller's thread even when the
+        emitter queues: only for a sink that itself just hands the event to a bounded
+        queue and never blocks (the incident store's ``add_event``), which a queue and
+        thread in front would only cost a thread hop per event."""
         if not callable(sink):
             raise TypeError(f"an event sink must be callable, got {type(sink).__name__}")
         with self._lock:
             self._sinks = (*self._sinks, sink)
-            if self.queued:
+            if self.queued and queued:
                 self._queues[id(sink)] = SinkQueue(sink, self._failed)
+            elif self.queued:
+                self._inline = (*self._inline, sink)
 
     def remove_sink(self, sink: EventSink) -> None:
         with self._lock:
             self._sinks = tuple(s for s in self._sinks if s != sink)
+            self._inline = tuple(s for s in self._inline if s != sink)
             queue = self._queues.pop(id(sink), None)
         if queue is not None:
             queue.close()
@@ -756,6 +765,8 @@ class ErrorEvents:
         if self.queued:
             for queue in list(self._queues.values()):
                 queue.put(event)
+            for sink in self._inline:
+                _deliver(sink, event, self._failed)
             return
         for sink in self._sinks:
             _deliver(sink, event, self._failed)

@@ -225,7 +225,8 @@ def install(
     invoker.hooks.register(events)
     if store is not None:
         invoker.hooks.register(store)
-        events.add_sink(store.add_event)
+        # Only enqueues, as add_incident does on the loop: no sink thread in front of it.
+        events.add_sink(store.add_event, queued=False)
         metrics.watch_dropped(obs._dropped)
     return obs
 
