@@ -52,6 +52,61 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
 
 
+_META = frozenset(".^$*+?{}[]|()\\")
+_QUANTIFIERS = frozenset("*+?")
+_INLINE_FLAGS = re.compile(r"\(\?[aiLmsux-]")
+
+
+def required_literal(pattern: str) -> str | None:
+    """A run of plain ASCII characters every match of ``pattern`` contains, lower-cased
+    (the longest of at least 3), or ``None`` when none can be told for sure: any ``|``
+    outside a group, text inside groups or classes and escapes are not taken, and a
+    character a quantifier follows is dropped from its run."""
+    if _INLINE_FLAGS.search(pattern):
+        return None  # (?x) would make spaces mean nothing, (?-i) case matter
+    runs: list[str] = []
+    run: list[str] = []
+    depth, i = 0, 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            runs.append("".join(run))
+            run = []
+            continue
+        if char in "[{":  # a class or a repeat count: skipped whole
+            close = "]" if char == "[" else "}"
+            if char == "{" and run:
+                run.pop()  # the repeated character is not required
+            i += 1
+            if char == "[":  # "[]...]" and "[^]...]": that first "]" is a member
+                i += 1 if pattern[i : i + 1] == "^" else 0
+                i += 1 if pattern[i : i + 1] == "]" else 0
+            while i < len(pattern) and pattern[i] != close:
+                i += 2 if pattern[i] == "\\" else 1
+            i += 1
+            runs.append("".join(run))
+            run = []
+            continue
+        if char in _QUANTIFIERS and run:
+            run.pop()  # the quantified character is not required
+        if char == "|" and depth == 0:
+            return None
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char in _META or depth > 0 or not char.isascii() or not char.isprintable():
+            runs.append("".join(run))
+            run = []
+        else:
+            run.append(char)
+        i += 1
+    runs.append("".join(run))
+    longest = max(runs, key=len)
+    return longest.lower() if len(longest) >= 3 else None
+
+
 @dataclass(frozen=True, slots=True)
 class FactRule:
     """One row: ``pattern`` (a regex, matched case-insensitively) means ``code``.
@@ -67,8 +122,11 @@ class FactRule:
     weak: bool = False
     regex: re.Pattern[str] = field(init=False, compare=False, repr=False)
 
+    needle: str | None = field(init=False, compare=False, repr=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", _compile(self.pattern))
+        object.__setattr__(self, "needle", required_literal(self.pattern))
 
     def compiled(self) -> re.Pattern[str]:
         """The pattern, compiled (once, when the row is made)."""
@@ -364,7 +422,22 @@ def _quick(rules: Sequence[FactRule]) -> re.Pattern[str]:
 
 
 def _search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
-    """The first row of ``rules`` found in one of ``texts``."""
+    """The first row of ``rules`` found in one of ``texts``.
+
+    ASCII texts are first narrowed by each row's :func:`required_literal` (a substring
+    test, exact for ASCII under case folding): a row whose literal is absent cannot match.
+    One case-insensitive regex of many alternatives costs ~40 us on 80 characters."""
+    joined = "\n".join(texts)
+    if joined.isascii():
+        lowered = joined.lower()  # a needle has no newline: none spans two texts
+        for row in rules:
+            needle = row.needle
+            if needle is not None and needle not in lowered:
+                continue
+            pattern = row.compiled()
+            if any(pattern.search(text) for text in texts):
+                return row
+        return None
     quick = _quick(rules)
     if not any(quick.search(text) for text in texts):
         return None
