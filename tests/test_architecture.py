@@ -291,7 +291,7 @@ def _process_starts(path: Path) -> list[tuple[int, str]]:
 
 
 def test_core_starts_no_process() -> None:
-    """core is the contract and the pipeline: no I/O of its own, so no processes. Programs
+    """core is the contract and the pipeline: no network and no processes. Programs
     run in runtime/ (``runtime/tool_process.py``), injected into ``PackReach``."""
     for path in (p for p in SOURCES if layer_of(module_name(p)) == "core"):
         rel = path.relative_to(ROOT)
