@@ -13,7 +13,7 @@ from typing import Any
 from failure_corpus.cases import by_id, provoke, provoke_on_loop
 from failure_corpus.servers import Endpoints
 
-from control_plane import CodeDoc, Context, Pack, hookimpl
+from control_plane import CodeDoc, Context, Pack, Reach, hookimpl
 
 CODES = [
     "auth_failed",
@@ -64,6 +64,7 @@ def _pack(name: str, handler: Any, description: str) -> Pack:
                 recovery_hint="Install the tool on the pack host.",
             )
         },
+        reach=Reach(),
     )
 
 

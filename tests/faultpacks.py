@@ -13,7 +13,7 @@ import os
 import time
 from typing import Any
 
-from control_plane import Context, Pack, PackError, hookimpl
+from control_plane import Context, Pack, PackError, Reach, hookimpl
 
 OPEN_INPUT: dict[str, Any] = {"type": "object"}
 _HOARD: list[bytearray] = []
@@ -73,6 +73,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["timeout", "network_error", "rate_limited"]),
         crash,
+        reach=Reach(),
     ),
     Pack(
         "fault.ok",
@@ -82,6 +83,7 @@ PACKS = [
         output_schema(["timeout"]),
         ok,
         isolated=True,
+        reach=Reach(),
     ),
 ]
 

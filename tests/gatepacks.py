@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from control_plane import Check, Context, Pack, Result, hookimpl
+from control_plane import Check, Context, Pack, Reach, Result, hookimpl
 
 INPUT: dict[str, Any] = {"type": "object"}
 OUTPUT: dict[str, Any] = {
@@ -67,6 +67,7 @@ def _pack(name: str, handler: Any) -> Pack:
         input_schema=INPUT,
         output_schema=OUTPUT,
         handler=handler,
+        reach=Reach(),
     )
 
 

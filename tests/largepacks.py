@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from control_plane import Context, Pack, hookimpl
+from control_plane import Context, Pack, Reach, hookimpl
 
 INPUT: dict[str, Any] = {
     "type": "object",
@@ -77,6 +77,7 @@ PACKS = [
         input_schema=INPUT,
         output_schema=OUTPUT,
         handler=_result,
+        reach=Reach(),
     ),
     Pack(
         name="large.echo",
@@ -85,6 +86,7 @@ PACKS = [
         input_schema=INPUT,
         output_schema={"type": "object", "properties": {"error": ERROR}},
         handler=_echo,
+        reach=Reach(),
     ),
 ]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from secret_corpus import SECRETS
 
-from control_plane import Check, Context, Pack, PackError, Result, hookimpl
+from control_plane import Check, Context, Pack, PackError, Reach, Result, hookimpl
 from control_plane.core.errors import schema_mismatch
 
 MODES = (
@@ -183,8 +183,25 @@ ECHO_OUTPUT = {
 }
 
 PACKS = [
-    Pack("leak.channel", "1.0.0", "every channel", INPUT, OUTPUT, channel, validates=True),
-    Pack("leak.echo", "1.0.0", "echo, unscrubbed", {"type": "object"}, ECHO_OUTPUT, echo),
+    Pack(
+        "leak.channel",
+        "1.0.0",
+        "every channel",
+        INPUT,
+        OUTPUT,
+        channel,
+        validates=True,
+        reach=Reach(),
+    ),
+    Pack(
+        "leak.echo",
+        "1.0.0",
+        "echo, unscrubbed",
+        {"type": "object"},
+        ECHO_OUTPUT,
+        echo,
+        reach=Reach(),
+    ),
     Pack(
         "leak.scrubbed",
         "1.0.0",
@@ -193,6 +210,7 @@ PACKS = [
         ECHO_OUTPUT,
         echo,
         scrub_output=True,
+        reach=Reach(),
     ),
 ]
 
@@ -203,11 +221,31 @@ def register_packs(register: Any) -> None:
         register(pack)
     # Load failures that quote secrets: a pack named after each sample, a schema quoting it.
     for i, sample in enumerate(SECRETS):
-        register(Pack(sample.text, "1.0.0", "bad name", {"type": "object"}, ECHO_OUTPUT, echo))
+        register(
+            Pack(
+                sample.text,
+                "1.0.0",
+                "bad name",
+                {"type": "object"},
+                ECHO_OUTPUT,
+                echo,
+                reach=Reach(),
+            )
+        )
         bad_output = {
             "type": "object",
             "properties": {
                 "error": {"type": "object", "properties": {"code": {"enum": [sample.text]}}}
             },
         }
-        register(Pack(f"leak.bad{i}", "1.0.0", "bad code", {"type": "object"}, bad_output, echo))
+        register(
+            Pack(
+                f"leak.bad{i}",
+                "1.0.0",
+                "bad code",
+                {"type": "object"},
+                bad_output,
+                echo,
+                reach=Reach(),
+            )
+        )

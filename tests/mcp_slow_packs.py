@@ -11,7 +11,7 @@ from typing import Any
 
 import testpacks
 
-from control_plane import Context, Pack, hookimpl
+from control_plane import Context, Pack, Reach, hookimpl
 
 
 def watched(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -36,5 +36,6 @@ def register_packs(register: Any) -> None:
             {"type": "object", "required": ["marker"]},
             testpacks.output_schema(["timeout"], done={"type": "boolean"}),
             watched,
+            reach=Reach(),
         )
     )

@@ -15,7 +15,7 @@ import os
 import time
 from typing import Any
 
-from control_plane import Context, Pack, hookimpl
+from control_plane import Context, Pack, Reach, hookimpl
 
 INPUT: dict[str, Any] = {
     "type": "object",
@@ -173,6 +173,7 @@ PACKS = [
         input_schema=INPUT,
         output_schema=OUTPUT,
         handler=_raise,
+        reach=Reach(),
     ),
     Pack(
         name="res.echo",
@@ -181,6 +182,7 @@ PACKS = [
         input_schema=INPUT,
         output_schema=OUTPUT,
         handler=_echo,
+        reach=Reach(),
     ),
     Pack(
         name="res.wait_cancel",
@@ -189,6 +191,7 @@ PACKS = [
         input_schema=INPUT,
         output_schema=OUTPUT,
         handler=_wait_cancel,
+        reach=Reach(),
     ),
     Pack(
         name="res.seen",
@@ -197,6 +200,7 @@ PACKS = [
         input_schema=INPUT,
         output_schema={**OUTPUT, "properties": {**OUTPUT["properties"], "seen": {}}},
         handler=_seen,
+        reach=Reach(),
     ),
     Pack(
         name="res.block",
@@ -205,6 +209,7 @@ PACKS = [
         input_schema=INPUT,
         output_schema=OUTPUT,
         handler=_block,
+        reach=Reach(),
     ),
 ]
 

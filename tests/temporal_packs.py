@@ -17,6 +17,8 @@ from typing import Any
 
 from temporalio import workflow
 
+from control_plane import Reach
+
 with workflow.unsafe.imports_passed_through():
     import testpacks
 
@@ -79,6 +81,7 @@ PACKS = [
         attempts,
         codes=testpacks.FAIL_DOCS,
         validates=True,
+        reach=Reach(),
     ),
     Pack(
         "tp.bulky",
@@ -88,6 +91,7 @@ PACKS = [
         testpacks.output_schema(["schema_mismatch"], attempts={"type": "integer"}),
         bulky,
         validates=True,
+        reach=Reach(),
     ),
     Pack(
         "tp.crashy",
@@ -96,6 +100,7 @@ PACKS = [
         {"type": "object", "required": ["marker"]},
         testpacks.output_schema(["timeout"], pids={"type": "array"}),
         crashy,
+        reach=Reach(),
     ),
 ]
 

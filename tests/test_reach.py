@@ -73,7 +73,7 @@ def test_the_grants_file(tmp_path: Path) -> None:
         '[packs."av.validate"]\nfs.read = ["/srv/media", "$TMP"]\n'
         '[packs."git.clone"]\nfs = { write = ["/srv/clones"] }\ncredentials = "none"\n'
     )
-    grants = grants_from_file(path)
+    grants = grants_from_file(path).by_pack
     assert grants["av.validate"].reads == ("/srv/media", "$TMP")
     assert grants["git.clone"].writes == ("/srv/clones",)
     assert grants["git.clone"].ambient_credentials is False

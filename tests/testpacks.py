@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import Any
 
-from control_plane import Check, CodeDoc, Context, Pack, PackError, Result, hookimpl
+from control_plane import Check, CodeDoc, Context, Pack, PackError, Reach, Result, hookimpl
 from control_plane.core.errors import schema_mismatch
 
 BASELINE_CODES = [
@@ -180,8 +180,17 @@ PACKS = [
         output_schema(["not_found"]),
         echo,
         docs="Echoes its input back.",
+        reach=Reach(),
     ),
-    Pack("test.noop", "1.0.0", "Do nothing (async).", OPEN_INPUT, output_schema(["timeout"]), noop),
+    Pack(
+        "test.noop",
+        "1.0.0",
+        "Do nothing (async).",
+        OPEN_INPUT,
+        output_schema(["timeout"]),
+        noop,
+        reach=Reach(),
+    ),
     Pack(
         "test.sync_echo",
         "1.0.0",
@@ -189,6 +198,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["not_found"]),
         sync_echo,
+        reach=Reach(),
     ),
     Pack(
         "test.fail",
@@ -198,6 +208,7 @@ PACKS = [
         output_schema(FAIL_CODES),
         fail,
         codes=FAIL_DOCS,
+        reach=Reach(),
     ),
     Pack(
         "test.findings",
@@ -207,8 +218,17 @@ PACKS = [
         output_schema(["not_found"], checked={"type": "integer"}),
         findings,
         validates=True,
+        reach=Reach(),
     ),
-    Pack("test.hang", "1.0.0", "Hang (sync).", OPEN_INPUT, output_schema(["timeout"]), hang),
+    Pack(
+        "test.hang",
+        "1.0.0",
+        "Hang (sync).",
+        OPEN_INPUT,
+        output_schema(["timeout"]),
+        hang,
+        reach=Reach(),
+    ),
     Pack(
         "test.hang_async",
         "1.0.0",
@@ -216,6 +236,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["timeout"]),
         hang_async,
+        reach=Reach(),
     ),
     Pack(
         "test.slow",
@@ -224,6 +245,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["timeout"]),
         slow,
+        reach=Reach(),
     ),
     Pack(
         "test.leak",
@@ -232,8 +254,17 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["network_error", "schema_mismatch"]),
         leak,
+        reach=Reach(),
     ),
-    Pack("test.big", "1.0.0", "A large result.", OPEN_INPUT, output_schema(["timeout"]), big),
+    Pack(
+        "test.big",
+        "1.0.0",
+        "A large result.",
+        OPEN_INPUT,
+        output_schema(["timeout"]),
+        big,
+        reach=Reach(),
+    ),
     Pack(
         "test.flaky",
         "1.0.0",
@@ -241,6 +272,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["network_error", "rate_limited", "not_found"], attempts={"type": "integer"}),
         flaky,
+        reach=Reach(),
     ),
     Pack(
         "test.undeclared",
@@ -249,6 +281,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["timeout"]),
         undeclared,
+        reach=Reach(),
     ),
     Pack(
         "test.strict_input",
@@ -257,6 +290,7 @@ PACKS = [
         STRICT_INPUT,
         output_schema(["not_found"]),
         sync_echo,
+        reach=Reach(),
     ),
 ]
 

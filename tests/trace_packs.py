@@ -7,7 +7,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from control_plane import Context, Pack, PackError, hookimpl
+from control_plane import Context, Pack, PackError, Reach, hookimpl
 
 OPEN: dict[str, Any] = {"type": "object"}
 OUT: dict[str, Any] = {
@@ -39,6 +39,22 @@ def throttled(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
 @hookimpl
 def register_packs(register: Any) -> None:
-    register(Pack("trace.async", "3.1.4", "Show the trace (async).", OPEN, OUT, traced_async))
-    register(Pack("trace.sync", "3.1.4", "Show the trace (sync).", OPEN, OUT, traced_sync))
-    register(Pack("trace.throttled", "3.1.4", "Always rate_limited.", OPEN, OUT, throttled))
+    register(
+        Pack(
+            "trace.async",
+            "3.1.4",
+            "Show the trace (async).",
+            OPEN,
+            OUT,
+            traced_async,
+            reach=Reach(),
+        )
+    )
+    register(
+        Pack("trace.sync", "3.1.4", "Show the trace (sync).", OPEN, OUT, traced_sync, reach=Reach())
+    )
+    register(
+        Pack(
+            "trace.throttled", "3.1.4", "Always rate_limited.", OPEN, OUT, throttled, reach=Reach()
+        )
+    )

@@ -9,7 +9,7 @@ from typing import Any
 
 from testpacks import OPEN_INPUT, output_schema
 
-from control_plane import Context, Pack, hookimpl
+from control_plane import Context, Pack, Reach, hookimpl
 
 #: A file whose existence makes a worker that starts now hang in start-up (a restart
 #: caught by the supervisor's SIGTERM before it serves).
@@ -48,6 +48,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["timeout"], pid={"type": "integer"}, tag={"type": "string"}),
         whoami,
+        reach=Reach(),
     ),
     Pack(
         "worker.block",
@@ -56,6 +57,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["timeout"]),
         block,
+        reach=Reach(),
     ),
     Pack(
         "worker.refused",
@@ -64,6 +66,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["network_error"]),
         refused,
+        reach=Reach(),
     ),
     Pack(
         "worker.broken",
@@ -72,6 +75,7 @@ PACKS = [
         OPEN_INPUT,
         output_schema(["timeout"]),
         broken,
+        reach=Reach(),
     ),
 ]
 

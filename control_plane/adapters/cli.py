@@ -725,7 +725,7 @@ def _serve(args: argparse.Namespace) -> int:
         )
         pools = runtime.invoker.isolation
         isolated = [n for n in server.registry.names() if pools is not None and n in pools]
-        for line in startup_lines(server.registry.names(), isolated):
+        for line in startup_lines(server.registry.names(), isolated, runtime.confinement):
             print(line, file=sys.stderr)
         _print_failures(server.registry.failures, sys.stderr)
         sys.stderr.flush()

@@ -7,12 +7,14 @@ from collections.abc import Iterable
 
 from control_plane.core.reach import (
     Grant,
+    GrantError,
     Grants,
     PackReach,
     grants_from_file,
     parse_grant,
     reach_for,
 )
+from control_plane.runtime.runtime import Confinement
 
 __all__ = ["add_grant_options", "grants_from_args", "reach_lines", "startup_lines"]
 
@@ -34,22 +36,36 @@ def add_grant_options(parser: argparse.ArgumentParser, when: str = "") -> None:
         metavar="FILE",
         help=f'{when}grants file (TOML, [packs."NAME"] tables; --grant flags win; docs/grants.md)',
     )
+    parser.add_argument(
+        "--trust",
+        action="append",
+        default=[],
+        metavar="PACK",
+        help=f"{when}trust a pack that declares no reach: run it in this process, unconfined "
+        "(default: an isolated worker under an empty grant; repeatable; docs/grants.md)",
+    )
 
 
 def grants_from_args(args: argparse.Namespace) -> Grants | None:
-    """The grants of ``--grants`` then ``--grant`` (later keys replace earlier ones);
-    ``None`` when neither is given. Raises :class:`~control_plane.core.reach.GrantError`."""
+    """The grants of ``--grants`` then ``--grant`` (later keys replace earlier ones), and
+    the packs of ``--trust`` and the file's ``trust = true``; ``None`` when none is given.
+    Raises :class:`~control_plane.core.reach.GrantError`."""
     path = getattr(args, "grants", None)
     flags: list[str] = list(getattr(args, "grant", None) or [])
-    if path is None and not flags:
+    trust: list[str] = list(getattr(args, "trust", None) or [])
+    if path is None and not flags and not trust:
         return None
-    merged: dict[str, Grant] = dict(grants_from_file(path)) if path is not None else {}
+    for name in trust:
+        if not name or name == "all":
+            raise GrantError(f"--trust {name!r}: name each pack the operator trusts")
+    from_file = grants_from_file(path) if path is not None else Grants()
+    merged: dict[str, Grant] = dict(from_file.by_pack)
     from_flags: dict[str, Grant] = {}
     for text in flags:
         from_flags = parse_grant(text, from_flags)
     for name, grant in from_flags.items():
         merged[name] = merged[name].merged(grant) if name in merged else grant
-    return Grants(merged)
+    return Grants(merged, frozenset({*from_file.trusted, *trust}))
 
 
 _AMBIENT = "ambient (the serving user's netrc, gitconfig, ssh agent, environment)"
@@ -84,13 +100,33 @@ def reach_lines(reach: PackReach, declared: dict[str, object] | None) -> list[st
     return lines
 
 
-def startup_lines(names: Iterable[str], isolated: Iterable[str]) -> list[str]:
-    """One line per confined pack that reads or writes files (said aloud at start-up),
-    and one on kernel confinement when a confined pack is isolated."""
+def startup_lines(
+    names: Iterable[str], isolated: Iterable[str], confinement: Confinement | None = None
+) -> list[str]:
+    """Said aloud at start-up: each pack that declares no reach (confined in a worker, or
+    trusted and unconfined), each grant wider than its pack's declaration, each confined
+    pack's file roots, and kernel confinement when a confined pack is isolated."""
     lines = []
     isolated_confined = False
     chosen = set(isolated)
+    held = confinement if confinement is not None else Confinement()
     for name in names:
+        if name in held.trusted:
+            lines.append(
+                f"packctl: {name} declares no reach and is trusted (--trust): it runs in this "
+                "process, unconfined -- it reaches whatever the serving user can (docs/grants.md)"
+            )
+        elif name in held.confined:
+            given = "its grant" if name in held.operator.by_pack else "nothing (an empty grant)"
+            lines.append(
+                f"packctl: {name} declares no reach: it runs in an isolated worker confined to "
+                f"{given}; --trust {name} runs it unconfined (docs/grants.md)"
+            )
+        if held.wider.get(name):
+            lines.append(
+                f"packctl: {name} is granted more than it declares: "
+                f"{', '.join(held.wider[name])} (docs/grants.md)"
+            )
         reach = reach_for(name)
         if not reach.confined:
             continue

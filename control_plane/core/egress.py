@@ -26,6 +26,7 @@ __all__ = [
     "check_destination",
     "check_url",
     "curl_resolve",
+    "egress_rule",
     "open_connection",
     "system_resolver",
     "tcp_connector",
@@ -206,6 +207,11 @@ def _network(text: str, entry: str) -> ipaddress.IPv4Network | ipaddress.IPv6Net
 
 
 _HOST_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
+
+
+def egress_rule(entry: str) -> _Rule:
+    """One egress entry parsed (:class:`EgressGrantError` when it is not one)."""
+    return _rule(entry)
 
 
 def _rule(entry: str) -> _Rule:

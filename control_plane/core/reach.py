@@ -150,6 +150,31 @@ class Grant:
             ),
         )
 
+    @classmethod
+    def nothing(cls) -> Grant:
+        """Every key granted empty: no file, no destination, no program, no credentials
+        (what a pack that declares no reach runs under unless the operator trusts it)."""
+        return cls(reads=(), writes=(), egress=(), programs=(), ambient_credentials=False)
+
+    def wider_than(self, declared: Reach | None) -> list[str]:
+        """``KEY=VALUE`` for each value of this grant beyond what ``declared`` holds (a
+        root not inside a declared root, an egress entry, a program not declared, ambient
+        credentials declared ``none``): what start-up says aloud."""
+        base = declared if declared is not None else Reach()
+        wider: list[str] = []
+        own_writes = [_root(r) for r in base.writes]
+        own_reads = [*(_root(r) for r in base.reads), *own_writes]
+        for key, given, roots in (
+            ("fs.read", self.reads, own_reads),
+            ("fs.write", self.writes, own_writes),
+        ):
+            wider += [f"{key}={r}" for r in given or () if not _inside(_root(r), roots)]
+        wider += [f"egress={e}" for e in self.egress or () if not _covers(base.egress, e)]
+        wider += [f"programs={p}" for p in self.programs or () if p not in base.programs]
+        if self.ambient_credentials and not base.ambient_credentials:
+            wider.append("credentials=ambient")
+        return wider
+
     def to_data(self) -> dict[str, Any]:
         """Plain data (for an isolation worker)."""
         return {
@@ -173,6 +198,29 @@ class Grant:
             programs=tup(data.get("programs")),
             ambient_credentials=None if ambient is None else bool(ambient),
         )
+
+
+def _covers(declared: Sequence[str], entry: str) -> bool:
+    """Whether the declared egress entries already hold ``entry``: the same entry, a
+    category declared whole, a host name where ``public`` is declared (a name grants public
+    addresses only), a network all of whose addresses fall in one declared category."""
+    from control_plane.core.egress import category, egress_rule
+
+    if entry in declared:
+        return True
+    words = {d.strip().lower() for d in declared}
+    try:
+        rule = egress_rule(entry)
+    except EgressGrantError:
+        return False
+    if rule.word is not None:
+        return rule.word in words
+    if rule.host is not None:
+        return "public" in words
+    if rule.network is None:
+        return False
+    kinds = {category(rule.network[0]), category(rule.network[-1])}
+    return len(kinds) == 1 and kinds <= words
 
 
 def _set(grant: Grant, attr: str, values: tuple[str, ...]) -> Grant:
@@ -226,8 +274,9 @@ def parse_grant(text: str, into: Mapping[str, Grant] | None = None) -> dict[str,
     return grants
 
 
-def grants_from_file(path: str | os.PathLike[str]) -> dict[str, Grant]:
-    """The ``[packs."NAME"]`` tables of a grants file (TOML; docs/grants.md)."""
+def grants_from_file(path: str | os.PathLike[str]) -> Grants:
+    """The ``[packs."NAME"]`` tables of a grants file (TOML; docs/grants.md): the keys of
+    ``--grant``, and ``trust = true``."""
     from control_plane.core.tomlfile import TomlFileError, read_toml
 
     try:
@@ -241,12 +290,19 @@ def grants_from_file(path: str | os.PathLike[str]) -> dict[str, Grant]:
     if not isinstance(packs, dict):
         raise GrantError(f"{path}: packs: a table of pack names")
     grants: dict[str, Grant] = {}
+    trusted: set[str] = set()
     for name, table in packs.items():
         where = f"{path}: packs.{name}"
         if not isinstance(table, dict):
             raise GrantError(f"{where}: a table")
         flat: dict[str, Any] = {}
         for key, value in table.items():
+            if key == "trust":
+                if not isinstance(value, bool):
+                    raise GrantError(f"{where}.trust: true or false")
+                if value:
+                    trusted.add(str(name))
+                continue
             if key == "fs" and isinstance(value, dict):
                 flat.update({f"fs.{k}": v for k, v in value.items()})
             else:
@@ -267,20 +323,35 @@ def grants_from_file(path: str | os.PathLike[str]) -> dict[str, Grant]:
                 )
                 grant = _set(grant, attr, ())
             grant = _with(grant, key, values, f"{where}.{key}")
-        grants[str(name)] = grant
-    return grants
+        if flat or "trust" not in table:
+            grants[str(name)] = grant
+    return Grants(grants, frozenset(trusted))
 
 
 @dataclass(frozen=True, slots=True)
 class Grants:
-    """Every operator grant of one server, by pack name."""
+    """Every operator grant of one server, by pack name, and the packs the operator trusts
+    (``--trust``, ``trust = true``: a pack that declares no reach runs in the server's
+    process, unconfined, instead of in a confined worker; docs/grants.md)."""
 
     by_pack: Mapping[str, Grant] = field(default_factory=dict)
+    trusted: frozenset[str] = frozenset()
+    #: Packs whose grant the runtime implied (:meth:`Grant.nothing` for a pack that
+    #: declares no reach), not the operator: :meth:`operator` leaves them out.
+    implied: frozenset[str] = frozenset()
+
+    def operator(self) -> Grants:
+        """These grants without the implied ones: the operator's word alone."""
+        if not self.implied:
+            return self
+        kept = {n: g for n, g in self.by_pack.items() if n not in self.implied}
+        return Grants(kept, self.trusted)
 
     def unknown(self, names: Iterable[str]) -> list[str]:
-        """Granted pack names that are not among ``names`` (a typo grants nothing)."""
+        """Granted or trusted pack names that are not among ``names`` (a typo grants
+        nothing)."""
         known = set(names)
-        return sorted(n for n in self.by_pack if n not in known)
+        return sorted(n for n in {*self.by_pack, *self.trusted} if n not in known)
 
 
 # -- the scratch root ----------------------------------------------------------------------

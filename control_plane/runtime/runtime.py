@@ -12,7 +12,15 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from control_plane.core.invoke import Invoker
-from control_plane.core.reach import GrantError, Grants, install_grants, install_message_limit
+from control_plane.core.reach import (
+    Grant,
+    GrantError,
+    Grants,
+    Reach,
+    install_grants,
+    install_message_limit,
+    installed_grants,
+)
 from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime import isolation
@@ -26,7 +34,16 @@ from control_plane.runtime.observability import (
 )
 from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_registry
 
-__all__ = ["DEFAULT_TIMEOUT", "PackHealthSource", "Runtime", "RuntimeConfig", "build_runtime"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "TRUST_ALL",
+    "Confinement",
+    "PackHealthSource",
+    "Runtime",
+    "RuntimeConfig",
+    "build_runtime",
+    "decide_confinement",
+]
 
 
 class PackHealthSource(Protocol):
@@ -42,6 +59,9 @@ class PackHealthSource(Protocol):
 
 #: Deadline of a call that carries none, in seconds, on every adapter.
 DEFAULT_TIMEOUT = 300.0
+#: ``RuntimeConfig(trust=TRUST_ALL)``: every pack that declares no reach runs in this
+#: process (an embedder whose packs are its own code; the command line names each pack).
+TRUST_ALL = ("all",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +103,86 @@ class RuntimeConfig:
     #: ``ctx.reach.message_limit`` (e.g. ``http.fetch`` caps a body by it); ``None``: keep
     #: what is installed (at first gRPC's default, 4 MiB).
     max_message_bytes: int | None = None
+    #: Packs that declare no reach and the operator trusts (``--trust PACK``; ``"all"``:
+    #: every one): they run in this process, unconfined. Every other pack that declares
+    #: no reach runs in an isolated worker under its grant, or an empty one
+    #: (:func:`decide_confinement`; docs/grants.md). ``grants`` may name more
+    #: (``Grants.trusted``: the grants file's ``trust = true``).
+    trust: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """How each pack is held, decided once when the runtime is built (docs/grants.md)."""
+
+    #: The operator's grants (``--grant``, ``--grants``), as given.
+    operator: Grants = field(default_factory=Grants)
+    #: Packs that declare no reach, untrusted: each runs in an isolated worker, confined
+    #: by the kernel to the operator's grant or, with none, to nothing (:meth:`Grant.nothing`).
+    confined: frozenset[str] = frozenset()
+    #: Packs that declare no reach and run in this process anyway, unconfined: trusted.
+    trusted: frozenset[str] = frozenset()
+    #: Pack -> each ``KEY=VALUE`` of its grant wider than what it declares.
+    wider: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def grants(self) -> Grants:
+        """The grants to install: the operator's, and nothing for each confined pack the
+        operator granted nothing."""
+        implied = frozenset(n for n in self.confined if n not in self.operator.by_pack)
+        by_pack = {**self.operator.by_pack, **dict.fromkeys(implied, Grant.nothing())}
+        return Grants(by_pack, self.operator.trusted, implied)
+
+
+def decide_confinement(
+    registry: Registry, operator: Grants, trust: Iterable[str] = ()
+) -> Confinement:
+    """Which packs of ``registry`` run confined, which trusted, which grants are wider than
+    the declaration. A pack whose work runs in another process already (an MCP server's
+    tool) is left to its source."""
+    trusted_names = {*trust, *operator.trusted}
+    everything = TRUST_ALL[0] in trusted_names
+    confined: set[str] = set()
+    trusted: set[str] = set()
+    wider: dict[str, tuple[str, ...]] = {}
+    for loaded in registry:
+        name = loaded.name
+        grant = operator.by_pack.get(name)
+        declared = getattr(loaded.pack, "reach", None)
+        declared = declared if isinstance(declared, Reach) else None
+        if grant is not None:
+            found = grant.wider_than(declared)
+            if found:
+                wider[name] = tuple(found)
+        if declared is not None or _runs_elsewhere(loaded):
+            continue
+        if everything or name in trusted_names:
+            trusted.add(name)
+        else:
+            confined.add(name)
+    return Confinement(operator, frozenset(confined), frozenset(trusted), wider)
+
+
+def _runs_elsewhere(loaded: Any) -> bool:
+    """Whether the pack's work runs in another process already (its handler carries
+    ``out_of_process``: an MCP server's tool)."""
+    return isinstance(getattr(loaded.pack.handler, "out_of_process", None), str)
 
 
 class Runtime:
     """Loaded packs under full enforcement; built by :func:`build_runtime`."""
 
-    def __init__(self, load: LoadResult, invoker: Invoker, config: RuntimeConfig) -> None:
+    def __init__(
+        self,
+        load: LoadResult,
+        invoker: Invoker,
+        config: RuntimeConfig,
+        confinement: Confinement | None = None,
+    ) -> None:
         self.load = load
         self.invoker = invoker
         self.config = config
+        #: How each pack is held (what ``packctl serve`` says at start-up).
+        self.confinement = confinement if confinement is not None else Confinement()
         #: Metrics, events and incidents, once :meth:`observe` attached them.
         self.observability: Observability | None = None
         self._closed = False
@@ -216,13 +307,18 @@ def build_runtime(
         )
         for failure in (*config.failures, *failed):
             load.registry.record_failure(failure)
-    if config.grants is not None:
-        unknown = config.grants.unknown(load.registry.names())
-        if unknown:
-            if owns_load:
-                load.close()
-            raise GrantError(f"a grant names unknown pack(s): {', '.join(unknown)}")
-        install_grants(config.grants)
+    operator = config.grants if config.grants is not None else installed_grants().operator()
+    names = load.registry.names()
+    unknown = [
+        *(config.grants.unknown(names) if config.grants is not None else ()),
+        *(n for n in config.trust if n not in names and n != TRUST_ALL[0]),
+    ]
+    if unknown:
+        if owns_load:
+            load.close()
+        raise GrantError(f"a grant names unknown pack(s): {', '.join(unknown)}")
+    confinement = decide_confinement(load.registry, operator, config.trust)
+    install_grants(confinement.grants())
     if config.max_message_bytes is not None:
         install_message_limit(config.max_message_bytes)
     invoker = Invoker(
@@ -236,7 +332,7 @@ def build_runtime(
     try:
         invoker.isolation = isolation.Isolation.for_registry(
             load.registry,
-            config.isolate,
+            (*config.isolate, *sorted(confinement.confined)),
             workers=config.isolation_workers,
             memory_limit=config.isolation_memory_limit,
         )
@@ -245,4 +341,4 @@ def build_runtime(
         if owns_load:
             load.close()
         raise
-    return Runtime(load, invoker, config)
+    return Runtime(load, invoker, config, confinement)
