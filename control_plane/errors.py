@@ -16,12 +16,13 @@ from control_plane.core.errors import (
     schema_mismatch,
     timeout,
 )
-from control_plane.core.reach import not_permitted
+from control_plane.core.reach import NotARegularFile, not_permitted
 
 __all__ = [
     "CapabilityPackError",
     "FieldViolation",
     "InvalidInput",
+    "NotARegularFile",
     "PackError",
     "PluginLoadError",
     "RequestRejected",

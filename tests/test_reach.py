@@ -3,6 +3,7 @@ the path means, and the operator's mistakes refused at start-up."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -206,3 +207,25 @@ def test_loading_packs_gives_every_reach_the_runtime_runner() -> None:
     with pytest.raises(PackError) as late:
         reach.run(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.3)
     assert late.value.code == "timeout"
+
+
+def test_open_read_of_a_directory_or_a_fifo_is_a_typed_refusal(tmp_path: Path) -> None:
+    """Issue 42 item 3: a directory gave internal_error and a FIFO raised
+    IsADirectoryError; anything but a regular file is not_permitted (in every pack's
+    vocabulary), and the open never blocks on a FIFO without a writer."""
+    (tmp_path / "file.txt").write_text("x")
+    (tmp_path / "dir").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    reach = PackReach("p", Reach(reads=(str(tmp_path),)))
+    fd = reach.open_read(str(tmp_path / "file.txt"))
+    try:
+        assert os.read(fd, 10) == b"x" and os.get_blocking(fd)
+    finally:
+        os.close(fd)
+    for name in ("dir", "fifo", "."):
+        with pytest.raises(PackError) as refused:
+            reach.open_read(str(tmp_path / name), "source")
+        assert refused.value.code == "not_permitted", name
+        assert "source is not a regular file" in refused.value.message
+    with pytest.raises(FileNotFoundError):
+        reach.open_read(str(tmp_path / "missing"))

@@ -37,6 +37,7 @@ __all__ = [
     "Grant",
     "GrantError",
     "Grants",
+    "NotARegularFile",
     "PackReach",
     "ProgramRunner",
     "Reach",
@@ -77,6 +78,11 @@ _SPECIAL = ("$CWD", "$TMP", "$SCRATCH")
 def not_permitted(message: str) -> PackError:
     """The refusal by grant: permanent, "do not retry"."""
     return PackError(NOT_PERMITTED, message)
+
+
+class NotARegularFile(PackError):
+    """:meth:`PackReach.open_read` of a directory, FIFO, socket or device: ``not_permitted``
+    (in every pack's vocabulary); a pack with a code of its own for it catches this."""
 
 
 class GrantError(CapabilityPackError, ConfigError):
@@ -542,19 +548,33 @@ class PackReach:
     def open_read(self, path: str, field_name: str = "path") -> int:
         """A read-only descriptor of the regular file at ``path`` inside the read grant.
 
-        The object opened is checked (``/proc/self/fd``), so a symlink swapped in between
-        the check and the open cannot escape. Not a regular file: ``unreadable_media``-free
-        -- it raises ``IsADirectoryError``/``OSError`` for the pack to classify.
+        Opened ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO never blocks the open), then the object
+        opened is checked (``/proc/self/fd``), so a symlink swapped in between the check
+        and the open cannot escape, and ``fstat``-ed: anything but a regular file (a
+        directory, a FIFO, a socket, a device) is ``not_permitted`` -- a pack's grant
+        reads files. A path that does not exist raises ``FileNotFoundError`` (the pack's
+        ``not_found``); the descriptor is blocking again when returned.
         """
         real = self.readable(path, field_name)
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        problem = self._opened_problem(fd, real, field_name)
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except IsADirectoryError:
+            raise self._not_a_file(field_name) from None
+        problem = self._opened_problem(fd, field_name)
         if problem is not None:
             os.close(fd)
             raise problem
+        os.set_blocking(fd, True)
         return fd
 
-    def _opened_problem(self, fd: int, real: str, field_name: str) -> Exception | None:
+    def _not_a_file(self, field_name: str) -> NotARegularFile:
+        return NotARegularFile(
+            NOT_PERMITTED,
+            f"{field_name} is not a regular file (a directory, FIFO, socket or device): this "
+            "pack reads files only; do not retry with the same path",
+        )
+
+    def _opened_problem(self, fd: int, field_name: str) -> Exception | None:
         """Why the object behind ``fd`` may not be read (outside the grant after all, or not
         a regular file), else ``None``."""
         try:
@@ -564,7 +584,7 @@ class PackReach:
             return exc
         if self.confined and opened.startswith("/") and not _inside(opened, self.reads):
             return self._refuse_path("read", field_name)
-        return None if regular else IsADirectoryError(real)
+        return None if regular else self._not_a_file(field_name)
 
     def destination(
         self, dest: str | None, field_name: str = "dest", unusable: str = "destination_unusable"

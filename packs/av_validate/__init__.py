@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from control_plane import Context, Pack, Reach, Result, hookimpl
-from control_plane.errors import PackError, not_found
+from control_plane.errors import NotARegularFile, PackError, not_found
 from packs.av_validate.checks import evaluate
 from packs.av_validate.probe import (
     FFMPEG_ENV,
@@ -59,7 +59,7 @@ def _open(path: str, ctx: Context) -> int:
     except FileNotFoundError:
         where = "" if os.path.isabs(path) else _RELATIVE
         raise not_found(f"the media file {path} does not exist{where}") from None
-    except IsADirectoryError:
+    except NotARegularFile:
         raise PackError("unreadable_media", "the path is not a regular file") from None
     except OSError as exc:  # ELOOP (a symlink as last component), EACCES, ...
         raise PackError("unreadable_media", f"the file cannot be opened: {exc.strerror}") from None
