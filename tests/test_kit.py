@@ -173,7 +173,7 @@ def test_generated_tests_pass_in_a_fresh_venv(scaffolded: tuple[Path, Path]) -> 
     done = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], project)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
-    assert re.search(r"\b7 passed\b", out), out
+    assert re.search(r"\b9 passed\b", out), out
     # The plugin came from capability-packs' pytest11 entry point and printed its fault map.
     assert "capability-packs kit: fault map" in out
     assert re.search(r"http_429\s+seam x1\s+rate_limited\s+rate_limited", out), out
@@ -234,6 +234,18 @@ def test_scaffolded_pack_served_and_called_over_grpc(scaffolded: tuple[Path, Pat
             with pytest.raises(PackCallError) as missing:
                 client.invoke(PACK, {"source": str(project / "no-such-file.txt")})
             assert missing.value.code == "not_found"
+            (project / "notes.txt").write_text("one two three")
+            inside = client.invoke(PACK, {"source": "notes.txt"})
+            assert inside.result == {"words": 3, "lines": 1, "characters": 13}
+            # Issue 42: served with the defaults, the scaffold reads only under its grant
+            # ($CWD, the project here): a server file outside it is refused, not read.
+            outside = project.parent / "outside-the-grant.txt"
+            outside.write_text("a server file")
+            for path in ("/etc/passwd", str(outside), "../outside-the-grant.txt"):
+                with pytest.raises(PackCallError) as refused:
+                    client.invoke(PACK, {"source": path})
+                assert refused.value.code == "not_permitted", path
+                assert "server file" not in str(refused.value.outcome.to_dict())
     finally:
         stop(proc, 15)
 
@@ -603,3 +615,60 @@ def test_the_kit_checks_that_a_sync_handler_stops_when_cancelled() -> None:
         kit.check_cancellation(grace=1.0)
     with PackKit(PackTarget("kit.aware", plugin=_RetryPlugin(), seams=seams)) as kit:
         assert kit.check_cancellation(grace=1.0) < 1.0
+
+
+# -- the kit runs a pack under a grant (issue 42) -------------------------------------
+
+
+def _read_file(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    fd = ctx.reach.open_read(doc["path"], "path")
+    try:
+        return {"text": os.read(fd, 1000).decode()}
+    finally:
+        os.close(fd)
+
+
+class _ReaderPlugin:
+    @hookimpl
+    def register_packs(self, register: Any) -> None:
+        register(
+            Pack(
+                name="kit.reader",
+                version="1.0.0",
+                summary="Reads a file through ctx.reach.",
+                input_schema={"type": "object", "required": ["path"]},
+                output_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+                handler=_read_file,
+                codes={"not_found": None},
+                reach=control_plane.Reach(reads=("$CWD",)),
+            )
+        )
+
+
+def test_the_kit_runs_a_pack_under_its_declaration_over_roots_it_made(tmp_path: Path) -> None:
+    """A pack that declares the least reach ($CWD) passes its kit tests: the kit grants the
+    declaration with $CWD a directory of its own, where the test puts the file."""
+    (tmp_path / "elsewhere.txt").write_text("not granted")
+    with PackKit(PackTarget("kit.reader", plugin=_ReaderPlugin())) as kit:
+        root = kit.root("$CWD")
+        assert root.is_dir() and root.resolve() != Path.cwd().resolve()
+        (root / "notes.txt").write_text("granted")
+        assert kit.invoke({"path": "notes.txt"}).result == {"text": "granted"}
+        assert kit.invoke({"path": str(root / "notes.txt")}).result == {"text": "granted"}
+        assert kit.invoke({"path": str(tmp_path / "elsewhere.txt")}).code == "not_permitted"
+        assert kit.invoke({"path": "tests/test_kit.py"}).code == "not_found"  # not the real $CWD
+    assert not root.exists()  # the kit's directories go with it
+
+
+def test_the_kit_runs_a_pack_under_a_grant_it_is_given(tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text("stated")
+    target = PackTarget("kit.reader", plugin=_ReaderPlugin(), grant={"fs.read": [str(tmp_path)]})
+    with PackKit(target) as kit:
+        assert kit.invoke({"path": str(tmp_path / "data.txt")}).result == {"text": "stated"}
+        (kit.root("$CWD") / "notes.txt").write_text("not granted now")
+        assert kit.invoke({"path": str(kit.root("$CWD") / "notes.txt")}).code == "not_permitted"
+    with ServedPack(target) as served:
+        assert served.invoke({"path": str(tmp_path / "data.txt")}).result == {"text": "stated"}
+        with pytest.raises(PackCallError) as refused:
+            served.invoke({"path": "/etc/passwd"})
+        assert refused.value.code == "not_permitted"

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from control_plane.core.classify import classify
@@ -30,6 +31,7 @@ from control_plane.runtime.plugins import LoadResult
 from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 
 from .faults import FAULTS, KIT_UNDECLARED_CODE, Fault, Secrets, fault
+from .grant import KitRoots
 from .loopback import LoopbackOnly, refusal_message
 from .seams import Seam, constant, patch_seams, resolve_seam
 from .static import PackReport, check_loaded
@@ -214,9 +216,17 @@ class PackKit:
         load = LoadResult(
             registry, self.loaded_target.load.classifiers, self.loaded_target.load.plugin_manager
         )
-        self.runtime = build_runtime(
-            RuntimeConfig(builtins=False, entry_points=False, handler_threads=4), load=load
-        )
+        #: The directories standing for ``$CWD`` and ``$TMP`` in this kit's runs.
+        self.roots = KitRoots()
+        grant = self.roots.runtime_options(self.name, self.original.pack.reach, target.grant)
+        try:
+            self.runtime = build_runtime(
+                RuntimeConfig(builtins=False, entry_points=False, handler_threads=4, **grant),
+                load=load,
+            )
+        except BaseException:
+            self.roots.close()
+            raise
         self.invoker = self.runtime.invoker
         self._loop = _Loop()
         #: Refuses traffic beyond loopback during calls, unless the target allows it.
@@ -234,9 +244,15 @@ class PackKit:
             return "seam mode: " + ", ".join(self.stubs)
         return "boundary mode: no seams declared, faults raised at the handler call"
 
+    def root(self, name: str) -> Path:
+        """The directory standing for ``name`` (``"$CWD"``, ``"$TMP"``) in this kit's
+        runs: where a test puts the files the pack reads under its grant."""
+        return self.roots.root(name)
+
     def close(self) -> None:
         self.runtime.close()
         self._loop.close()
+        self.roots.close()
 
     def __enter__(self) -> PackKit:
         return self

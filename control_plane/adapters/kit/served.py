@@ -6,6 +6,7 @@ import asyncio
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -21,6 +22,7 @@ from control_plane.wire.client import Client
 from control_plane.wire.server import PackServer, create_server
 
 from .faults import Fault, Secrets, fault
+from .grant import KitRoots
 from .harness import PackKit, _Call
 from .loopback import LoopbackOnly, refusal_message
 from .seams import constant, patch_seams
@@ -47,6 +49,8 @@ class ServedPack:
         #: Refuses traffic beyond loopback while serving, unless the target allows it.
         self.loopback = LoopbackOnly()
         self._guard: ExitStack | None = None
+        #: The directories standing for ``$CWD`` and ``$TMP`` while serving.
+        self.roots = KitRoots()
 
     @property
     def name(self) -> str:
@@ -69,9 +73,15 @@ class ServedPack:
         self._ready.set()
         self._loop.run_forever()
 
+    def root(self, name: str) -> Path:
+        """The directory standing for ``name`` (``"$CWD"``, ``"$TMP"``) while serving."""
+        return self.roots.root(name)
+
     async def _start(self) -> None:
+        loaded = self.loaded_target.loaded
+        grant = self.roots.runtime_options(loaded.name, loaded.pack.reach, self.pack_target.grant)
         runtime = build_runtime(
-            RuntimeConfig(handler_threads=self._max_workers), load=self.loaded_target.load
+            RuntimeConfig(handler_threads=self._max_workers, **grant), load=self.loaded_target.load
         )
         self.server, self.port = create_server("127.0.0.1:0", runtime)
         self._runtime = runtime
@@ -104,6 +114,7 @@ class ServedPack:
         if self._guard is not None:
             self._guard.close()
             self._guard = None
+        self.roots.close()
 
     def __enter__(self) -> ServedPack:
         return self.start()

@@ -188,6 +188,14 @@ def _lint(loaded: LoadedPack) -> list[Finding]:
     def finding(fault: str, severity: Severity = "error") -> None:
         out.append(Finding(loaded.plugin, fault, loaded.name, severity))
 
+    handler = getattr(loaded.pack, "handler", None)
+    if loaded.pack.reach is None and not isinstance(getattr(handler, "out_of_process", None), str):
+        finding(
+            "declares no reach: `packctl serve` runs it in an isolated worker under an empty "
+            "grant (no file, program or network) unless the operator trusts it (--trust "
+            f"{loaded.name}); declare the least it needs, reach=Reach(...) (docs/grants.md)",
+            "warning",
+        )
     input_schema = loaded.input_schema
     kind = input_schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind is not None else ["object"]

@@ -47,6 +47,11 @@ class PackTarget:
         downstream, on purpose). Off by default: a name resolution or connection elsewhere
         is refused and fails the test (:mod:`control_plane.adapters.kit.loopback`); names
         under ``.invalid`` fail as DNS failures without any lookup.
+    :param grant: what the pack may reach during the kit's runs, in ``--grant``'s keys
+        (``{"fs.read": ["$CWD", "/srv/data"], "egress": "public"}``). ``None`` (the
+        default): what the pack declares. Either way ``$CWD`` and ``$TMP`` are
+        directories the kit made for the run (``pack_kit.root("$CWD")``): a test puts its
+        files there (docs/authoring.md).
     """
 
     name: str
@@ -55,6 +60,7 @@ class PackTarget:
     sample_inputs: Sequence[Mapping[str, Any]] = ()
     expect: Mapping[str, str] = field(default_factory=dict)
     network: bool = False
+    grant: Mapping[str, str | Sequence[str]] | None = None
 
     def seam_stubs(self) -> dict[str, Stub]:
         """Each seam with its stub (``None`` when it has none)."""
