@@ -395,6 +395,33 @@ _TOOL_PASSWORD = _c(
 )
 
 
+#: A key *name* that says password, passphrase or private key in the segment that ends
+#: it, in any spelling: after a ``_ . -`` separator (``DB_PASS``, ``db.pass``,
+#: ``user-pwd``, ``KEY_PW``) or a camelCase boundary (``dbPass``, ``userPwd``, ``rootPW``,
+#: ``privKey``), abbreviations included (pass, pwd, pw). Not a word that only ends with
+#: them (``bypass``, ``compass``, ``OLDPWD``), and not the short word alone (``pass=``,
+#: ``pwd=``: short_key_param and key_value decide those). The long words (password,
+#: secret, token, credential...) end a key anywhere already (key_value).
+_SHORT_SECRET = r"(?:pass|pwd|pw|PASS|PWD|PW|Pass|Pwd|Pw)"
+_SECRET_SEGMENT = (
+    r"(?:(?<=[A-Za-z0-9][_.\-])" + _SHORT_SECRET
+    + r"|(?<=[a-z0-9])(?:Pass|Pwd|Pw|PASS|PWD|PW)"
+    r"|(?<![A-Za-z0-9])pass[_.\-]?(?:word|phrase)|(?<![A-Za-z0-9])PASS[_.\-]?(?:WORD|PHRASE)"
+    r"|(?<![A-Z])Pass[_.\-]?(?:[Ww]ord|[Pp]hrase)"
+    r"|(?<![A-Za-z0-9])priv(?:ate)?[_.\-]?[Kk]ey|(?<![A-Za-z0-9])PRIV(?:ATE)?(?:[_.\-]?KEY)"
+    r"|(?<![A-Z])Priv(?:ate)?[_.\-]?Key)(?![A-Za-z0-9])"
+)
+
+
+def _secret_name(match: re.Match[str]) -> str:
+    """A value under a key whose name says password (:data:`_SECRET_SEGMENT`): redacted,
+    unless it is a count or a word such as ``true`` (``first_pass: 3``, ``dry_pass: no``)."""
+    value = match.group("val").strip("\\\"'")
+    if value.isdigit() or value.lower() in _NOT_A_PASSWORD:
+        return match.group(0)
+    return match.group("key") + _keep_quotes(match.group("val"))
+
+
 _I = re.IGNORECASE
 
 #: In order: multi-line and structured forms first (a PEM key, a header), then labelled
@@ -782,6 +809,15 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "secret_key_name",
+        # A key whose name ends in a password's word in any spelling (DB_PASS=...,
+        # "dbPass": "...", user-pwd: ..., ?db_pass=...&, rootPW=..., privKey: ...), with
+        # any separator key_value takes (=, :, JSON's ": ", YAML's ": ", a query's =).
+        _c(r"(?P<key>" + _SECRET_SEGMENT + _PAIR_SEP + r")(?P<val>" + _PAIR_VALUE + r")"),
+        _secret_name,
+        ("pass", "pw", "priv"),
+    ),
+    Rule(
         "short_key_param",
         # The short keys key_value leaves alone (they name other things too): a URL query's
         # key=, auth=, pass= (Google and Trello API keys, Firebase's auth=, ?user=&pass=),
@@ -1098,6 +1134,7 @@ CANARIES: tuple[Canary, ...] = (
         "next: 1",
     ),
     _canary("key_value", "Password={s};Server=db", "abc1", ";Server=db"),
+    _canary("secret_key_name", "DB_PASS={s} dbPw: x", "abc1", " dbPw: "),
     _canary("short_key_param", "GET /v1?key={s}&q=1", "Ab3" + _S, "&q=1"),
     _canary("docker_auth", '{"auth": "{s}"}', base64.b64encode(b"bob:Pw7x9q").decode()),
     _canary("netrc", "machine h login bob password {s}", "Pw7" + _S),
