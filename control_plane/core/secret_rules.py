@@ -404,8 +404,7 @@ _TOOL_PASSWORD = _c(
 #: secret, token, credential...) end a key anywhere already (key_value).
 _SHORT_SECRET = r"(?:pass|pwd|pw|PASS|PWD|PW|Pass|Pwd|Pw)"
 _SECRET_SEGMENT = (
-    r"(?:(?<=[A-Za-z0-9][_.\-])" + _SHORT_SECRET
-    + r"|(?<=[a-z0-9])(?:Pass|Pwd|Pw|PASS|PWD|PW)"
+    r"(?:(?<=[A-Za-z0-9][_.\-])" + _SHORT_SECRET + r"|(?<=[a-z0-9])(?:Pass|Pwd|Pw|PASS|PWD|PW)"
     r"|(?<![A-Za-z0-9])pass[_.\-]?(?:word|phrase)|(?<![A-Za-z0-9])PASS[_.\-]?(?:WORD|PHRASE)"
     r"|(?<![A-Z])Pass[_.\-]?(?:[Ww]ord|[Pp]hrase)"
     r"|(?<![A-Za-z0-9])priv(?:ate)?[_.\-]?[Kk]ey|(?<![A-Za-z0-9])PRIV(?:ATE)?(?:[_.\-]?KEY)"
