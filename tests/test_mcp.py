@@ -25,7 +25,7 @@ import testpacks
 from child_processes import stop, tied
 from server_support import PACKCTL, ROOT, ServerThread, load_test_packs, subprocess_env
 
-from control_plane import Check, Pack, Result
+from control_plane import Check, Pack, Reach, Result
 from control_plane.adapters.mcp_bridge.tools import REJECTION_REASONS, build_tools, tool_name
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import Registry
@@ -213,7 +213,15 @@ async def test_every_answer_matches_the_tools_output_schema() -> None:
     ref_schema["required"] = ["item"]
     load = load_test_packs()
     load.registry.register(
-        Pack("test.refs", "1.0.0", "Output with $ref.", {"type": "object"}, ref_schema, refs),
+        Pack(
+            "test.refs",
+            "1.0.0",
+            "Output with $ref.",
+            {"type": "object"},
+            ref_schema,
+            refs,
+            reach=Reach(),
+        ),
         "test",
     )
     bridge = Bridge(LocalBridgeBackend(build_runtime(load=load)))
