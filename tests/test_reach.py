@@ -229,3 +229,62 @@ def test_open_read_of_a_directory_or_a_fifo_is_a_typed_refusal(tmp_path: Path) -
         assert "source is not a regular file" in refused.value.message
     with pytest.raises(FileNotFoundError):
         reach.open_read(str(tmp_path / "missing"))
+
+
+def test_grants_file_trust_and_what_is_wider_than_the_declaration(tmp_path: Path) -> None:
+    path = tmp_path / "grants.toml"
+    path.write_text('[packs."legacy.x"]\ntrust = true\n[packs."av.validate"]\nfs.read = ["/"]\n')
+    grants = grants_from_file(path)
+    assert grants.trusted == frozenset({"legacy.x"}) and "legacy.x" not in grants.by_pack
+    assert grants.unknown(["av.validate"]) == ["legacy.x"]
+    path.write_text('[packs."legacy.x"]\ntrust = "yes"\n')
+    with pytest.raises(GrantError, match=r"packs.legacy.x.trust: true or false"):
+        grants_from_file(path)
+    declared = Reach(reads=("/srv",), egress=("public",), programs=("git",))
+    assert (
+        Grant(reads=("/srv/media",), egress=("example.com", "8.8.8.0/24")).wider_than(declared)
+        == []
+    )
+    assert Grant(
+        reads=("/",), egress=("loopback", "10.0.0.0/8"), programs=("sh",), ambient_credentials=True
+    ).wider_than(declared) == [
+        "fs.read=/",
+        "egress=loopback",
+        "egress=10.0.0.0/8",
+        "programs=sh",
+        "credentials=ambient",
+    ]
+    assert Grant.nothing().wider_than(None) == []
+    assert Grant(writes=("/tmp",)).wider_than(None) == ["fs.write=/tmp"]
+
+
+def test_which_packs_run_confined_and_which_trusted() -> None:
+    """build_runtime's decision (issue 42): a pack that declares no reach runs in an
+    isolated worker under its grant or nothing, unless trusted; a declared pack stays."""
+    import dataclasses
+
+    from runtime_support import make_pack
+
+    from control_plane.core.registry import Registry
+    from control_plane.runtime.runtime import TRUST_ALL, decide_confinement
+
+    registry = Registry()
+    for pack in (
+        make_pack("legacy.a"),
+        make_pack("legacy.b"),
+        dataclasses.replace(make_pack("modern.c"), reach=Reach(reads=("$CWD",))),
+    ):
+        registry.register(pack, "tests")
+    operator = Grants({"legacy.b": Grant(reads=("/srv",))})
+    held = decide_confinement(registry, operator)
+    assert held.confined == {"legacy.a", "legacy.b"} and not held.trusted
+    installed = held.grants()
+    assert installed.by_pack["legacy.a"] == Grant.nothing()
+    assert installed.by_pack["legacy.b"] == Grant(reads=("/srv",))
+    assert installed.implied == {"legacy.a"} and installed.operator() == operator
+    assert held.wider == {"legacy.b": ("fs.read=/srv",)}
+    held = decide_confinement(registry, operator, ("legacy.a",))
+    assert held.confined == {"legacy.b"} and held.trusted == {"legacy.a"}
+    held = decide_confinement(registry, Grants(trusted=frozenset({"legacy.b"})), TRUST_ALL[:0])
+    assert held.trusted == {"legacy.b"}
+    assert decide_confinement(registry, Grants(), TRUST_ALL).trusted == {"legacy.a", "legacy.b"}

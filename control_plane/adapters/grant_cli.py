@@ -79,11 +79,16 @@ def reach_lines(reach: PackReach, declared: dict[str, object] | None) -> list[st
     """``describe``'s section: what the pack declared and what it may reach here."""
     if not reach.confined:
         return [
-            "  declared: nothing (a pack written before reach): unconfined -- it reaches",
-            "  whatever the serving user can; grant it something to confine it",
+            "  declared: nothing (no reach=): unconfined -- it reaches whatever the serving",
+            "  user can (trusted with --trust, or an MCP server's tool; docs/grants.md)",
         ]
     lines = []
-    if declared is not None:
+    if declared is None:
+        lines.append(
+            "  declared: nothing (no reach=): it runs in an isolated worker confined to what "
+            f"follows (--trust {reach.pack} runs it unconfined)"
+        )
+    else:
         lines.append(
             "  declared: "
             + "; ".join(
