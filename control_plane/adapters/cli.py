@@ -710,6 +710,11 @@ def _serve(args: argparse.Namespace) -> int:
                 flush=True,
             )
             failures = [str(f) for f in server.registry.failures]
+            if worker == 0:  # one of the processes says how packs are held (all hold them alike)
+                pools = runtime.invoker.isolation
+                held = [n for n in server.registry.names() if pools is not None and n in pools]
+                for line in startup_lines(server.registry.names(), held, runtime.confinement):
+                    print(line, file=sys.stderr, flush=True)
             report_ready(server.port, obs.metrics.port, len(server.registry), failures)
             return
         if obs.metrics.port is not None:
