@@ -17,7 +17,17 @@ import sys
 import time
 from typing import Any
 
-from control_plane import Check, CodeDoc, Context, FieldViolation, Pack, PackError, Result, hookimpl
+from control_plane import (
+    Check,
+    CodeDoc,
+    Context,
+    FieldViolation,
+    Pack,
+    PackError,
+    Reach,
+    Result,
+    hookimpl,
+)
 
 CODES = [
     "rate_limited",
@@ -394,6 +404,9 @@ def pack(name: str, handler: Any, *, isolated: bool = False) -> Pack:
             )
         },
         isolated=isolated,
+        # Declared, so each runs where the test puts it (a pack that declares no reach runs
+        # confined in a worker); hostile.iso writes its children's pid files under $TMP.
+        reach=Reach(writes=("$TMP",)),
     )
 
 
