@@ -7,7 +7,13 @@ from control_plane.core.rejection import REASONS, Rejection
 from control_plane.core.vocabulary import BASELINE, CodeInfo
 from control_plane.runtime.incident_store import IncidentStore
 from control_plane.runtime.plugins import DEFAULT_PLUGINS, ENTRY_POINT_GROUP, ENV_PLUGINS
-from control_plane.runtime.runtime import DEFAULT_TIMEOUT, Runtime, RuntimeConfig, build_runtime
+from control_plane.runtime.runtime import (
+    DEFAULT_TIMEOUT,
+    TRUST_ALL,
+    Runtime,
+    RuntimeConfig,
+    build_runtime,
+)
 from control_plane.wire.auth import ClientTls
 from control_plane.wire.client import (
     ArtifactFailed,
@@ -39,6 +45,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ENV_PLUGINS",
     "REASONS",
+    "TRUST_ALL",
     "ArtifactFailed",
     "AsyncClient",
     "AuthFailed",
