@@ -103,7 +103,7 @@ _STUCK_PLUGIN = """
 import time
 from typing import Any
 
-from control_plane import Pack, hookimpl
+from control_plane import Pack, Reach, hookimpl
 
 OUTPUT = {
     "type": "object",
@@ -118,7 +118,10 @@ def stuck(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
 
 @hookimpl
 def register_packs(register: Any) -> None:
-    register(Pack("stuck.sleep", "1.0.0", "Sleep, deaf.", {"type": "object"}, OUTPUT, stuck))
+    # Declared: it runs in the server's process (the case under test), not in a worker.
+    register(
+        Pack("stuck.sleep", "1.0.0", "Sleep, deaf.", {"type": "object"}, OUTPUT, stuck, reach=Reach())
+    )
 """
 
 
