@@ -120,7 +120,10 @@ def stuck(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
 def register_packs(register: Any) -> None:
     # Declared: it runs in the server's process (the case under test), not in a worker.
     register(
-        Pack("stuck.sleep", "1.0.0", "Sleep, deaf.", {"type": "object"}, OUTPUT, stuck, reach=Reach())
+        Pack(
+            "stuck.sleep", "1.0.0", "Sleep, deaf.", {"type": "object"}, OUTPUT, stuck,
+            reach=Reach(),
+        )
     )
 """
 
