@@ -288,3 +288,21 @@ def test_which_packs_run_confined_and_which_trusted() -> None:
     held = decide_confinement(registry, Grants(trusted=frozenset({"legacy.b"})), TRUST_ALL[:0])
     assert held.trusted == {"legacy.b"}
     assert decide_confinement(registry, Grants(), TRUST_ALL).trusted == {"legacy.a", "legacy.b"}
+
+
+def test_an_undeclared_pack_a_worker_cannot_import_is_told_how_to_run() -> None:
+    from runtime_support import make_pack, plugin
+
+    from control_plane.runtime.isolation import IsolationError
+    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+
+    def inner(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {}
+
+    config = RuntimeConfig(
+        builtins=False,
+        entry_points=False,
+        extra=(("p", plugin(make_pack("legacy.inner", handler=inner))),),
+    )
+    with pytest.raises(IsolationError, match=r"declares no reach.*--trust legacy.inner"):
+        build_runtime(config)

@@ -330,6 +330,16 @@ def build_runtime(
         plugins=load.plugin_manager,
     )
     try:
+        for name in sorted(confinement.confined):
+            loaded = load.registry.get(name)
+            try:
+                isolation.locate(name, loaded.pack.handler, loaded.plugin)
+            except isolation.IsolationError as exc:
+                raise isolation.IsolationError(
+                    f"{exc}. It declares no reach, so it runs in an isolated worker: declare "
+                    f"what it reaches (Pack(reach=Reach(...))), or trust it to run in this "
+                    f"process (--trust {name}; RuntimeConfig(trust=...))"
+                ) from None
         invoker.isolation = isolation.Isolation.for_registry(
             load.registry,
             (*config.isolate, *sorted(confinement.confined)),
