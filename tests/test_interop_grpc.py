@@ -32,7 +32,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_support import ROOT, ServerThread
 
-from control_plane import Context, Pack, PackError, hookimpl
+from control_plane import Context, Pack, PackError, Reach, hookimpl
 from control_plane.core.outcome import Outcome
 from control_plane.runtime.plugins import LoadResult, load_registry
 from control_plane.v1 import control_plane_pb2 as pb
@@ -118,11 +118,26 @@ class InteropPlugin:
                 OPEN,
                 _schema(["rate_limited"]),
                 throttled,
+                reach=Reach(),
             )
         )
-        register(Pack("interop.down", "1.0.0", "Down.", OPEN, _schema(["network_error"]), down))
-        register(Pack("interop.big", "1.0.0", "Big.", OPEN, _schema(["timeout"]), big))
-        register(Pack("interop.slow", "1.0.0", "Slow.", OPEN, _schema(["timeout"]), slow))
+        register(
+            Pack(
+                "interop.down",
+                "1.0.0",
+                "Down.",
+                OPEN,
+                _schema(["network_error"]),
+                down,
+                reach=Reach(),
+            )
+        )
+        register(
+            Pack("interop.big", "1.0.0", "Big.", OPEN, _schema(["timeout"]), big, reach=Reach())
+        )
+        register(
+            Pack("interop.slow", "1.0.0", "Slow.", OPEN, _schema(["timeout"]), slow, reach=Reach())
+        )
 
 
 def _load() -> LoadResult:
