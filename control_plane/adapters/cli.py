@@ -367,6 +367,12 @@ def local_runtime(args: argparse.Namespace) -> Runtime:
         raise UsageProblem(str(exc), "mcp_config") from None
     except GrantError as exc:
         raise UsageProblem(str(exc), "grants") from None
+    for name in sorted(runtime.confinement.trusted):  # the operator's choice, said aloud
+        print(
+            f"packctl: {name} declares no reach and is trusted (--trust): it runs in this "
+            "process, unconfined (docs/grants.md)",
+            file=sys.stderr,
+        )
     _keep_incidents(runtime)
     return runtime
 
