@@ -43,13 +43,25 @@ def outside_program(executable: object, env: object = None) -> str | None:
     return name
 
 
+def started_program(executable: object) -> str | None:
+    """The process ``executable`` starts, unless it is one of the POSIX basics, else None."""
+    if isinstance(executable, bytes):
+        executable = os.fsdecode(executable)
+    if not isinstance(executable, str | os.PathLike):
+        return "?"
+    name = os.fspath(executable)
+    return None if os.path.basename(name) in BASE_PROGRAMS else name
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if _started is None:
         return
     if event == "subprocess.Popen":
-        program = outside_program(args[0], args[3])
+        program = started_program(args[0])
     elif event in ("os.posix_spawn", "os.exec"):
-        program = outside_program(args[0], args[2] if len(args) > 2 else None)
+        program = started_program(args[0])
+    elif event in ("os.fork", "os.forkpty"):
+        program = "fork()"
     else:
         return
     if program is not None:
@@ -57,6 +69,26 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 sys.addaudithook(_audit)
+
+
+def _watch_spawnv_passfds() -> None:
+    """multiprocessing starts its fork server and spawned children through
+    ``_posixsubprocess.fork_exec``, which raises no audit event: note them here."""
+    import multiprocessing.util as mp_util
+
+    original = mp_util.spawnv_passfds
+
+    def spawnv_passfds(path: Any, args: Any, passfds: Any) -> Any:
+        _audit("subprocess.Popen", (path, args, None, None))
+        return original(path, args, passfds)
+
+    mp_util.spawnv_passfds = spawnv_passfds  # type: ignore[assignment]
+
+
+_watch_spawnv_passfds()
+# CP_TIER_RECORD=FILE: note the fast tests that start processes in FILE instead of failing
+# them (used once to sort the suite into tiers).
+_RECORD = os.environ.get("CP_TIER_RECORD")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,10 +121,13 @@ def _watched_call(item: pytest.Item) -> Generator[None, Any, Any]:
         result = yield
     finally:
         started, _started = _started, None
-    if started:
+    if started and _RECORD:
+        with open(_RECORD, "a", encoding="utf-8") as out:
+            out.write(f"{item.nodeid}\t{sorted(set(map(str, started)))}\n")
+    elif started:
         pytest.fail(
-            f"{item.nodeid} started {sorted(set(started))}, programs from outside the venv: "
-            "mark it @pytest.mark.system (docs/setup.md, 'Test tiers')",
+            f"{item.nodeid} started {sorted(set(map(str, started)))}: a test that starts a "
+            "process is a system test: mark it @pytest.mark.system (docs/setup.md, 'Test tiers')",
             pytrace=False,
         )
     return result
