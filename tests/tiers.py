@@ -1,14 +1,15 @@
-"""The two test tiers: the fast one needs nothing but this environment (docs/setup.md).
+"""The two test tiers, by cost (docs/setup.md, "Test tiers").
 
-A test is ``system`` when it starts a program from outside this virtualenv (git, ssh, curl,
-ffmpeg, node, buf, promtool, temporal, ...), a daemon, or is ``slow``. An audit hook sees
-every program the test process starts; a test not marked ``system`` that starts one fails.
+The fast tier runs in this process: a test is ``system`` when it starts a process (a program
+such as git, ffprobe or node, the venv's own Python, ``packctl serve``, a fork, a
+multiprocessing child, a daemon) or is ``slow``. The POSIX basics below (``sh``, ``sleep``,
+...) cost milliseconds and do not count. An audit hook sees every process the test process
+starts; a test not marked ``system`` that starts one fails and names it.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Generator, Sequence
 from pathlib import Path
@@ -24,25 +25,6 @@ _PYTHON = Path(sys.executable).resolve()
 _started: list[str] | None = None  # programs from outside the venv, while a fast test runs
 
 
-def outside_program(executable: object, env: object = None) -> str | None:
-    """The program ``executable`` names if it lies outside this environment, else None."""
-    if isinstance(executable, bytes):
-        executable = os.fsdecode(executable)
-    if not isinstance(executable, str | os.PathLike):
-        return None
-    name = os.fspath(executable)
-    if os.path.basename(name) in BASE_PROGRAMS:
-        return None
-    path = os.environ.get("PATH") if not isinstance(env, dict) else env.get("PATH")
-    found = name if os.sep in name else shutil.which(name, path=path)
-    if found is None:
-        return None  # a program that does not exist is not a dependency
-    unresolved = Path(os.path.abspath(found))
-    if unresolved.resolve() == _PYTHON or unresolved.is_relative_to(_VENV):
-        return None
-    return name
-
-
 def started_program(executable: object) -> str | None:
     """The process ``executable`` starts, unless it is one of the POSIX basics, else None."""
     if isinstance(executable, bytes):
@@ -56,9 +38,7 @@ def started_program(executable: object) -> str | None:
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if _started is None:
         return
-    if event == "subprocess.Popen":
-        program = started_program(args[0])
-    elif event in ("os.posix_spawn", "os.exec"):
+    if event in ("subprocess.Popen", "os.posix_spawn", "os.exec"):
         program = started_program(args[0])
     elif event in ("os.fork", "os.forkpty"):
         program = "fork()"
