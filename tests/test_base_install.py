@@ -13,6 +13,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 #: Top-level modules that only the extras (and the dev tools) install.
 EXTRAS_ONLY = (
     "mcp",

@@ -483,6 +483,7 @@ print(store.written, store.dropped)
 """
 
 
+@pytest.mark.system
 def test_concurrent_writers_threads_and_processes_lose_and_corrupt_nothing(
     tmp_path: Path,
 ) -> None:
@@ -587,6 +588,7 @@ def _newer_schema(path: Path) -> None:
     conn.close()
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("broken", ["not-sqlite", "directory", "newer-schema"])
 def test_cli_on_a_store_it_cannot_read_says_why_and_exits_2(tmp_path: Path, broken: str) -> None:
     # Before: `packctl incident REF` / `packctl errors` on such a file ended in a Python
@@ -609,6 +611,7 @@ def test_cli_on_a_store_it_cannot_read_says_why_and_exits_2(tmp_path: Path, brok
             assert "written by a newer version: schema 9" in done.stderr
 
 
+@pytest.mark.system
 def test_an_incident_in_the_journal_resolves_even_when_the_database_is_unreadable(
     tmp_path: Path,
 ) -> None:
@@ -622,6 +625,7 @@ def test_an_incident_in_the_journal_resolves_even_when_the_database_is_unreadabl
     assert "reference_id: ref_journaled0000001" in done.stdout
 
 
+@pytest.mark.system
 def test_serve_refuses_a_store_of_a_newer_schema_naming_it(tmp_path: Path) -> None:
     db = tmp_path / "incidents.db"
     _newer_schema(db)
@@ -632,6 +636,7 @@ def test_serve_refuses_a_store_of_a_newer_schema_naming_it(tmp_path: Path) -> No
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.system
 def test_a_hostile_reference_id_is_echoed_bounded(tmp_path: Path) -> None:
     ref = "ref_" + "a" * 100_000
     done = _packctl("incident", ref, "--incident-db", str(tmp_path / "none.db"))

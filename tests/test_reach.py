@@ -116,6 +116,7 @@ def test_an_undeclared_pack_is_unconfined_until_granted(tmp_path: Path) -> None:
         Context("legacy.pack", "r3", None).reach.readable("/etc/hostname")
 
 
+@pytest.mark.system
 def test_serve_refuses_a_grant_for_an_unknown_pack_and_a_bad_file(tmp_path: Path) -> None:
     for args, fault in (
         (["--grant", "av.validat:fs.read=/srv"], "a grant names unknown pack(s): av.validat"),
@@ -135,6 +136,7 @@ def test_serve_refuses_a_grant_for_an_unknown_pack_and_a_bad_file(tmp_path: Path
         assert "Traceback" not in done.stderr
 
 
+@pytest.mark.system
 def test_describe_local_shows_declared_and_granted_reach() -> None:
     done = subprocess.run(
         [*PACKCTL, "describe", "av.validate", "--local", "--grant", "av.validate:fs.read=/srv/m"],
@@ -192,6 +194,7 @@ def test_a_reach_no_runtime_gave_a_runner_refuses_to_run_and_says_why() -> None:
     assert info.value.code == "internal_error"
 
 
+@pytest.mark.system
 def test_loading_packs_gives_every_reach_the_runtime_runner() -> None:
     """``load_registry`` (under ``build_runtime``, the kit, the packs' tests) installs
     ``runtime/tool_process.run_program``: ``ctx.reach.run`` starts a real process."""

@@ -40,6 +40,9 @@ from control_plane.wire.workers import (
     parse_workers,
 )
 
+# serve --workers: every test starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 ENV = subprocess_env(CAPABILITY_PACKS_PLUGINS="workerpacks")
 #: Fresh connections tried before giving up on seeing every worker answer.
 MAX_CONNECTIONS = 400

@@ -12,15 +12,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Generator, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 # Programs every POSIX system has; starting them does not make a test a system test.
 BASE_PROGRAMS = frozenset({"sh", "bash", "sleep", "true", "false", "cat", "env", "kill"})
-_VENV = Path(sys.prefix).resolve()
-_PYTHON = Path(sys.executable).resolve()
+_F = TypeVar("_F")
+_STARTS_PROCESSES = "__starts_processes__"
 
 _started: list[str] | None = None  # programs from outside the venv, while a fast test runs
 
@@ -77,9 +76,30 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: long-running tests (soak, fuzz); also system")
 
 
+def starts_processes(fixture: _F) -> _F:
+    """Mark a fixture that starts processes: every test that uses it is ``system``.
+
+    Put it under ``@pytest.fixture``. A module- or session-scoped fixture starts its
+    processes in the setup of its first user only, so the audit alone would catch that one
+    test and pass the rest; this carries the mark to all of them."""
+    setattr(fixture, _STARTS_PROCESSES, True)
+    return fixture
+
+
+def _uses_a_process_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for defs in info.name2fixturedefs.values():
+        for fixturedef in defs:
+            if getattr(fixturedef.func, _STARTS_PROCESSES, False):
+                return True
+    return False
+
+
 def pytest_collection_modifyitems(items: Sequence[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("slow") is not None:
+        if item.get_closest_marker("slow") is not None or _uses_a_process_fixture(item):
             item.add_marker(pytest.mark.system)
 
 
