@@ -82,6 +82,7 @@ def test_call_local_isolates_declared_packs(capsys: pytest.CaptureFixture[str]) 
     assert not isolated_packs.in_adapter_process(printed["result"]["cmdline"])
 
 
+@pytest.mark.system
 def test_gate_local_isolates_declared_packs(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("artifact")
     gate = tmp_path / "packctl-gate.toml"
