@@ -97,6 +97,7 @@ def test_gate_local_isolates_declared_packs(tmp_path: Path) -> None:
     assert '"isolated"' in out.read_text()
 
 
+@pytest.mark.system
 def test_the_kits_served_pack_isolates_declared_packs() -> None:
     served = ServedPack(PackTarget("iso.where", plugin="isolated_packs")).start()
     try:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from reliability_support import Background, load_fault_packs
 from server_support import ServerThread
+from tiers import starts_processes
 
 from control_plane import Pack, PackError
 from control_plane.core.outcome import INTERNAL_MESSAGE
@@ -30,6 +31,7 @@ BACKGROUND = [("test.echo", {"n": 1}), ("test.sync_echo", {"n": 2}), ("fault.ok"
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def server() -> Iterator[ServerThread]:
     srv = ServerThread(
         load_fault_packs(),

@@ -63,6 +63,19 @@ def _watch_spawnv_passfds() -> None:
 
     mp_util.spawnv_passfds = spawnv_passfds  # type: ignore[assignment]
 
+    # A child forked by an already running fork server starts no program in this process
+    # at all: note each one where it is asked for.
+    import multiprocessing.forkserver as mp_forkserver
+
+    server = mp_forkserver.ForkServer
+    connect = server.connect_to_new_process
+
+    def connect_to_new_process(self: Any, fds: Any) -> Any:
+        _audit("subprocess.Popen", ("forkserver child", (), None, None))
+        return connect(self, fds)
+
+    server.connect_to_new_process = connect_to_new_process  # type: ignore[method-assign]
+
 
 _watch_spawnv_passfds()
 # CP_TIER_RECORD=FILE: note the fast tests that start processes in FILE instead of failing
