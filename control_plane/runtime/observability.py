@@ -128,6 +128,10 @@ class Observability:
         registry = self.invoker.registry
         if event.pack in registry:
             event = dataclasses.replace(event, version=registry.get(event.pack).version)
+        if isinstance(rejection, RequestRejected) and rejection.reported:
+            return event  # the invoker told request_refused already
+        if isinstance(rejection, RequestRejected):
+            rejection.reported = True
         hooks = self.invoker.hooks
         hooks.notify(hooks.refused, event)
         return event
