@@ -1,19 +1,30 @@
-"""Kernel confinement of an isolation worker to its pack's filesystem grant (no-new-privs,
-Landlock).
+"""Kernel confinement of an isolation worker, applied before any of its pack's code runs:
+no-new-privs and Landlock (filesystem, TCP, abstract unix sockets, signals).
+
+Landlock is used through its three system calls directly (``landlock_create_ruleset``,
+``landlock_add_rule``, ``landlock_restrict_self``), every right the kernel's ABI knows:
+
+- filesystem (ABI 1-5): the system's and the interpreter's files read and executed, the
+  pack's reads and writes as granted; nothing else;
+- TCP (ABI 4): a pack granted no egress can neither connect nor bind a TCP port;
+- scopes (ABI 6): no connecting to an abstract unix socket made outside the worker's
+  domain, no signal to a process outside it (the control plane, its other workers);
+- any Landlock domain also keeps ``ptrace`` and ``/proc/PID/{environ,mem,...}`` of
+  processes outside it out of reach.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import platform
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from control_plane.core.reach import PackReach
 
-__all__ = ["SYSTEM_READ", "confine", "kernel_support"]
+__all__ = ["SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
 
 #: System paths every worker may read and execute (those that exist).
 SYSTEM_READ = (
@@ -42,66 +53,193 @@ SYSTEM_READ = (
 )
 _PR_SET_NO_NEW_PRIVS = 38
 
+# -- Landlock's kernel interface (include/uapi/linux/landlock.h) ---------------------------
+
+_SYS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446), "riscv64": (444, 445, 446)}
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
+
+_EXECUTE = 1 << 0
+_WRITE_FILE = 1 << 1
+_READ_FILE = 1 << 2
+_READ_DIR = 1 << 3
+_TRUNCATE = 1 << 14
+_IOCTL_DEV = 1 << 15
+#: Filesystem rights by the ABI that brought them (1: 13 rights; 2: REFER; 3: TRUNCATE;
+#: 5: IOCTL_DEV).
+_FS_BY_ABI = ((1, (1 << 13) - 1), (2, 1 << 13), (3, _TRUNCATE), (5, _IOCTL_DEV))
+#: The rights that apply to a file (not a directory).
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
+_NET_BIND_TCP = 1 << 0
+_NET_CONNECT_TCP = 1 << 1
+_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+_SCOPE_SIGNAL = 1 << 1
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = (
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    )
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+_LIBC: list[ctypes.CDLL] = []
+
+
+def _libc() -> ctypes.CDLL:
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
+def _syscall(number: int, *args: object) -> int:
+    fn = _libc().syscall
+    fn.restype = ctypes.c_long
+    result = int(fn(ctypes.c_long(number), *args))
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return result
+
+
+def _abi() -> int:
+    numbers = _SYS.get(platform.machine())
+    if numbers is None:
+        raise OSError(38, f"Landlock system calls unknown on {platform.machine()}")
+    return _syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+
 
 def kernel_support() -> tuple[int, str]:
     """The Landlock ABI this kernel offers (0: none) and a sentence saying so."""
+    if not sys.platform.startswith("linux"):
+        return 0, "Landlock is Linux's: isolated packs are held by ctx.reach only"
     try:
-        import landlock
-    except ImportError:
-        return 0, "the landlock package is not installed: isolated packs are held by ctx.reach only"
-    try:
-        abi = int(landlock.landlock_abi_version())
+        abi = _abi()
     except OSError as exc:
         return 0, (
             f"this kernel ({platform.release()}) offers no Landlock ({exc.strerror}): "
             "isolated packs are held by no-new-privs and ctx.reach only"
         )
-    return abi, f"isolated packs are confined to their grant by Landlock (ABI {abi})"
+    held = ["files"]
+    if abi >= 4:
+        held.append("TCP")
+    if abi >= 6:
+        held.append("abstract unix sockets and signals")
+    return abi, (
+        f"isolated packs are confined to their grant by Landlock (ABI {abi}: "
+        f"{', '.join(held)})"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """What :func:`confine` applied (the worker reports it; the control plane logs it)."""
+
+    abi: int
+    files: bool
+    tcp: bool
+    scoped: bool
+
+    def to_data(self) -> dict[str, object]:
+        return {"abi": self.abi, "files": self.files, "tcp": self.tcp, "scoped": self.scoped}
 
 
 def _no_new_privs() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
 
 
-def _import_path() -> list[str]:
+def _fs_rights(abi: int) -> int:
+    return sum(bits for since, bits in _FS_BY_ABI if abi >= since)
+
+
+class _Ruleset:
+    def __init__(self, abi: int, fs: int, net: int, scoped: int) -> None:
+        numbers = _SYS[platform.machine()]
+        self._add, self._restrict = numbers[1], numbers[2]
+        attr = _RulesetAttr(fs, net, scoped)
+        size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+        self.fd = _syscall(numbers[0], ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+        self.handled_fs = fs
+
+    def allow(self, paths: Iterable[str], rights: int) -> None:
+        for path in dict.fromkeys(paths):
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # a root that does not exist grants nothing
+            try:
+                mask = rights & self.handled_fs
+                if not os.path.isdir(path):
+                    mask &= _FILE_RIGHTS
+                rule = _PathBeneath(mask, fd)
+                _syscall(
+                    self._add, ctypes.c_int(self.fd), ctypes.c_int(_RULE_PATH_BENEATH),
+                    ctypes.byref(rule), ctypes.c_uint32(0),
+                )
+            finally:
+                os.close(fd)
+
+    def apply(self) -> None:
+        try:
+            _syscall(self._restrict, ctypes.c_int(self.fd), ctypes.c_uint32(0))
+        finally:
+            os.close(self.fd)
+
+
+def import_paths(paths: Iterable[str]) -> list[str]:
+    """The directories of ``paths`` (a ``sys.path``) and the interpreter's prefixes a worker
+    reads code from, resolved; never ``/`` nor the home directory as a whole."""
     home = os.path.realpath(os.path.expanduser("~"))
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]
+    given = [sys.prefix, sys.base_prefix, sys.exec_prefix, *paths]
     return [
         real
-        for real in (os.path.realpath(p) for p in paths if p)
+        for real in dict.fromkeys(os.path.realpath(p) for p in given if p)
         if real not in ("/", home) and os.path.exists(real)
     ]
 
 
-def confine(reach: PackReach) -> int:
-    """Confine this process (an isolation worker, single-threaded) to ``reach``: no-new-privs,
-    then Landlock when there is one. The Landlock ABI applied (0: none)."""
+def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
+    """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
+    no-new-privs, then every Landlock restriction the kernel offers. ``import_paths``: the
+    directories the worker imports code from (read and executed, never written).
+
+    A pack that declared nothing and was granted nothing (``reach.confined`` false) keeps
+    the filesystem (the operator has not said what it may touch) but not TCP, not the
+    other processes, not their abstract sockets: those a pack never needs of its server.
+    Raises :class:`OSError` when the kernel refuses a restriction it offers."""
     _no_new_privs()
-    if not reach.confined:
-        return 0
     abi, _ = kernel_support()
     if abi <= 0:
-        return 0
-    import landlock
-    from landlock import FSAccess
-
-    read_dir = FSAccess.READ_FILE | FSAccess.READ_DIR
-    run = read_dir | FSAccess.EXECUTE
-    everything = FSAccess.all()
-    files = FSAccess.all_file()
-    ruleset = landlock.Ruleset(restrict_rules=everything)
-
-    def allow(paths: Iterable[str], rights: int) -> None:
-        for path in dict.fromkeys(paths):
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError, PermissionError):
-                mask = rights if os.path.isdir(path) else rights & files
-                ruleset.allow(path, rules=FSAccess(mask))
-
-    allow([*SYSTEM_READ, *_import_path()], run)
-    allow(["/proc", "/dev/urandom", "/dev/random"], read_dir)
-    allow(["/dev/null", "/dev/zero"], FSAccess.READ_FILE | FSAccess.WRITE_FILE)
-    allow(reach.reads, read_dir)
-    allow(reach.writes, everything)
+        return Confinement(0, False, False, False)
+    files = reach.confined
+    # A pack granted no egress (an empty list) connects and binds no TCP port; one granted
+    # egress is held to it by ctx.reach (Landlock restricts ports, not destinations).
+    tcp = abi >= 4 and reach.egress is not None and not reach.egress
+    scoped = abi >= 6
+    if not (files or tcp or scoped):
+        return Confinement(abi, False, False, False)  # nothing this kernel can restrict
+    ruleset = _Ruleset(
+        abi,
+        _fs_rights(abi) if files else 0,
+        (_NET_BIND_TCP | _NET_CONNECT_TCP) if tcp else 0,
+        (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if scoped else 0,
+    )
+    if files:
+        everything = _fs_rights(abi)
+        read = _READ_FILE | _READ_DIR
+        ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
+        ruleset.allow(["/proc", "/dev/urandom", "/dev/random"], read)
+        ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
+        ruleset.allow(reach.reads, read)
+        ruleset.allow(reach.writes, everything)
     ruleset.apply()
-    return abi
+    return Confinement(abi, files, tcp, scoped)

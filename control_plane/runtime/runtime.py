@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from control_plane.core.hookspecs import hookimpl
 from control_plane.core.invoke import Invoker
 from control_plane.core.reach import GrantError, Grants, install_grants, install_message_limit
 from control_plane.core.redact import require_scrubber
@@ -24,7 +25,13 @@ from control_plane.runtime.observability import (
     install,
     install_configured,
 )
-from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_registry
+from control_plane.runtime.plugins import (
+    ENTRY_POINT_GROUP,
+    ENV_PLUGINS,
+    PLUGIN_FAULTS,
+    LoadResult,
+    load_registry,
+)
 
 __all__ = ["DEFAULT_TIMEOUT", "PackHealthSource", "Runtime", "RuntimeConfig", "build_runtime"]
 
@@ -159,10 +166,10 @@ class Runtime:
         self.close()
 
 
-def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
-    """``--plugin`` values: module names, or paths of ``.py`` files (imported by their stem,
-    their directory put first on ``sys.path``, so isolated workers import them too)."""
-    plugins: list[tuple[str, object]] = []
+def _plugin_names(names: Iterable[str]) -> tuple[list[tuple[str, str]], list[LoadFailure]]:
+    """``--plugin`` values as ``(given, module name)``: a path of a ``.py`` file is imported
+    by its stem, its directory put first on ``sys.path`` (so isolated workers find it too)."""
+    found: list[tuple[str, str]] = []
     failed: list[LoadFailure] = []
     for given in names:
         name = given
@@ -174,6 +181,17 @@ def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], lis
             if str(path.parent) not in sys.path:
                 sys.path.insert(0, str(path.parent))
             name = path.stem
+        found.append((given, name))
+    return found, failed
+
+
+def _import_plugins(
+    names: Iterable[tuple[str, str]],
+) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
+    """Import the ``(given, module name)`` plugins here, in the control plane."""
+    plugins: list[tuple[str, object]] = []
+    failed: list[LoadFailure] = []
+    for given, name in names:
         try:
             plugins.append((name, importlib.import_module(name)))
         except ModuleNotFoundError as exc:
@@ -188,6 +206,78 @@ def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], lis
         except PLUGIN_FAULTS as exc:
             failed.append(LoadFailure(given, f"failed to load: {type(exc).__name__}: {exc}"))
     return plugins, failed
+
+
+class _Described:
+    """A plugin module known only by what a confined worker said it registers: its packs,
+    built from that JSON data, run in isolated workers (never imported here)."""
+
+    def __init__(self, packs: Sequence[Any]) -> None:
+        self._packs = tuple(packs)
+
+    @hookimpl
+    def register_packs(self, register: Callable[[Any], None]) -> None:
+        for pack in self._packs:
+            register(pack)
+
+
+def _isolating(config: RuntimeConfig) -> bool:
+    """Whether third-party plugin modules are described by confined workers before any of
+    them is imported here (so a module holding an isolated pack never is)."""
+    return bool(config.isolate)
+
+
+def _describe_plugins(
+    config: RuntimeConfig, plugins: Sequence[tuple[str, str]]
+) -> tuple[list[tuple[str, object]], list[tuple[str, str]], list[LoadFailure]]:
+    """Describe each third-party plugin module (``--plugin`` and entry points) in a fresh
+    confined worker. A module registering a pack that is to be isolated (named by
+    ``--isolate``, ``all``, or declaring ``isolated=True``) is isolated whole: its packs are
+    registered from their declarations and run in workers. The others are returned to be
+    imported here as before. ``(described plugins, modules to import, failures)``."""
+    from importlib.metadata import entry_points
+
+    wanted = set(config.isolate)
+    candidates = list(plugins)
+    if config.entry_points:
+        allowed = os.environ.get(ENV_PLUGINS)
+        allow = None if allowed is None else {p.strip() for p in allowed.split(",")}
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if allow is None or ep.name in allow:
+                candidates.append((ep.name, ep.value))
+    described: list[tuple[str, object]] = []
+    local: list[tuple[str, str]] = []
+    failed: list[LoadFailure] = []
+    for given, module in candidates:
+        reply = isolation.describe_module(module)
+        if reply.get("kind") != "ok":
+            failed.append(
+                LoadFailure(
+                    given,
+                    "failed to load in a confined worker (no files but its code's, no "
+                    f"network, no environment): {reply.get('error')}",
+                )
+            )
+            continue
+        packs = [p for p in reply.get("packs") or () if isinstance(p, dict)]
+        isolate = isolation.ALL in wanted or any(
+            p.get("name") in wanted or p.get("isolated") is True for p in packs
+        )
+        if not isolate:
+            local.append((given, module))
+            continue
+        stand_ins = []
+        for data in packs:
+            try:
+                stand_ins.append(isolation.declared_pack(data, module))
+            except (KeyError, TypeError, ValueError) as exc:
+                failed.append(
+                    LoadFailure(given, f"a malformed declaration: {type(exc).__name__}: {exc}")
+                )
+        for name, why in reply.get("refused") or ():
+            failed.append(LoadFailure(given, f"its declaration cannot cross: {why}", str(name)))
+        described.append((module, _Described(stand_ins)))
+    return described, local, failed
 
 
 def build_runtime(
@@ -207,11 +297,19 @@ def build_runtime(
     if load is None:
         mcp = config.mcp_config
         mcp_config = mcp if isinstance(mcp, McpConfig) or mcp is None else load_config(mcp)
-        imported, failed = _import_plugins(config.plugins)
+        names, failed = _plugin_names(config.plugins)
+        described: list[tuple[str, object]] = []
+        entry_points = config.entry_points
+        if _isolating(config):
+            described, names, refused = _describe_plugins(config, names)
+            failed.extend(refused)
+            entry_points = False  # described above: each isolated or named in ``names``
+        imported, unimported = _import_plugins(names)
+        failed.extend(unimported)
         load = load_registry(
             builtins=config.builtins,
-            entry_points_=config.entry_points,
-            extra=[*config.extra, *imported],
+            entry_points_=entry_points,
+            extra=[*config.extra, *described, *imported],
             mcp_config=mcp_config,
         )
         for failure in (*config.failures, *failed):
