@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from control_plane.core.reach import PackReach
 
-__all__ = ["SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
+__all__ = ["PROC_READ", "SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
 
 #: System paths every worker may read and execute (those that exist).
 SYSTEM_READ = (
@@ -52,6 +52,20 @@ SYSTEM_READ = (
     "/etc/mime.types",
 )
 _PR_SET_NO_NEW_PRIVS = 38
+#: What a worker may read of ``/proc`` beside its own ``/proc/PID``: nothing of another
+#: process (``/proc/net/unix`` lists every socket of the host, ``/proc/PID/environ`` of the
+#: control plane is its whole environment; Landlock's ptrace rule does not cover reading them).
+PROC_READ = (
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/version",
+    "/proc/filesystems",
+    "/proc/sys/kernel/random",
+    "/proc/sys/vm/overcommit_memory",
+)
 
 # -- Landlock's kernel interface (include/uapi/linux/landlock.h) ---------------------------
 
@@ -146,15 +160,87 @@ class Confinement:
     files: bool
     tcp: bool
     scoped: bool
+    #: No new unix sockets (seccomp).
+    unix: bool = False
 
     def to_data(self) -> dict[str, object]:
-        return {"abi": self.abi, "files": self.files, "tcp": self.tcp, "scoped": self.scoped}
+        return {
+            "abi": self.abi,
+            "files": self.files,
+            "tcp": self.tcp,
+            "scoped": self.scoped,
+            "unix": self.unix,
+        }
 
 
 def _no_new_privs() -> None:
     if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
+
+
+# -- seccomp: no new unix sockets (include/uapi/linux/seccomp.h, filter.h) -------------------
+
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_RET_ALLOW = 0x7FFF0000
+_RET_EACCES = 0x00050000 | 13
+_LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+_RET = 0x06  # BPF_RET | BPF_K
+#: Per machine: the audit arch, ``socket``'s and ``io_uring_setup``'s numbers.
+_SECCOMP_ARCH = {
+    "x86_64": (0xC000003E, 41, 425),
+    "aarch64": (0xC00000B7, 198, 425),
+}
+_AF_UNIX = 1
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    )
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def _no_unix_sockets() -> bool:
+    """Refuse ``socket(AF_UNIX, ...)`` (EACCES) and ``io_uring_setup`` (which makes sockets
+    without ``socket``) to this process and what it starts, for good: no connecting to a
+    pathname unix socket anywhere on the host (Landlock does not restrict that), abstract
+    ones included. ``socketpair`` stays (asyncio's loop needs it; such a pair is connected
+    to itself). False where there is no such filter for this machine."""
+    arch = _SECCOMP_ARCH.get(platform.machine())
+    if arch is None:
+        return False
+    audit_arch, nr_socket, nr_io_uring = arch
+    program = [
+        (_LD_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_JEQ, 1, 0, audit_arch),
+        (_RET, 0, 0, _RET_EACCES),  # another ABI (i386, x32 through int 0x80): refused
+        (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
+        (_JGE, 0, 1, 0x40000000),  # x32 system calls
+        (_RET, 0, 0, _RET_EACCES),
+        (_JEQ, 5, 0, nr_io_uring),
+        (_JEQ, 0, 3, nr_socket),
+        (_LD_ABS, 0, 0, 16),  # seccomp_data.args[0], low half (little-endian)
+        (_JEQ, 2, 0, _AF_UNIX),
+        (_RET, 0, 0, _RET_ALLOW),
+        (_RET, 0, 0, _RET_ALLOW),
+        (_RET, 0, 0, _RET_EACCES),
+    ]
+    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
+    prog = _SockFprog(len(program), filters)
+    if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl(PR_SET_SECCOMP): {os.strerror(err)}")
+    return True
 
 
 def _fs_rights(abi: int) -> int:
@@ -209,37 +295,37 @@ def import_paths(paths: Iterable[str]) -> list[str]:
 
 def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
-    no-new-privs, then every Landlock restriction the kernel offers. ``import_paths``: the
-    directories the worker imports code from (read and executed, never written).
+    no-new-privs, then every Landlock restriction the kernel offers, then (a pack without
+    ambient credentials) no new unix sockets. ``import_paths``: the directories the worker
+    imports code from (read and executed, never written).
 
     A pack that declared nothing and was granted nothing (``reach.confined`` false) keeps
-    the filesystem (the operator has not said what it may touch) but not TCP, not the
-    other processes, not their abstract sockets: those a pack never needs of its server.
-    Raises :class:`OSError` when the kernel refuses a restriction it offers."""
+    the filesystem (the operator has not said what it may touch) and unix sockets, but not
+    TCP, not the other processes, not their abstract sockets. Raises :class:`OSError` when
+    the kernel refuses a restriction it offers."""
     _no_new_privs()
     abi, _ = kernel_support()
-    if abi <= 0:
-        return Confinement(0, False, False, False)
-    files = reach.confined
+    files = abi > 0 and reach.confined
     # A pack granted no egress (an empty list) connects and binds no TCP port; one granted
     # egress is held to it by ctx.reach (Landlock restricts ports, not destinations).
     tcp = abi >= 4 and reach.egress is not None and not reach.egress
     scoped = abi >= 6
-    if not (files or tcp or scoped):
-        return Confinement(abi, False, False, False)  # nothing this kernel can restrict
-    ruleset = _Ruleset(
-        abi,
-        _fs_rights(abi) if files else 0,
-        (_NET_BIND_TCP | _NET_CONNECT_TCP) if tcp else 0,
-        (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if scoped else 0,
-    )
-    if files:
-        everything = _fs_rights(abi)
-        read = _READ_FILE | _READ_DIR
-        ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
-        ruleset.allow(["/proc", "/dev/urandom", "/dev/random"], read)
-        ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
-        ruleset.allow(reach.reads, read)
-        ruleset.allow(reach.writes, everything)
-    ruleset.apply()
-    return Confinement(abi, files, tcp, scoped)
+    if files or tcp or scoped:
+        ruleset = _Ruleset(
+            abi,
+            _fs_rights(abi) if files else 0,
+            (_NET_BIND_TCP | _NET_CONNECT_TCP) if tcp else 0,
+            (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if scoped else 0,
+        )
+        if files:
+            everything = _fs_rights(abi)
+            read = _READ_FILE | _READ_DIR
+            ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
+            ruleset.allow([os.path.realpath("/proc/self"), *PROC_READ], read)
+            ruleset.allow(["/dev/urandom", "/dev/random"], read)
+            ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
+            ruleset.allow(reach.reads, read)
+            ruleset.allow(reach.writes, everything)
+        ruleset.apply()
+    unix = not reach.ambient_credentials and _no_unix_sockets()
+    return Confinement(abi, files, tcp, scoped, unix)

@@ -196,10 +196,15 @@ def withhold_environment(*names: str) -> None:
     _WITHHELD.update(names)
 
 
+#: This worker's ``/proc/self/statm``, opened before it is confined.
+_STATM: list[int] = []
+
+
 def _rss_bytes() -> int:
     try:
-        with open("/proc/self/statm", "rb") as fh:
-            return int(fh.read().split()[1]) * _PAGE
+        if not _STATM:
+            _STATM.append(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+        return int(os.pread(_STATM[0], 512, 0).split()[1]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -263,6 +268,7 @@ def worker_main(conn: Connection, boot: Mapping[str, Any]) -> None:
     rss_limit = int(boot.get("rss_limit") or 0)
     handler: Callable[..., Any] | None = None
     setup_error: BaseException | None = None
+    _rss_bytes()  # opens statm while it may
     try:
         _confine(locator.pack, boot)
         handler = locator.resolve()
