@@ -63,8 +63,7 @@ class _Payload:
 
     def __reduce__(self) -> tuple[Any, ...]:
         code = (
-            "import os\n"
-            f"open({self.marker!r}, 'w').write('ran in %d, unconfined' % os.getpid())\n"
+            f"import os\nopen({self.marker!r}, 'w').write('ran in %d, unconfined' % os.getpid())\n"
         )
         return (exec, (code,))
 
@@ -93,7 +92,8 @@ def _listeners_of_children(pid: int) -> list[str]:
     except OSError:
         return []
     return [
-        parts[7] for parts in (line.split() for line in lines)
+        parts[7]
+        for parts in (line.split() for line in lines)
         if len(parts) > 7 and parts[6] in inodes
     ]
 
@@ -114,7 +114,7 @@ def _fork_server(marker: str, pid: int) -> dict[str, Any]:
             continue
         with sock:
             child_r, ours_w = os.pipe()
-            ours_r, child_w = os.pipe()
+            _ours_r, child_w = os.pipe()
             spare = [os.open(os.devnull, os.O_RDONLY) for _ in range(2)]
             fds = [child_r, child_w, *spare]
             try:
@@ -145,6 +145,13 @@ def escape(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return _fork_server(doc["marker"], int(doc["pid"]))
     if mode == "tcp":
         return _connect(socket.AF_INET, ("127.0.0.1", int(doc["port"])))
+    if mode == "udp":
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                sock.sendto(b"escaped", ("127.0.0.1", int(doc["port"])))
+        except OSError as exc:
+            return {"sent": False, "why": f"{type(exc).__name__}: {exc}"}
+        return {"sent": True}
     if mode == "abstract":
         return _connect(socket.AF_UNIX, "\0" + doc["name"])
     if mode == "environ":

@@ -93,9 +93,7 @@ def escape(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Escape]:
         found.server.kill()
 
 
-def test_no_fork_server_forks_the_pack_an_unconfined_child(
-    escape: Escape, tmp_path: Path
-) -> None:
+def test_no_fork_server_forks_the_pack_an_unconfined_child(escape: Escape, tmp_path: Path) -> None:
     marker = tmp_path / "forked"
     got = escape.result({"mode": "fork_server", "marker": str(marker), "pid": escape.pid})
     time.sleep(1.0)  # a forked child would have written by now
@@ -109,6 +107,17 @@ def test_no_tcp_to_loopback_without_egress(escape: Escape) -> None:
         listener.listen()
         got = escape.result({"mode": "tcp", "port": listener.getsockname()[1]})
     assert got["connected"] is False, got
+
+
+def test_no_udp_to_loopback_without_egress(escape: Escape) -> None:
+    """Landlock restricts TCP only: a pack granted no egress makes no network socket."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.settimeout(1.0)
+        got = escape.result({"mode": "udp", "port": listener.getsockname()[1]})
+        with pytest.raises(TimeoutError):
+            listener.recv(64)
+    assert got["sent"] is False, got
 
 
 def test_no_abstract_unix_socket_outside_its_domain(escape: Escape) -> None:

@@ -147,8 +147,9 @@ def kernel_support() -> tuple[int, str]:
     if abi >= 6:
         held.append("abstract unix sockets and signals")
     return abi, (
-        f"isolated packs are confined to their grant by Landlock (ABI {abi}: "
-        f"{', '.join(held)})"
+        "isolated packs run in fresh worker processes confined before their code runs: "
+        f"Landlock ABI {abi} ({', '.join(held)}), seccomp (sockets), an environment of "
+        "their own"
     )
 
 
@@ -160,8 +161,8 @@ class Confinement:
     files: bool
     tcp: bool
     scoped: bool
-    #: No new unix sockets (seccomp).
-    unix: bool = False
+    #: The sockets it may make (seccomp): ``none``, ``unix only``, ``no unix`` or ``any``.
+    sockets: str = "any"
 
     def to_data(self) -> dict[str, object]:
         return {
@@ -169,7 +170,7 @@ class Confinement:
             "files": self.files,
             "tcp": self.tcp,
             "scoped": self.scoped,
-            "unix": self.unix,
+            "sockets": self.sockets,
         }
 
 
@@ -195,6 +196,9 @@ _SECCOMP_ARCH = {
     "aarch64": (0xC00000B7, 198, 425),
 }
 _AF_UNIX = 1
+_AF_INET = 2
+_AF_INET6 = 10
+_AF_PACKET = 17
 
 
 class _SockFilter(ctypes.Structure):
@@ -210,31 +214,38 @@ class _SockFprog(ctypes.Structure):
     _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
 
 
-def _no_unix_sockets() -> bool:
-    """Refuse ``socket(AF_UNIX, ...)`` (EACCES) and ``io_uring_setup`` (which makes sockets
-    without ``socket``) to this process and what it starts, for good: no connecting to a
-    pathname unix socket anywhere on the host (Landlock does not restrict that), abstract
-    ones included. ``socketpair`` stays (asyncio's loop needs it; such a pair is connected
-    to itself). False where there is no such filter for this machine."""
+def _no_sockets(families: tuple[int, ...] | None) -> bool:
+    """Refuse ``socket()`` (EACCES) for ``families`` (``None``: every family) and
+    ``io_uring_setup`` (which makes sockets without ``socket``) to this process and what it
+    starts, for good. ``socketpair`` stays (asyncio's loop needs it; such a pair is
+    connected to itself). False where there is no such filter for this machine."""
     arch = _SECCOMP_ARCH.get(platform.machine())
     if arch is None:
         return False
     audit_arch, nr_socket, nr_io_uring = arch
+    deny, allow = (_RET, 0, 0, _RET_EACCES), (_RET, 0, 0, _RET_ALLOW)
+    tests = families or ()
+    # After the header: one test per family, each jumping to the final deny on a match.
+    by_family = [(_JEQ, len(tests) - i, 0, family) for i, family in enumerate(tests)]
     program = [
         (_LD_ABS, 0, 0, 4),  # seccomp_data.arch
         (_JEQ, 1, 0, audit_arch),
-        (_RET, 0, 0, _RET_EACCES),  # another ABI (i386, x32 through int 0x80): refused
+        deny,  # another ABI (i386 through int 0x80): refused
         (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
         (_JGE, 0, 1, 0x40000000),  # x32 system calls
-        (_RET, 0, 0, _RET_EACCES),
-        (_JEQ, 5, 0, nr_io_uring),
-        (_JEQ, 0, 3, nr_socket),
-        (_LD_ABS, 0, 0, 16),  # seccomp_data.args[0], low half (little-endian)
-        (_JEQ, 2, 0, _AF_UNIX),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, _RET_EACCES),
+        deny,
+        (_JEQ, 2 if families is None else len(by_family) + 3, 0, nr_io_uring),
     ]
+    if families is None:
+        program += [(_JEQ, 1, 0, nr_socket), allow, deny]
+    else:
+        program += [
+            (_JEQ, 0, len(by_family) + 1, nr_socket),
+            (_LD_ABS, 0, 0, 16),  # seccomp_data.args[0], low half (little-endian)
+            *by_family,
+            allow,
+            deny,
+        ]
     filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
     prog = _SockFprog(len(program), filters)
     if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
@@ -253,7 +264,9 @@ class _Ruleset:
         self._add, self._restrict = numbers[1], numbers[2]
         attr = _RulesetAttr(fs, net, scoped)
         size = 24 if abi >= 6 else 16 if abi >= 4 else 8
-        self.fd = _syscall(numbers[0], ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+        self.fd = _syscall(
+            numbers[0], ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
+        )
         self.handled_fs = fs
 
     def allow(self, paths: Iterable[str], rights: int) -> None:
@@ -268,8 +281,11 @@ class _Ruleset:
                     mask &= _FILE_RIGHTS
                 rule = _PathBeneath(mask, fd)
                 _syscall(
-                    self._add, ctypes.c_int(self.fd), ctypes.c_int(_RULE_PATH_BENEATH),
-                    ctypes.byref(rule), ctypes.c_uint32(0),
+                    self._add,
+                    ctypes.c_int(self.fd),
+                    ctypes.c_int(_RULE_PATH_BENEATH),
+                    ctypes.byref(rule),
+                    ctypes.c_uint32(0),
                 )
             finally:
                 os.close(fd)
@@ -327,5 +343,20 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
             ruleset.allow(reach.reads, read)
             ruleset.allow(reach.writes, everything)
         ruleset.apply()
-    unix = not reach.ambient_credentials and _no_unix_sockets()
-    return Confinement(abi, files, tcp, scoped, unix)
+    # Sockets (seccomp): a pack granted no egress makes no network socket (UDP included,
+    # which Landlock does not restrict); one without ambient credentials no unix socket
+    # (Landlock does not restrict connecting to a pathname one: a fork server's, an agent's).
+    no_net = reach.egress is not None and not reach.egress
+    no_unix = reach.confined and not reach.ambient_credentials
+    families: tuple[int, ...] | None
+    if no_net and no_unix:
+        families, sockets = None, "none"
+    elif no_net:
+        families, sockets = (_AF_INET, _AF_INET6, _AF_PACKET), "unix only"
+    elif no_unix:
+        families, sockets = (_AF_UNIX,), "no unix"
+    else:
+        families, sockets = (), "any"
+    if families != () and not _no_sockets(families):
+        sockets = "any"
+    return Confinement(abi, files, tcp, scoped, sockets)

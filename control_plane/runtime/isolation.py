@@ -12,8 +12,8 @@ import signal
 import site
 import socket
 import subprocess
-import sysconfig
 import sys
+import sysconfig
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -444,7 +444,9 @@ def _describe_main(conn: Connection, boot: Mapping[str, Any]) -> None:
     module = str(boot["module"])
     reply: dict[str, Any]
     try:
-        _confine(f"<describe {module}>", {**boot, "reach": {**(boot.get("reach") or {}), "declared": {}}})
+        _confine(
+            f"<describe {module}>", {**boot, "reach": {**(boot.get("reach") or {}), "declared": {}}}
+        )
         hook = getattr(_plugin_object(module), "register_packs", None)
         found: list[Any] = []
         if hook is not None:
@@ -597,7 +599,9 @@ def _boot_path() -> str:
     return os.pathsep.join(dict.fromkeys(p for p in (root, *sites) if os.path.isdir(p)))
 
 
-def worker_environment(declared: Mapping[str, Any] | None, grant: Mapping[str, Any] | None) -> dict[str, str]:
+def worker_environment(
+    declared: Mapping[str, Any] | None, grant: Mapping[str, Any] | None
+) -> dict[str, str]:
     """The environment a worker starts with, built for it, never the control plane's: with
     ambient credentials (declared or granted) ours minus what the control plane keeps for
     itself (:func:`withhold_environment`); without, only ``PATH``, ``TZ``, ``LANG``,
@@ -617,14 +621,25 @@ def worker_environment(declared: Mapping[str, Any] | None, grant: Mapping[str, A
     return env
 
 
-def _spawn(boot: Mapping[str, Any], env: Mapping[str, str], output: int) -> tuple[_Proc, Connection]:
+def _spawn(
+    boot: Mapping[str, Any], env: Mapping[str, str], output: int
+) -> tuple[_Proc, Connection]:
     """Start a fresh worker interpreter, hand it ``boot`` (JSON) and return it with the
     control plane's end of its socket. ``output``: the descriptor of its stdout and stderr."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         child_fd = theirs.fileno()
         popen = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _BOOT, _boot_path(), str(child_fd), str(os.getpid())],
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                "-c",
+                _BOOT,
+                _boot_path(),
+                str(child_fd),
+                str(os.getpid()),
+            ],
             pass_fds=(child_fd,),
             stdin=subprocess.DEVNULL,
             stdout=output,
@@ -638,10 +653,8 @@ def _spawn(boot: Mapping[str, Any], env: Mapping[str, str], output: int) -> tupl
     finally:
         theirs.close()
     conn = Connection(ours.detach())
-    try:
+    with contextlib.suppress(OSError):  # it died at once: the first call sees its death
         conn.send_bytes(orjson.dumps(boot))
-    except OSError:
-        pass  # it died at once: the first call sees its death
     return _Proc(popen), conn
 
 
