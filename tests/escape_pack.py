@@ -190,6 +190,20 @@ PACK = Pack(
 )
 
 
+#: The same attacks from a pack that declares no reach (unconfined files), registered by
+#: the same module: isolated with it, never named by ``--isolate``.
+UNDECLARED = Pack(
+    "escape.undeclared",
+    "1.0.0",
+    "Tries the same, declaring nothing.",
+    PACK.input_schema,
+    PACK.output_schema,
+    escape,
+    codes={"internal_error": None},
+)
+
+
 @hookimpl
 def register_packs(register: Any) -> None:
     register(PACK)
+    register(UNDECLARED)

@@ -26,6 +26,7 @@ from control_plane.v1 import control_plane_pb2 as pb
 pytestmark = pytest.mark.system
 
 PACK = "escape.probe"
+UNDECLARED = "escape.undeclared"
 TOKEN = "iso42-bearer-4a1e0c7f9d2b"
 TOKEN_ENV = "ESCAPE_TEST_TOKENS"
 HERE = Path(__file__).resolve().parent
@@ -64,8 +65,8 @@ class Escape:
     def pid(self) -> int:
         return self.server.proc.pid
 
-    def call(self, doc: dict[str, Any], timeout: float = 30) -> Received:
-        request = pb.InvokePackRequest(pack=PACK, input=json.dumps(doc).encode())
+    def call(self, doc: dict[str, Any], timeout: float = 30, pack: str = PACK) -> Received:
+        request = pb.InvokePackRequest(pack=pack, input=json.dumps(doc).encode())
         return call_raw(
             self.server.channel,
             "InvokePack",
@@ -74,8 +75,8 @@ class Escape:
             metadata=(("authorization", f"Bearer {TOKEN}"),),
         )
 
-    def result(self, doc: dict[str, Any]) -> dict[str, Any]:
-        got = self.call(doc)
+    def result(self, doc: dict[str, Any], pack: str = PACK) -> dict[str, Any]:
+        got = self.call(doc, pack=pack)
         assert got.code == "ok", (got.code, got.message, "".join(self.server.stderr))
         assert isinstance(got.result, dict)
         return got.result
@@ -137,6 +138,19 @@ def test_neither_the_control_planes_environ_nor_its_environment(escape: Escape) 
     assert set(got["names_in_ours"]) <= {"PATH", "TZ", "LANG", "TMPDIR", "HOME", "XDG_CONFIG_HOME"}
 
 
+def test_a_pack_declaring_nothing_is_isolated_with_its_module_and_sees_no_other_process(
+    escape: Escape,
+) -> None:
+    """escape.undeclared is not named by --isolate: its module is, so it runs isolated too;
+    declaring no reach, it keeps files and network, not the control plane's process."""
+    got = escape.result({"mode": "environ", "pid": escape.pid, "token": TOKEN}, UNDECLARED)
+    assert got["read_theirs"] is False, got
+    assert got["token_in_ours"] is False, got  # ambient credentials: ours, minus our tokens
+    killed = escape.result({"mode": "kill", "pid": escape.pid}, UNDECLARED)
+    assert killed["sent"] is False, killed
+    assert escape.server.alive()
+
+
 def test_no_signal_to_the_control_plane(escape: Escape) -> None:
     got = escape.result({"mode": "kill", "pid": escape.pid})
     assert got["sent"] is False, got
@@ -154,7 +168,9 @@ def test_its_code_runs_confined_from_its_first_line_and_never_in_the_control_pla
     # outside its grant.
     marks = {p.name: p.read_text() for p in escape.marks.iterdir()}
     assert f"imported-{escape.pid}" not in marks, marks
-    assert marks == {}, marks
+    assert f"imported-{got['pid']}" not in marks, marks
+    # (escape.undeclared's worker, unconfined files, may leave one: never the server's.)
+    assert not any("control_plane.adapters.cli" in line for line in marks.values()), marks
     # At import, in its worker: confinement came first, and replacing the confinement
     # functions then changes nothing.
     assert got["imported"]["pid"] == got["pid"]

@@ -309,6 +309,16 @@ def import_paths(paths: Iterable[str]) -> list[str]:
     ]
 
 
+def _top_level_but_proc() -> list[str]:
+    """Every entry of ``/`` but ``/proc`` (an unconfined pack's files: all, not the other
+    processes'; ``/`` itself is no rule, which would cover ``/proc``)."""
+    try:
+        names = os.listdir("/")
+    except OSError:
+        return []
+    return [os.path.join("/", name) for name in sorted(names) if name != "proc"]
+
+
 def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
     no-new-privs, then every Landlock restriction the kernel offers, then (a pack without
@@ -316,12 +326,12 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     imports code from (read and executed, never written).
 
     A pack that declared nothing and was granted nothing (``reach.confined`` false) keeps
-    the filesystem (the operator has not said what it may touch) and unix sockets, but not
-    TCP, not the other processes, not their abstract sockets. Raises :class:`OSError` when
-    the kernel refuses a restriction it offers."""
+    the filesystem but ``/proc`` (the operator has not said what it may touch), the network
+    and unix sockets, but not the other processes (their ``/proc``, signals, abstract
+    sockets). Raises :class:`OSError` when the kernel refuses a restriction it offers."""
     _no_new_privs()
     abi, _ = kernel_support()
-    files = abi > 0 and reach.confined
+    files = abi > 0
     # A pack granted no egress (an empty list) connects and binds no TCP port; one granted
     # egress is held to it by ctx.reach (Landlock restricts ports, not destinations).
     tcp = abi >= 4 and reach.egress is not None and not reach.egress
@@ -336,12 +346,15 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
         if files:
             everything = _fs_rights(abi)
             read = _READ_FILE | _READ_DIR
-            ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
             ruleset.allow([os.path.realpath("/proc/self"), *PROC_READ], read)
-            ruleset.allow(["/dev/urandom", "/dev/random"], read)
-            ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
-            ruleset.allow(reach.reads, read)
-            ruleset.allow(reach.writes, everything)
+            if reach.confined:
+                ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
+                ruleset.allow(["/dev/urandom", "/dev/random"], read)
+                ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
+                ruleset.allow(reach.reads, read)
+                ruleset.allow(reach.writes, everything)
+            else:  # everything the operator has not restricted: all but other processes
+                ruleset.allow(_top_level_but_proc(), everything)
         ruleset.apply()
     # Sockets (seccomp): a pack granted no egress makes no network socket (UDP included,
     # which Landlock does not restrict); one without ambient credentials no unix socket

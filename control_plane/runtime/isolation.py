@@ -228,10 +228,8 @@ _BROKEN_REPLY = b'{"seq":-1,"kind":"error","retire":true,"error":{"chain":[]}}'
 def worker_entry() -> None:
     """``main`` of a worker process: ``argv`` is ``[-c, project root, fd, parent pid]``."""
     fd, parent = int(sys.argv[2]), int(sys.argv[3])
-    # A session (so a process group) of its own: whatever the pack starts ends with the
-    # worker (the parent kills the group), and no terminal of the control plane's is its.
-    with contextlib.suppress(OSError):
-        os.setsid()
+    # Started in a session (so a process group) of its own: whatever the pack starts ends
+    # with the worker (the parent kills the group), and no terminal of ours is its.
     _ignore_stop_signals()
     signal_on_parent_death(signal.SIGKILL)
     if os.getppid() != parent:  # the control plane died before we asked
@@ -646,6 +644,9 @@ def _spawn(
             stderr=output,
             env=dict(env),
             close_fds=True,
+            # A session of its own from its first instruction: a signal to the control
+            # plane's process group (Ctrl-C, docker stop) never reaches a starting worker.
+            start_new_session=True,
         )
     except BaseException:
         ours.close()
