@@ -359,7 +359,10 @@ def _confine(pack: str, boot: Mapping[str, Any]) -> None:
     install_grants(Grants({} if grant is None else {pack: Grant.from_data(grant)}))
     paths = [str(p) for p in boot.get("sys_path") or ()]
     confine(reach_for(pack), import_paths(paths))
-    sys.path[:] = list(dict.fromkeys([*sys.path, *paths]))
+    # Confined now: the interpreter's site (``.pth`` files, ``exit``/``quit``) may run, then
+    # the control plane's import path, packs' directories included.
+    site.main()
+    sys.path[:] = list(dict.fromkeys([*paths, *sys.path]))
 
 
 def _redeclare(pack: str, boot: Mapping[str, Any]) -> None:

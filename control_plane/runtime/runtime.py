@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -34,6 +35,8 @@ from control_plane.runtime.plugins import (
 )
 
 __all__ = ["DEFAULT_TIMEOUT", "PackHealthSource", "Runtime", "RuntimeConfig", "build_runtime"]
+
+logger = logging.getLogger("capability_packs.isolation")
 
 
 class PackHealthSource(Protocol):
@@ -276,6 +279,15 @@ def _describe_plugins(
                 )
         for name, why in reply.get("refused") or ():
             failed.append(LoadFailure(given, f"its declaration cannot cross: {why}", str(name)))
+        named = {p.get("name") for p in packs} & wanted
+        if isolation.ALL not in wanted and {p.get("name") for p in packs} - named:
+            logger.warning(
+                "plugin module %s runs isolated whole (its packs %s): its code never runs in "
+                "the control plane",
+                module,
+                ", ".join(sorted(str(p.get("name")) for p in packs)),
+                extra={"event": "module_isolated", "plugin": given},
+            )
         described.append((module, _Described(stand_ins)))
     return described, local, failed
 
