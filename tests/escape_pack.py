@@ -14,6 +14,7 @@ what it achieved, as data.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import pickle
@@ -129,6 +130,18 @@ def _fork_server(marker: str, pid: int) -> dict[str, Any]:
     return {"listeners": tried}
 
 
+def _shared_memory(shmid: int, size: int) -> dict[str, Any]:
+    """Attach a System V shared memory segment of another process's by its id."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    address = libc.shmat(shmid, None, 0o10000)  # SHM_RDONLY
+    if address in (None, ctypes.c_void_p(-1).value):
+        return {"attached": False, "why": os.strerror(ctypes.get_errno())}
+    data = ctypes.string_at(address, size).decode(errors="replace")
+    libc.shmdt(ctypes.c_void_p(address))
+    return {"attached": True, "data": data}
+
+
 def _connect(family: int, address: Any) -> dict[str, Any]:
     try:
         with socket.socket(family, socket.SOCK_STREAM) as sock:
@@ -169,6 +182,8 @@ def escape(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
         except OSError as exc:
             return {"sent": False, "why": f"{type(exc).__name__}: {exc}"}
         return {"sent": True}
+    if mode == "sysv":
+        return _shared_memory(int(doc["shmid"]), int(doc["size"]))
     if mode == "import":
         return {
             "imported": IMPORTED,

@@ -9,6 +9,7 @@ test asserts the attempt failed, and that the server still serves.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import shutil
 import socket
@@ -149,6 +150,22 @@ def test_a_pack_declaring_nothing_is_isolated_with_its_module_and_sees_no_other_
     killed = escape.result({"mode": "kill", "pid": escape.pid}, UNDECLARED)
     assert killed["sent"] is False, killed
     assert escape.server.alive()
+
+
+def test_no_system_v_shared_memory_of_another_process(escape: Escape) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.shmat.restype = ctypes.c_void_p
+    secret = b"iso42 shared secret"
+    shmid = libc.shmget(0, 4096, 0o1000 | 0o600)  # IPC_PRIVATE, IPC_CREAT, ours only
+    assert shmid >= 0, ctypes.get_errno()
+    try:
+        address = libc.shmat(shmid, None, 0)
+        ctypes.memmove(address, secret, len(secret))
+        libc.shmdt(ctypes.c_void_p(address))
+        got = escape.result({"mode": "sysv", "shmid": shmid, "size": len(secret)})
+    finally:
+        libc.shmctl(shmid, 0, None)  # IPC_RMID
+    assert got["attached"] is False, got
 
 
 def test_no_signal_to_the_control_plane(escape: Escape) -> None:

@@ -190,10 +190,21 @@ _LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
-#: Per machine: the audit arch, ``socket``'s and ``io_uring_setup``'s numbers.
-_SECCOMP_ARCH = {
-    "x86_64": (0xC000003E, 41, 425),
-    "aarch64": (0xC00000B7, 198, 425),
+#: Per machine: the audit arch, ``socket``'s number, and the system calls no worker makes:
+#: ``io_uring_setup`` (it makes sockets without ``socket``), System V IPC (shared memory,
+#: semaphores and queues of the host's other processes, by guessable ids) and the kernel
+#: keyrings (``add_key``, ``request_key``, ``keyctl``).
+_SECCOMP_ARCH: dict[str, tuple[int, int, tuple[int, ...]]] = {
+    "x86_64": (
+        0xC000003E,
+        41,
+        (425, 29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, 248, 249, 250),
+    ),
+    "aarch64": (
+        0xC00000B7,
+        198,
+        (425, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 217, 218, 219),
+    ),
 }
 _AF_UNIX = 1
 _AF_INET = 2
@@ -214,38 +225,36 @@ class _SockFprog(ctypes.Structure):
     _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
 
 
-def _no_sockets(families: tuple[int, ...] | None) -> bool:
-    """Refuse ``socket()`` (EACCES) for ``families`` (``None``: every family) and
-    ``io_uring_setup`` (which makes sockets without ``socket``) to this process and what it
-    starts, for good. ``socketpair`` stays (asyncio's loop needs it; such a pair is
-    connected to itself). False where there is no such filter for this machine."""
+def _seccomp(families: tuple[int, ...] | None) -> bool:
+    """Refuse (EACCES), to this process and what it starts, for good: ``socket()`` for
+    ``families`` (``None``: every family; ``()``: none), and the system calls of
+    :data:`_SECCOMP_ARCH` no worker makes. ``socketpair`` stays (asyncio's loop needs it;
+    such a pair is connected to itself). False where there is no filter for this machine."""
     arch = _SECCOMP_ARCH.get(platform.machine())
     if arch is None:
         return False
-    audit_arch, nr_socket, nr_io_uring = arch
-    deny, allow = (_RET, 0, 0, _RET_EACCES), (_RET, 0, 0, _RET_ALLOW)
-    tests = families or ()
-    # After the header: one test per family, each jumping to the final deny on a match.
-    by_family = [(_JEQ, len(tests) - i, 0, family) for i, family in enumerate(tests)]
-    program = [
-        (_LD_ABS, 0, 0, 4),  # seccomp_data.arch
-        (_JEQ, 1, 0, audit_arch),
-        deny,  # another ABI (i386 through int 0x80): refused
-        (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
-        (_JGE, 0, 1, 0x40000000),  # x32 system calls
-        deny,
-        (_JEQ, 2 if families is None else len(by_family) + 3, 0, nr_io_uring),
+    audit_arch, nr_socket, denied = arch
+    # (code, true target, false target, k); a target is "allow", "deny" or None (next).
+    ops: list[tuple[int, str | None, str | None, int]] = [
+        (_LD_ABS, None, None, 4),  # seccomp_data.arch
+        (_JEQ, None, "deny", audit_arch),  # another ABI (i386 through int 0x80): refused
+        (_LD_ABS, None, None, 0),  # seccomp_data.nr
+        (_JGE, "deny", None, 0x40000000),  # x32 system calls
+        *((_JEQ, "deny", None, nr) for nr in denied),
     ]
     if families is None:
-        program += [(_JEQ, 1, 0, nr_socket), allow, deny]
-    else:
-        program += [
-            (_JEQ, 0, len(by_family) + 1, nr_socket),
-            (_LD_ABS, 0, 0, 16),  # seccomp_data.args[0], low half (little-endian)
-            *by_family,
-            allow,
-            deny,
-        ]
+        ops.append((_JEQ, "deny", "allow", nr_socket))
+    elif families:
+        ops.append((_JEQ, None, "allow", nr_socket))
+        ops.append((_LD_ABS, None, None, 16))  # seccomp_data.args[0], low half
+        ops.extend((_JEQ, "deny", None, family) for family in families)
+    allow_at, deny_at = len(ops), len(ops) + 1
+
+    def offset(i: int, target: str | None) -> int:
+        return 0 if target is None else (allow_at if target == "allow" else deny_at) - i - 1
+
+    program = [(code, offset(i, t), offset(i, f), k) for i, (code, t, f, k) in enumerate(ops)]
+    program += [(_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, _RET_EACCES)]
     filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
     prog = _SockFprog(len(program), filters)
     if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
@@ -370,6 +379,6 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
         families, sockets = (_AF_UNIX,), "no unix"
     else:
         families, sockets = (), "any"
-    if families != () and not _no_sockets(families):
+    if not _seccomp(families):
         sockets = "any"
     return Confinement(abi, files, tcp, scoped, sockets)
