@@ -88,6 +88,9 @@ def test_the_stand_in_never_runs_here_and_its_workers_find_it_by_module() -> Non
         {"name": 3},
         {"version": "1"},
         {"input_schema": ["not", "a", "schema"]},
+        {"reach": ["fs.read", "/"]},
+        {"reach": {"fs.read": "/etc"}},
+        {"codes": [1, 2]},
     ],
 )
 def test_a_malformed_declaration_raises(broken: dict[str, Any]) -> None:

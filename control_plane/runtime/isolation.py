@@ -321,11 +321,20 @@ def _reach_from(data: Mapping[str, Any] | None) -> Any:
 
     if data is None:
         return None
+    if not isinstance(data, Mapping):
+        raise TypeError("a reach is a mapping")
+
+    def strings(key: str) -> tuple[str, ...]:
+        values = data.get(key) or ()
+        if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+            raise TypeError(f"a reach's {key} is a list of strings")
+        return tuple(values)
+
     return Reach(
-        reads=tuple(data.get("fs.read") or ()),
-        writes=tuple(data.get("fs.write") or ()),
-        egress=tuple(data.get("egress") or ()),
-        programs=tuple(data.get("programs") or ()),
+        reads=strings("fs.read"),
+        writes=strings("fs.write"),
+        egress=strings("egress"),
+        programs=strings("programs"),
         ambient_credentials=data.get("credentials") == "ambient",
     )
 
