@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import platform
 import shutil
 import socket
 import time
@@ -166,6 +167,14 @@ def test_no_system_v_shared_memory_of_another_process(escape: Escape) -> None:
     finally:
         libc.shmctl(shmid, 0, None)  # IPC_RMID
     assert got["attached"] is False, got
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the raw clone is x86_64's")
+def test_no_namespace_of_its_own(escape: Escape) -> None:
+    """A user namespace would give the pack capabilities inside it (and the kernel's surface
+    behind them): refused to the worker and its children, by unshare and by clone."""
+    got = escape.result({"mode": "namespace"})
+    assert got == {"unshare": False, "clone": False}, got
 
 
 def test_no_signal_to_the_control_plane(escape: Escape) -> None:

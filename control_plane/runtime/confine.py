@@ -190,20 +190,44 @@ _LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
 _JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 _JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 _RET = 0x06  # BPF_RET | BPF_K
-#: Per machine: the audit arch, ``socket``'s number, and the system calls no worker makes:
-#: ``io_uring_setup`` (it makes sockets without ``socket``), System V IPC (shared memory,
-#: semaphores and queues of the host's other processes, by guessable ids) and the kernel
-#: keyrings (``add_key``, ``request_key``, ``keyctl``).
-_SECCOMP_ARCH: dict[str, tuple[int, int, tuple[int, ...]]] = {
-    "x86_64": (
+_RET_ENOSYS = 0x00050000 | 38
+_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+#: ``clone`` flags that make a namespace (``CLONE_NEWNS``, ``NEWCGROUP``, ``NEWUTS``,
+#: ``NEWIPC``, ``NEWUSER``, ``NEWPID``, ``NEWNET``, ``NEWTIME``).
+_CLONE_NEW = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
+_CLONE_NEW |= 0x20000000 | 0x40000000 | 0x00000080
+
+
+@dataclass(frozen=True, slots=True)
+class _Calls:
+    """One machine's system call numbers for the filter."""
+
+    audit_arch: int
+    socket: int
+    clone: int
+    clone3: int
+    #: Refused outright: ``io_uring_setup`` (it makes sockets without ``socket``), System V
+    #: IPC (shared memory, semaphores and queues of the host's other processes, by
+    #: guessable ids), the kernel keyrings (``add_key``, ``request_key``, ``keyctl``),
+    #: ``unshare`` and ``setns`` (a user namespace of its own would hand the pack
+    #: capabilities there, and the kernel's surface behind them).
+    denied: tuple[int, ...]
+
+
+_SECCOMP_ARCH: dict[str, _Calls] = {
+    "x86_64": _Calls(
         0xC000003E,
         41,
-        (425, 29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, 248, 249, 250),
+        56,
+        435,
+        (425, 29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, 248, 249, 250, 272, 308),
     ),
-    "aarch64": (
+    "aarch64": _Calls(
         0xC00000B7,
         198,
-        (425, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 217, 218, 219),
+        220,
+        435,
+        (425, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 217, 218, 219, 97, 268),
     ),
 }
 _AF_UNIX = 1
@@ -227,35 +251,50 @@ class _SockFprog(ctypes.Structure):
 
 def _seccomp(families: tuple[int, ...] | None) -> bool:
     """Refuse (EACCES), to this process and what it starts, for good: ``socket()`` for
-    ``families`` (``None``: every family; ``()``: none), and the system calls of
-    :data:`_SECCOMP_ARCH` no worker makes. ``socketpair`` stays (asyncio's loop needs it;
-    such a pair is connected to itself). False where there is no filter for this machine."""
-    arch = _SECCOMP_ARCH.get(platform.machine())
-    if arch is None:
+    ``families`` (``None``: every family; ``()``: none), the system calls of
+    :class:`_Calls`' ``denied``, and a ``clone`` that makes a namespace (``clone3``, whose
+    flags a filter cannot read, answers ENOSYS: the C library then uses ``clone``).
+    ``socketpair`` stays (asyncio's loop needs it; such a pair is connected to itself).
+    False where there is no filter for this machine."""
+    calls = _SECCOMP_ARCH.get(platform.machine())
+    if calls is None:
         return False
-    audit_arch, nr_socket, denied = arch
-    # (code, true target, false target, k); a target is "allow", "deny" or None (next).
-    ops: list[tuple[int, str | None, str | None, int]] = [
+    # Each op: (code, true target, false target, k), a target a label or None (the next
+    # op); or a label (str) naming the position of the next op.
+    ops: list[tuple[int, str | None, str | None, int] | str] = [
         (_LD_ABS, None, None, 4),  # seccomp_data.arch
-        (_JEQ, None, "deny", audit_arch),  # another ABI (i386 through int 0x80): refused
+        (_JEQ, None, "deny", calls.audit_arch),  # another ABI (i386 by int 0x80): refused
         (_LD_ABS, None, None, 0),  # seccomp_data.nr
         (_JGE, "deny", None, 0x40000000),  # x32 system calls
-        *((_JEQ, "deny", None, nr) for nr in denied),
+        *((_JEQ, "deny", None, nr) for nr in calls.denied),
+        (_JEQ, "nosys", None, calls.clone3),
+        (_JEQ, None, "socket", calls.clone),
+        (_LD_ABS, None, None, 16),  # seccomp_data.args[0], low half (little-endian)
+        (_JSET, "deny", "allow", _CLONE_NEW),
+        "socket",
     ]
     if families is None:
-        ops.append((_JEQ, "deny", "allow", nr_socket))
+        ops.append((_JEQ, "deny", "allow", calls.socket))
     elif families:
-        ops.append((_JEQ, None, "allow", nr_socket))
-        ops.append((_LD_ABS, None, None, 16))  # seccomp_data.args[0], low half
+        ops.append((_JEQ, None, "allow", calls.socket))
+        ops.append((_LD_ABS, None, None, 16))
         ops.extend((_JEQ, "deny", None, family) for family in families)
-    allow_at, deny_at = len(ops), len(ops) + 1
+    ops += ["allow", (_RET, None, None, _RET_ALLOW), "deny", (_RET, None, None, _RET_EACCES)]
+    ops += ["nosys", (_RET, None, None, _RET_ENOSYS)]
+    labels: dict[str, int] = {}
+    program: list[tuple[int, str | None, str | None, int]] = []
+    for op in ops:
+        if isinstance(op, str):
+            labels[op] = len(program)
+        else:
+            program.append(op)
 
-    def offset(i: int, target: str | None) -> int:
-        return 0 if target is None else (allow_at if target == "allow" else deny_at) - i - 1
+    def offset(at: int, target: str | None) -> int:
+        return 0 if target is None else labels[target] - at - 1
 
-    program = [(code, offset(i, t), offset(i, f), k) for i, (code, t, f, k) in enumerate(ops)]
-    program += [(_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, _RET_EACCES)]
-    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
+    filters = (_SockFilter * len(program))(
+        *(_SockFilter(c, offset(i, t), offset(i, f), k) for i, (c, t, f, k) in enumerate(program))
+    )
     prog = _SockFprog(len(program), filters)
     if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         err = ctypes.get_errno()
