@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import platform
 import shutil
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,3 +204,59 @@ def test_its_code_runs_confined_from_its_first_line_and_never_in_the_control_pla
     assert got["imported"]["pid"] == got["pid"]
     assert got["imported"]["operator_file"] is None, got
     assert got["operator_file_now"] is None, got
+
+
+PLAIN_PLUGIN = """
+from control_plane import Pack, hookimpl
+
+
+def plain(doc, ctx):
+    return {}
+
+
+class Plugin:
+    @hookimpl
+    def register_packs(self, register):
+        register(Pack("plain.pack", "1.0.0", "Plain.", {"type": "object"},
+                      {"type": "object", "properties": {}}, plain,
+                      codes={"internal_error": None}))
+
+
+Plugin = Plugin()
+"""
+
+
+def test_an_entry_point_holding_an_isolated_pack_is_never_imported_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed plugins (the ``capability_packs`` entry points) are described as well: the
+    one holding the isolated pack is never imported in this process; another loads here."""
+    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+
+    site = tmp_path / "site"
+    marks = tmp_path / "marks"
+    for directory in (site, marks):
+        directory.mkdir()
+    shutil.copy(HERE / "escape_pack.py", site / "escape_pack_ep.py")
+    (site / "settings.json").write_text(
+        json.dumps({"operator_file": str(tmp_path / "absent"), "marks": str(marks)})
+    )
+    dist = site / "iso42_escape-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: iso42-escape\nVersion: 1.0\n")
+    (site / "plain_ep.py").write_text(PLAIN_PLUGIN)
+    (dist / "entry_points.txt").write_text(
+        "[capability_packs]\nescape = escape_pack_ep\nplain = plain_ep:Plugin\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delenv("CAPABILITY_PACKS_PLUGINS", raising=False)
+    config = RuntimeConfig(builtins=False, isolate=(PACK,), isolation_workers=1)
+    with build_runtime(config) as runtime:
+        assert {PACK, UNDECLARED} <= runtime.isolated
+        assert runtime.registry.get(PACK) is not None
+        assert runtime.registry.get(PACK).plugin == "escape"  # type: ignore[union-attr]
+        assert "plain.pack" not in runtime.isolated  # loaded here, as before
+        assert runtime.registry.get("plain.pack").plugin == "plain"  # type: ignore[union-attr]
+    assert "plain_ep" in sys.modules
+    assert "escape_pack_ep" not in sys.modules
+    assert not any(p.name == f"imported-{os.getpid()}" for p in marks.iterdir())

@@ -6,7 +6,7 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,6 +212,25 @@ def _import_plugins(
     return plugins, failed
 
 
+def _load_entry_points(
+    names: Collection[str],
+) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
+    """Load the ``capability_packs`` entry points named ``names`` here."""
+    from importlib.metadata import entry_points
+
+    loaded: list[tuple[str, object]] = []
+    failed: list[LoadFailure] = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in names:
+            continue
+        try:
+            loaded.append((ep.name, ep.load()))
+        # Plugin boundary: importing a plugin module may raise anything (SystemExit too).
+        except PLUGIN_FAULTS as exc:
+            failed.append(LoadFailure(ep.name, f"failed to load: {type(exc).__name__}: {exc}"))
+    return loaded, failed
+
+
 class _Described:
     """A plugin module known only by what a confined worker said it registers: its packs,
     built from that JSON data, run in isolated workers (never imported here)."""
@@ -225,6 +244,11 @@ class _Described:
             register(pack)
 
 
+def _listed(value: object) -> list[Any]:
+    """``value`` if it is a list (of a worker's reply: untrusted), else empty."""
+    return value if isinstance(value, list) else []
+
+
 def _isolating(config: RuntimeConfig) -> bool:
     """Whether third-party plugin modules are described by confined workers before any of
     them is imported here (so a module holding an isolated pack never is)."""
@@ -233,29 +257,32 @@ def _isolating(config: RuntimeConfig) -> bool:
 
 def _describe_plugins(
     config: RuntimeConfig, plugins: Sequence[tuple[str, str]]
-) -> tuple[list[tuple[str, object]], list[tuple[str, str]], list[LoadFailure]]:
+) -> tuple[list[tuple[str, object]], list[tuple[str, str]], set[str], list[LoadFailure]]:
     """Describe each third-party plugin module (``--plugin`` and entry points) in a fresh
     confined worker. A module registering a pack that is to be isolated (named by
     ``--isolate``, ``all``, or declaring ``isolated=True``) is isolated whole: its packs are
     registered from their declarations and run in workers. The others are returned to be
-    imported here as before. ``(described plugins, modules to import, failures)``."""
+    imported here as before. ``(described plugins, modules to import, entry points to load,
+    failures)``."""
     from importlib.metadata import entry_points
 
     wanted = set(config.isolate)
-    candidates = list(plugins)
+    # (as given, what a worker imports, the plugin's name here)
+    candidates = [(given, module, module) for given, module in plugins]
     if config.entry_points:
         allowed = os.environ.get(ENV_PLUGINS)
         allow = None if allowed is None else {p.strip() for p in allowed.split(",")}
         for ep in entry_points(group=ENTRY_POINT_GROUP):
             if allow is None or ep.name in allow:
-                candidates.append((ep.name, ep.value))
+                candidates.append((ep.name, ep.value, ep.name))
     described: list[tuple[str, object]] = []
     local: list[tuple[str, str]] = []
+    entry_points_here: set[str] = set()
     failed: list[LoadFailure] = []
     # Described side by side (each a process of its own, a second or so to start).
     with ThreadPoolExecutor(max(1, min(4, len(candidates)))) as pool:
-        replies = list(pool.map(isolation.describe_module, [m for _, m in candidates]))
-    for (given, module), reply in zip(candidates, replies, strict=True):
+        replies = list(pool.map(isolation.describe_module, [c[1] for c in candidates]))
+    for (given, module, plugin), reply in zip(candidates, replies, strict=True):
         if reply.get("kind") != "ok":
             failed.append(
                 LoadFailure(
@@ -265,12 +292,15 @@ def _describe_plugins(
                 )
             )
             continue
-        packs = [p for p in reply.get("packs") or () if isinstance(p, dict)]
+        packs = [p for p in _listed(reply.get("packs")) if isinstance(p, dict)]
         isolate = isolation.ALL in wanted or any(
             p.get("name") in wanted or p.get("isolated") is True for p in packs
         )
         if not isolate:
-            local.append((given, module))
+            if plugin == module:
+                local.append((given, module))
+            else:  # an entry point: loaded here by the plugin manager, as before
+                entry_points_here.add(plugin)
             continue
         stand_ins = []
         for data in packs:
@@ -280,7 +310,8 @@ def _describe_plugins(
                 failed.append(
                     LoadFailure(given, f"a malformed declaration: {type(exc).__name__}: {exc}")
                 )
-        for name, why in reply.get("refused") or ():
+        for refused in _listed(reply.get("refused")):
+            name, why = [*_listed(refused), "?", "?"][:2]
             failed.append(LoadFailure(given, f"its declaration cannot cross: {why}", str(name)))
         named = {p.get("name") for p in packs} & wanted
         if isolation.ALL not in wanted and {p.get("name") for p in packs} - named:
@@ -291,8 +322,8 @@ def _describe_plugins(
                 ", ".join(sorted(str(p.get("name")) for p in packs)),
                 extra={"event": "module_isolated", "plugin": given},
             )
-        described.append((module, _Described(stand_ins)))
-    return described, local, failed
+        described.append((plugin, _Described(stand_ins)))
+    return described, local, entry_points_here, failed
 
 
 def build_runtime(
@@ -316,9 +347,14 @@ def build_runtime(
         described: list[tuple[str, object]] = []
         entry_points = config.entry_points
         if _isolating(config):
-            described, names, refused = _describe_plugins(config, names)
+            described, names, here, refused = _describe_plugins(config, names)
             failed.extend(refused)
-            entry_points = False  # described above: each isolated or named in ``names``
+            # The entry points were described: only those that hold no isolated pack load
+            # here (as extra plugins), none through the plugin manager's own loading.
+            entry_points = False
+            loaded, unloaded = _load_entry_points(here)
+            described.extend(loaded)
+            failed.extend(unloaded)
         imported, unimported = _import_plugins(names)
         failed.extend(unimported)
         load = load_registry(
