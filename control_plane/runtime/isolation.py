@@ -644,6 +644,7 @@ def _spawn(
                 sys.executable,
                 "-I",
                 "-S",
+                "-u",  # what the pack prints reaches the relay before it dies
                 "-c",
                 _BOOT,
                 _boot_path(),
