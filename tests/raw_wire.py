@@ -196,7 +196,13 @@ def serve_env(db: Path, **extra: str) -> dict[str, str]:
 class Serve:
     """A real ``packctl serve --plugin hostilepacks`` in its own process group."""
 
-    def __init__(self, db: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        db: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        plugin: str = "hostilepacks",
+    ) -> None:
         self.db = db
         self.proc = subprocess.Popen(
             tied(
@@ -208,7 +214,7 @@ class Serve:
                     "--address",
                     "127.0.0.1:0",
                     "--plugin",
-                    "hostilepacks",
+                    plugin,
                     "--log-level",
                     "error",
                     *args,

@@ -38,8 +38,8 @@ from typing import Any, Protocol, TextIO
 # Before grpc is imported (its core reads this once, then): gRPC's fork handlers run in every
 # child forked while the server's threads are inside gRPC, and libuv (uvloop, the default
 # loop) spawns subprocesses with fork(): ~1-2 % of those children died of SIGSEGV before
-# exec. The control plane never forks without exec (isolation uses a fork server started
-# with exec), so it needs no fork support; an operator's own setting is kept.
+# exec. The control plane never forks without exec (isolation starts each worker as a
+# fresh interpreter), so it needs no fork support; an operator's own setting is kept.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 import grpc

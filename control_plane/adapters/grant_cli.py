@@ -101,7 +101,7 @@ def startup_lines(names: Iterable[str], isolated: Iterable[str]) -> list[str]:
             parts.append(f"writes {_roots(reach.writes)}")
         if parts:
             lines.append(f"packctl: {name} {'; '.join(parts)} (docs/grants.md)")
-    if isolated_confined:
+    if isolated_confined or chosen:
         from control_plane.runtime.confine import kernel_support
 
         lines.append(f"packctl: {kernel_support()[1]}")
