@@ -639,8 +639,8 @@ class Isolation:
         names.discard(ALL)
         unknown = sorted(n for n in names if n not in registry)
         if unknown:
-            names = unknown_names(unknown, registry.names())
-            raise IsolationError(f"--isolate names unknown pack(s): {names}")
+            listed = unknown_names(unknown, registry.names())
+            raise IsolationError(f"--isolate names unknown pack(s): {listed}")
         for name in sorted(names):
             elsewhere = _out_of_process(registry.get(name))
             if elsewhere:
