@@ -25,6 +25,7 @@ from control_plane.runtime.incident_backend import (
     GROUP_COLUMNS,
     GroupBy,
     IncidentBackend,
+    Row,
     is_url,
     open_backend,
     shown_location,
@@ -53,6 +54,10 @@ DEFAULT_QUEUE_SIZE = 10_000
 DEFAULT_LINGER = 0.05
 
 _STOP = object()
+#: The writer's wake-up to commit journaled incidents again (see ``_recommit``).
+_RECOMMIT = object()
+#: Seconds between those attempts while the database refuses writes.
+RECOMMIT_INTERVAL = 1.0
 
 
 class IncidentStoreUnreadable(OSError):
@@ -214,7 +219,14 @@ class IncidentStore:
         self.journal: IncidentJournal | None = None
         if read_only:
             return
-        self.backend.prepare()
+        try:
+            self.backend.prepare()
+        except (OSError, sqlite3.Error):
+            raise
+        except self.backend.errors as exc:  # a server that refuses or does not answer
+            raise IncidentStoreUnreadable(
+                f"cannot open the incident store {self.location}: {exc}"
+            ) from exc
         self._replay_journals()
         if durable:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -328,6 +340,9 @@ class IncidentStore:
             stop = False
             while not stop:
                 first = self._next()
+                if first is _RECOMMIT:
+                    self._recommit()
+                    continue
                 if self._linger and isinstance(first, Incident | ErrorEvent):
                     # Let the records of concurrent calls join this one's transaction.
                     # flush() and close() end the wait early.
@@ -378,7 +393,7 @@ class IncidentStore:
             self._uncommitted = 0
             return
         rows = [_incident_row(i) for i in read_journal(journal.path)]
-        if rows and not self._write(rows, ()):
+        if rows and not self._write(rows, (), counted=False):
             return
         logger.info(
             "incident store %s: %d incident(s) committed from the journal after the "
@@ -390,11 +405,12 @@ class IncidentStore:
         self._uncommitted = 0
 
     def _write(
-        self, incidents: Sequence[tuple[Any, ...]], events: Sequence[tuple[Any, ...]]
+        self, incidents: Sequence[Row], events: Sequence[Row], *, counted: bool = True
     ) -> bool:
         """Commit one batch, retrying; whether it was committed. Any database failure
         (locked, full disk, corrupt file, a schema that is not ours, a server down or
-        slow) is retried on a fresh connection, then counted in :attr:`dropped`."""
+        slow) is retried on a fresh connection, then counted in :attr:`dropped`
+        (``counted``: records handed to the store, not its own second attempts)."""
         count = len(incidents) + len(events)
         for attempt in range(_WRITE_ATTEMPTS):
             try:
@@ -407,7 +423,8 @@ class IncidentStore:
                     exc,
                 )
             else:
-                self.written += count
+                if counted:
+                    self.written += count
                 return True
             if self._closed and attempt:
                 break  # closing: do not hold the process on a database that is gone
@@ -417,14 +434,20 @@ class IncidentStore:
         return False
 
     def _next(self) -> object:
-        """The oldest pending record; sleeps while there is none."""
+        """The oldest pending record; sleeps while there is none (``_RECOMMIT`` after
+        :data:`RECOMMIT_INTERVAL` while journaled incidents wait to be committed)."""
         pending = self._pending
         while True:
             self._idle = True
             if pending:
                 self._idle = False
                 return pending.popleft()
-            self._ready.wait()
+            if self._uncommitted:
+                if not self._ready.wait(RECOMMIT_INTERVAL):
+                    self._idle = False
+                    return _RECOMMIT
+            else:
+                self._ready.wait()
             self._ready.clear()
 
     def _wait_for_batch(self, linger: float) -> None:

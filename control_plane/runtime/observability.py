@@ -30,6 +30,7 @@ from control_plane.runtime.events import (
     StreamSink,
     rfc3339,
 )
+from control_plane.runtime.incident_backend import shown_location
 from control_plane.runtime.incident_store import (
     ENV_INCIDENT_DB,
     GroupBy,
@@ -69,7 +70,8 @@ class ObservabilityConfig:
     #: Keep incidents and events in SQLite (``False``: in memory only).
     incident_store: bool = True
     #: The store's path (``None``: ``$CAPABILITY_PACKS_INCIDENT_DB`` or the default).
-    incident_db: Path | None = None
+    #: A SQLite file, or a ``postgresql://`` URL (one store shared by every replica).
+    incident_db: Path | str | None = None
     #: Seconds after which incidents and events are deleted (``None``: never).
     incident_retention: float | None = 30 * 86400.0
     incident_max_rows: int = 100_000
@@ -299,7 +301,8 @@ def show_incident(store: IncidentStore, ref: str, *, as_json: bool = False) -> s
         if len(shown) > 80:  # a reference id is 20 characters; echo a bounded head
             shown = f"{shown[:64]}... ({len(shown)} characters)"
         raise IncidentNotFound(
-            f"no incident {shown!r} in {store.path} (unknown, or older than the store's retention)"
+            f"no incident {shown!r} in {store.location} (unknown, or older than the store's "
+            "retention)"
         )
     data = _incident_dict(incident)
     if as_json:
@@ -357,7 +360,9 @@ def _open_store(config: ObservabilityConfig) -> IncidentStore | None:
             max_rows=config.incident_max_rows,
         )
     except (OSError, sqlite3.Error) as exc:
-        path = config.incident_db if config.incident_db is not None else default_incident_db()
+        path = shown_location(
+            config.incident_db if config.incident_db is not None else default_incident_db()
+        )
         reason = f"{type(exc).__name__}: {exc}"
         if config.incident_db is not None or os.environ.get(ENV_INCIDENT_DB):
             raise ConfigError(
