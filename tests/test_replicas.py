@@ -164,6 +164,7 @@ def test_two_replicas_and_a_worker_share_one_store_through_a_database_restart(
                     [
                         *PACKCTL,
                         *("worker", "--temporal", temporal, "--task-queue", "replicas"),
+                        *("--plugin", "testpacks"),
                         *store,
                     ]
                 ),
