@@ -130,9 +130,10 @@ class IncidentBackend(ABC):
     def read_integrity(self) -> str:
         """The database's own verdict on its soundness (``"ok"``)."""
 
-    def unreadable(self, exc: Exception) -> str:
-        """Why reading failed, for an operator (location and the driver's words)."""
-        return f"cannot read the incident store {self.location}: {exc}"
+    def unreadable(self, exc: Exception, *, doing: str = "read") -> str:
+        """Why reading (or opening) failed, for an operator: the location and the
+        driver's words on one line (libpq's hint is a second, tab-indented one)."""
+        return f"cannot {doing} the incident store {self.location}: {' '.join(str(exc).split())}"
 
 
 def open_backend(location: str | os.PathLike[str], *, busy_timeout: float) -> IncidentBackend:

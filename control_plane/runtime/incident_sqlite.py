@@ -291,10 +291,10 @@ class SqliteBackend(IncidentBackend):
         with self._reader() as conn:
             return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
 
-    def unreadable(self, exc: Exception) -> str:
+    def unreadable(self, exc: Exception, *, doing: str = "read") -> str:
         """Path, SQLite's words, and the schema version when the file was written by a
         newer version of this product."""
-        reason = f"cannot read the incident store {self.path}: {exc}"
+        reason = f"cannot {doing} the incident store {self.path}: {exc}"
         if os.path.isdir(self.path):
             return f"{reason} (it is a directory)"
         version = None

@@ -224,9 +224,7 @@ class IncidentStore:
         except (OSError, sqlite3.Error):
             raise
         except self.backend.errors as exc:  # a server that refuses or does not answer
-            raise IncidentStoreUnreadable(
-                f"cannot open the incident store {self.location}: {exc}"
-            ) from exc
+            raise IncidentStoreUnreadable(self.backend.unreadable(exc, doing="open")) from exc
         self._replay_journals()
         if durable:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -35,6 +35,7 @@ from control_plane.runtime.incident_store import (
     ENV_INCIDENT_DB,
     GroupBy,
     IncidentStore,
+    IncidentStoreUnreadable,
     default_incident_db,
 )
 from control_plane.runtime.log_queue import dropped_lines
@@ -364,6 +365,8 @@ def _open_store(config: ObservabilityConfig) -> IncidentStore | None:
             config.incident_db if config.incident_db is not None else default_incident_db()
         )
         reason = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, IncidentStoreUnreadable):  # says the store and why already
+            raise ConfigError(f"{exc} (choose another --incident-db, or --no-incident-db)") from exc
         if config.incident_db is not None or os.environ.get(ENV_INCIDENT_DB):
             raise ConfigError(
                 f"cannot open the incident store {path}: {reason} "
