@@ -659,3 +659,29 @@ def test_the_store_takes_events_in_the_emitters_thread(tmp_path: Path) -> None:
         assert [e.event_id for e in store.events()] == [event.event_id]
     finally:
         obs.close()
+
+
+def test_a_postgres_url_without_psycopg_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from control_plane.adapters.cli import main
+    from control_plane.runtime.incident_postgres import PostgresDriverMissing
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
+    url = "postgresql://packs:s3cret@127.0.0.1:9/incidents"
+    with pytest.raises(PostgresDriverMissing, match=r"capability-packs\[postgres\]"):
+        IncidentStore(url)
+    assert main(["incident", "--incident-db", url, "ref_0123456789abcdef"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'capability-packs[postgres]'" in err and "s3cret" not in err
+
+
+def test_a_store_url_is_shown_without_its_password() -> None:
+    from control_plane.runtime.incident_backend import is_url, shown_location
+
+    assert shown_location("postgresql://packs:s3cret@db.internal:5432/x") == (
+        "postgresql://packs:***@db.internal:5432/x"
+    )
+    assert shown_location("postgres://db.internal/x") == "postgres://db.internal/x"
+    assert is_url("POSTGRESQL://h/x") and not is_url(Path("postgresql:/h/x"))
+    assert not is_url("/var/lib/incidents.db")
