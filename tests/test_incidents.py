@@ -685,3 +685,29 @@ def test_a_store_url_is_shown_without_its_password() -> None:
     assert shown_location("postgres://db.internal/x") == "postgres://db.internal/x"
     assert is_url("POSTGRESQL://h/x") and not is_url(Path("postgresql:/h/x"))
     assert not is_url("/var/lib/incidents.db")
+
+
+def test_not_found_points_at_the_store_the_server_was_started_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 45 item 6: `packctl incident REF` looks in the default store; a server started
+    with `--incident-db` kept REF elsewhere, and the answer says where."""
+    from control_plane.adapters.cli import main
+    from control_plane.runtime.observability import ObservabilityConfig, _open_store
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("CAPABILITY_PACKS_INCIDENT_DB", raising=False)
+    served = tmp_path / "served.db"
+    store = _open_store(ObservabilityConfig(incident_db=served))
+    assert store is not None
+    store.add_incident(
+        Incident("ref_00000000000000aa", "p", "r", "RuntimeError", "s", "t", time.time())
+    )
+    store.close()
+    assert main(["incident", "ref_00000000000000aa"]) == 1
+    err = capsys.readouterr().err
+    assert f"packctl incident --incident-db {served} ref_00000000000000aa" in err, err
+    # An id no store has: the answer lists the stores servers here were started with.
+    assert main(["incident", "ref_00000000000000bb"]) == 1
+    err = capsys.readouterr().err
+    assert f"--incident-db {served}" in err, err

@@ -40,7 +40,10 @@ __all__ = [
     "IncidentStore",
     "IncidentStoreUnreadable",
     "default_incident_db",
+    "elsewhere",
     "open_local_store",
+    "remember_store",
+    "remembered_stores",
 ]
 
 logger = logging.getLogger("capability_packs.incidents")
@@ -74,6 +77,51 @@ def state_dir() -> Path:
     state = os.environ.get("XDG_STATE_HOME")
     base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
     return base / "capability-packs"
+
+
+#: How many stores :func:`remember_store` keeps (the most recently started first).
+_REMEMBERED = 16
+
+
+def _remembered_file() -> Path:
+    return state_dir() / "stores"
+
+
+def remember_store(location: str) -> None:
+    """Note that a server or worker of this user keeps its incidents at ``location`` (a
+    path, or a URL without its password): ``packctl incident`` points at it when a
+    reference id is not in the store it looked in. Never raises."""
+    path = _remembered_file()
+    try:
+        known = [loc for loc in remembered_stores() if loc != location]
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temporary.write_text("".join(f"{loc}\n" for loc in [location, *known][:_REMEMBERED]))
+        temporary.replace(path)
+    except OSError as exc:
+        logger.debug("cannot note the incident store %s in %s: %s", location, path, exc)
+
+
+def remembered_stores() -> list[str]:
+    """The stores servers and workers of this user were started with, newest first."""
+    try:
+        text = _remembered_file().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def elsewhere(reference_id: str, searched: str) -> tuple[str | None, list[str]]:
+    """Where else ``reference_id`` may be: the remembered store (a file) that has it, or
+    ``None``; and every remembered store other than ``searched``."""
+    others = [loc for loc in remembered_stores() if loc != searched]
+    for location in others:
+        if is_url(location) or not os.path.isfile(location):
+            continue  # a URL is remembered without its password: it cannot be opened
+        with contextlib.suppress(OSError, sqlite3.Error):
+            if IncidentStore(location, read_only=True).get(reference_id) is not None:
+                return location, others
+    return None, others
 
 
 def default_incident_db() -> Path | str:

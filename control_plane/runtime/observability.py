@@ -37,6 +37,8 @@ from control_plane.runtime.incident_store import (
     IncidentStore,
     IncidentStoreUnreadable,
     default_incident_db,
+    elsewhere,
+    remember_store,
 )
 from control_plane.runtime.log_queue import dropped_lines
 from control_plane.runtime.metrics import Metrics
@@ -301,10 +303,17 @@ def show_incident(store: IncidentStore, ref: str, *, as_json: bool = False) -> s
         shown = ref.strip()
         if len(shown) > 80:  # a reference id is 20 characters; echo a bounded head
             shown = f"{shown[:64]}... ({len(shown)} characters)"
-        raise IncidentNotFound(
+        message = (
             f"no incident {shown!r} in {store.location} (unknown, or older than the store's "
             "retention)"
         )
+        found, others = elsewhere(ref.strip(), store.location)
+        if found is not None:
+            message += f"; it is in {found}: packctl incident --incident-db {found} {shown}"
+        elif others:
+            started = ", ".join(f"--incident-db {loc}" for loc in others[:3])
+            message += f"; servers and workers here were started with {started}"
+        raise IncidentNotFound(message)
     data = _incident_dict(incident)
     if as_json:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
@@ -355,11 +364,13 @@ def _open_store(config: ObservabilityConfig) -> IncidentStore | None:
     default one under the home directory may not (a service account without a writable
     home): then incidents stay in memory, a warning says so, and serving goes on."""
     try:
-        return IncidentStore(
+        store = IncidentStore(
             config.incident_db,
             max_age=config.incident_retention,
             max_rows=config.incident_max_rows,
         )
+        remember_store(store.location)  # `packctl incident` points at it (not found)
+        return store
     except (OSError, sqlite3.Error) as exc:
         path = shown_location(
             config.incident_db if config.incident_db is not None else default_incident_db()
