@@ -876,3 +876,53 @@ async def test_worker_emits_request_rejected_events_as_serve_does(env: Env) -> N
     for reason in ("unknown_pack", "invalid_input"):
         key = ("capability_packs_rejected_requests_total", (("reason", reason),))
         assert samples[key] == 1.0
+
+
+# -- issue 45, item 3 --------------------------------------------------------------------
+
+
+@MODULE_LOOP
+async def test_a_result_keeps_the_key_order_the_pack_returned(env: Env, grpc_target: str) -> None:
+    doc = {"zeta": 1, "alpha": {"y": 2, "b": 3}, "mid": [{"z": 0, "a": 1}]}
+    rid = _rid()
+    with GrpcClient(grpc_target) as grpc_client:
+        over_grpc = await asyncio.to_thread(grpc_client.invoke, "test.echo", doc, request_id=rid)
+    over_temporal = await env.packs.invoke("test.echo", doc, request_id=rid)
+    assert json.dumps(over_temporal.result) == json.dumps(over_grpc.result)
+    assert list(over_temporal.result["echo"]) == ["zeta", "alpha", "mid"]
+
+
+@MODULE_LOOP
+async def test_a_worker_logs_no_traceback_for_declared_errors(env: Env) -> None:
+    """`packctl worker` logged a 15-line traceback for every failed attempt of a declared
+    code (7 calls: 115 lines), the code twice in each (`not_found: not_found: ...`)."""
+    queue = f"benign-{_rid()}"
+    proc = subprocess.Popen(
+        tied(
+            [
+                *PACKCTL,
+                *("worker", "--temporal", env.target, "--task-queue", queue),
+                *("--plugin", "testpacks", "--no-event-stream", "--no-incident-db"),
+            ]
+        ),
+        env=subprocess_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = await asyncio.to_thread(proc.stderr.readline)
+        assert "packctl: worker on task queue" in line, line
+        packs = TemporalPackClient(env.client, TASK_QUEUE, activity_task_queue=queue, retry=FAST)
+        for code in ["not_found"] * 4 + ["network_error"] * 3:  # 4 + 3 x 3 attempts
+            with pytest.raises(CapabilityPackError) as caught:
+                await packs.invoke("test.fail", {"code": code}, request_id=_rid())
+            assert getattr(caught.value, "code", None) == code
+            assert f"{code}: {code}" not in str(caught.value)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.to_thread(proc.communicate, timeout=60)
+        reap(proc)
+    assert "Traceback" not in err, err
+    assert "not_found: not_found" not in err and "network_error: network_error" not in err, err
+    assert len(err.splitlines()) <= 4, err  # the start and stop lines
