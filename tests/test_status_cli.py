@@ -256,7 +256,7 @@ def test_the_documented_node_snippet_decodes_the_details(
             _node(),
             str(script),
             server.target,
-            str(tmp_path / "protos"),
+            "protos",  # as docs/grpc.md runs it: `packctl proto --out protos`, relative
             "test.fail",
             json.dumps({"code": "rate_limited", "retry_after": 1.5}),
         ],
@@ -268,6 +268,9 @@ def test_the_documented_node_snippet_decodes_the_details(
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+    # Issue 45 item 5: it warned on every run (the proto file given with its directory in
+    # the path and in includeDirs: proto-loader loaded the file twice).
+    assert proc.stderr == "", proc.stderr
     out = json.loads(proc.stdout)
     assert out["status"] == "RESOURCE_EXHAUSTED"
     assert out["code"] == "rate_limited" and out["retryable"] is True
