@@ -707,7 +707,7 @@ def test_not_found_points_at_the_store_the_server_was_started_with(
     assert main(["incident", "ref_00000000000000aa"]) == 1
     err = capsys.readouterr().err
     assert f"packctl incident --incident-db {served} ref_00000000000000aa" in err, err
-    # An id no store has: the answer lists the stores servers here were started with.
+    # An id no store has: the answer names the store the last server here was started with.
     assert main(["incident", "ref_00000000000000bb"]) == 1
     err = capsys.readouterr().err
-    assert f"--incident-db {served}" in err, err
+    assert f"the last server or worker started here used --incident-db {served}" in err, err

@@ -111,17 +111,22 @@ def remembered_stores() -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-def elsewhere(reference_id: str, searched: str) -> tuple[str | None, list[str]]:
+def elsewhere(reference_id: str, searched: str) -> tuple[str | None, str | None]:
     """Where else ``reference_id`` may be: the remembered store (a file) that has it, or
-    ``None``; and every remembered store other than ``searched``."""
-    others = [loc for loc in remembered_stores() if loc != searched]
+    ``None``; and the store a server or worker of this user was last started with, when it
+    is not ``searched`` (a file that is gone is no suggestion)."""
+    others = [
+        loc
+        for loc in remembered_stores()
+        if loc != searched and (is_url(loc) or os.path.isfile(loc))
+    ]
     for location in others:
-        if is_url(location) or not os.path.isfile(location):
-            continue  # a URL is remembered without its password: it cannot be opened
+        if is_url(location):
+            continue  # remembered without its password: it cannot be opened
         with contextlib.suppress(OSError, sqlite3.Error):
             if IncidentStore(location, read_only=True).get(reference_id) is not None:
-                return location, others
-    return None, others
+                return location, others[0]
+    return None, others[0] if others else None
 
 
 def default_incident_db() -> Path | str:

@@ -307,12 +307,11 @@ def show_incident(store: IncidentStore, ref: str, *, as_json: bool = False) -> s
             f"no incident {shown!r} in {store.location} (unknown, or older than the store's "
             "retention)"
         )
-        found, others = elsewhere(ref.strip(), store.location)
+        found, latest = elsewhere(ref.strip(), store.location)
         if found is not None:
             message += f"; it is in {found}: packctl incident --incident-db {found} {shown}"
-        elif others:
-            started = ", ".join(f"--incident-db {loc}" for loc in others[:3])
-            message += f"; servers and workers here were started with {started}"
+        elif latest is not None:
+            message += f"; the last server or worker started here used --incident-db {latest}"
         raise IncidentNotFound(message)
     data = _incident_dict(incident)
     if as_json:
