@@ -711,3 +711,40 @@ def test_not_found_points_at_the_store_the_server_was_started_with(
     assert main(["incident", "ref_00000000000000bb"]) == 1
     err = capsys.readouterr().err
     assert f"the last server or worker started here used --incident-db {served}" in err, err
+
+
+def test_incidents_of_writes_given_up_are_committed_once_the_database_is_back(
+    tmp_path: Path,
+) -> None:
+    """The database refuses writes (as a PostgreSQL that is down does): each batch is
+    retried, then dropped and counted, and the call is not held; the incidents stay in the
+    journal and reach the database by themselves once it takes writes again."""
+    store = IncidentStore(tmp_path / "i.db", linger=0)
+    write = store.backend.write
+    down = threading.Event()
+    down.set()
+
+    def flaky(incidents: Any, events: Any) -> None:
+        if down.is_set():
+            raise sqlite3.OperationalError("the database is down")
+        write(incidents, events)
+
+    store.backend.write = flaky  # type: ignore[method-assign]
+    try:
+        refs = [f"ref_{n:016x}" for n in range(3)]
+        started = time.monotonic()
+        for ref in refs:
+            store.add_incident(Incident(ref, "p", "r", "RuntimeError", "s", "t", time.time()))
+        assert time.monotonic() - started < 0.1  # handed over, never written in the call
+        assert store.flush(30)
+        assert store.dropped == 3 and store.written == 0
+        assert all(store.get(ref) is not None for ref in refs)  # from the journal
+        assert all(store.backend.read_incident(ref) is None for ref in refs)
+        down.clear()
+        deadline = time.monotonic() + 10
+        while any(store.backend.read_incident(ref) is None for ref in refs):
+            assert time.monotonic() < deadline, "journaled incidents never committed"
+            time.sleep(0.1)
+    finally:
+        store.close()
+    assert store.journal is not None and not store.journal.path.exists()  # all committed
