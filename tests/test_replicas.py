@@ -29,7 +29,7 @@ from test_cli import start_serve, stop_serve
 from test_temporal import _free_port, _wait_ready
 
 from control_plane.core.incidents import Incident
-from control_plane.runtime.incident_store import IncidentStore
+from control_plane.runtime.incident_store import IncidentStore, IncidentStoreUnreadable
 from control_plane.wire.client import Client, PackCallError
 
 pytestmark = pytest.mark.system  # a PostgreSQL, a Temporal dev server, packctl processes
@@ -94,6 +94,30 @@ def test_the_postgres_backend_creates_its_schema_and_keeps_what_sqlite_keeps(
     assert found is not None and found.summary == "boom"
     assert reader.get("REF-0000000000000000") is None
     assert "corpus-pw-PLANTED" not in repr(reader) and "***" in reader.location
+
+
+def test_replicas_starting_together_make_the_schema_once_and_a_newer_one_is_refused(
+    database: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    with psycopg.connect(database.url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS capability_packs CASCADE")
+    with ThreadPoolExecutor(6) as pool:  # six replicas at once: one creates, none fails
+        stores = list(pool.map(lambda _: IncidentStore(database.url), range(6)))
+    for store in stores:
+        store.close()
+    with psycopg.connect(database.url, autocommit=True) as conn:
+        versions = conn.execute("SELECT version FROM capability_packs.schema_version").fetchall()
+        assert versions == [(1,)]
+        conn.execute("UPDATE capability_packs.schema_version SET version = 99")
+    try:
+        with pytest.raises(IncidentStoreUnreadable, match="written by a newer version"):
+            IncidentStore(database.url)
+    finally:
+        with psycopg.connect(database.url, autocommit=True) as conn:
+            conn.execute("UPDATE capability_packs.schema_version SET version = 1")
 
 
 def _fail(target: str) -> str:

@@ -123,10 +123,14 @@ class PostgresBackend(IncidentBackend):
     def prepare(self) -> None:
         with contextlib.closing(self._connect()) as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {SCHEMA}.schema_version (version INTEGER NOT NULL)"
-            )
+            # Created only when missing: a user without CREATE on the database may use a
+            # schema an administrator made for it.
+            there = conn.execute(
+                "SELECT to_regclass(%s) IS NOT NULL", (f"{SCHEMA}.schema_version",)
+            ).fetchone()
+            if not (there and there[0]):
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+                conn.execute(f"CREATE TABLE {SCHEMA}.schema_version (version INTEGER NOT NULL)")
             row = conn.execute(f"SELECT max(version) FROM {SCHEMA}.schema_version").fetchone()
             found = int(row[0]) if row and row[0] is not None else 0
             if found > PG_SCHEMA_VERSION:
