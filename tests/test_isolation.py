@@ -208,3 +208,12 @@ def test_unknown_pack_in_isolate_is_refused() -> None:
     load = load_registry(builtins=False, entry_points_=False, extra=[])
     with pytest.raises(IsolationError, match="unknown pack"):
         Isolation.for_registry(load.registry, ["no.such.pack"])
+
+
+def test_a_mistyped_pack_in_isolate_says_which_pack_was_meant() -> None:
+    load = load_registry(builtins=True, entry_points_=False, extra=[])
+    try:
+        with pytest.raises(IsolationError, match=r"av\.validat \(did you mean av\.validate\?\)"):
+            Isolation.for_registry(load.registry, ["av.validat"])
+    finally:
+        load.close()

@@ -209,3 +209,19 @@ def test_loading_packs_gives_every_reach_the_runtime_runner() -> None:
     with pytest.raises(PackError) as late:
         reach.run(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.3)
     assert late.value.code == "timeout"
+
+
+def test_a_grant_for_a_mistyped_pack_says_which_pack_was_meant() -> None:
+    """Issue 45 item 6: the refusal names the loaded pack closest to the typo (difflib)."""
+    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+
+    config = RuntimeConfig(grants=Grants(parse_grant("av.validat:fs.read=/srv")))
+    load = load_registry(builtins=True, entry_points_=False, extra=[])
+    try:
+        with pytest.raises(GrantError) as caught:
+            build_runtime(config, load=load)
+    finally:
+        load.close()
+    assert "a grant names unknown pack(s): av.validat (did you mean av.validate?)" in str(
+        caught.value
+    )

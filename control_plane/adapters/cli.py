@@ -702,6 +702,9 @@ def _serve(args: argparse.Namespace) -> int:
         flush_logs()  # what was logged while starting comes before the banner
         host = args.address.rsplit(":", 1)[0]
         names = ", ".join(server.registry.names()) or "none"
+        pools = runtime.invoker.isolation
+        isolated = [n for n in server.registry.names() if pools is not None and n in pools]
+        notices = startup_lines(server.registry.names(), isolated)
         if worker is not None:
             print(
                 f"packctl: worker {worker} (pid {os.getpid()}) ready: "
@@ -710,7 +713,7 @@ def _serve(args: argparse.Namespace) -> int:
                 flush=True,
             )
             failures = [str(f) for f in server.registry.failures]
-            report_ready(server.port, obs.metrics.port, len(server.registry), failures)
+            report_ready(server.port, obs.metrics.port, len(server.registry), failures, notices)
             return
         if obs.metrics.port is not None:
             print(
@@ -723,9 +726,7 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        pools = runtime.invoker.isolation
-        isolated = [n for n in server.registry.names() if pools is not None and n in pools]
-        for line in startup_lines(server.registry.names(), isolated):
+        for line in notices:
             print(line, file=sys.stderr)
         _print_failures(server.registry.failures, sys.stderr)
         sys.stderr.flush()
@@ -839,6 +840,8 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
                 f"with {args.workers} workers (pids {pids}), event loop {loop}",
                 file=sys.stderr,
             )
+            for line in supervisor.notices():  # the grants, as a single server says them
+                print(line, file=sys.stderr)
             _print_failures(supervisor.failures(), sys.stderr)
             sys.stderr.flush()
             status = supervisor.run(stop)

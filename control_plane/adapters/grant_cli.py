@@ -85,8 +85,8 @@ def reach_lines(reach: PackReach, declared: dict[str, object] | None) -> list[st
 
 
 def startup_lines(names: Iterable[str], isolated: Iterable[str]) -> list[str]:
-    """One line per confined pack that reads or writes files (said aloud at start-up),
-    and one on kernel confinement when a confined pack is isolated."""
+    """One line per confined pack that reads or writes files or reaches the network (said
+    aloud at start-up), and one on kernel confinement when a confined pack is isolated."""
     lines = []
     isolated_confined = False
     chosen = set(isolated)
@@ -99,6 +99,8 @@ def startup_lines(names: Iterable[str], isolated: Iterable[str]) -> list[str]:
         parts = [f"reads {_roots(only_read)}"] if only_read else []
         if reach.writes:
             parts.append(f"writes {_roots(reach.writes)}")
+        if reach.egress:
+            parts.append(f"egress {_roots(reach.egress)}")
         if parts:
             lines.append(f"packctl: {name} {'; '.join(parts)} (docs/grants.md)")
     if isolated_confined or chosen:

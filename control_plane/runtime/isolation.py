@@ -28,6 +28,7 @@ from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
 from control_plane.core.returned import Returned, copy_returned
+from control_plane.core.suggest import unknown_names
 from control_plane.runtime import stderr_relay
 from control_plane.runtime.parent_death import signal_on_parent_death
 from control_plane.runtime.worker_failures import (
@@ -944,7 +945,8 @@ class Isolation:
         names.discard(ALL)
         unknown = sorted(n for n in names if n not in registry)
         if unknown:
-            raise IsolationError(f"--isolate names unknown pack(s): {', '.join(unknown)}")
+            listed = unknown_names(unknown, registry.names())
+            raise IsolationError(f"--isolate names unknown pack(s): {listed}")
         for name in sorted(names):
             elsewhere = _out_of_process(registry.get(name))
             if elsewhere:

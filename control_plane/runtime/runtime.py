@@ -18,6 +18,7 @@ from control_plane.core.invoke import Invoker
 from control_plane.core.reach import GrantError, Grants, install_grants, install_message_limit
 from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
+from control_plane.core.suggest import unknown_names
 from control_plane.runtime import isolation
 from control_plane.runtime.events import EventSink
 from control_plane.runtime.mcp_source.config import McpConfig, load_config
@@ -370,7 +371,8 @@ def build_runtime(
         if unknown:
             if owns_load:
                 load.close()
-            raise GrantError(f"a grant names unknown pack(s): {', '.join(unknown)}")
+            names = unknown_names(unknown, load.registry.names())
+            raise GrantError(f"a grant names unknown pack(s): {names}")
         install_grants(config.grants)
     if config.max_message_bytes is not None:
         install_message_limit(config.max_message_bytes)
