@@ -167,36 +167,18 @@ def _port(parts: SplitResult) -> int:
     return port or (443 if parts.scheme.lower() == "https" else 80)
 
 
-def _non_local_refs(schema: Any) -> bool:
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in {"$ref", "$dynamicRef", "$recursiveRef"} and not (
-                    isinstance(value, str) and value.startswith("#")
-                ):
-                    return True
-                stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
-
-
 def compile_json_schema(schema: Mapping[str, Any]) -> CompiledSchema:
-    """The caller's schema compiled for the linear-time regex engine, or
-    ``invalid_json_schema`` naming the fault (nothing is fetched)."""
-    if _non_local_refs(schema):
-        raise PackError(
-            "invalid_json_schema", "json_schema may only use local $ref (starting with #)"
-        )
-    fault = check_schema(schema, untrusted=True)
+    """The caller's schema compiled (linear-time patterns, nothing fetched or read, bounded
+    size and expansion: :mod:`control_plane.core.outside_schema`), or
+    ``invalid_json_schema`` naming the fault."""
+    fault = check_schema(schema)
     if fault is not None:
-        if fault.startswith("/"):  # a pattern, with its place: say where
-            raise PackError("invalid_json_schema", f"json_schema{fault}")
+        if fault.startswith("/"):  # a place in the schema: say where
+            place, _, why = fault.partition(": ")
+            raise PackError("invalid_json_schema", f"json_schema{place.rstrip('/')}: {why}")
         raise PackError("invalid_json_schema", "json_schema is not a valid JSON Schema")
     try:
-        return CompiledSchema(schema, untrusted=True)
+        return CompiledSchema(schema)
     except ValueError:
         raise PackError("invalid_json_schema", "json_schema does not compile") from None
 
