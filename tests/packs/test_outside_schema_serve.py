@@ -9,6 +9,7 @@ library fetched an unknown ``$schema`` URI itself (from the server, to loopback)
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -108,3 +109,52 @@ def test_outside_schemas_are_refused_typed_and_fetch_nothing(
         assert ok.code == "schema_mismatch", (ok.status, ok.message)  # an object, not a string
         assert server.alive()
     assert hits == ["/body"]  # only the one fetch the caller asked for: no $schema, no $ref
+
+
+def test_mcp_tool_schemas_pass_the_same_gate(tmp_path: Path) -> None:
+    """An MCP server's tools/list: a 70,000-reference chain, a backreference pattern (a
+    backtracking engine: 100 of them cost 5.4 s per call), an unknown ``$schema``. Each tool
+    is a load failure of its own, at once; the server's other tools serve."""
+    from mcp_source_support import Serve as McpServe
+    from server_support import TESTS_DIR
+
+    from control_plane.wire.client import Client
+
+    backtracking = {"anyOf": [{"type": "string", "pattern": f"^(a+)+{i}\\1$"} for i in range(50)]}
+    extra = [
+        {"name": "chain", "inputSchema": {"type": "object", **chained_refs(70_000)}},
+        {
+            "name": "backtrack",
+            "inputSchema": {"type": "object", "properties": {"x": backtracking}},
+        },
+        {"name": "dialect", "inputSchema": {"type": "object", "$schema": "file:///dev/zero"}},
+    ]
+    tools = tmp_path / "extra.json"
+    tools.write_text(orjson.dumps(extra).decode())
+    config = tmp_path / "packctl-mcp.toml"
+    hostile = TESTS_DIR / "mcp_hostile_server.py"
+    config.write_text(
+        f"""version = 1
+[servers.big]
+command = {orjson.dumps(sys.executable).decode()}
+args = [{orjson.dumps(str(hostile)).decode()}, "--extra-tools", {orjson.dumps(str(tools)).decode()}]
+prefix = "big"
+tools = ["echo", "chain", "backtrack", "dialect"]
+"""
+    )
+    started = time.monotonic()
+    serve = McpServe(config, tmp_path / "serve.log")
+    try:
+        assert time.monotonic() - started < 60
+        with Client(serve.target) as client:
+            answer = client.invoke("big.echo", {"text": "hi"}, timeout=30).result
+            assert answer is not None and answer["text"] == "hi"
+            listing = client.list_packs()
+    finally:
+        serve.stop()
+    packs = {p.name for p in listing}
+    assert "big.echo" in packs and not packs & {"big.chain", "big.backtrack", "big.dialect"}
+    why = {f.pack: f.reason for f in listing.failures}
+    assert "more than 50000 JSON values" in why["big.chain"], why
+    assert "backtracking" in why["big.backtrack"], why
+    assert "outside the schema" in why["big.dialect"], why
