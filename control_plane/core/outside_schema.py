@@ -17,11 +17,12 @@ What is admitted (docs/packs/http.fetch.md, docs/mcp.md):
   ``$id`` only at the root (it cannot move a reference's base elsewhere).
 * At most :data:`MAX_NODES` JSON values, :data:`MAX_TEXT` characters of keys and strings,
   :data:`MAX_DEPTH` levels of nesting, :data:`MAX_PATTERN` characters per regex.
-* The schema as a validator walks it, every reference followed (a reference back into a
-  definition being expanded counts once: recursion consumes the instance): at most
+* The schema as a validator walks it from the root (``$defs`` reached by reference only),
+  every reference followed (a reference back into a schema being expanded counts once:
+  recursion consumes the instance): at most
   :data:`MAX_EXPANDED` positions (the work per value of the instance) and at most
   :data:`MAX_CHAIN` levels deep (the validator's native recursion per value), with at most
-  :data:`MAX_PATTERNS` regexes to compile.
+  :data:`MAX_PATTERNS` regexes to compile (and at most that many in the document).
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ _DATA_KEYWORDS: Final = frozenset(
 _NAMED_SCHEMAS: Final = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
 )
+#: Where reusable schemas live: a validator reaches them through references only.
+_DEFINITIONS: Final = frozenset({"$defs", "definitions"})
 _ANCHOR_KEYS: Final = ("$anchor", "$dynamicAnchor")
 _SHOWN = 120
 
@@ -143,12 +146,15 @@ def _size_fault(schema: Mapping[str, Any]) -> str | None:
 
 
 def _subschemas(
-    node: Mapping[str, Any], path: tuple[str | int, ...]
+    node: Mapping[str, Any], path: tuple[str | int, ...], *, definitions: bool = True
 ) -> Iterator[tuple[Any, tuple[str | int, ...]]]:
     """The values under ``node``'s keywords a validator reads as schemas (unknown keywords
-    included: a reference under one is still refused when it leaves the document)."""
+    included: a reference under one is still refused when it leaves the document);
+    ``definitions=False``: not the ``$defs``/``definitions`` (reached by reference only)."""
     for key, value in node.items():
         if key in _DATA_KEYWORDS or key in _REF_KEYS:
+            continue
+        if not definitions and key in _DEFINITIONS:
             continue
         if key in _NAMED_SCHEMAS and isinstance(value, Mapping):
             for name, sub in value.items():
@@ -164,8 +170,10 @@ def _subschemas(
 
 def _keyword_fault(schema: Mapping[str, Any], anchors: dict[str, Any]) -> str | None:
     """References that leave the document, dialects and ``$id`` s that would fetch, regexes
-    too long; collects the anchors references may name."""
+    too long (at most :data:`MAX_PATTERNS` in the document); collects the anchors
+    references may name."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(schema, ())]
+    patterns = 0
     while stack:
         node, path = stack.pop()
         if not isinstance(node, Mapping):
@@ -173,6 +181,9 @@ def _keyword_fault(schema: Mapping[str, Any], anchors: dict[str, Any]) -> str | 
         fault = _node_fault(node, path, root=node is schema)
         if fault is not None:
             return fault
+        patterns += _regex_count(node)
+        if patterns > MAX_PATTERNS:
+            return f"/: the schema has more than {MAX_PATTERNS} regular expressions"
         for key in _ANCHOR_KEYS:
             name = node.get(key)
             if isinstance(name, str):
@@ -260,10 +271,7 @@ def _expansion_fault(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str
         fault = _node_fault(node, path, root=node is root)
         if fault is not None:
             return fault
-        named = node.get("patternProperties")
-        patterns += isinstance(node.get("pattern"), str) + (
-            len(named) if isinstance(named, Mapping) else 0
-        )
+        patterns += _regex_count(node)
         if patterns > MAX_PATTERNS:
             return (
                 f"/: with its references followed the schema has more than {MAX_PATTERNS} "
@@ -281,5 +289,13 @@ def _expansion_fault(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str
             expanding.add(id(target))
             stack.append((None, 0, id(target)))
             stack.append((target, depth + 1, (*path, key)))
-        stack.extend((sub, depth + 1, where) for sub, where in _subschemas(node, path))
+        subschemas = _subschemas(node, path, definitions=False)
+        stack.extend((sub, depth + 1, where) for sub, where in subschemas)
     return None
+
+
+def _regex_count(node: Mapping[str, Any]) -> int:
+    named = node.get("patternProperties")
+    return int(isinstance(node.get("pattern"), str)) + (
+        len(named) if isinstance(named, Mapping) else 0
+    )
