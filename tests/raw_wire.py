@@ -196,7 +196,9 @@ def serve_env(db: Path, **extra: str) -> dict[str, str]:
 class Serve:
     """A real ``packctl serve --plugin hostilepacks`` in its own process group."""
 
-    def __init__(self, db: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, db: Path, *args: str, env: dict[str, str] | None = None, cwd: Path = ROOT
+    ) -> None:
         self.db = db
         self.proc = subprocess.Popen(
             tied(
@@ -218,7 +220,7 @@ class Serve:
             stderr=subprocess.PIPE,
             text=True,
             env=env or serve_env(db),
-            cwd=ROOT,
+            cwd=cwd,
             start_new_session=True,  # its own process group: killpg reaches its workers
         )
         assert self.proc.stderr is not None

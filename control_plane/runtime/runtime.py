@@ -12,7 +12,13 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from control_plane.core.invoke import Invoker
-from control_plane.core.reach import GrantError, Grants, install_grants, install_message_limit
+from control_plane.core.reach import (
+    GrantError,
+    Grants,
+    check_roots,
+    install_grants,
+    install_message_limit,
+)
 from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime import isolation
@@ -223,6 +229,12 @@ def build_runtime(
                 load.close()
             raise GrantError(f"a grant names unknown pack(s): {', '.join(unknown)}")
         install_grants(config.grants)
+    try:
+        check_roots(load.registry.names())
+    except GrantError:
+        if owns_load:
+            load.close()
+        raise
     if config.max_message_bytes is not None:
         install_message_limit(config.max_message_bytes)
     invoker = Invoker(
