@@ -34,12 +34,15 @@ from urllib.parse import unquote
 __all__ = [
     "KNOWN_DIALECTS",
     "MAX_CHAIN",
+    "MAX_CHECK_STEPS",
     "MAX_DEPTH",
     "MAX_EXPANDED",
     "MAX_NODES",
     "MAX_PATTERN",
     "MAX_PATTERNS",
     "MAX_TEXT",
+    "admit",
+    "check_cost",
     "outside_schema_fault",
     "refuse_retrieval",
 ]
@@ -54,6 +57,10 @@ MAX_DEPTH: Final = 64
 MAX_EXPANDED: Final = 20_000
 #: Levels deep that walk goes (nesting and reference hops together).
 MAX_CHAIN: Final = 256
+#: Steps (a schema position checked against a value) one check of an instance may take,
+#: estimated before it runs (:func:`check_cost`): the validator holds the GIL throughout,
+#: and a ref-heavy position costs ~13 ns a value, so ~0.7 s at most.
+MAX_CHECK_STEPS: Final = 50_000_000
 #: Characters in one ``pattern`` or ``patternProperties`` regex.
 MAX_PATTERN: Final = 2_000
 #: Regexes a validator compiles for one schema (each reference to one compiles it again):
@@ -82,6 +89,22 @@ _DATA_KEYWORDS: Final = frozenset(
 _NAMED_SCHEMAS: Final = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
 )
+#: Keywords whose schemas are checked against the value's members (items, properties,
+#: keys), not the value itself.
+_MEMBER_KEYWORDS: Final = frozenset(
+    {
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+        "propertyNames",
+        "items",
+        "prefixItems",
+        "additionalItems",
+        "unevaluatedItems",
+        "contains",
+    }
+)
 #: Where reusable schemas live: a validator reaches them through references only.
 _DEFINITIONS: Final = frozenset({"$defs", "definitions"})
 _ANCHOR_KEYS: Final = ("$anchor", "$dynamicAnchor")
@@ -106,6 +129,43 @@ def _shown(text: str) -> str:
 def outside_schema_fault(schema: Any) -> str | None:
     """Why ``schema`` may not reach a validator library (said with its JSON pointer), or
     ``None``. Iterative; its own work is bounded by the limits it checks."""
+    return _gate(schema, [])
+
+
+def admit(schema: Any) -> tuple[int, ...]:
+    """The schema's positions per instance depth (``[0]``: those checked against the value
+    itself, ``[1]``: against its members...; :func:`check_cost`), or ``ValueError`` with
+    :func:`outside_schema_fault`'s fault."""
+    weights: list[int] = []
+    fault = _gate(schema, weights)
+    if fault is not None:
+        raise ValueError(fault)
+    return tuple(weights) or (1,)
+
+
+def check_cost(
+    weights: tuple[int, ...], instance: Any, budget: int = MAX_CHECK_STEPS
+) -> int | None:
+    """``None`` when checking ``instance`` against a schema of ``weights`` costs at most
+    ``budget`` steps (a schema position checked against a value), else the steps counted
+    when the budget ran out. Each value is charged every position at its depth (past the
+    schema's last depth, a recursion: the largest); iterative, it stops at the budget."""
+    deepest = max(weights)
+    steps = 0
+    stack: list[tuple[Any, int]] = [(instance, 0)]
+    while stack:
+        value, depth = stack.pop()
+        steps += weights[depth] if depth < len(weights) else deepest
+        if steps > budget:
+            return steps
+        if isinstance(value, Mapping):
+            stack.extend((member, depth + 1) for member in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((member, depth + 1) for member in value)
+    return None
+
+
+def _gate(schema: Any, weights: list[int]) -> str | None:
     if isinstance(schema, bool):
         return None
     if not isinstance(schema, Mapping):
@@ -117,7 +177,7 @@ def outside_schema_fault(schema: Any) -> str | None:
     fault = _keyword_fault(schema, anchors)
     if fault is not None:
         return fault
-    return _expansion_fault(schema, anchors)
+    return _expansion_fault(schema, anchors, weights)
 
 
 def _size_fault(schema: Mapping[str, Any]) -> str | None:
@@ -239,23 +299,30 @@ def _resolve(root: Mapping[str, Any], ref: str, anchors: Mapping[str, Any]) -> A
     return node
 
 
-def _expansion_fault(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str | None:
+def _expansion_fault(
+    root: Mapping[str, Any], anchors: Mapping[str, Any], weights: list[int]
+) -> str | None:
     """Walk the schema as a validator does, following every reference; stop at the budget.
+    ``weights[d]`` counts the positions met at instance depth ``d``.
 
     A reference to a node already being expanded on the current path is a recursion (it
     consumes the instance, or the validator stops it): it counts once and is not followed.
     """
     visited = 0
     patterns = 0
-    # (node, depth, path) to expand; (None, 0, id) leaves the expansion of target ``id``.
-    stack: list[tuple[Any, int, Any]] = [(root, 1, ())]
+    # (node, depth, path, instance depth) to expand; (None, 0, id, 0) leaves the
+    # expansion of target ``id``.
+    stack: list[tuple[Any, int, Any, int]] = [(root, 1, (), 0)]
     expanding: set[int] = set()
     while stack:
-        node, depth, path = stack.pop()
+        node, depth, path, level = stack.pop()
         if node is None and depth == 0:
             expanding.discard(path)
             continue
         visited += 1
+        while len(weights) <= level:
+            weights.append(0)
+        weights[level] += 1
         if visited > MAX_EXPANDED:
             return (
                 f"/: with its references followed the schema has more than {MAX_EXPANDED} "
@@ -287,10 +354,11 @@ def _expansion_fault(root: Mapping[str, Any], anchors: Mapping[str, Any]) -> str
             if target is None or id(target) in expanding or not isinstance(target, Mapping):
                 continue
             expanding.add(id(target))
-            stack.append((None, 0, id(target)))
-            stack.append((target, depth + 1, (*path, key)))
-        subschemas = _subschemas(node, path, definitions=False)
-        stack.extend((sub, depth + 1, where) for sub, where in subschemas)
+            stack.append((None, 0, id(target), 0))
+            stack.append((target, depth + 1, (*path, key), level))
+        for sub, where in _subschemas(node, path, definitions=False):
+            below = level + 1 if where[len(path)] in _MEMBER_KEYWORDS else level
+            stack.append((sub, depth + 1, where, below))
     return None
 
 

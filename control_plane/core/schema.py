@@ -12,7 +12,13 @@ import jsonschema_rs
 
 from control_plane.core.bounds import MAX_PARTIAL_NODES
 from control_plane.core.errors import FieldViolation
-from control_plane.core.outside_schema import outside_schema_fault, refuse_retrieval
+from control_plane.core.outside_schema import (
+    MAX_CHECK_STEPS,
+    admit,
+    check_cost,
+    outside_schema_fault,
+    refuse_retrieval,
+)
 from control_plane.core.redact import scrub
 
 __all__ = ["CompiledSchema", "check_schema", "json_pointer", "linear_pattern_fault"]
@@ -153,17 +159,31 @@ class CompiledSchema:
     the linear-time engine and nothing is retrieved.
     """
 
-    __slots__ = ("_validator", "schema")
+    __slots__ = ("_validator", "schema", "weights")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.schema = dict(schema)
-        fault = outside_schema_fault(self.schema)
-        if fault is not None:
-            raise ValueError(fault)
+        #: Positions per instance depth (:func:`~control_plane.core.outside_schema.admit`).
+        self.weights = admit(self.schema)
         try:
             self._validator = _compile(self.schema)
         except jsonschema_rs.ReferencingError as exc:
             raise ValueError(str(exc)) from None
+
+    def cost_fault(self, instance: Any, size: int | None = None) -> str | None:
+        """Why checking ``instance`` would take too long (the validator holds the GIL: the
+        whole server would wait), or None. ``size``: the instance's JSON length, a cheap
+        upper bound on its values (no walk when it is small enough)."""
+        if size is not None and sum(self.weights) * max(size, 1) <= MAX_CHECK_STEPS:
+            return None
+        steps = check_cost(self.weights, instance)
+        if steps is None:
+            return None
+        return (
+            f"checking it against the schema would take more than {MAX_CHECK_STEPS} steps "
+            f"(a schema of {sum(self.weights)} positions, with its references followed, "
+            "over that many values)"
+        )
 
     def is_valid(self, instance: Any) -> bool:
         return bool(self._validator.is_valid(instance))

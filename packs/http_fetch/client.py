@@ -503,6 +503,11 @@ class Fetch:
                 parsed_ok = True
             except orjson.JSONDecodeError:
                 parsed_ok = False
+        if self.schema is not None and parsed_ok:
+            # The check runs natively, holding the GIL: bounded before it starts.
+            costly = self.schema.cost_fault(parsed, len(raw))
+            if costly is not None:
+                raise PackError("too_large", f"the body is too large for json_schema: {costly}")
         if self.schema is not None:
             self._validate(out, parsed, parsed_ok)
         if parsed_ok:

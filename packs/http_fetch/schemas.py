@@ -23,10 +23,14 @@ CODES: dict[str, CodeDoc | None] = {
     "too_large": CodeDoc(
         description=(
             "The response body is larger than max_bytes (by Content-Length or while "
-            "reading); the body was not returned."
+            "reading), or has too many values to check against json_schema within the "
+            "server's step budget; the body was not returned."
         ),
         retryable=False,
-        recovery_hint="Raise max_bytes if the size is expected, or fetch a smaller resource.",
+        recovery_hint=(
+            "Raise max_bytes if the size is expected, or fetch a smaller resource (or use "
+            "a json_schema with fewer positions per value)."
+        ),
     ),
     "too_many_redirects": CodeDoc(
         description=(

@@ -30,7 +30,7 @@ class _Counting(QuietHandler):
 
     def do_GET(self) -> None:
         self.hits.append(self.path)
-        body = b'{"type": "object"}'
+        body = b'{"type": "object"}' if self.path != "/many" else MANY
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -44,6 +44,10 @@ def counting() -> Iterator[tuple[HTTPServerThread, list[str]]]:
     server = HTTPServerThread(type("Bound", (_Counting,), {"hits": hits}))
     yield server, hits
     server.close()
+
+
+#: 200,000 strings: 1.2 MB of JSON.
+MANY = orjson.dumps(["x"] * 200_000)
 
 
 def chained_refs(count: int) -> dict[str, Any]:
@@ -99,6 +103,25 @@ def test_outside_schemas_are_refused_typed_and_fetch_nothing(
             assert message.startswith("invalid_json_schema: json_schema"), (what, message)
             print(what, "->", message)
             assert server.alive(), what
+        # A schema within every bound, over a body whose check would hold the server (2**10
+        # paths through references for each of 200,000 values: 8 s with the GIL held).
+        paths = {
+            str(i): {"allOf": [{"$ref": f"#/$defs/{i + 1}"}, {"$ref": f"#/$defs/{i + 1}"}]}
+            for i in range(10)
+        } | {"10": {"type": "string"}}
+        started = time.monotonic()
+        costly = invoke(
+            server.channel,
+            PACK,
+            {
+                "url": f"{here}/many",
+                "json_schema": {"$defs": paths, "items": {"$ref": "#/$defs/0"}},
+            },
+            timeout=30,
+        )
+        assert costly.code == "too_large", (costly.status, costly.message)
+        assert "too large for json_schema" in costly.message
+        assert time.monotonic() - started < 5
         # The server still answers, and a local schema of the same shape still works.
         ok = invoke(
             server.channel,
@@ -108,7 +131,8 @@ def test_outside_schemas_are_refused_typed_and_fetch_nothing(
         )
         assert ok.code == "schema_mismatch", (ok.status, ok.message)  # an object, not a string
         assert server.alive()
-    assert hits == ["/body"]  # only the one fetch the caller asked for: no $schema, no $ref
+    # Only the fetches the caller asked for: no $schema, no $ref.
+    assert hits == ["/many", "/body"]
 
 
 def test_mcp_tool_schemas_pass_the_same_gate(tmp_path: Path) -> None:
