@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import codecs
 import concurrent.futures
 import contextlib
 import functools
@@ -570,20 +571,51 @@ def _decode(raw: bytes, mime: str, charset: str | None) -> tuple[str, str]:
         codec = charset if _known(charset) else "utf-8"
         try:
             return raw.decode(codec or "utf-8"), "text"
-        except UnicodeDecodeError:
+        except UnicodeError:
             if textual or charset:
                 return raw.decode(codec or "utf-8", "replace"), "text"
     return base64.b64encode(raw).decode("ascii"), "base64"
+
+
+#: The charsets a body is decoded with: the WHATWG Encoding Standard's (what a browser
+#: honours), plus ASCII, Latin-1 and UTF-32, each a linear-time decoder in C or a charmap.
+#: Any other label (``punycode``: quadratic, 4 MB would take minutes of a thread; ``zlib``,
+#: ``hex``: not text at all) is read as UTF-8.
+_TEXT_CODECS: Final = frozenset(
+    codecs.lookup(label).name
+    for label in (
+        "utf-8",
+        "utf-16",
+        "utf-16-be",
+        "utf-16-le",
+        "utf-32",
+        "ascii",
+        "latin-1",
+        "ibm866",
+        *(f"iso-8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
+        "koi8-r",
+        "koi8-u",
+        "mac-roman",
+        "mac-cyrillic",
+        *(f"cp{n}" for n in (874, 1250, 1251, 1252, 1253, 1254, 1255, 1256, 1257, 1258)),
+        "gbk",
+        "gb18030",
+        "big5",
+        "euc-jp",
+        "iso-2022-jp",
+        "shift_jis",
+        "euc-kr",
+    )
+)
 
 
 def _known(charset: str | None) -> bool:
     if charset is None:
         return False
     try:
-        b"".decode(charset)
+        return codecs.lookup(charset).name in _TEXT_CODECS
     except LookupError:
         return False
-    return True
 
 
 def _network_failure(exc: BaseException, where: str, doing: str) -> PackError:
