@@ -202,6 +202,7 @@ class Serve:
         *args: str,
         env: dict[str, str] | None = None,
         plugin: str = "hostilepacks",
+        cwd: Path = ROOT,
     ) -> None:
         self.db = db
         self.proc = subprocess.Popen(
@@ -224,7 +225,7 @@ class Serve:
             stderr=subprocess.PIPE,
             text=True,
             env=env or serve_env(db),
-            cwd=ROOT,
+            cwd=cwd,
             start_new_session=True,  # its own process group: killpg reaches its workers
         )
         assert self.proc.stderr is not None

@@ -148,7 +148,7 @@ def test_describe_local_shows_declared_and_granted_reach() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "declared: fs.read $CWD, $TMP;" in done.stdout
+    assert "declared: fs.read $TMP;" in done.stdout
     assert "  fs.read:     /srv/m\n" in done.stdout
     assert "  programs:    ffprobe, ffmpeg\n" in done.stdout
 

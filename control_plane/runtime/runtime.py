@@ -15,7 +15,13 @@ from typing import Any, Protocol
 
 from control_plane.core.hookspecs import hookimpl
 from control_plane.core.invoke import Invoker
-from control_plane.core.reach import GrantError, Grants, install_grants, install_message_limit
+from control_plane.core.reach import (
+    GrantError,
+    Grants,
+    check_roots,
+    install_grants,
+    install_message_limit,
+)
 from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.core.suggest import unknown_names
@@ -374,6 +380,12 @@ def build_runtime(
             names = unknown_names(unknown, load.registry.names())
             raise GrantError(f"a grant names unknown pack(s): {names}")
         install_grants(config.grants)
+    try:
+        check_roots(load.registry.names())
+    except GrantError:
+        if owns_load:
+            load.close()
+        raise
     if config.max_message_bytes is not None:
         install_message_limit(config.max_message_bytes)
     invoker = Invoker(
