@@ -18,15 +18,22 @@ pytest_plugins = ("tiers",)
 
 @pytest.fixture(autouse=True, scope="session")
 def _incident_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Servers started by the tests (in-process or ``packctl serve``) never write to ~."""
-    path = tmp_path_factory.mktemp("state") / "incidents.db"
-    saved = os.environ.get("CAPABILITY_PACKS_INCIDENT_DB")
-    os.environ["CAPABILITY_PACKS_INCIDENT_DB"] = str(path)
+    """Servers started by the tests (in-process or ``packctl serve``) never write to ~: the
+    incident store and the state directory are the session's."""
+    state = tmp_path_factory.mktemp("state")
+    wanted = {
+        "CAPABILITY_PACKS_INCIDENT_DB": str(state / "incidents.db"),
+        # where serve and worker note the store they were started with
+        "XDG_STATE_HOME": str(state / "xdg"),
+    }
+    saved = {key: os.environ.get(key) for key in wanted}
+    os.environ.update(wanted)
     yield
-    if saved is None:
-        os.environ.pop("CAPABILITY_PACKS_INCIDENT_DB", None)
-    else:
-        os.environ["CAPABILITY_PACKS_INCIDENT_DB"] = saved
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 @pytest.fixture(autouse=True)

@@ -196,7 +196,14 @@ def serve_env(db: Path, **extra: str) -> dict[str, str]:
 class Serve:
     """A real ``packctl serve --plugin hostilepacks`` in its own process group."""
 
-    def __init__(self, db: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        db: Path,
+        *args: str,
+        env: dict[str, str] | None = None,
+        plugin: str = "hostilepacks",
+        cwd: Path = ROOT,
+    ) -> None:
         self.db = db
         self.proc = subprocess.Popen(
             tied(
@@ -208,7 +215,7 @@ class Serve:
                     "--address",
                     "127.0.0.1:0",
                     "--plugin",
-                    "hostilepacks",
+                    plugin,
                     "--log-level",
                     "error",
                     *args,
@@ -218,7 +225,7 @@ class Serve:
             stderr=subprocess.PIPE,
             text=True,
             env=env or serve_env(db),
-            cwd=ROOT,
+            cwd=cwd,
             start_new_session=True,  # its own process group: killpg reaches its workers
         )
         assert self.proc.stderr is not None

@@ -50,6 +50,7 @@ def _json(capsys: pytest.CaptureFixture[str]) -> Any:
 # -- isolation, whatever the adapter ---------------------------------------------------
 
 
+@pytest.mark.system
 def test_build_runtime_isolates_declared_packs() -> None:
     with build_runtime(RuntimeConfig(plugins=("isolated_packs",))) as runtime:
         assert runtime.isolated == {"iso.where"}
@@ -57,6 +58,7 @@ def test_build_runtime_isolates_declared_packs() -> None:
     assert outcome.result is not None and outcome.result["pid"] != os.getpid()
 
 
+@pytest.mark.system
 def test_serve_isolates_declared_packs() -> None:
     proc, target = start_serve(
         "--plugin", "isolated_packs", env=subprocess_env(CAPABILITY_PACKS_PLUGINS=PLUGINS)
@@ -71,6 +73,7 @@ def test_serve_isolates_declared_packs() -> None:
     assert not isolated_packs.in_adapter_process(outcome.result["cmdline"])
 
 
+@pytest.mark.system
 def test_call_local_isolates_declared_packs(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["call", "iso.where", "--local", "--plugin", "isolated_packs", "--output", "json"]
     assert cli.main([*argv, "--strict", "--input", "{}"]) == cli.EXIT_OK
@@ -79,6 +82,7 @@ def test_call_local_isolates_declared_packs(capsys: pytest.CaptureFixture[str]) 
     assert not isolated_packs.in_adapter_process(printed["result"]["cmdline"])
 
 
+@pytest.mark.system
 def test_gate_local_isolates_declared_packs(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("artifact")
     gate = tmp_path / "packctl-gate.toml"
@@ -93,6 +97,7 @@ def test_gate_local_isolates_declared_packs(tmp_path: Path) -> None:
     assert '"isolated"' in out.read_text()
 
 
+@pytest.mark.system
 def test_the_kits_served_pack_isolates_declared_packs() -> None:
     served = ServedPack(PackTarget("iso.where", plugin="isolated_packs")).start()
     try:
@@ -123,6 +128,7 @@ async def _mcp_local() -> AsyncIterator[McpClient]:
         yield client
 
 
+@pytest.mark.system
 async def test_mcp_local_isolates_declared_packs() -> None:
     async with _mcp_local() as client:
         result = await client.call_tool("iso.where", {})
@@ -163,6 +169,7 @@ def _rejection_of(reason: str) -> Any:
 CASES = [("unknown_pack", "no.such_pack", "{}"), ("invalid_input", "test.fail", '{"code": 3}')]
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(("reason", "pack", "doc"), CASES)
 def test_grpc_renders_the_rejection(reason: str, pack: str, doc: str) -> None:
     proc, target = start_serve("--plugin", "testpacks")

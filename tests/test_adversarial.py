@@ -20,6 +20,7 @@ import grpc
 import pytest
 from hostilepacks import SECRET
 from raw_wire import Received, Serve, call_raw, invoke, serve_env, vocabulary
+from tiers import starts_processes
 
 from control_plane.core.bounds import MAX_CHECKS, MAX_PARTIAL_NODES, MAX_RETRY_AFTER, MAX_TEXT
 from control_plane.core.validation import MORE_CHECKS
@@ -31,6 +32,7 @@ PACKS = ("hostile.sync", "hostile.async", "hostile.iso")
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
     db = tmp_path_factory.mktemp("adversarial") / "incidents.db"
     with Serve(db, "--threads", "16") as server:
@@ -52,6 +54,7 @@ def closed(server: Serve, pack: str, received: Received) -> str:
 # -- 1. the wire encoding is total ----------------------------------------------------------
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("pack", PACKS)
 def test_every_outcome_encodes(served: Serve, pack: str) -> None:
     got = invoke(served.channel, pack, {"mode": "retry_after_huge", "retry_after": "1e19"})
@@ -199,6 +202,7 @@ def test_malformed_requests_are_invalid_argument(served: Serve, raw: bytes) -> N
 # -- 8. availability and bounded texts -------------------------------------------------------
 
 
+@pytest.mark.system
 def test_a_hanging_pack_does_not_starve_the_others(tmp_path: Path) -> None:
     with Serve(tmp_path / "i.db") as server:  # the default pool size
         with ThreadPoolExecutor(8) as pool:
@@ -228,6 +232,7 @@ def test_a_hanging_pack_does_not_starve_the_others(tmp_path: Path) -> None:
         server.kill()
 
 
+@pytest.mark.system
 def test_what_an_isolated_worker_prints_reaches_stderr_scrubbed(tmp_path: Path) -> None:
     """stdout, ``sys.stderr`` and raw writes to fd 2 of an isolated pack's worker pass the
     scrubbing relay, whole lines, the last unfinished one flushed when the worker ends."""
@@ -257,6 +262,7 @@ def test_huge_texts_are_bounded_before_they_are_stored(served: Serve) -> None:
 # -- 9. SIGTERM to the process group drains isolated calls ----------------------------------
 
 
+@pytest.mark.system
 def test_sigterm_to_the_process_group_drains_isolated_calls(tmp_path: Path) -> None:
     server = Serve(tmp_path / "i.db", "--grace", "20")
     try:
@@ -280,6 +286,7 @@ def test_sigterm_to_the_process_group_drains_isolated_calls(tmp_path: Path) -> N
 # -- 10. reference ids survive kill -9 -----------------------------------------------------
 
 
+@pytest.mark.system
 def test_reference_ids_resolve_after_kill_9(tmp_path: Path) -> None:
     db = tmp_path / "i.db"
     server = Serve(db)
@@ -324,6 +331,7 @@ def test_reference_ids_resolve_after_kill_9(tmp_path: Path) -> None:
 # -- 11. authenticate before UNIMPLEMENTED ---------------------------------------------------
 
 
+@pytest.mark.system
 def test_unknown_methods_need_authentication_first(tmp_path: Path) -> None:
     token = "t" * 32
     env = serve_env(tmp_path / "i.db", ADV_TOKENS=token)

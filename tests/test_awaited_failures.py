@@ -237,6 +237,7 @@ def test_cancelling_a_call_that_awaits_a_relayed_future_cancels_the_future(
     assert seen == [True]
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
 def test_served_generator_exit_from_an_awaited_future_ends_with_a_code(loop: str) -> None:
     env = subprocess_env(CAPABILITY_PACKS_PLUGINS="test_awaited_failures,testpacks")

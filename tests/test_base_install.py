@@ -1,10 +1,10 @@
 """What the base install (``pip install capability-packs``, no extras) can do.
 
-The ``mcp``, ``temporal``, ``otel`` and ``kit`` extras bring modules the core must not import
-at module level: ``packctl`` on a base install failed at import when a module of the MCP
-source imported ``anyio`` at its top (caught by the newcomer check on a fresh clone). Here a
-subprocess blocks every module of the extras and of the dev tools and imports what a base
-install runs: the CLI, the server and the built-in packs.
+The ``mcp``, ``temporal``, ``otel``, ``postgres`` and ``kit`` extras bring modules the core
+must not import at module level: ``packctl`` on a base install failed at import when a
+module of the MCP source imported ``anyio`` at its top (caught by the newcomer check on a
+fresh clone). Here a subprocess blocks every module of the extras and of the dev tools and
+imports what a base install runs: the CLI, the server and the built-in packs.
 """
 
 from __future__ import annotations
@@ -12,6 +12,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+
+import pytest
+
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
 
 #: Top-level modules that only the extras (and the dev tools) install.
 EXTRAS_ONLY = (
@@ -27,6 +32,7 @@ EXTRAS_ONLY = (
     "sse_starlette",
     "temporalio",
     "opentelemetry",
+    "psycopg",
     "hypothesis",
     "hypothesis_jsonschema",
     "pytest",

@@ -16,8 +16,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from control_plane.core import redact
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome
+
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ("success", "error", "strict", "internal_error")

@@ -12,6 +12,9 @@ import time
 import pytest
 from child_processes import tied
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
 
 # A parent that starts a child (tied or not), prints the child's pid and waits to be killed.

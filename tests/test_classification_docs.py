@@ -23,6 +23,7 @@ PAGE = ROOT / "docs" / "classification.md"
 SCRIPT = ROOT / "scripts" / "gen_classification_docs.py"
 
 
+@pytest.mark.system
 def test_the_page_is_generated_from_the_tables_and_up_to_date() -> None:
     text = PAGE.read_text(encoding="utf-8")
     assert doc.render() in text, "stale: run python scripts/gen_classification_docs.py"

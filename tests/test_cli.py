@@ -265,6 +265,7 @@ def test_input_from_a_file(capsys: Any, tmp_path: Path) -> None:
     assert "cannot read input file" in err
 
 
+@pytest.mark.system
 def test_input_from_stdin(server: ServerThread) -> None:
     proc = subprocess.run(
         [
@@ -384,6 +385,7 @@ def stop_serve(proc: subprocess.Popen[str]) -> str:
     return "".join(rest)
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_serve_starts_when_a_builtin_plugin_fails(tmp_path: Path, workers: str) -> None:
     # Shadow the built-in packs with a package whose first plugin cannot import.
@@ -422,6 +424,7 @@ def test_serve_starts_when_a_builtin_plugin_fails(tmp_path: Path, workers: str) 
     assert "packctl: stopped" in err
 
 
+@pytest.mark.system
 def test_serve_logs_structured_lines(tmp_path: Path) -> None:
     proc, target = start_serve("--plugin", "testpacks")
     try:
@@ -437,6 +440,7 @@ def test_serve_logs_structured_lines(tmp_path: Path) -> None:
     assert testpacks.SECRET not in err
 
 
+@pytest.mark.system
 def test_serve_port_in_use_exits_2() -> None:
     with socket.socket() as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 0)

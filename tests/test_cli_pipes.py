@@ -22,6 +22,9 @@ from server_support import PACKCTL, ServerThread, subprocess_env
 from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, main
 from control_plane.wire.client import DEFAULT_MAX_MESSAGE_BYTES
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 
 def _packctl_into_closed_pipe(
     argv: list[str], *, stream: str, buffered: bool, stdin: bytes = b""

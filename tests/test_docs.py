@@ -291,3 +291,14 @@ def test_each_schema_file_has_an_id_and_is_valid(path: Path) -> None:
     if path.name.endswith(".schema.json"):
         assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         jsonschema.Draft202012Validator.check_schema(doc)
+
+
+def test_readme_says_where_buf_comes_from() -> None:
+    """Issue 45 item 5: README ran `buf curl` without saying where buf comes from."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## The same call with a stock client: `buf curl`", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    tools = json.loads((ROOT / "package.json").read_text())["devDependencies"]
+    (package,) = [name for name in tools if name.endswith("/buf")]
+    assert f"`{package}`" in section, "README: name the npm package buf comes from"
+    assert "node_modules/.bin" in section, "README: say where scripts/setup --dev puts it"

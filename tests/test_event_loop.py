@@ -21,6 +21,9 @@ from control_plane.core.limits import ConfigError
 from control_plane.wire import event_loop
 from control_plane.wire.client import Client, PackCallError, Timeout
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 
 def _loops(proc: subprocess.Popen[str], err: str) -> list[object]:
     """The ``loop`` of each ``serving`` log record (read before and after the banner)."""

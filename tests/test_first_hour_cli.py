@@ -16,6 +16,9 @@ from server_support import PACKCTL, ROOT, ServerThread, subprocess_env
 
 from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, main
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 CRASH = '{"code": "internal_error"}'
 REF = re.compile(r"ref_[0-9a-f]{16}")
 

@@ -456,6 +456,7 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.system
 def test_bad_gate_file_and_unreachable_server_exit_2_with_one_line(tmp_path: Path) -> None:
     (tmp_path / "packctl-gate.toml").write_text(
         '[[steps]]\npack = "av.validate"\nstrict = "yes"\n', encoding="utf-8"

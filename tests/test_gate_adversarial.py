@@ -22,6 +22,9 @@ import pytest
 from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 HOSTILE = (
     "bad\\n::error file=src/app.py,title=forged::all good\\r\\n::add-mask::x"
     "\\u001b[2J\\u0000 ]]> <x/> \\u0007 \\u009b31m"

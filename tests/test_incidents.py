@@ -483,6 +483,7 @@ print(store.written, store.dropped)
 """
 
 
+@pytest.mark.system
 def test_concurrent_writers_threads_and_processes_lose_and_corrupt_nothing(
     tmp_path: Path,
 ) -> None:
@@ -587,6 +588,7 @@ def _newer_schema(path: Path) -> None:
     conn.close()
 
 
+@pytest.mark.system
 @pytest.mark.parametrize("broken", ["not-sqlite", "directory", "newer-schema"])
 def test_cli_on_a_store_it_cannot_read_says_why_and_exits_2(tmp_path: Path, broken: str) -> None:
     # Before: `packctl incident REF` / `packctl errors` on such a file ended in a Python
@@ -609,6 +611,7 @@ def test_cli_on_a_store_it_cannot_read_says_why_and_exits_2(tmp_path: Path, brok
             assert "written by a newer version: schema 9" in done.stderr
 
 
+@pytest.mark.system
 def test_an_incident_in_the_journal_resolves_even_when_the_database_is_unreadable(
     tmp_path: Path,
 ) -> None:
@@ -622,6 +625,7 @@ def test_an_incident_in_the_journal_resolves_even_when_the_database_is_unreadabl
     assert "reference_id: ref_journaled0000001" in done.stdout
 
 
+@pytest.mark.system
 def test_serve_refuses_a_store_of_a_newer_schema_naming_it(tmp_path: Path) -> None:
     db = tmp_path / "incidents.db"
     _newer_schema(db)
@@ -632,6 +636,7 @@ def test_serve_refuses_a_store_of_a_newer_schema_naming_it(tmp_path: Path) -> No
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.system
 def test_a_hostile_reference_id_is_echoed_bounded(tmp_path: Path) -> None:
     ref = "ref_" + "a" * 100_000
     done = _packctl("incident", ref, "--incident-db", str(tmp_path / "none.db"))
@@ -659,3 +664,92 @@ def test_the_store_takes_events_in_the_emitters_thread(tmp_path: Path) -> None:
         assert [e.event_id for e in store.events()] == [event.event_id]
     finally:
         obs.close()
+
+
+def test_a_postgres_url_without_psycopg_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from control_plane.adapters.cli import main
+    from control_plane.runtime.incident_postgres import PostgresDriverMissing
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
+    url = "postgresql://packs:s3cret@127.0.0.1:9/incidents"
+    with pytest.raises(PostgresDriverMissing, match=r"capability-packs\[postgres\]"):
+        IncidentStore(url)
+    assert main(["incident", "--incident-db", url, "ref_0123456789abcdef"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'capability-packs[postgres]'" in err and "s3cret" not in err
+
+
+def test_a_store_url_is_shown_without_its_password() -> None:
+    from control_plane.runtime.incident_backend import is_url, shown_location
+
+    assert shown_location("postgresql://packs:s3cret@db.internal:5432/x") == (
+        "postgresql://packs:***@db.internal:5432/x"
+    )
+    assert shown_location("postgres://db.internal/x") == "postgres://db.internal/x"
+    assert is_url("POSTGRESQL://h/x") and not is_url(Path("postgresql:/h/x"))
+    assert not is_url("/var/lib/incidents.db")
+
+
+def test_not_found_points_at_the_store_the_server_was_started_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 45 item 6: `packctl incident REF` looks in the default store; a server started
+    with `--incident-db` kept REF elsewhere, and the answer says where."""
+    from control_plane.adapters.cli import main
+    from control_plane.runtime.observability import ObservabilityConfig, _open_store
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("CAPABILITY_PACKS_INCIDENT_DB", raising=False)
+    served = tmp_path / "served.db"
+    store = _open_store(ObservabilityConfig(incident_db=served))
+    assert store is not None
+    store.add_incident(
+        Incident("ref_00000000000000aa", "p", "r", "RuntimeError", "s", "t", time.time())
+    )
+    store.close()
+    assert main(["incident", "ref_00000000000000aa"]) == 1
+    err = capsys.readouterr().err
+    assert f"packctl incident --incident-db {served} ref_00000000000000aa" in err, err
+    # An id no store has: the answer names the store the last server here was started with.
+    assert main(["incident", "ref_00000000000000bb"]) == 1
+    err = capsys.readouterr().err
+    assert f"the last server or worker started here used --incident-db {served}" in err, err
+
+
+def test_incidents_of_writes_given_up_are_committed_once_the_database_is_back(
+    tmp_path: Path,
+) -> None:
+    """The database refuses writes (as a PostgreSQL that is down does): each batch is
+    retried, then dropped and counted, and the call is not held; the incidents stay in the
+    journal and reach the database by themselves once it takes writes again."""
+    store = IncidentStore(tmp_path / "i.db", linger=0)
+    write = store.backend.write
+    down = threading.Event()
+    down.set()
+
+    def flaky(incidents: Any, events: Any) -> None:
+        if down.is_set():
+            raise sqlite3.OperationalError("the database is down")
+        write(incidents, events)
+
+    store.backend.write = flaky  # type: ignore[method-assign]
+    try:
+        refs = [f"ref_{n:016x}" for n in range(3)]
+        started = time.monotonic()
+        for ref in refs:
+            store.add_incident(Incident(ref, "p", "r", "RuntimeError", "s", "t", time.time()))
+        assert time.monotonic() - started < 0.1  # handed over, never written in the call
+        assert store.flush(30)
+        assert store.dropped == 3 and store.written == 0
+        assert all(store.get(ref) is not None for ref in refs)  # from the journal
+        assert all(store.backend.read_incident(ref) is None for ref in refs)
+        down.clear()
+        deadline = time.monotonic() + 10
+        while any(store.backend.read_incident(ref) is None for ref in refs):
+            assert time.monotonic() < deadline, "journaled incidents never committed"
+            time.sleep(0.1)
+    finally:
+        store.close()
+    assert store.journal is not None and not store.journal.path.exists()  # all committed

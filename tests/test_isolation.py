@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from reliability_support import Background, load_fault_packs
 from server_support import ServerThread
+from tiers import starts_processes
 
 from control_plane import Pack, PackError
 from control_plane.core.outcome import INTERNAL_MESSAGE
@@ -30,6 +31,7 @@ BACKGROUND = [("test.echo", {"n": 1}), ("test.sync_echo", {"n": 2}), ("fault.ok"
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def server() -> Iterator[ServerThread]:
     srv = ServerThread(
         load_fault_packs(),
@@ -206,3 +208,12 @@ def test_unknown_pack_in_isolate_is_refused() -> None:
     load = load_registry(builtins=False, entry_points_=False, extra=[])
     with pytest.raises(IsolationError, match="unknown pack"):
         Isolation.for_registry(load.registry, ["no.such.pack"])
+
+
+def test_a_mistyped_pack_in_isolate_says_which_pack_was_meant() -> None:
+    load = load_registry(builtins=True, entry_points_=False, extra=[])
+    try:
+        with pytest.raises(IsolationError, match=r"av\.validat \(did you mean av\.validate\?\)"):
+            Isolation.for_registry(load.registry, ["av.validat"])
+    finally:
+        load.close()

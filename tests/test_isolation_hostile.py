@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hostilepacks import SECRET
 from raw_wire import Serve, invoke
+from tiers import starts_processes
 
 from control_plane.runtime.isolation import wait_until
 
@@ -21,6 +22,7 @@ PACK = "hostile.iso"
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
     db = tmp_path_factory.mktemp("isolation-hostile") / "incidents.db"
     with Serve(db, "--isolation-workers", "1") as server:
@@ -47,6 +49,7 @@ def _reap_child(pid: int) -> None:
         os.kill(pid, 9)
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("mode", "timeout", "code"),
     [("spawn_and_hang", 3.0, "timeout"), ("spawn_and_exit", 30.0, "internal_error")],
@@ -92,6 +95,7 @@ def test_a_child_left_running_by_a_call_ends_when_the_worker_is_replaced(
         _reap_child(child)
 
 
+@pytest.mark.system
 def test_a_pack_flooding_stderr_is_cut_to_its_budget(tmp_path: Path) -> None:
     """100 MB printed by an isolated pack: the control plane's stderr gets the first
     BURST bytes (scrubbed) and a line saying how much was dropped, not 100 MB."""

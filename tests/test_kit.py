@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from child_processes import stop, tied
+from tiers import starts_processes
 
 import control_plane
 from control_plane import CodeDoc, Context, Pack, PackError, hookimpl
@@ -84,6 +85,7 @@ def _nested_venv(venv: Path, cwd: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """``packctl new`` into a temp dir, a fresh venv next to capability-packs, installed."""
     root = tmp_path_factory.mktemp("kit")
@@ -116,6 +118,7 @@ def scaffolded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
     yield python, project
 
 
+@pytest.mark.system
 def test_new_writes_a_complete_distribution(scaffolded: tuple[Path, Path]) -> None:
     _, project = scaffolded
     pyproject = (project / "pyproject.toml").read_text()
@@ -168,6 +171,7 @@ def test_new_refuses_bad_names_and_non_empty_dirs(
     assert "not an empty directory" in capsys.readouterr().err
 
 
+@pytest.mark.system
 def test_generated_tests_pass_in_a_fresh_venv(scaffolded: tuple[Path, Path]) -> None:
     python, project = scaffolded
     done = _run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], project)
@@ -179,6 +183,7 @@ def test_generated_tests_pass_in_a_fresh_venv(scaffolded: tuple[Path, Path]) -> 
     assert re.search(r"http_429\s+seam x1\s+rate_limited\s+rate_limited", out), out
 
 
+@pytest.mark.system
 def test_packctl_list_in_the_venv_shows_the_pack(scaffolded: tuple[Path, Path]) -> None:
     python, project = scaffolded
     done = _run(
@@ -191,6 +196,7 @@ def test_packctl_list_in_the_venv_shows_the_pack(scaffolded: tuple[Path, Path]) 
     assert PACK in names, names
 
 
+@pytest.mark.system
 def test_scaffolded_pack_served_and_called_over_grpc(scaffolded: tuple[Path, Path]) -> None:
     python, project = scaffolded
     proc = subprocess.Popen(
@@ -264,6 +270,7 @@ def test_packctl_check_on_the_scaffold(
 # -- broken packs --------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_broken_packs_fail_the_kit_naming_the_fault(tmp_path: Path) -> None:
     work = tmp_path / "broken"
     shutil.copytree(BROKEN, work, ignore=shutil.ignore_patterns("__pycache__"))

@@ -17,6 +17,9 @@ from server_support import PACKCTL, subprocess_env
 from control_plane import Pack, hookimpl
 from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 GOOD_PACK = """
 from control_plane import Pack, hookimpl
 

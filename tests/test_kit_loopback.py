@@ -7,6 +7,7 @@ only connections go to a server this test runs on 127.0.0.1.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Iterator
@@ -108,8 +109,13 @@ def echo_server() -> Iterator[int]:
         yield server.getsockname()[1]
     finally:
         stop.set()
+        # close() alone does not wake a thread blocked in accept() (it waited out the
+        # 10 s timeout, twice per run); shutdown() on the listening socket does, at once.
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_RDWR)
         server.close()
         thread.join(10)
+        assert not thread.is_alive()
 
 
 def test_a_pack_reaching_beyond_loopback_fails_the_kit_naming_the_host() -> None:

@@ -69,6 +69,7 @@ def _large(target: str) -> int:
     return len(outcome.result["items"])
 
 
+@pytest.mark.system
 def test_a_large_result_does_not_stall_the_event_loop(
     server: tuple[subprocess.Popen[str], str],
 ) -> None:

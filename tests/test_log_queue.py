@@ -147,6 +147,7 @@ def test_a_stream_in_memory_is_written_at_once(logger: logging.Logger) -> None:
     assert json.loads(out.getvalue())["msg"] == "now"
 
 
+@pytest.mark.system
 def test_a_forked_child_writes_its_lines(tmp_path: Path, logger: logging.Logger) -> None:
     """The writer thread does not survive ``fork``: the child starts its own."""
     with open(tmp_path / "log", "w") as stream:

@@ -24,6 +24,7 @@ import pytest
 import testpacks
 from child_processes import stop, tied
 from server_support import PACKCTL, ROOT, ServerThread, load_test_packs, subprocess_env
+from tiers import starts_processes
 
 from control_plane import Check, Pack, Reach, Result
 from control_plane.adapters.mcp_bridge.tools import REJECTION_REASONS, build_tools, tool_name
@@ -76,6 +77,7 @@ class SyncClient:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def local() -> Iterator[SyncClient]:
     """One ``packctl mcp --local`` over stdio, shared by the tests of this module."""
     with (
@@ -107,6 +109,7 @@ def registry() -> Registry:
 # -- tools/list ------------------------------------------------------------------------
 
 
+@pytest.mark.system
 def test_tools_carry_the_closed_vocabulary(local: SyncClient) -> None:
     reg = registry()
     listed = local.list_tools()
@@ -428,6 +431,7 @@ def test_every_code_comes_back_typed_and_nothing_leaks(local: SyncClient) -> Non
             assert planted not in seen
 
 
+@pytest.mark.system
 def test_stdout_carries_only_mcp_messages() -> None:
     """Raw JSON-RPC over the pipe: every stdout line is a protocol message; logs on stderr."""
     messages = [
@@ -530,6 +534,7 @@ def _raw_session(calls: list[Any]) -> dict[int, Any]:
     return answers
 
 
+@pytest.mark.system
 def test_malformed_tool_calls_are_typed_results_not_protocol_errors() -> None:
     """``arguments`` that is not an object, a ``name`` that is not a string: still a
     ``CallToolResult`` with ``rejected: invalid_input`` (docs/mcp.md: no call becomes an MCP
@@ -601,6 +606,7 @@ def _http_bridge(*extra: str, env: dict[str, str] | None = None) -> Iterator[str
         stop(proc, TIMEOUT)
 
 
+@pytest.mark.system
 async def test_streamable_http_on_loopback_with_underscore_names() -> None:
     with _http_bridge("--tool-names", "underscore") as url:
         async with Client(url, read_timeout_seconds=TIMEOUT) as client:
@@ -619,6 +625,7 @@ async def test_streamable_http_on_loopback_with_underscore_names() -> None:
     assert invalid.structured_content["rejected"]["reason"] == "invalid_input"
 
 
+@pytest.mark.system
 def test_http_refuses_non_loopback_addresses() -> None:
     done = subprocess.run(
         [*PACKCTL, *STDIO_LOCAL, "--http", "0.0.0.0:0"],
@@ -632,6 +639,7 @@ def test_http_refuses_non_loopback_addresses() -> None:
     assert b"not a loopback address" in done.stderr
 
 
+@pytest.mark.system
 async def test_target_a_real_grpc_control_plane() -> None:
     server = ServerThread(load_test_packs()).start()
     try:
@@ -665,6 +673,7 @@ async def test_target_a_real_grpc_control_plane() -> None:
     assert all(testpacks.SECRET not in everything(r) for r in results.values())
 
 
+@pytest.mark.system
 async def test_unreachable_control_plane_is_typed_unavailable() -> None:
     server = ServerThread(load_test_packs()).start()
     target = server.target
@@ -740,6 +749,7 @@ def _trickle_until_closed(url: str, count: int) -> int:
     return closed
 
 
+@pytest.mark.system
 async def test_http_closes_connections_that_never_finish_their_headers() -> None:
     """Slowloris: 20 clients sending their headers a byte at a time held their connections
     (and descriptors) for as long as they kept trickling; uvicorn has no header timeout.
@@ -759,6 +769,7 @@ async def _wait_for(path: Any) -> bool:
     return bool(path.exists())
 
 
+@pytest.mark.system
 async def test_a_cancelled_call_cancels_the_packs_work_and_the_bridge_serves_on(
     tmp_path: Any,
 ) -> None:
@@ -783,6 +794,7 @@ async def test_a_cancelled_call_cancels_the_packs_work_and_the_bridge_serves_on(
     assert not marker.with_suffix(".finished").exists()
 
 
+@pytest.mark.system
 async def test_an_abandoned_http_call_cancels_the_packs_work(tmp_path: Any) -> None:
     """Over streamable HTTP the SDK abandons a call by closing its request's stream (a
     disconnect mid-call): the pack sees ``ctx.cancelled`` and the bridge serves on."""

@@ -20,6 +20,7 @@ import pytest
 from child_processes import stop, tied
 from mcp_source_support import Serve, wait_for
 from server_support import TESTS_DIR
+from tiers import starts_processes
 
 from control_plane.wire.client import Client, PackCallError
 
@@ -76,6 +77,7 @@ class Hostile:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
     base = tmp_path_factory.mktemp("mcp_hostile")
     http, port = _start_http(base / "http.log")
@@ -154,6 +156,7 @@ class Background:
 # -- messages over max_message_bytes -------------------------------------------------------
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("pack", "echo"),
     [
@@ -280,6 +283,7 @@ class _Fetches(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.system
 def test_schemas_pointing_outside_are_refused_and_careless_servers_are_told_clearly(
     tmp_path: Path,
 ) -> None:
@@ -367,6 +371,7 @@ startup_timeout = 1
 # -- lines on stdout that are not JSON-RPC ---------------------------------------------------
 
 
+@pytest.mark.system
 def test_lines_that_are_not_json_rpc_are_skipped_logged_scrubbed_and_bounded(
     tmp_path: Path,
 ) -> None:
@@ -434,6 +439,7 @@ startup_timeout = 2
 # -- invalid schemas in tools/list -----------------------------------------------------------
 
 
+@pytest.mark.system
 def test_a_tool_with_an_invalid_schema_is_skipped_and_the_other_tools_load(
     tmp_path: Path,
 ) -> None:

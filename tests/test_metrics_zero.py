@@ -32,6 +32,9 @@ from control_plane.core.errors import RequestRejected
 from control_plane.runtime.metrics import REJECTION_REASONS, SEVERITIES
 from control_plane.wire.client import Client, PackCallError
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 

@@ -25,6 +25,9 @@ from server_support import PACKCTL, ROOT, subprocess_env
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 MODES = [m for m in leakpacks.MODES if m not in ("thread", "thirdparty_log")]
 
 

@@ -29,6 +29,9 @@ from server_support import PACKCTL, ROOT, subprocess_env
 from control_plane.core.redact import scrub
 from control_plane.v1 import control_plane_pb2 as pb
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 SERVICE = "/control_plane.v1.ControlPlaneService/"
 
 

@@ -39,6 +39,9 @@ from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire.client import Client
 from control_plane.wire.connections import MAX_STREAMS
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 #: What a well-behaved call may take while a hostile one holds its thread (seconds).
 ANSWERED_WITHIN = 1.5
 #: The hostile objects' sleep: what a call would wait if they ran on the loop.

@@ -20,6 +20,9 @@ from server_support import PACKCTL, subprocess_env
 from control_plane.core import redact
 from control_plane.core.secret_rules import CANARIES, RULES
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 #: Imported by every Python process started with its directory first on PYTHONPATH
 #: (``site`` imports ``sitecustomize``): breaks the rule SCRUB_BREAK_RULE names, in the
 #: command and in every process it starts (``serve --workers`` workers).

@@ -28,6 +28,9 @@ from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire.client import Client, PackCallError
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 
 def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))

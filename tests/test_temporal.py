@@ -791,7 +791,7 @@ def _temporal_cli(target: str, *args: str) -> Any:
 
 @MODULE_LOOP
 async def test_operators_see_the_code_and_filter_by_it(env: Env) -> None:
-    """`temporal workflow describe` shows "<code>: ..." and a retryable code is not
+    """`temporal workflow describe` shows the code as the failure's type and a retryable code is not
     nonRetryable; `temporal workflow list --query "CapabilityPacksCode = '...'"` filters."""
     assert await ensure_code_attribute(env.client)
     assert await ensure_code_attribute(env.client)  # idempotent
@@ -813,8 +813,11 @@ async def test_operators_see_the_code_and_filter_by_it(env: Env) -> None:
             _temporal_cli, env.target, "workflow", "describe", "--workflow-id", ids[code]
         )
         failure = described["closeEvent"]["workflowExecutionFailedEventAttributes"]["failure"]
-        assert failure["message"].startswith(f"{code}: "), failure["message"]
         info = failure["applicationFailureInfo"]
+        if code == "unknown_pack":  # a rejection: type UnknownPack, the reason first
+            assert failure["message"].startswith(f"{code}: "), failure["message"]
+        else:  # the type is the code, said once (issue 45: `code: code: ...` before)
+            assert info["type"] == code and not failure["message"].startswith(code), failure
         assert bool(info.get("nonRetryable", False)) is permanent, (code, info)
 
     for code in cases:
@@ -876,3 +879,53 @@ async def test_worker_emits_request_rejected_events_as_serve_does(env: Env) -> N
     for reason in ("unknown_pack", "invalid_input"):
         key = ("capability_packs_rejected_requests_total", (("reason", reason),))
         assert samples[key] == 1.0
+
+
+# -- issue 45, item 3 --------------------------------------------------------------------
+
+
+@MODULE_LOOP
+async def test_a_result_keeps_the_key_order_the_pack_returned(env: Env, grpc_target: str) -> None:
+    doc = {"zeta": 1, "alpha": {"y": 2, "b": 3}, "mid": [{"z": 0, "a": 1}]}
+    rid = _rid()
+    with GrpcClient(grpc_target) as grpc_client:
+        over_grpc = await asyncio.to_thread(grpc_client.invoke, "test.echo", doc, request_id=rid)
+    over_temporal = await env.packs.invoke("test.echo", doc, request_id=rid)
+    assert json.dumps(over_temporal.result) == json.dumps(over_grpc.result)
+    assert list(over_temporal.result["echo"]) == ["zeta", "alpha", "mid"]
+
+
+@MODULE_LOOP
+async def test_a_worker_logs_no_traceback_for_declared_errors(env: Env) -> None:
+    """`packctl worker` logged a 15-line traceback for every failed attempt of a declared
+    code (7 calls: 115 lines), the code twice in each (`not_found: not_found: ...`)."""
+    queue = f"benign-{_rid()}"
+    proc = subprocess.Popen(
+        tied(
+            [
+                *PACKCTL,
+                *("worker", "--temporal", env.target, "--task-queue", queue),
+                *("--plugin", "testpacks", "--no-event-stream", "--no-incident-db"),
+            ]
+        ),
+        env=subprocess_env(),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = await asyncio.to_thread(proc.stderr.readline)
+        assert "packctl: worker on task queue" in line, line
+        packs = TemporalPackClient(env.client, TASK_QUEUE, activity_task_queue=queue, retry=FAST)
+        for code in ["not_found"] * 4 + ["network_error"] * 3:  # 4 + 3 x 3 attempts
+            with pytest.raises(CapabilityPackError) as caught:
+                await packs.invoke("test.fail", {"code": code}, request_id=_rid())
+            assert getattr(caught.value, "code", None) == code
+            assert f"{code}: {code}" not in str(caught.value)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.to_thread(proc.communicate, timeout=60)
+        reap(proc)
+    assert "Traceback" not in err, err
+    assert "not_found: not_found" not in err and "network_error: network_error" not in err, err
+    assert len(err.splitlines()) <= 4, err  # the start and stop lines

@@ -106,6 +106,7 @@ def test_ssh_banner_exchange_timeout_is_a_timeout() -> None:
     assert found is not None and found.code == "timeout"
 
 
+@pytest.mark.system
 def test_run_tool_raises_the_classified_error_or_tool_failed() -> None:
     failing = [sys.executable, "-c", "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"]
     with pytest.raises(ToolFailed) as unmatched:
@@ -141,6 +142,7 @@ def _missing_tool(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return {}
 
 
+@pytest.mark.system
 @pytest.mark.parametrize(
     ("codes", "want", "violations"),
     [

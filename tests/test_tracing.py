@@ -38,6 +38,9 @@ from control_plane.runtime.tracing import Tracing
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 SERVICE = "control_plane.v1.ControlPlaneService"
 
 

@@ -40,6 +40,9 @@ from control_plane.wire.workers import (
     parse_workers,
 )
 
+# serve --workers: every test starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 ENV = subprocess_env(CAPABILITY_PACKS_PLUGINS="workerpacks")
 #: Fresh connections tried before giving up on seeing every worker answer.
 MAX_CONNECTIONS = 400
@@ -662,3 +665,20 @@ def test_a_replaced_workers_counters_continue_from_its_predecessors(two_workers:
     after = _whoami_counts(url)
     assert after["0"] >= before["0"]  # the slot's counter did not go back
     assert sum(after.values()) == answered  # and nothing counted is lost
+
+
+@pytest.mark.system
+def test_workers_say_the_grants_as_the_single_server_does() -> None:
+    """Issue 45 item 4: `serve --workers N` printed none of the grant lines docs/grants.md
+    promises at start-up, and neither mode said the egress grants."""
+    grants = ("--grant", "av.validate:fs.read=/srv/media", "--grant", "git.clone:egress=loopback")
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="packs.av_validate,packs.git,packs.http_fetch")
+    lines = {}
+    for mode in ((), ("--workers", "2")):
+        proc, _ = start_serve("--no-incident-db", *grants, *mode, env=env, drain=True)
+        lines[mode] = stop_serve(proc)
+        assert proc.returncode == 0, lines[mode]
+    for mode, err in lines.items():
+        assert "packctl: av.validate reads /srv/media (docs/grants.md)" in err, (mode, err)
+        assert "packctl: http.fetch egress public (docs/grants.md)" in err, (mode, err)
+        assert re.search(r"packctl: git\.clone writes \S+; egress loopback \(docs", err), err

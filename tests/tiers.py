@@ -1,55 +1,46 @@
-"""The two test tiers: the fast one needs nothing but this environment (docs/setup.md).
+"""The two test tiers, by cost (docs/setup.md, "Test tiers").
 
-A test is ``system`` when it starts a program from outside this virtualenv (git, ssh, curl,
-ffmpeg, node, buf, promtool, temporal, ...), a daemon, or is ``slow``. An audit hook sees
-every program the test process starts; a test not marked ``system`` that starts one fails.
+The fast tier runs in this process: a test is ``system`` when it starts a process (a program
+such as git, ffprobe or node, the venv's own Python, ``packctl serve``, a fork, a
+multiprocessing child, a daemon) or is ``slow``. The POSIX basics below (``sh``, ``sleep``,
+...) cost milliseconds and do not count. An audit hook sees every process the test process
+starts; a test not marked ``system`` that starts one fails and names it.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Generator, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 # Programs every POSIX system has; starting them does not make a test a system test.
 BASE_PROGRAMS = frozenset({"sh", "bash", "sleep", "true", "false", "cat", "env", "kill"})
-_VENV = Path(sys.prefix).resolve()
-_PYTHON = Path(sys.executable).resolve()
+_F = TypeVar("_F")
+_STARTS_PROCESSES = "__starts_processes__"
 
 _started: list[str] | None = None  # programs from outside the venv, while a fast test runs
 
 
-def outside_program(executable: object, env: object = None) -> str | None:
-    """The program ``executable`` names if it lies outside this environment, else None."""
+def started_program(executable: object) -> str | None:
+    """The process ``executable`` starts, unless it is one of the POSIX basics, else None."""
     if isinstance(executable, bytes):
         executable = os.fsdecode(executable)
     if not isinstance(executable, str | os.PathLike):
-        return None
+        return "?"
     name = os.fspath(executable)
-    if os.path.basename(name) in BASE_PROGRAMS:
-        return None
-    path = os.environ.get("PATH") if not isinstance(env, dict) else env.get("PATH")
-    found = name if os.sep in name else shutil.which(name, path=path)
-    if found is None:
-        return None  # a program that does not exist is not a dependency
-    unresolved = Path(os.path.abspath(found))
-    if unresolved.resolve() == _PYTHON or unresolved.is_relative_to(_VENV):
-        return None
-    return name
+    return None if os.path.basename(name) in BASE_PROGRAMS else name
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if _started is None:
         return
-    if event == "subprocess.Popen":
-        program = outside_program(args[0], args[3])
-    elif event in ("os.posix_spawn", "os.exec"):
-        program = outside_program(args[0], args[2] if len(args) > 2 else None)
+    if event in ("subprocess.Popen", "os.posix_spawn", "os.exec"):
+        program = started_program(args[0])
+    elif event in ("os.fork", "os.forkpty"):
+        program = "fork()"
     else:
         return
     if program is not None:
@@ -59,15 +50,69 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 sys.addaudithook(_audit)
 
 
+def _watch_spawnv_passfds() -> None:
+    """multiprocessing starts its fork server and spawned children through
+    ``_posixsubprocess.fork_exec``, which raises no audit event: note them here."""
+    import multiprocessing.util as mp_util
+
+    original = mp_util.spawnv_passfds
+
+    def spawnv_passfds(path: Any, args: Any, passfds: Any) -> Any:
+        _audit("subprocess.Popen", (path, args, None, None))
+        return original(path, args, passfds)
+
+    mp_util.spawnv_passfds = spawnv_passfds  # type: ignore[assignment]
+
+    # A child forked by an already running fork server starts no program in this process
+    # at all: note each one where it is asked for.
+    import multiprocessing.forkserver as mp_forkserver
+
+    server = mp_forkserver.ForkServer
+    connect = server.connect_to_new_process
+
+    def connect_to_new_process(self: Any, fds: Any) -> Any:
+        _audit("subprocess.Popen", ("forkserver child", (), None, None))
+        return connect(self, fds)
+
+    server.connect_to_new_process = connect_to_new_process  # type: ignore[method-assign]
+
+
+_watch_spawnv_passfds()
+# CP_TIER_RECORD=FILE: note the fast tests that start processes in FILE instead of failing
+# them (used once to sort the suite into tiers).
+_RECORD = os.environ.get("CP_TIER_RECORD")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # also in pyproject.toml; here for a session that does not read it (tests/test_tiers.py)
     config.addinivalue_line("markers", "system: needs a program or daemon from outside the venv")
     config.addinivalue_line("markers", "slow: long-running tests (soak, fuzz); also system")
 
 
+def starts_processes(fixture: _F) -> _F:
+    """Mark a fixture that starts processes: every test that uses it is ``system``.
+
+    Put it under ``@pytest.fixture``. A module- or session-scoped fixture starts its
+    processes in the setup of its first user only, so the audit alone would catch that one
+    test and pass the rest; this carries the mark to all of them."""
+    setattr(fixture, _STARTS_PROCESSES, True)
+    return fixture
+
+
+def _uses_a_process_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    for defs in info.name2fixturedefs.values():
+        for fixturedef in defs:
+            if getattr(fixturedef.func, _STARTS_PROCESSES, False):
+                return True
+    return False
+
+
 def pytest_collection_modifyitems(items: Sequence[pytest.Item]) -> None:
     for item in items:
-        if item.get_closest_marker("slow") is not None:
+        if item.get_closest_marker("slow") is not None or _uses_a_process_fixture(item):
             item.add_marker(pytest.mark.system)
 
 
@@ -89,10 +134,13 @@ def _watched_call(item: pytest.Item) -> Generator[None, Any, Any]:
         result = yield
     finally:
         started, _started = _started, None
-    if started:
+    if started and _RECORD:
+        with open(_RECORD, "a", encoding="utf-8") as out:
+            out.write(f"{item.nodeid}\t{sorted(set(map(str, started)))}\n")
+    elif started:
         pytest.fail(
-            f"{item.nodeid} started {sorted(set(started))}, programs from outside the venv: "
-            "mark it @pytest.mark.system (docs/setup.md, 'Test tiers')",
+            f"{item.nodeid} started {sorted(set(map(str, started)))}: a test that starts a "
+            "process is a system test: mark it @pytest.mark.system (docs/setup.md, 'Test tiers')",
             pytrace=False,
         )
     return result

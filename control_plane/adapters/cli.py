@@ -38,8 +38,8 @@ from typing import Any, Protocol, TextIO
 # Before grpc is imported (its core reads this once, then): gRPC's fork handlers run in every
 # child forked while the server's threads are inside gRPC, and libuv (uvloop, the default
 # loop) spawns subprocesses with fork(): ~1-2 % of those children died of SIGSEGV before
-# exec. The control plane never forks without exec (isolation uses a fork server started
-# with exec), so it needs no fork support; an operator's own setting is kept.
+# exec. The control plane never forks without exec (isolation starts each worker as a
+# fresh interpreter), so it needs no fork support; an operator's own setting is kept.
 os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 
 import grpc
@@ -708,6 +708,9 @@ def _serve(args: argparse.Namespace) -> int:
         flush_logs()  # what was logged while starting comes before the banner
         host = args.address.rsplit(":", 1)[0]
         names = ", ".join(server.registry.names()) or "none"
+        pools = runtime.invoker.isolation
+        isolated = [n for n in server.registry.names() if pools is not None and n in pools]
+        notices = startup_lines(server.registry.names(), isolated, runtime.confinement)
         if worker is not None:
             print(
                 f"packctl: worker {worker} (pid {os.getpid()}) ready: "
@@ -716,12 +719,7 @@ def _serve(args: argparse.Namespace) -> int:
                 flush=True,
             )
             failures = [str(f) for f in server.registry.failures]
-            if worker == 0:  # one of the processes says how packs are held (all hold them alike)
-                pools = runtime.invoker.isolation
-                held = [n for n in server.registry.names() if pools is not None and n in pools]
-                for line in startup_lines(server.registry.names(), held, runtime.confinement):
-                    print(line, file=sys.stderr, flush=True)
-            report_ready(server.port, obs.metrics.port, len(server.registry), failures)
+            report_ready(server.port, obs.metrics.port, len(server.registry), failures, notices)
             return
         if obs.metrics.port is not None:
             print(
@@ -734,9 +732,7 @@ def _serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        pools = runtime.invoker.isolation
-        isolated = [n for n in server.registry.names() if pools is not None and n in pools]
-        for line in startup_lines(server.registry.names(), isolated, runtime.confinement):
+        for line in notices:
             print(line, file=sys.stderr)
         _print_failures(server.registry.failures, sys.stderr)
         sys.stderr.flush()
@@ -850,6 +846,8 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
                 f"with {args.workers} workers (pids {pids}), event loop {loop}",
                 file=sys.stderr,
             )
+            for line in supervisor.notices():  # the grants, as a single server says them
+                print(line, file=sys.stderr)
             _print_failures(supervisor.failures(), sys.stderr)
             sys.stderr.flush()
             status = supervisor.run(stop)

@@ -110,7 +110,8 @@ def startup_lines(
 ) -> list[str]:
     """Said aloud at start-up: each pack that declares no reach (confined in a worker, or
     trusted and unconfined), each grant wider than its pack's declaration, each confined
-    pack's file roots, and kernel confinement when a confined pack is isolated."""
+    pack that reads or writes files or reaches the network, and one on kernel confinement
+    when a confined pack is isolated."""
     lines = []
     isolated_confined = False
     chosen = set(isolated)
@@ -140,9 +141,11 @@ def startup_lines(
         parts = [f"reads {_roots(only_read)}"] if only_read else []
         if reach.writes:
             parts.append(f"writes {_roots(reach.writes)}")
+        if reach.egress:
+            parts.append(f"egress {_roots(reach.egress)}")
         if parts:
             lines.append(f"packctl: {name} {'; '.join(parts)} (docs/grants.md)")
-    if isolated_confined:
+    if isolated_confined or chosen:
         from control_plane.runtime.confine import kernel_support
 
         lines.append(f"packctl: {kernel_support()[1]}")

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from control_plane.runtime.incident_backend import is_url
 from control_plane.runtime.incident_store import (
     IncidentStore,
-    IncidentStoreUnreadable,
     default_incident_db,
 )
 from control_plane.runtime.observability import (
@@ -32,7 +32,16 @@ __all__ = [
 
 
 def _db_help() -> str:
-    return f"incident database (default: $CAPABILITY_PACKS_INCIDENT_DB or {default_incident_db()})"
+    return (
+        "incident database: a SQLite file, or postgresql://USER:PASSWORD@HOST/DB for one "
+        "store shared by every replica and worker (default: $CAPABILITY_PACKS_INCIDENT_DB "
+        f"or {default_incident_db()})"
+    )
+
+
+def _store_arg(text: str) -> Path | str:
+    """``--incident-db``: a ``postgresql://`` URL as given, else a file path."""
+    return text if is_url(text) else Path(text)
 
 
 def _db_argument(parser: argparse.ArgumentParser) -> None:
@@ -42,8 +51,8 @@ def _db_argument(parser: argparse.ArgumentParser) -> None:
         "--incident-db",
         "--db",
         dest="incident_db",
-        metavar="PATH",
-        type=Path,
+        metavar="PATH|URL",
+        type=_store_arg,
         default=None,
         help=_db_help(),
     )
@@ -72,13 +81,13 @@ def _hide_alias(parser: argparse.ArgumentParser, alias: str) -> None:
 def run_incident(args: argparse.Namespace) -> int:
     """``packctl incident REF``: print one incident; exit 1 when unknown, 2 when the store
     cannot be read (and the journals beside it do not have the id either)."""
-    store = IncidentStore(args.incident_db, read_only=True)
     try:
+        store = IncidentStore(args.incident_db, read_only=True)
         print(show_incident(store, args.ref, as_json=args.output == "json"))
     except IncidentNotFound as exc:
         print(f"packctl incident: {exc}", file=sys.stderr)
         return 1
-    except IncidentStoreUnreadable as exc:
+    except OSError as exc:  # IncidentStoreUnreadable, or psycopg missing for a URL
         print(f"packctl incident: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -87,10 +96,10 @@ def run_incident(args: argparse.Namespace) -> int:
 def run_errors(args: argparse.Namespace) -> int:
     """``packctl errors``: print error counts grouped by code, pack or origin; exit 2 when
     the store cannot be read."""
-    store = IncidentStore(args.incident_db, read_only=True)
     try:
+        store = IncidentStore(args.incident_db, read_only=True)
         print(aggregate_errors(store, args.since, args.by, as_json=args.output == "json"))
-    except IncidentStoreUnreadable as exc:
+    except OSError as exc:  # IncidentStoreUnreadable, or psycopg missing for a URL
         print(f"packctl errors: {exc}", file=sys.stderr)
         return 2
     return 0
@@ -167,9 +176,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--incident-db",
-        type=Path,
+        type=_store_arg,
         default=None,
-        metavar="PATH",
+        metavar="PATH|URL",
         help=_db_help(),
     )
     group.add_argument(

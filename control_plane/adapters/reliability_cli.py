@@ -212,6 +212,10 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
         retry_after=args.retry_after,
     )
     auth: TokenAuth | None = None
+    if args.auth_token_env is not None:
+        from control_plane.runtime.isolation import withhold_environment
+
+        withhold_environment(args.auth_token_env)  # the tokens are ours, never a worker's
     if args.auth_token_file is not None or args.auth_token_env is not None:
         auth = TokenAuth.from_sources(
             token_file=args.auth_token_file,

@@ -48,7 +48,8 @@ _V4 = ipaddress.IPv4Network
 _V6 = ipaddress.IPv6Network
 
 #: First match wins: metadata addresses sit inside link-local, private or public space
-#: and must be granted by name. Anything not listed is public.
+#: and must be granted by their word, ``metadata``: no other word and no network (a CIDR
+#: grant of ``169.254.0.0/16`` or ``0.0.0.0/0``) covers them. Anything not listed is public.
 _V4_TABLE: Final[tuple[tuple[ipaddress.IPv4Network, str], ...]] = (
     (_V4("169.254.169.254/32"), "metadata"),  # AWS, GCP, Azure IMDS, OpenStack, DO, Oracle
     (_V4("169.254.169.253/32"), "metadata"),  # AWS VPC DNS
@@ -174,6 +175,8 @@ class _Rule:
         if self.word is not None:
             return self.word == kind
         if self.network is not None:
+            if kind == "metadata":  # a network never covers them: only the word does
+                return False
             bare = _bare(address)
             if bare.version != self.network.version:
                 inner = _embedded_v4(bare) if isinstance(bare, ipaddress.IPv6Address) else None
@@ -318,8 +321,13 @@ def check_destination(
     if not addresses:
         raise socket.gaierror(socket.EAI_NONAME, "the name resolved to no address")
     kinds = sorted({category(a) for a in addresses})
+    word = (
+        " (granted only by the word 'metadata', never by a network)" if "metadata" in kinds else ""
+    )
     raise EgressRefused(
-        host, port, f"the destination is {' and '.join(kinds)}, which this pack is not granted"
+        host,
+        port,
+        f"the destination is {' and '.join(kinds)}, which this pack is not granted{word}",
     )
 
 

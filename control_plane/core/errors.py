@@ -92,6 +92,10 @@ class RequestRejected(CapabilityPackError):
     def __init__(self, rejection: Rejection) -> None:
         super().__init__(rejection.message)
         self.rejection = rejection
+        #: True once the ``request_refused`` hook was told of it (the invoker does, for
+        #: every refusal it raises, whatever adapter took the request): an adapter that
+        #: reports refusals of its own does not report this one twice.
+        self.reported = False
 
     @property
     def reason(self) -> str:

@@ -11,10 +11,10 @@ from control_plane.core.classify import Classification
 from control_plane.core.pack import Pack
 
 if TYPE_CHECKING:
+    from control_plane.core.error_event import ErrorEvent
     from control_plane.core.incidents import Incident
     from control_plane.core.outcome import Outcome
     from control_plane.core.registry import LoadedPack
-    from control_plane.runtime.events import ErrorEvent
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 
@@ -93,11 +93,14 @@ def call_finished(pack: LoadedPack, outcome: Outcome, elapsed_s: float) -> None:
 def request_refused(event: ErrorEvent) -> None:
     """A request was refused before any pack ran (unknown pack, invalid input, overload...).
 
-    ``event.code`` is the rejection reason, ``event.origin`` is ``transport``. Called on the
-    thread that refused it: return quickly. The built-in metrics and error events
+    ``event.code`` is the rejection reason, ``event.origin`` is ``transport``. The invoker
+    calls it for every refusal of its input check, whatever adapter took the request (gRPC,
+    MCP, ``--local``, the author kit, the gate, Temporal); a server calls it for the
+    refusals it makes itself (overload, authentication, drain). Once per refusal. Called on
+    the thread that refused it: return quickly. The built-in metrics and error events
     implement it. A raise is logged and skipped.
 
-    :param event: the scrubbed :class:`~control_plane.runtime.events.ErrorEvent`.
+    :param event: the scrubbed :class:`~control_plane.core.error_event.ErrorEvent`.
     :return: nothing; the return value is ignored.
     """
 
@@ -119,7 +122,7 @@ def incident_recorded(incident: Incident) -> None:
 def register_event_sinks(register: Callable[[Callable[[ErrorEvent], None]], None]) -> None:
     """Register sinks for structured error events by calling ``register(sink)``.
 
-    A sink is any callable taking one :class:`~control_plane.runtime.events.ErrorEvent`. It is
+    A sink is any callable taking one :class:`~control_plane.core.error_event.ErrorEvent`. It is
     called once per failed invocation and once per request refused at the transport, on
     the thread that finished the call (often the server's event loop), so it must return
     quickly: hand slow work (network, disk) to a queue and a thread of its own. Events are

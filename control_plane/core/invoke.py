@@ -11,6 +11,7 @@ outcome whose code is inside the pack's effective vocabulary.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import math
@@ -27,7 +28,8 @@ from control_plane.core.bounds import safe_text
 from control_plane.core.call_hooks import CallHooks
 from control_plane.core.classify import Classification, Classifier, classify
 from control_plane.core.enforce import Enforcer
-from control_plane.core.errors import FieldViolation, InvalidInput, UnknownPack
+from control_plane.core.error_event import ErrorEvent
+from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected, UnknownPack
 from control_plane.core.incidents import Incidents
 from control_plane.core.limits import (
     MAX_INPUT_DEPTH,
@@ -41,6 +43,7 @@ from control_plane.core.outcome import ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.pack import Context
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
+from control_plane.core.rejection import Rejection
 from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.schema import CompiledSchema
 from control_plane.core.threads import PackThreads
@@ -132,20 +135,10 @@ class Invoker:
         """Invoke pack ``name`` with ``payload`` (JSON bytes/str or a dict)."""
         started = time.perf_counter()
         try:
-            loaded = self.registry.get(name)
-        except UnknownPack as exc:
-            raise refine_unknown_pack(exc) from None
-        doc = parse_input(name, payload)
-        try:
-            valid = loaded.input_validator.is_valid(doc)
-        except (ValueError, TypeError, OverflowError) as exc:  # a dict payload of non-JSON data
-            raise InvalidInput(
-                name, [FieldViolation("", f"input is not JSON data: {exc}")]
-            ) from None
-        if not valid:
-            raise InvalidInput(name, loaded.input_validator.violations(doc))
-        if request_id is not None and len(request_id) > MAX_REQUEST_ID:
-            check_request_id(name, request_id)
+            loaded, doc = self._admit(name, payload, request_id)
+        except RequestRejected as exc:
+            self._refused(exc, request_id)
+            raise
         rid = request_id or uuid.uuid4().hex
         budget = timeout if timeout is not None else self.default_timeout
         ctx = Context(name, rid, None if budget is None else time.monotonic() + budget)
@@ -162,6 +155,51 @@ class Invoker:
         if hooks.finished:
             hooks.notify(hooks.finished, loaded, outcome, elapsed)
         return outcome
+
+    def _admit(
+        self, name: str, payload: bytes | str | Mapping[str, Any], request_id: str | None
+    ) -> tuple[LoadedPack, dict[str, Any]]:
+        """The input check: the pack and its input, or :class:`RequestRejected`."""
+        try:
+            loaded = self.registry.get(name)
+        except UnknownPack as exc:
+            raise refine_unknown_pack(exc) from None
+        doc = parse_input(name, payload)
+        try:
+            valid = loaded.input_validator.is_valid(doc)
+        except (ValueError, TypeError, OverflowError) as exc:  # a dict payload of non-JSON data
+            raise InvalidInput(
+                name, [FieldViolation("", f"input is not JSON data: {exc}")]
+            ) from None
+        if not valid:
+            raise InvalidInput(name, loaded.input_validator.violations(doc))
+        if request_id is not None and len(request_id) > MAX_REQUEST_ID:
+            check_request_id(name, request_id)
+        return loaded, doc
+
+    def _refused(self, exc: RequestRejected, request_id: str | None) -> None:
+        if not exc.reported:
+            self.report_refusal(exc, request_id=request_id)
+
+    def report_refusal(
+        self, rejection: Rejection | RequestRejected, *, request_id: str | None = None
+    ) -> None:
+        """Tell ``request_refused`` of a refusal, once. The invoker does so for every
+        refusal of its input check, whatever adapter took the request (gRPC, MCP,
+        ``--local``, the kit, the gate, Temporal); an adapter calls it for a refusal it
+        makes itself (the MCP bridge's unknown tool)."""
+        if isinstance(rejection, RequestRejected):
+            if rejection.reported:
+                return
+            rejection.reported = True
+        hooks = self.hooks
+        if not hooks.refused:
+            return
+        event = ErrorEvent.rejection(rejection, request_id=request_id)
+        registry = self.registry
+        if event.pack in registry:
+            event = dataclasses.replace(event, version=registry.get(event.pack).version)
+        hooks.notify(hooks.refused, event)
 
     def invoke_sync(
         self, name: str, payload: bytes | str | Mapping[str, Any], **kwargs: Any

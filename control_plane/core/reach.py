@@ -42,6 +42,7 @@ __all__ = [
     "ProgramRunner",
     "Reach",
     "adopt_scratch",
+    "check_roots",
     "declare",
     "declared_reach",
     "grants_from_file",
@@ -430,6 +431,10 @@ def _root(spelled: str) -> str:
     return os.path.realpath(spelled)
 
 
+#: The one path no grant or declaration may make a root.
+_WHOLE_FS = os.path.realpath(os.sep)
+
+
 def _inside(path: str, roots: Sequence[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -492,6 +497,7 @@ class PackReach:
         "programs",
         "reads",
         "runner",
+        "whole_fs",
         "writes",
     )
 
@@ -502,9 +508,19 @@ class PackReach:
         #: False for a pack that declared nothing and was granted nothing: unconfined.
         self.confined = reach is not None
         reach = reach if reach is not None else Reach()
+        writes = [("fs.write", spelled, _root(spelled)) for spelled in reach.writes]
+        reads = [("fs.read", spelled, _root(spelled)) for spelled in reach.reads]
+        #: Roots that resolved to ``/`` (``$CWD`` of a server started in ``/``, a symlink to
+        #: it, ``/`` itself): never a root; the runtime refuses to start with one
+        #: (:func:`check_roots`).
+        self.whole_fs = tuple(
+            f"{key} {spelled!r}" for key, spelled, real in [*reads, *writes] if real == _WHOLE_FS
+        )
         #: Resolved roots (``realpath``), writes readable too.
-        self.writes = tuple(dict.fromkeys(_root(r) for r in reach.writes))
-        self.reads = tuple(dict.fromkeys([*(_root(r) for r in reach.reads), *self.writes]))
+        self.writes = tuple(dict.fromkeys(r for _, _, r in writes if r != _WHOLE_FS))
+        self.reads = tuple(
+            dict.fromkeys([*(r for _, _, r in reads if r != _WHOLE_FS), *self.writes])
+        )
         #: Destination entries for :mod:`control_plane.core.egress` (the pack parses them);
         #: ``None`` for an unconfined pack: nothing declared or granted, the pack's own default.
         self.egress: tuple[str, ...] | None = reach.egress if self.confined else None
@@ -776,6 +792,20 @@ def install_runner(runner: ProgramRunner) -> None:
 def message_limit() -> int:
     """The server's message limit as installed (default: gRPC's 4 MiB)."""
     return _MESSAGE_LIMIT[0]
+
+
+def check_roots(packs: Iterable[str]) -> None:
+    """Refuse (:class:`GrantError`) when a pack's effective reach has a root that resolves to
+    ``/``: a default must not widen with the directory the server was started in, and a
+    grant of the whole file system is a mistake said at start-up, not a reach."""
+    for pack in packs:
+        whole = reach_for(pack).whole_fs
+        if whole:
+            raise GrantError(
+                f"{pack}: {', '.join(whole)} resolves to '/', the whole file system (the "
+                f"server was started in {_START_DIR!r}); no root may be '/': grant the "
+                f"directories it needs (--grant {pack}:fs.read=/srv/media; docs/grants.md)"
+            )
 
 
 def reach_for(pack: str) -> PackReach:

@@ -13,6 +13,7 @@ import jsonschema
 
 from control_plane._resources import load_schema_file
 from control_plane.core.errors import PluginLoadError, UnknownPack
+from control_plane.core.outside_schema import outside_schema_fault
 from control_plane.core.pack import CodeDoc, Pack, error_schema, schema_of
 from control_plane.core.redact import scrub
 from control_plane.core.schema import CompiledSchema, check_schema, json_pointer
@@ -275,6 +276,11 @@ class Registry:
             output_schema = _with_error(schema_of(pack.output_schema), pack)
         except (TypeError, ValueError) as exc:
             raise fault(f"schemas could not be built: {exc}") from exc
+        for label, schema in (("input", input_schema), ("output", output_schema)):
+            # Before any library reads it (the manifest check, deep copies, jsonschema-rs).
+            problem = outside_schema_fault(schema)
+            if problem:
+                raise fault(f"{label} schema: {problem}")
         try:
             docs = _baseline_docs(pack)
         except (AttributeError, TypeError) as exc:

@@ -12,6 +12,13 @@ import jsonschema_rs
 
 from control_plane.core.bounds import MAX_PARTIAL_NODES
 from control_plane.core.errors import FieldViolation
+from control_plane.core.outside_schema import (
+    MAX_CHECK_STEPS,
+    admit,
+    check_cost,
+    outside_schema_fault,
+    refuse_retrieval,
+)
 from control_plane.core.redact import scrub
 
 __all__ = ["CompiledSchema", "check_schema", "json_pointer", "linear_pattern_fault"]
@@ -21,8 +28,9 @@ _MAX_VIOLATIONS = 20
 _MAX_ERRORS_READ = 1_000
 #: Validator messages quote the offending value; a raw body must not travel in them.
 _MAX_DESCRIPTION = 200
-#: The linear-time engine, for patterns a caller wrote.
-_LINEAR = jsonschema_rs.RegexOptions()
+#: The linear-time engine, for every pattern of every schema; a pattern whose program
+#: would pass these sizes is refused (compiling one then costs at most ~15 ms).
+_LINEAR = jsonschema_rs.RegexOptions(size_limit=256 * 1024, dfa_size_limit=1024 * 1024)
 #: Keywords whose values are data, not schemas: a "pattern" key under them is not a regex.
 _DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})
 
@@ -82,13 +90,19 @@ def linear_pattern_fault(schema: Mapping[str, Any]) -> str | None:
     for where, keyword, regex in _pattern_sites(schema, []):
         probe = {"pattern": regex} if keyword == "pattern" else {keyword: {regex: True}}
         try:
-            jsonschema_rs.validator_for(probe, pattern_options=_LINEAR)
+            _compile(probe)
         except ValueError:
             return (
                 f"{where or '/'}: the regular expression needs a backtracking engine "
-                "(a backreference or a lookaround), which caller-supplied schemas may not use"
+                "(a backreference or a lookaround) or is too large for the linear-time "
+                "one, which every schema's patterns run on"
             )
     return None
+
+
+def _compile(schema: dict[str, Any]) -> Any:
+    """jsonschema-rs's validator: linear-time patterns, nothing retrieved from anywhere."""
+    return jsonschema_rs.validator_for(schema, pattern_options=_LINEAR, retriever=refuse_retrieval)
 
 
 def _quick_check(schema: dict[str, Any]) -> bool:
@@ -101,7 +115,7 @@ def _quick_check(schema: dict[str, Any]) -> bool:
     try:
         if not jsonschema_rs.meta.is_valid(schema):
             return False
-        jsonschema_rs.validator_for(schema)
+        _compile(schema)
         for pattern in _patterns(schema):
             re.compile(pattern)
     except (ValueError, re.error, jsonschema_rs.ReferencingError):
@@ -109,17 +123,21 @@ def _quick_check(schema: dict[str, Any]) -> bool:
     return True
 
 
-def check_schema(schema: Mapping[str, Any], *, untrusted: bool = False) -> str | None:
+def check_schema(schema: Mapping[str, Any]) -> str | None:
     """Meta-validate a schema against its draft (2020-12 by default); the fault or None.
 
-    ``untrusted``: a caller wrote it, so every regex must run on the linear-time engine.
+    Every schema passes :func:`~control_plane.core.outside_schema.outside_schema_fault`
+    first (nothing fetched, bounded size and expansion) and every regex must run on the
+    linear-time engine; a fault that starts with ``/`` names its place.
     """
-    if untrusted:
-        fault = linear_pattern_fault(schema)
-        if fault is not None:
-            return fault
+    fault = outside_schema_fault(schema)
+    if fault is not None:
+        return fault
     if _quick_check(dict(schema)):
         return None
+    fault = linear_pattern_fault(schema)
+    if fault is not None:
+        return fault
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         cls.check_schema(dict(schema))
@@ -127,7 +145,7 @@ def check_schema(schema: Mapping[str, Any], *, untrusted: bool = False) -> str |
         where = json_pointer(exc.absolute_path) or "/"
         return f"invalid JSON Schema at {where}: {exc.message}"
     try:
-        jsonschema_rs.validator_for(dict(schema))
+        _compile(dict(schema))
     except (ValueError, jsonschema_rs.ReferencingError) as exc:
         return f"JSON Schema does not compile: {exc}"
     return None
@@ -136,18 +154,36 @@ def check_schema(schema: Mapping[str, Any], *, untrusted: bool = False) -> str |
 class CompiledSchema:
     """A schema compiled once; ``is_valid`` costs microseconds.
 
-    ``untrusted=True`` (a schema a caller supplied): patterns run on the linear-time
-    engine; one it cannot run raises ``ValueError`` (call :func:`check_schema` first).
+    Raises ``ValueError`` for a schema :func:`outside_schema_fault` refuses or that does
+    not compile (call :func:`check_schema` first for the worded fault); patterns run on
+    the linear-time engine and nothing is retrieved.
     """
 
-    __slots__ = ("_validator", "schema")
+    __slots__ = ("_validator", "schema", "weights")
 
-    def __init__(self, schema: Mapping[str, Any], *, untrusted: bool = False) -> None:
+    def __init__(self, schema: Mapping[str, Any]) -> None:
         self.schema = dict(schema)
-        if untrusted:
-            self._validator = jsonschema_rs.validator_for(self.schema, pattern_options=_LINEAR)
-        else:
-            self._validator = jsonschema_rs.validator_for(self.schema)
+        #: Positions per instance depth (:func:`~control_plane.core.outside_schema.admit`).
+        self.weights = admit(self.schema)
+        try:
+            self._validator = _compile(self.schema)
+        except jsonschema_rs.ReferencingError as exc:
+            raise ValueError(str(exc)) from None
+
+    def cost_fault(self, instance: Any, size: int | None = None) -> str | None:
+        """Why checking ``instance`` would take too long (the validator holds the GIL: the
+        whole server would wait), or None. ``size``: the instance's JSON length, a cheap
+        upper bound on its values (no walk when it is small enough)."""
+        if size is not None and max(self.weights) * max(size, 1) <= MAX_CHECK_STEPS:
+            return None
+        steps = check_cost(self.weights, instance)
+        if steps is None:
+            return None
+        return (
+            f"checking it against the schema would take more than {MAX_CHECK_STEPS} steps "
+            f"(a schema of {sum(self.weights)} positions, with its references followed, "
+            "over that many values)"
+        )
 
     def is_valid(self, instance: Any) -> bool:
         return bool(self._validator.is_valid(instance))

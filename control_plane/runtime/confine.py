@@ -1,19 +1,30 @@
-"""Kernel confinement of an isolation worker to its pack's filesystem grant (no-new-privs,
-Landlock).
+"""Kernel confinement of an isolation worker, applied before any of its pack's code runs:
+no-new-privs and Landlock (filesystem, TCP, abstract unix sockets, signals).
+
+Landlock is used through its three system calls directly (``landlock_create_ruleset``,
+``landlock_add_rule``, ``landlock_restrict_self``), every right the kernel's ABI knows:
+
+- filesystem (ABI 1-5): the system's and the interpreter's files read and executed, the
+  pack's reads and writes as granted; nothing else;
+- TCP (ABI 4): a pack granted no egress can neither connect nor bind a TCP port;
+- scopes (ABI 6): no connecting to an abstract unix socket made outside the worker's
+  domain, no signal to a process outside it (the control plane, its other workers);
+- any Landlock domain also keeps ``ptrace`` and ``/proc/PID/{environ,mem,...}`` of
+  processes outside it out of reach.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import platform
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from control_plane.core.reach import PackReach
 
-__all__ = ["SYSTEM_READ", "confine", "kernel_support"]
+__all__ = ["PROC_READ", "SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
 
 #: System paths every worker may read and execute (those that exist).
 SYSTEM_READ = (
@@ -41,67 +52,372 @@ SYSTEM_READ = (
     "/etc/mime.types",
 )
 _PR_SET_NO_NEW_PRIVS = 38
+#: What a worker may read of ``/proc`` beside its own ``/proc/PID``: nothing of another
+#: process (``/proc/net/unix`` lists every socket of the host, ``/proc/PID/environ`` of the
+#: control plane is its whole environment; Landlock's ptrace rule does not cover reading them).
+PROC_READ = (
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/stat",
+    "/proc/loadavg",
+    "/proc/uptime",
+    "/proc/version",
+    "/proc/filesystems",
+    "/proc/sys/kernel/random",
+    "/proc/sys/vm/overcommit_memory",
+)
+
+# -- Landlock's kernel interface (include/uapi/linux/landlock.h) ---------------------------
+
+_SYS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446), "riscv64": (444, 445, 446)}
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
+
+_EXECUTE = 1 << 0
+_WRITE_FILE = 1 << 1
+_READ_FILE = 1 << 2
+_READ_DIR = 1 << 3
+_TRUNCATE = 1 << 14
+_IOCTL_DEV = 1 << 15
+#: Filesystem rights by the ABI that brought them (1: 13 rights; 2: REFER; 3: TRUNCATE;
+#: 5: IOCTL_DEV).
+_FS_BY_ABI = ((1, (1 << 13) - 1), (2, 1 << 13), (3, _TRUNCATE), (5, _IOCTL_DEV))
+#: The rights that apply to a file (not a directory).
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
+_NET_BIND_TCP = 1 << 0
+_NET_CONNECT_TCP = 1 << 1
+_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+_SCOPE_SIGNAL = 1 << 1
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = (
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    )
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+_LIBC: list[ctypes.CDLL] = []
+
+
+def _libc() -> ctypes.CDLL:
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
+def _syscall(number: int, *args: object) -> int:
+    fn = _libc().syscall
+    fn.restype = ctypes.c_long
+    result = int(fn(ctypes.c_long(number), *args))
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return result
+
+
+def _abi() -> int:
+    numbers = _SYS.get(platform.machine())
+    if numbers is None:
+        raise OSError(38, f"Landlock system calls unknown on {platform.machine()}")
+    return _syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
 
 
 def kernel_support() -> tuple[int, str]:
     """The Landlock ABI this kernel offers (0: none) and a sentence saying so."""
+    if not sys.platform.startswith("linux"):
+        return 0, "Landlock is Linux's: isolated packs are held by ctx.reach only"
     try:
-        import landlock
-    except ImportError:
-        return 0, "the landlock package is not installed: isolated packs are held by ctx.reach only"
-    try:
-        abi = int(landlock.landlock_abi_version())
+        abi = _abi()
     except OSError as exc:
         return 0, (
             f"this kernel ({platform.release()}) offers no Landlock ({exc.strerror}): "
             "isolated packs are held by no-new-privs and ctx.reach only"
         )
-    return abi, f"isolated packs are confined to their grant by Landlock (ABI {abi})"
+    held = ["files"]
+    if abi >= 4:
+        held.append("TCP")
+    if abi >= 6:
+        held.append("abstract unix sockets and signals")
+    return abi, (
+        "isolated packs run in fresh worker processes confined before their code runs: "
+        f"Landlock ABI {abi} ({', '.join(held)}), seccomp (sockets), an environment of "
+        "their own"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """What :func:`confine` applied (the worker reports it; the control plane logs it)."""
+
+    abi: int
+    files: bool
+    tcp: bool
+    scoped: bool
+    #: The sockets it may make (seccomp): ``none``, ``unix only``, ``no unix`` or ``any``.
+    sockets: str = "any"
+
+    def to_data(self) -> dict[str, object]:
+        return {
+            "abi": self.abi,
+            "files": self.files,
+            "tcp": self.tcp,
+            "scoped": self.scoped,
+            "sockets": self.sockets,
+        }
 
 
 def _no_new_privs() -> None:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
 
 
-def _import_path() -> list[str]:
+# -- seccomp: no new unix sockets (include/uapi/linux/seccomp.h, filter.h) -------------------
+
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_RET_ALLOW = 0x7FFF0000
+_RET_EACCES = 0x00050000 | 13
+_LD_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+_RET = 0x06  # BPF_RET | BPF_K
+_RET_ENOSYS = 0x00050000 | 38
+_JSET = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+#: ``clone`` flags that make a namespace (``CLONE_NEWNS``, ``NEWCGROUP``, ``NEWUTS``,
+#: ``NEWIPC``, ``NEWUSER``, ``NEWPID``, ``NEWNET``, ``NEWTIME``).
+_CLONE_NEW = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000
+_CLONE_NEW |= 0x20000000 | 0x40000000 | 0x00000080
+
+
+@dataclass(frozen=True, slots=True)
+class _Calls:
+    """One machine's system call numbers for the filter."""
+
+    audit_arch: int
+    socket: int
+    clone: int
+    clone3: int
+    #: Refused outright: ``io_uring_setup`` (it makes sockets without ``socket``), System V
+    #: IPC (shared memory, semaphores and queues of the host's other processes, by
+    #: guessable ids), the kernel keyrings (``add_key``, ``request_key``, ``keyctl``),
+    #: ``unshare`` and ``setns`` (a user namespace of its own would hand the pack
+    #: capabilities there, and the kernel's surface behind them).
+    denied: tuple[int, ...]
+
+
+_SECCOMP_ARCH: dict[str, _Calls] = {
+    "x86_64": _Calls(
+        0xC000003E,
+        41,
+        56,
+        435,
+        (425, 29, 30, 31, 64, 65, 66, 68, 69, 70, 71, 220, 248, 249, 250, 272, 308),
+    ),
+    "aarch64": _Calls(
+        0xC00000B7,
+        198,
+        220,
+        435,
+        (425, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 217, 218, 219, 97, 268),
+    ),
+}
+_AF_UNIX = 1
+_AF_INET = 2
+_AF_INET6 = 10
+_AF_PACKET = 17
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    )
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def _seccomp(families: tuple[int, ...] | None) -> bool:
+    """Refuse (EACCES), to this process and what it starts, for good: ``socket()`` for
+    ``families`` (``None``: every family; ``()``: none), the system calls of
+    :class:`_Calls`' ``denied``, and a ``clone`` that makes a namespace (``clone3``, whose
+    flags a filter cannot read, answers ENOSYS: the C library then uses ``clone``).
+    ``socketpair`` stays (asyncio's loop needs it; such a pair is connected to itself).
+    False where there is no filter for this machine."""
+    calls = _SECCOMP_ARCH.get(platform.machine())
+    if calls is None:
+        return False
+    # Each op: (code, true target, false target, k), a target a label or None (the next
+    # op); or a label (str) naming the position of the next op.
+    ops: list[tuple[int, str | None, str | None, int] | str] = [
+        (_LD_ABS, None, None, 4),  # seccomp_data.arch
+        (_JEQ, None, "deny", calls.audit_arch),  # another ABI (i386 by int 0x80): refused
+        (_LD_ABS, None, None, 0),  # seccomp_data.nr
+        (_JGE, "deny", None, 0x40000000),  # x32 system calls
+        *((_JEQ, "deny", None, nr) for nr in calls.denied),
+        (_JEQ, "nosys", None, calls.clone3),
+        (_JEQ, None, "socket", calls.clone),
+        (_LD_ABS, None, None, 16),  # seccomp_data.args[0], low half (little-endian)
+        (_JSET, "deny", "allow", _CLONE_NEW),
+        "socket",
+    ]
+    if families is None:
+        ops.append((_JEQ, "deny", "allow", calls.socket))
+    elif families:
+        ops.append((_JEQ, None, "allow", calls.socket))
+        ops.append((_LD_ABS, None, None, 16))
+        ops.extend((_JEQ, "deny", None, family) for family in families)
+    ops += ["allow", (_RET, None, None, _RET_ALLOW), "deny", (_RET, None, None, _RET_EACCES)]
+    ops += ["nosys", (_RET, None, None, _RET_ENOSYS)]
+    labels: dict[str, int] = {}
+    program: list[tuple[int, str | None, str | None, int]] = []
+    for op in ops:
+        if isinstance(op, str):
+            labels[op] = len(program)
+        else:
+            program.append(op)
+
+    def offset(at: int, target: str | None) -> int:
+        return 0 if target is None else labels[target] - at - 1
+
+    filters = (_SockFilter * len(program))(
+        *(_SockFilter(c, offset(i, t), offset(i, f), k) for i, (c, t, f, k) in enumerate(program))
+    )
+    prog = _SockFprog(len(program), filters)
+    if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl(PR_SET_SECCOMP): {os.strerror(err)}")
+    return True
+
+
+def _fs_rights(abi: int) -> int:
+    return sum(bits for since, bits in _FS_BY_ABI if abi >= since)
+
+
+class _Ruleset:
+    def __init__(self, abi: int, fs: int, net: int, scoped: int) -> None:
+        numbers = _SYS[platform.machine()]
+        self._add, self._restrict = numbers[1], numbers[2]
+        attr = _RulesetAttr(fs, net, scoped)
+        size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+        self.fd = _syscall(
+            numbers[0], ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
+        )
+        self.handled_fs = fs
+
+    def allow(self, paths: Iterable[str], rights: int) -> None:
+        for path in dict.fromkeys(paths):
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # a root that does not exist grants nothing
+            try:
+                mask = rights & self.handled_fs
+                if not os.path.isdir(path):
+                    mask &= _FILE_RIGHTS
+                rule = _PathBeneath(mask, fd)
+                _syscall(
+                    self._add,
+                    ctypes.c_int(self.fd),
+                    ctypes.c_int(_RULE_PATH_BENEATH),
+                    ctypes.byref(rule),
+                    ctypes.c_uint32(0),
+                )
+            finally:
+                os.close(fd)
+
+    def apply(self) -> None:
+        try:
+            _syscall(self._restrict, ctypes.c_int(self.fd), ctypes.c_uint32(0))
+        finally:
+            os.close(self.fd)
+
+
+def import_paths(paths: Iterable[str]) -> list[str]:
+    """The directories of ``paths`` (a ``sys.path``) and the interpreter's prefixes a worker
+    reads code from, resolved; never ``/`` nor the home directory as a whole."""
     home = os.path.realpath(os.path.expanduser("~"))
-    paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, *sys.path]
+    given = [sys.prefix, sys.base_prefix, sys.exec_prefix, *paths]
     return [
         real
-        for real in (os.path.realpath(p) for p in paths if p)
+        for real in dict.fromkeys(os.path.realpath(p) for p in given if p)
         if real not in ("/", home) and os.path.exists(real)
     ]
 
 
-def confine(reach: PackReach) -> int:
-    """Confine this process (an isolation worker, single-threaded) to ``reach``: no-new-privs,
-    then Landlock when there is one. The Landlock ABI applied (0: none)."""
+def _top_level_but_proc() -> list[str]:
+    """Every entry of ``/`` but ``/proc`` (an unconfined pack's files: all, not the other
+    processes'; ``/`` itself is no rule, which would cover ``/proc``)."""
+    try:
+        names = os.listdir("/")
+    except OSError:
+        return []
+    return [os.path.join("/", name) for name in sorted(names) if name != "proc"]
+
+
+def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
+    """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
+    no-new-privs, then every Landlock restriction the kernel offers, then (a pack without
+    ambient credentials) no new unix sockets. ``import_paths``: the directories the worker
+    imports code from (read and executed, never written).
+
+    A pack that declared nothing and was granted nothing (``reach.confined`` false) keeps
+    the filesystem but ``/proc`` (the operator has not said what it may touch), the network
+    and unix sockets, but not the other processes (their ``/proc``, signals, abstract
+    sockets). Raises :class:`OSError` when the kernel refuses a restriction it offers."""
     _no_new_privs()
-    if not reach.confined:
-        return 0
     abi, _ = kernel_support()
-    if abi <= 0:
-        return 0
-    import landlock
-    from landlock import FSAccess
-
-    read_dir = FSAccess.READ_FILE | FSAccess.READ_DIR
-    run = read_dir | FSAccess.EXECUTE
-    everything = FSAccess.all()
-    files = FSAccess.all_file()
-    ruleset = landlock.Ruleset(restrict_rules=everything)
-
-    def allow(paths: Iterable[str], rights: int) -> None:
-        for path in dict.fromkeys(paths):
-            with contextlib.suppress(FileNotFoundError, NotADirectoryError, PermissionError):
-                mask = rights if os.path.isdir(path) else rights & files
-                ruleset.allow(path, rules=FSAccess(mask))
-
-    allow([*SYSTEM_READ, *_import_path()], run)
-    allow(["/proc", "/dev/urandom", "/dev/random"], read_dir)
-    allow(["/dev/null", "/dev/zero"], FSAccess.READ_FILE | FSAccess.WRITE_FILE)
-    allow(reach.reads, read_dir)
-    allow(reach.writes, everything)
-    ruleset.apply()
-    return abi
+    files = abi > 0
+    # A pack granted no egress (an empty list) connects and binds no TCP port; one granted
+    # egress is held to it by ctx.reach (Landlock restricts ports, not destinations).
+    tcp = abi >= 4 and reach.egress is not None and not reach.egress
+    scoped = abi >= 6
+    if files or tcp or scoped:
+        ruleset = _Ruleset(
+            abi,
+            _fs_rights(abi) if files else 0,
+            (_NET_BIND_TCP | _NET_CONNECT_TCP) if tcp else 0,
+            (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if scoped else 0,
+        )
+        if files:
+            everything = _fs_rights(abi)
+            read = _READ_FILE | _READ_DIR
+            ruleset.allow([os.path.realpath("/proc/self"), *PROC_READ], read)
+            if reach.confined:
+                ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
+                ruleset.allow(["/dev/urandom", "/dev/random"], read)
+                ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
+                ruleset.allow(reach.reads, read)
+                ruleset.allow(reach.writes, everything)
+            else:  # everything the operator has not restricted: all but other processes
+                ruleset.allow(_top_level_but_proc(), everything)
+        ruleset.apply()
+    # Sockets (seccomp): a pack granted no egress makes no network socket (UDP included,
+    # which Landlock does not restrict); one without ambient credentials no unix socket
+    # (Landlock does not restrict connecting to a pathname one: a fork server's, an agent's).
+    no_net = reach.egress is not None and not reach.egress
+    no_unix = reach.confined and not reach.ambient_credentials
+    families: tuple[int, ...] | None
+    if no_net and no_unix:
+        families, sockets = None, "none"
+    elif no_net:
+        families, sockets = (_AF_INET, _AF_INET6, _AF_PACKET), "unix only"
+    elif no_unix:
+        families, sockets = (_AF_UNIX,), "no unix"
+    else:
+        families, sockets = (), "any"
+    if not _seccomp(families):
+        sockets = "any"
+    return Confinement(abi, files, tcp, scoped, sockets)

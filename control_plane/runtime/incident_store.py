@@ -13,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 import orjson
 
@@ -21,6 +21,15 @@ from control_plane.core.hookspecs import hookimpl
 from control_plane.core.incidents import Incident
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.runtime.events import ErrorEvent
+from control_plane.runtime.incident_backend import (
+    GROUP_COLUMNS,
+    GroupBy,
+    IncidentBackend,
+    Row,
+    is_url,
+    open_backend,
+    shown_location,
+)
 from control_plane.runtime.journal import IncidentJournal, find, orphaned, read_journal
 
 __all__ = [
@@ -31,7 +40,10 @@ __all__ = [
     "IncidentStore",
     "IncidentStoreUnreadable",
     "default_incident_db",
+    "elsewhere",
     "open_local_store",
+    "remember_store",
+    "remembered_stores",
 ]
 
 logger = logging.getLogger("capability_packs.incidents")
@@ -44,98 +56,85 @@ DEFAULT_QUEUE_SIZE = 10_000
 #: Seconds the writer waits after the first queued record before writing the batch.
 DEFAULT_LINGER = 0.05
 
-GroupBy: TypeAlias = Literal["code", "pack", "origin"]
-_GROUP_COLUMNS: dict[str, str] = {"code": "code", "pack": "pack", "origin": "origin"}
-
-#: Events are unique by ``(created_at, event_id)``: a record delivered twice carries both
-#: (they are the event's own) and is written once, and the index that enforces it is also
-#: the one time-window queries read. Its keys arrive in time order, so an insert touches
-#: the index's last page; a key of the random ``event_id`` alone (schema 1) touched a random
-#: page of an index of up to ``max_rows`` entries: at 100,000 rows that cost 22.8 us of
-#: writer CPU per event against 9.2 us now (SQLite alone, batches of 64).
-_EVENTS_TABLE = """CREATE TABLE IF NOT EXISTS events (
-        event_id TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        event TEXT NOT NULL,
-        code TEXT NOT NULL,
-        pack TEXT NOT NULL,
-        version TEXT,
-        origin TEXT NOT NULL,
-        retryable INTEGER NOT NULL,
-        reference_id TEXT,
-        request_id TEXT,
-        body TEXT NOT NULL,
-        UNIQUE (created_at, event_id)
-    )"""
-_EVENTS_KEY = "UNIQUE (created_at, event_id)"
-
-_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS incidents (
-        reference_id TEXT PRIMARY KEY,
-        pack TEXT NOT NULL,
-        request_id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        summary TEXT NOT NULL,
-        traceback TEXT NOT NULL,
-        created_at REAL NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS incidents_created_at ON incidents(created_at)",
-    _EVENTS_TABLE,
-)
-#: 2: events unique by ``(created_at, event_id)`` instead of ``event_id`` alone.
-_SCHEMA_VERSION = 2
-_EVENT_COLUMNS = (
-    "event_id, created_at, event, code, pack, version, origin, retryable, reference_id,"
-    " request_id, body"
-)
-
-_INSERT_INCIDENT = (
-    "INSERT OR IGNORE INTO incidents (reference_id, pack, request_id, kind, summary, traceback,"
-    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_EVENT = (
-    f"INSERT OR IGNORE INTO events ({_EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
 _STOP = object()
+#: The writer's wake-up to commit journaled incidents again (see ``_recommit``).
+_RECOMMIT = object()
+#: Seconds between those attempts while the database refuses writes.
+RECOMMIT_INTERVAL = 1.0
 
 
 class IncidentStoreUnreadable(OSError):
     """The database cannot be read: not a SQLite file, a directory, a schema this version
-    does not know, a lock held past the busy timeout. The message names the path and why."""
+    does not know, a lock held past the busy timeout, a PostgreSQL server that does not
+    answer. The message names the store and why."""
 
 
 _WRITE_ATTEMPTS = 5
 
 
-def _migrate_events(conn: sqlite3.Connection) -> None:
-    """Rebuild a schema-1 ``events`` table (``event_id`` its primary key) with the
-    schema-2 key, keeping every row; inside the caller's write transaction."""
-    # Schema 1's time index is redundant with the key (an older version opening this file
-    # made it again): every index is one more page written per event.
-    conn.execute("DROP INDEX IF EXISTS events_created_at")
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'")
-    found = row.fetchone()
-    if found is None or _EVENTS_KEY in found[0]:
-        return
-    conn.execute("ALTER TABLE events RENAME TO events_schema1")
-    conn.execute(_EVENTS_TABLE)
-    conn.execute(
-        f"INSERT OR IGNORE INTO events ({_EVENT_COLUMNS})"
-        f" SELECT {_EVENT_COLUMNS} FROM events_schema1 ORDER BY rowid"
-    )
-    conn.execute("DROP TABLE events_schema1")
-    logger.info("incident store: events table moved to schema %d", _SCHEMA_VERSION)
+def state_dir() -> Path:
+    """This user's state directory for capability-packs (``$XDG_STATE_HOME``)."""
+    state = os.environ.get("XDG_STATE_HOME")
+    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
+    return base / "capability-packs"
 
 
-def default_incident_db() -> Path:
+#: How many stores :func:`remember_store` keeps (the most recently started first).
+_REMEMBERED = 16
+
+
+def _remembered_file() -> Path:
+    return state_dir() / "stores"
+
+
+def remember_store(location: str) -> None:
+    """Note that a server or worker of this user keeps its incidents at ``location`` (a
+    path, or a URL without its password): ``packctl incident`` points at it when a
+    reference id is not in the store it looked in. Never raises."""
+    path = _remembered_file()
+    try:
+        known = [loc for loc in remembered_stores() if loc != location]
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temporary.write_text("".join(f"{loc}\n" for loc in [location, *known][:_REMEMBERED]))
+        temporary.replace(path)
+    except OSError as exc:
+        logger.debug("cannot note the incident store %s in %s: %s", location, path, exc)
+
+
+def remembered_stores() -> list[str]:
+    """The stores servers and workers of this user were started with, newest first."""
+    try:
+        text = _remembered_file().read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def elsewhere(reference_id: str, searched: str) -> tuple[str | None, str | None]:
+    """Where else ``reference_id`` may be: the remembered store (a file) that has it, or
+    ``None``; and the store a server or worker of this user was last started with, when it
+    is not ``searched`` (a file that is gone is no suggestion)."""
+    others = [
+        loc
+        for loc in remembered_stores()
+        if loc != searched and (is_url(loc) or os.path.isfile(loc))
+    ]
+    for location in others:
+        if is_url(location):
+            continue  # remembered without its password: it cannot be opened
+        with contextlib.suppress(OSError, sqlite3.Error):
+            if IncidentStore(location, read_only=True).get(reference_id) is not None:
+                return location, others[0]
+    return None, others[0] if others else None
+
+
+def default_incident_db() -> Path | str:
     """The database path used when none is given (see module docs)."""
     env = os.environ.get(ENV_INCIDENT_DB)
     if env:
-        return Path(env).expanduser()
-    state = os.environ.get("XDG_STATE_HOME")
-    base = Path(state) if state and os.path.isabs(state) else Path.home() / ".local" / "state"
-    return base / "capability-packs" / "incidents.db"
+        return env if is_url(env) else Path(env).expanduser()
+    return state_dir() / "incidents.db"
 
 
 def open_local_store() -> tuple[IncidentStore | None, str]:
@@ -145,12 +144,13 @@ def open_local_store() -> tuple[IncidentStore | None, str]:
     where the incidents go: when the store cannot open, they stay in memory and end with
     the process, and the line says so and how to keep them."""
     path = default_incident_db()
+    shown = shown_location(path)
     try:
-        return IncidentStore(path), f"incidents are kept in {path}"
+        return IncidentStore(path), f"incidents are kept in {shown}"
     except (OSError, sqlite3.Error) as exc:
         return None, (
             f"incidents of this run are kept in memory only and end with it: cannot open "
-            f"{path} ({type(exc).__name__}: {exc}); set CAPABILITY_PACKS_INCIDENT_DB=PATH "
+            f"{shown} ({type(exc).__name__}: {exc}); set CAPABILITY_PACKS_INCIDENT_DB=PATH "
             "to keep them"
         )
 
@@ -214,7 +214,9 @@ def _event_row(event: ErrorEvent) -> tuple[Any, ...]:
 
 
 class IncidentStore:
-    """Incidents and error events in one SQLite file, written by a background thread.
+    """Incidents and error events at rest, written by a background thread; kept in one
+    SQLite file (a path, the default) or one PostgreSQL database shared by every replica
+    and worker (a ``postgresql://`` URL), through :mod:`~control_plane.runtime.incident_backend`.
 
     Use ``store.add_incident`` as an :class:`~control_plane.core.redact.Incidents` sink and
     ``store.add_event`` as an event sink. ``read_only=True`` opens an existing database for
@@ -235,12 +237,16 @@ class IncidentStore:
         read_only: bool = False,
         durable: bool = True,
     ) -> None:
-        self.path = Path(path).expanduser() if path is not None else default_incident_db()
+        location = path if path is not None else default_incident_db()
+        self.backend: IncidentBackend = open_backend(location, busy_timeout=busy_timeout)
+        #: Where the store is, as an operator is shown it (a URL without its password).
+        self.location = self.backend.location
+        #: The local path journals sit beside (the SQLite file itself).
+        self.path = self.backend.anchor
         self.max_age = max_age
         self.max_rows = max_rows
         self.prune_interval = prune_interval
         self.read_only = read_only
-        self._busy_timeout = busy_timeout
         self._batch_size = max(1, batch_size)
         self._linger = max(0.0, linger)
         # A deque, not a queue.Queue: append/popleft are atomic and take no lock, so the
@@ -254,8 +260,9 @@ class IncidentStore:
         #: Set to cut the writer's linger short (flush, close).
         self._wake = threading.Event()
         self._last_prune = float("-inf")
-        #: The file the writer's connection opened (device, inode): see ``_reopen``.
-        self._opened: tuple[int, int] | None = None
+        #: Journaled incidents whose write was given up: committed from the journal once
+        #: the database takes writes again (see ``_recommit``).
+        self._uncommitted = 0
         #: Records handed to the store but never written (queue full, write failed, closed).
         self.dropped = 0
         #: Records written (incidents + events).
@@ -265,9 +272,15 @@ class IncidentStore:
         self.journal: IncidentJournal | None = None
         if read_only:
             return
-        self._initialise()
+        try:
+            self.backend.prepare()
+        except (OSError, sqlite3.Error):
+            raise
+        except self.backend.errors as exc:  # a server that refuses or does not answer
+            raise IncidentStoreUnreadable(self.backend.unreadable(exc, doing="open")) from exc
         self._replay_journals()
         if durable:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.journal = IncidentJournal(self.path)
         self._thread = threading.Thread(
             target=self._run, name=f"incident-store:{self.path.name}", daemon=True
@@ -275,53 +288,7 @@ class IncidentStore:
         self._thread.start()
 
     def __repr__(self) -> str:
-        return f"IncidentStore({str(self.path)!r})"
-
-    # -- setup ---------------------------------------------------------------------------
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
-        )
-        conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-        # WAL + NORMAL: no fsync per commit (one per checkpoint); still crash-safe, only a
-        # power loss may drop the last commits. FULL cost ~270 us CPU and ~4 ms per write.
-        conn.execute("PRAGMA synchronous = NORMAL")
-        return conn
-
-    def _initialise(self) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not self.path.exists():
-            with contextlib.suppress(FileExistsError):
-                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        deadline = time.monotonic() + self._busy_timeout
-        while True:
-            try:
-                conn = self._connect()
-                try:
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    conn.execute("BEGIN IMMEDIATE")
-                    found = int(conn.execute("PRAGMA user_version").fetchone()[0])
-                    if found > _SCHEMA_VERSION:
-                        # Its tables may not be ours any more: never write into them.
-                        raise sqlite3.DatabaseError(
-                            f"written by a newer version (schema {found}; this version "
-                            f"knows up to {_SCHEMA_VERSION})"
-                        )
-                    _migrate_events(conn)
-                    for statement in _SCHEMA:
-                        conn.execute(statement)
-                    if conn.execute("PRAGMA user_version").fetchone()[0] < _SCHEMA_VERSION:
-                        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-                    conn.execute("COMMIT")
-                finally:
-                    conn.close()
-                return
-            except sqlite3.OperationalError as exc:
-                # Another process may hold the lock while switching to WAL; try again.
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+        return f"IncidentStore({self.location!r})"
 
     # -- writing -------------------------------------------------------------------------
 
@@ -343,22 +310,20 @@ class IncidentStore:
         if not paths:
             return
         found = [_incident_row(i) for path in paths for i in read_journal(path)]
-        conn = self._connect()
         try:
             if found:
-                with self._transaction(conn):
-                    conn.executemany(_INSERT_INCIDENT, found)
-        except sqlite3.OperationalError as exc:
-            logger.warning("incident store %s: journal replay failed: %s", self.path, exc)
+                self.backend.write(found, ())
+        except self.backend.errors as exc:
+            logger.warning("incident store %s: journal replay failed: %s", self.location, exc)
             return
         finally:
-            conn.close()
+            self.backend.discard()
         for path in paths:
             with contextlib.suppress(OSError):
                 path.unlink()
         if found:
             logger.info(
-                "incident store %s: %d journaled incident(s) recovered", self.path, len(found)
+                "incident store %s: %d journaled incident(s) recovered", self.location, len(found)
             )
 
     def add_event(self, event: ErrorEvent) -> None:
@@ -382,7 +347,7 @@ class IncidentStore:
             if self.dropped == 1 or self.dropped % 1000 == 0:
                 logger.warning(
                     "incident store %s: queue full, %d record(s) dropped so far",
-                    self.path,
+                    self.location,
                     self.dropped,
                 )
         return False
@@ -410,7 +375,9 @@ class IncidentStore:
             thread.join(timeout)
         self._closed = True
         if self.journal is not None:
-            self.journal.close(remove=thread is None or not thread.is_alive())
+            self.journal.close(
+                remove=(thread is None or not thread.is_alive()) and not self._uncommitted
+            )
 
     def __enter__(self) -> IncidentStore:
         return self
@@ -419,14 +386,14 @@ class IncidentStore:
         self.close()
 
     def _run(self) -> None:
-        conn: sqlite3.Connection | None = None
         try:
-            conn = self._reopen(None)
-            if conn is not None:
-                self._prune_if_due(conn)
+            self._prune_if_due()
             stop = False
             while not stop:
                 first = self._next()
+                if first is _RECOMMIT:
+                    self._recommit()
+                    continue
                 if self._linger and isinstance(first, Incident | ErrorEvent):
                     # Let the records of concurrent calls join this one's transaction.
                     # flush() and close() end the wait early.
@@ -448,105 +415,90 @@ class IncidentStore:
                     elif isinstance(item, ErrorEvent):
                         events.append(_event_row(item))
                 if incidents or events:
-                    conn, ok = self._write(conn, incidents, events)
-                    # Incidents not committed stay due in the journal: `packctl incident`
-                    # finds them there, and the next store to open this file commits them.
-                    if ok and incidents and self.journal is not None:
-                        self.journal.settled(len(incidents))
-                    if conn is not None:
-                        self._prune_if_due(conn)
+                    ok = self._write(incidents, events)
+                    if ok and self._uncommitted:
+                        self._recommit()
+                    if incidents and self.journal is not None:
+                        if ok:
+                            self.journal.settled(len(incidents))
+                        else:
+                            # Still due in the journal: `packctl incident` finds them
+                            # there, and they are committed from it once the database
+                            # takes writes again (or by the next store to open it).
+                            self._uncommitted += len(incidents)
+                    self._prune_if_due()
                 for marker in markers:
                     marker.set()
         # Thread boundary: log whatever killed the writer instead of dying silently.
         except Exception:
-            logger.exception("incident store %s: writer thread failed", self.path)
+            logger.exception("incident store %s: writer thread failed", self.location)
         finally:
-            if conn is not None:
-                conn.close()
+            self.backend.discard()
             self._release_waiters()
 
-    def _identity(self) -> tuple[int, int] | None:
-        """The file now at ``path`` (device, inode), ``None`` when there is none."""
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return (st.st_dev, st.st_ino)
-
-    def _reopen(self, conn: sqlite3.Connection | None) -> sqlite3.Connection | None:
-        """The writer's connection to the database file that is at ``path`` now.
-
-        ``conn`` is kept while it still names that file. When the file was removed,
-        renamed or replaced (or ``conn`` is ``None`` after a failure), the store is set up
-        again at ``path`` (schema created when the file is new) and connected; ``None``
-        (logged) when that fails: its records then count as dropped, never the thread."""
-        identity = self._identity()
-        if conn is not None and identity is not None and identity == self._opened:
-            return conn
-        if conn is not None:
-            logger.warning(
-                "incident store %s: the database file was removed or replaced; reopening",
-                self.path,
-            )
-            with contextlib.suppress(sqlite3.Error):
-                conn.close()
-        try:
-            self._initialise()  # idempotent: creates the file and schema when missing
-            conn = self._connect()
-        except (OSError, sqlite3.Error) as exc:
-            logger.warning("incident store %s: cannot open the database: %s", self.path, exc)
-            self._opened = None
-            return None
-        self._opened = self._identity()
-        return conn
+    def _recommit(self) -> None:
+        """Commit this process's journal again (rows there already are left alone): the
+        incidents whose writes were given up while the database was down or slow."""
+        journal = self.journal
+        if journal is None:
+            self._uncommitted = 0
+            return
+        rows = [_incident_row(i) for i in read_journal(journal.path)]
+        if rows and not self._write(rows, (), counted=False):
+            return
+        logger.info(
+            "incident store %s: %d incident(s) committed from the journal after the "
+            "database came back",
+            self.location,
+            self._uncommitted,
+        )
+        journal.settled(self._uncommitted)
+        self._uncommitted = 0
 
     def _write(
-        self,
-        conn: sqlite3.Connection | None,
-        incidents: Sequence[tuple[Any, ...]],
-        events: Sequence[tuple[Any, ...]],
-    ) -> tuple[sqlite3.Connection | None, bool]:
-        """Commit one batch, retrying; the connection to go on with and whether it was
-        committed. Any SQLite failure (locked, full disk, corrupt file, a schema that is
-        not ours) is retried on a fresh connection, then counted in :attr:`dropped`."""
+        self, incidents: Sequence[Row], events: Sequence[Row], *, counted: bool = True
+    ) -> bool:
+        """Commit one batch, retrying; whether it was committed. Any database failure
+        (locked, full disk, corrupt file, a schema that is not ours, a server down or
+        slow) is retried on a fresh connection, then counted in :attr:`dropped`
+        (``counted``: records handed to the store, not its own second attempts)."""
         count = len(incidents) + len(events)
         for attempt in range(_WRITE_ATTEMPTS):
-            conn = self._reopen(conn)
-            if conn is not None:
-                try:
-                    with self._transaction(conn):
-                        if incidents:
-                            conn.executemany(_INSERT_INCIDENT, incidents)
-                        if events:
-                            conn.executemany(_INSERT_EVENT, events)
-                except sqlite3.Error as exc:
-                    logger.warning(
-                        "incident store %s: write attempt %d failed: %s",
-                        self.path,
-                        attempt + 1,
-                        exc,
-                    )
-                    if not isinstance(exc, sqlite3.OperationalError):
-                        with contextlib.suppress(sqlite3.Error):
-                            conn.close()
-                        conn = None  # a corrupt or foreign file: reconnect to retry
-                else:
+            try:
+                self.backend.write(incidents, events)
+            except self.backend.errors as exc:
+                logger.warning(
+                    "incident store %s: write attempt %d failed: %s",
+                    self.location,
+                    attempt + 1,
+                    exc,
+                )
+            else:
+                if counted:
                     self.written += count
-                    return conn, True
+                return True
+            if self._closed and attempt:
+                break  # closing: do not hold the process on a database that is gone
             time.sleep(0.05 * (attempt + 1))
         self.dropped += count
-        logger.error("incident store %s: %d record(s) dropped after retries", self.path, count)
-        return conn, False
+        logger.error("incident store %s: %d record(s) dropped after retries", self.location, count)
+        return False
 
     def _next(self) -> object:
-        """The oldest pending record; sleeps while there is none."""
+        """The oldest pending record; sleeps while there is none (``_RECOMMIT`` after
+        :data:`RECOMMIT_INTERVAL` while journaled incidents wait to be committed)."""
         pending = self._pending
         while True:
             self._idle = True
             if pending:
                 self._idle = False
                 return pending.popleft()
-            self._ready.wait()
+            if self._uncommitted:
+                if not self._ready.wait(RECOMMIT_INTERVAL):
+                    self._idle = False
+                    return _RECOMMIT
+            else:
+                self._ready.wait()
             self._ready.clear()
 
     def _wait_for_batch(self, linger: float) -> None:
@@ -565,94 +517,38 @@ class IncidentStore:
             elif item is not _STOP:
                 self.dropped += 1
 
-    @staticmethod
-    @contextlib.contextmanager
-    def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-
     # -- retention -----------------------------------------------------------------------
 
-    def _prune_if_due(self, conn: sqlite3.Connection) -> None:
+    def _prune_if_due(self) -> None:
         now = time.monotonic()
         if now - self._last_prune < self.prune_interval:
             return
         self._last_prune = now
+        failures: tuple[type[Exception], ...] = (OSError, *self.backend.errors)
         try:
-            self._prune(conn, time.time())
-        except sqlite3.Error as exc:
-            logger.warning("incident store %s: pruning failed: %s", self.path, exc)
-
-    def _prune(self, conn: sqlite3.Connection, now: float) -> int:
-        removed = 0
-        with self._transaction(conn):
-            for table in ("incidents", "events"):
-                if self.max_age is not None:
-                    cur = conn.execute(
-                        f"DELETE FROM {table} WHERE created_at < ?", (now - self.max_age,)
-                    )
-                    removed += cur.rowcount
-                if self.max_rows is not None:
-                    cur = conn.execute(
-                        f"DELETE FROM {table} WHERE rowid <= (SELECT rowid FROM {table}"
-                        " ORDER BY rowid DESC LIMIT 1 OFFSET ?)",
-                        (self.max_rows,),
-                    )
-                    removed += cur.rowcount
-        return removed
+            self.backend.prune(time.time(), self.max_age, self.max_rows)
+        except failures as exc:
+            logger.warning("incident store %s: pruning failed: %s", self.location, exc)
 
     def prune(self, now: float | None = None) -> int:
         """Apply retention now (from the calling thread); the number of rows deleted."""
         if self.read_only:
             raise ValueError("a read-only incident store does not prune")
-        conn = self._connect()
-        try:
-            return self._prune(conn, time.time() if now is None else now)
-        finally:
-            conn.close()
+        return self.backend.prune(time.time() if now is None else now, self.max_age, self.max_rows)
 
     # -- reading -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _reader(self) -> Iterator[sqlite3.Connection | None]:
-        """A query-only connection (``None``: a read-only store whose file does not exist).
-        Any SQLite failure while it is used is :class:`IncidentStoreUnreadable`."""
-        if self.read_only and not self.path.exists():
-            yield None
+    def _reading(self) -> Iterator[bool]:
+        """Whether there is anything to read (a read-only store's missing file has
+        nothing). Any database failure while reading is :class:`IncidentStoreUnreadable`."""
+        if self.read_only and not self.backend.exists():
+            yield False
             return
-        conn: sqlite3.Connection | None = None
         try:
-            conn = self._connect()
-            conn.execute("PRAGMA query_only = 1")
-            yield conn
-        except sqlite3.Error as exc:
-            raise IncidentStoreUnreadable(self._unreadable(conn, exc)) from exc
-        finally:
-            if conn is not None:
-                conn.close()
-
-    def _unreadable(self, conn: sqlite3.Connection | None, exc: sqlite3.Error) -> str:
-        """Why the database cannot be read, for an operator: path, SQLite's words, and the
-        schema version when the file was written by a newer version of this product."""
-        reason = f"cannot read the incident store {self.path}: {exc}"
-        if os.path.isdir(self.path):
-            return f"{reason} (it is a directory)"
-        version = None
-        if conn is not None:
-            with contextlib.suppress(sqlite3.Error):
-                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        if version is not None and version > _SCHEMA_VERSION:
-            return (
-                f"{reason} (written by a newer version: schema {version}, this version "
-                f"knows up to {_SCHEMA_VERSION})"
-            )
-        return reason
+            yield True
+        except self.backend.errors as exc:
+            raise IncidentStoreUnreadable(self.backend.unreadable(exc)) from exc
 
     def get(self, reference_id: str) -> Incident | None:
         """The incident kept under ``reference_id``, or ``None``.
@@ -664,13 +560,9 @@ class IncidentStore:
         unreadable: IncidentStoreUnreadable | None = None
         row = None
         try:
-            with self._reader() as conn:
-                if conn is not None:
-                    row = conn.execute(
-                        "SELECT reference_id, pack, request_id, kind, summary, traceback,"
-                        " created_at FROM incidents WHERE reference_id = ?",
-                        (ref,),
-                    ).fetchone()
+            with self._reading() as there:
+                if there:
+                    row = self.backend.read_incident(ref)
         except IncidentStoreUnreadable as exc:
             unreadable = exc
         if row is not None:
@@ -687,61 +579,37 @@ class IncidentStore:
 
     def recent(self, limit: int = 20) -> list[Incident]:
         """The newest incidents, newest first."""
-        with self._reader() as conn:
-            if conn is None:
-                return []
-            rows = conn.execute(
-                "SELECT reference_id, pack, request_id, kind, summary, traceback, created_at"
-                " FROM incidents ORDER BY created_at DESC, rowid DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
+        with self._reading() as there:
+            rows = self.backend.read_recent(limit) if there else []
         return [Incident(*row) for row in rows]
 
     def events(self, *, since: float | None = None, limit: int = 100) -> list[ErrorEvent]:
         """Stored events of the last ``since`` seconds (all when None), newest first."""
         floor = time.time() - since if since is not None else float("-inf")
-        with self._reader() as conn:
-            if conn is None:
-                return []
-            rows = conn.execute(
-                "SELECT body FROM events WHERE created_at >= ?"
-                " ORDER BY created_at DESC, rowid DESC LIMIT ?",
-                (floor, limit),
-            ).fetchall()
-        return [ErrorEvent.from_dict(orjson.loads(body)) for (body,) in rows]
+        with self._reading() as there:
+            bodies = self.backend.read_event_bodies(floor, limit) if there else []
+        return [ErrorEvent.from_dict(orjson.loads(body)) for body in bodies]
 
     def errors(self, since: float | None = None, by: GroupBy = "code") -> list[tuple[str, int]]:
         """Error counts of the last ``since`` seconds (all when None), grouped ``by``.
 
         Pairs ``(value, count)``, largest count first.
         """
-        column = _GROUP_COLUMNS.get(by)
+        column = GROUP_COLUMNS.get(by)
         if column is None:
             raise ValueError(f"cannot group errors by {by!r}; use one of code, pack, origin")
         floor = time.time() - since if since is not None else float("-inf")
-        with self._reader() as conn:
-            if conn is None:
-                return []
-            rows = conn.execute(
-                f"SELECT {column}, COUNT(*) FROM events WHERE created_at >= ?"
-                f" GROUP BY {column} ORDER BY COUNT(*) DESC, {column}",
-                (floor,),
-            ).fetchall()
+        with self._reading() as there:
+            rows = self.backend.read_error_counts(column, floor) if there else []
         return [(str(value), int(count)) for value, count in rows]
 
     def counts(self) -> dict[str, int]:
         """Rows per table: ``{"incidents": n, "events": m}``."""
-        with self._reader() as conn:
-            if conn is None:
-                return {"incidents": 0, "events": 0}
-            return {
-                table: int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-                for table in ("incidents", "events")
-            }
+        with self._reading() as there:
+            return self.backend.read_counts() if there else {"incidents": 0, "events": 0}
 
     def integrity_check(self) -> str:
-        """SQLite's ``PRAGMA integrity_check`` verdict (``"ok"`` when sound)."""
-        with self._reader() as conn:
-            if conn is None:
-                return "ok"
-            return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+        """The database's own verdict on its soundness (SQLite's ``PRAGMA
+        integrity_check``): ``"ok"`` when sound."""
+        with self._reading() as there:
+            return self.backend.read_integrity() if there else "ok"

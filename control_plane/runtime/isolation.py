@@ -7,18 +7,19 @@ import contextlib
 import importlib
 import inspect
 import logging
-import multiprocessing
 import os
 import signal
+import site
+import socket
+import subprocess
 import sys
+import sysconfig
 import threading
 import time
-import types
 from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from multiprocessing.context import BaseContext
 from typing import Any
 
 import orjson
@@ -27,6 +28,7 @@ from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
 from control_plane.core.returned import Returned, copy_returned
+from control_plane.core.suggest import unknown_names
 from control_plane.runtime import stderr_relay
 from control_plane.runtime.parent_death import signal_on_parent_death
 from control_plane.runtime.worker_failures import (
@@ -99,6 +101,16 @@ def describe_exit(exitcode: int | None) -> str:
 # -- locating a handler from another process ----------------------------------------------
 
 
+def _plugin_object(spec: str) -> Any:
+    """The module ``spec`` names, or an object in it (``module:attr.path``, as an entry
+    point's value spells it)."""
+    module, _, attr = spec.partition(":")
+    obj: Any = importlib.import_module(module.strip())
+    for part in attr.strip().split(".") if attr.strip() else ():
+        obj = getattr(obj, part)
+    return obj
+
+
 @dataclass(frozen=True, slots=True)
 class Locator:
     """How a worker finds a pack's handler: ``module`` + ``qualname``, or the plugin hook."""
@@ -109,7 +121,7 @@ class Locator:
 
     def resolve(self) -> Callable[..., Any]:
         """Import the module and return the handler (raises when it cannot)."""
-        mod = importlib.import_module(self.module)
+        mod = _plugin_object(self.module)
         if self.qualname is not None:
             obj: Any = mod
             for part in self.qualname.split("."):
@@ -137,6 +149,9 @@ def _out_of_process(loaded: Any) -> str | None:
 
 def locate(pack: str, handler: Any, plugin: str) -> Locator:
     """The :class:`Locator` of ``handler``; :class:`IsolationError` if a worker cannot find it."""
+    given = getattr(handler, "isolated_locator", None)
+    if isinstance(given, Locator):
+        return given  # declared by a describing worker: its module is never imported here
     module = getattr(handler, "__module__", None)
     qualname = getattr(handler, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
@@ -159,17 +174,38 @@ def locate(pack: str, handler: Any, plugin: str) -> Locator:
 
 
 # -- the worker process --------------------------------------------------------------------
+#
+# A worker is a fresh interpreter (never a fork of the control plane, never a fork server's
+# child): ``python -I -c`` imports this module only, reads its bootstrap (plain JSON) from
+# the socket it was given, confines itself (:func:`_confine`) and only then imports the
+# pack's module. Nothing in it can reach an unconfined process: its parent is the control
+# plane, which answers only JSON replies to its own requests.
+
+_BOOT = (
+    "import os, sys; sys.path[0:0] = sys.argv[1].split(os.pathsep); "
+    "from control_plane.runtime.isolation import worker_entry; worker_entry()"
+)
+
+#: Environment variables the control plane keeps for itself: never handed to a worker,
+#: even one with ambient credentials (``--auth-token-env``'s, :func:`withhold_environment`).
+_WITHHELD: set[str] = {"CAPABILITY_PACKS_TOKENS", "CAPABILITY_PACKS_TOKEN"}
 
 
-def _die_with_parent() -> None:
-    """Linux: the worker gets SIGKILL when the control plane process dies."""
-    signal_on_parent_death(signal.SIGKILL)
+def withhold_environment(*names: str) -> None:
+    """Keep the variables ``names`` (the control plane's own secrets, e.g. the bearer
+    tokens of ``--auth-token-env``) out of every worker's environment."""
+    _WITHHELD.update(names)
+
+
+#: This worker's ``/proc/self/statm``, opened before it is confined.
+_STATM: list[int] = []
 
 
 def _rss_bytes() -> int:
     try:
-        with open("/proc/self/statm", "rb") as fh:
-            return int(fh.read().split()[1]) * _PAGE
+        if not _STATM:
+            _STATM.append(os.open("/proc/self/statm", os.O_RDONLY | os.O_CLOEXEC))
+        return int(os.pread(_STATM[0], 512, 0).split()[1]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -190,47 +226,54 @@ def _ignore_stop_signals() -> None:
 _BROKEN_REPLY = b'{"seq":-1,"kind":"error","retire":true,"error":{"chain":[]}}'
 
 
-def worker_main(
-    conn: Connection,
-    locator: Locator,
-    memory_limit: int | None,
-    rss_limit: int,
-    output: Connection | None = None,
-    reach: Mapping[str, Any] | None = None,
-) -> None:
-    """A worker's loop: receive a call, run the handler, send back the result or error.
-
-    Only JSON crosses the pipe, both ways. Requests are ``{"seq", "request_id", "doc",
-    "deadline"}``; replies ``{"seq", "kind": "ok", "returned": ...}`` (what the handler
-    returned, copied to plain data here: :class:`~control_plane.core.returned.Returned`)
-    or ``{"seq", "kind": "error", "error": ...}`` (:func:`describe_exception`), each with
-    ``retire`` (the worker is about to exit).
-
-    ``reach`` carries the server's scratch root and the operator's grant of the pack: once
-    the handler is imported, the worker is confined to that reach (:func:`_confine`).
-    """
-    # A process group of its own: whatever the pack starts (a subprocess, a fork) ends with
-    # the worker (the parent kills the group, not only the worker).
-    with contextlib.suppress(OSError):
-        os.setpgid(0, 0)
-    if output is not None:  # what the pack prints reaches the control plane's scrubbing relay
-        os.dup2(output.fileno(), 1)
-        os.dup2(output.fileno(), 2)
-        output.close()
+def worker_entry() -> None:
+    """``main`` of a worker process: ``argv`` is ``[-c, project root, fd, parent pid]``."""
+    fd, parent = int(sys.argv[2]), int(sys.argv[3])
+    # Started in a session (so a process group) of its own: whatever the pack starts ends
+    # with the worker (the parent kills the group), and no terminal of ours is its.
     _ignore_stop_signals()
-    _die_with_parent()
-    if memory_limit:
+    signal_on_parent_death(signal.SIGKILL)
+    if os.getppid() != parent:  # the control plane died before we asked
+        os._exit(70)
+    conn = Connection(fd)
+    try:
+        boot = orjson.loads(conn.recv_bytes(MAX_REPLY_BYTES))
+    except (EOFError, OSError, orjson.JSONDecodeError):
+        os._exit(70)
+    limit = boot.get("memory_limit")
+    if limit:
         import resource
 
         with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+            resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+    if boot.get("mode") == "describe":
+        _describe_main(conn, boot)
+        return
+    worker_main(conn, boot)
+
+
+def worker_main(conn: Connection, boot: Mapping[str, Any]) -> None:
+    """A worker's loop: confine, import, then receive a call, run the handler, send back
+    the result or error.
+
+    Only JSON crosses the socket, both ways. The bootstrap (``boot``) is ``{"locator",
+    "reach", "sys_path", "memory_limit", "rss_limit"}``. Requests are ``{"seq",
+    "request_id", "doc", "deadline"}``; replies ``{"seq", "kind": "ok", "returned": ...}``
+    (what the handler returned, copied to plain data here:
+    :class:`~control_plane.core.returned.Returned`) or ``{"seq", "kind": "error", "error":
+    ...}`` (:func:`describe_exception`), each with ``retire`` (the worker is about to exit).
+    """
+    locator = Locator(**boot["locator"])
+    rss_limit = int(boot.get("rss_limit") or 0)
     handler: Callable[..., Any] | None = None
     setup_error: BaseException | None = None
+    _rss_bytes()  # opens statm while it may
     try:
+        _confine(locator.pack, boot)
         handler = locator.resolve()
-        _confine(locator.pack, reach)
-    # Process boundary: importing the pack (or confining it) may raise anything; each call
-    # reports it -- a worker that could not be confined never runs the handler.
+        _redeclare(locator.pack, boot)
+    # Process boundary: confining this process or importing the pack may raise anything;
+    # each call reports it -- a worker that could not be confined never imports the pack.
     except BaseException as exc:  # noqa: BLE001
         handler, setup_error = None, exc
     loop: asyncio.AbstractEventLoop | None = None
@@ -273,39 +316,86 @@ def worker_main(
             return
 
 
-def _confine(pack: str, reach: Mapping[str, Any] | None) -> None:
-    """Take the server's scratch root and grant, then confine this worker to the pack's
-    reach in the kernel (no-new-privs, Landlock: :mod:`control_plane.runtime.confine`)."""
+def _reach_from(data: Mapping[str, Any] | None) -> Any:
+    """A :class:`~control_plane.core.reach.Reach` from its ``to_dict`` form (``None``: none)."""
+    from control_plane.core.reach import Reach
+
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise TypeError("a reach is a mapping")
+
+    def strings(key: str) -> tuple[str, ...]:
+        values = data.get(key) or ()
+        if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
+            raise TypeError(f"a reach's {key} is a list of strings")
+        return tuple(values)
+
+    return Reach(
+        reads=strings("fs.read"),
+        writes=strings("fs.write"),
+        egress=strings("egress"),
+        programs=strings("programs"),
+        ambient_credentials=data.get("credentials") == "ambient",
+    )
+
+
+def _confine(pack: str, boot: Mapping[str, Any]) -> None:
+    """Take the server's scratch root, the pack's declared reach and the operator's grant
+    (all from the bootstrap, never from the pack's module), then confine this worker to
+    that reach in the kernel (no-new-privs, Landlock: :mod:`control_plane.runtime.confine`).
+    Only then is the worker's import path set: the pack's directories are not searched
+    before."""
     from control_plane.core.reach import (
         Grant,
         Grants,
         adopt_scratch,
+        declare,
         install_grants,
         install_message_limit,
         reach_for,
     )
     from control_plane.runtime import tool_process
-    from control_plane.runtime.confine import confine
+    from control_plane.runtime.confine import confine, import_paths
 
     tool_process.install()  # ctx.reach.run in this worker
-    if reach is not None:
-        if reach.get("scratch"):
-            adopt_scratch(str(reach["scratch"]))
-        if reach.get("message_limit"):
-            install_message_limit(int(reach["message_limit"]))
-        grant = reach.get("grant")
-        if grant is not None:
-            install_grants(Grants({pack: Grant.from_data(grant)}))
-    confine(reach_for(pack))
+    reach = boot.get("reach") or {}
+    if reach.get("scratch"):
+        adopt_scratch(str(reach["scratch"]))
+    if reach.get("message_limit"):
+        install_message_limit(int(reach["message_limit"]))
+    declare(pack, _reach_from(reach.get("declared")))
+    grant = reach.get("grant")
+    install_grants(Grants({} if grant is None else {pack: Grant.from_data(grant)}))
+    paths = [str(p) for p in boot.get("sys_path") or ()]
+    confine(reach_for(pack), import_paths(paths))
+    # Confined now: the interpreter's site (``.pth`` files, ``exit``/``quit``) may run, then
+    # the control plane's import path, packs' directories included.
+    site.main()
+    sys.path[:] = list(dict.fromkeys([*paths, *sys.path]))
+
+
+def _redeclare(pack: str, boot: Mapping[str, Any]) -> None:
+    """What the control plane knows the pack declared stays its reach here, whatever its
+    module declared when this worker imported it."""
+    from control_plane.core.reach import declare
+
+    declare(pack, _reach_from((boot.get("reach") or {}).get("declared")))
 
 
 def _reach_of(pack: str) -> dict[str, Any]:
     """What a worker of ``pack`` needs of the server's reach (plain data)."""
-    from control_plane.core.reach import installed_grants, message_limit, scratch_root
+    from control_plane.core.reach import (
+        declared_reach,
+        installed_grants,
+        message_limit,
+        scratch_root,
+    )
 
     grant = installed_grants().by_pack.get(pack)
     return {
         "scratch": scratch_root(),
+        "declared": declared_reach(pack),
         "grant": None if grant is None else grant.to_data(),
         "message_limit": message_limit(),
     }
@@ -326,6 +416,261 @@ def _run(
 
 async def _awaited(awaitable: Any) -> Any:
     return await awaitable
+
+
+# -- a plugin module's declarations, read by a confined worker ----------------------------
+
+#: The longest a module's description may take (import and ``register_packs``), seconds.
+DESCRIBE_TIMEOUT = 60.0
+
+
+def _pack_data(pack: Any) -> dict[str, Any]:
+    """A registered pack's declaration as plain data (no handler: the worker keeps it)."""
+    from control_plane.core.pack import CodeDoc, schema_of
+
+    codes = {
+        str(code): doc.to_dict() if isinstance(doc, CodeDoc) else doc
+        for code, doc in dict(pack.codes).items()
+    }
+    reach = getattr(pack, "reach", None)
+    return {
+        "name": pack.name,
+        "version": pack.version,
+        "summary": pack.summary,
+        "input_schema": schema_of(pack.input_schema),
+        "output_schema": schema_of(pack.output_schema),
+        "codes": codes,
+        "validates": pack.validates,
+        "docs": pack.docs,
+        "isolated": bool(pack.isolated),
+        "scrub_output": bool(pack.scrub_output),
+        "reach": None if reach is None else reach.to_dict(),
+    }
+
+
+def _describe_main(conn: Connection, boot: Mapping[str, Any]) -> None:
+    """A describing worker: confined as a pack granted nothing (no files but the code's,
+    no TCP, no other process), it imports ``boot["module"]``, calls its ``register_packs``
+    hook and sends back each registered pack's declaration as JSON; then exits."""
+    module = str(boot["module"])
+    reply: dict[str, Any]
+    try:
+        _confine(
+            f"<describe {module}>", {**boot, "reach": {**(boot.get("reach") or {}), "declared": {}}}
+        )
+        hook = getattr(_plugin_object(module), "register_packs", None)
+        found: list[Any] = []
+        if hook is not None:
+            hook(register=found.append)
+        packs, refused = [], []
+        for pack in found:
+            try:
+                packs.append(_pack_data(pack))
+            # Process boundary: a declaration the pack built may fail to serialize in
+            # any way; it is reported as that pack's load failure.
+            except Exception as exc:  # noqa: BLE001
+                refused.append([str(getattr(pack, "name", "?")), f"{type(exc).__name__}: {exc}"])
+        reply = {"kind": "ok", "packs": packs, "refused": refused, "hook": hook is not None}
+    # Process boundary: importing the module may raise anything (SystemExit too).
+    except BaseException as exc:  # noqa: BLE001
+        reply = {"kind": "error", "error": f"{type(exc).__name__}: {exc}"[:_MAX_DESCRIBE_TEXT]}
+    with contextlib.suppress(OSError, ValueError):
+        conn.send_bytes(_dumps(reply))
+
+
+_MAX_DESCRIBE_TEXT = 2000
+
+
+def describe_module(module: str, timeout: float = DESCRIBE_TIMEOUT) -> dict[str, Any]:
+    """Import the plugin ``module`` in a fresh confined worker (never here) and return what
+    it registers: ``{"kind": "ok", "packs": [declaration...], "refused": [[name, why]...],
+    "hook": bool}`` or ``{"kind": "error", "error": text}``. The reply is untrusted data."""
+    from control_plane.core.reach import message_limit, scratch_root
+
+    boot = {
+        "mode": "describe",
+        "module": module,
+        "reach": {"scratch": scratch_root(), "grant": None, "message_limit": message_limit()},
+        "sys_path": [p for p in sys.path if isinstance(p, str)],
+        "memory_limit": DEFAULT_MEMORY_LIMIT,
+    }
+    output = stderr_relay.relay().pipe()
+    try:
+        process, conn = _spawn(boot, worker_environment({}, None), output)
+    finally:
+        os.close(output)
+    try:
+        if not wait([conn, process.sentinel], timeout):
+            return {"kind": "error", "error": f"describing it took longer than {timeout:g}s"}
+        try:
+            reply = orjson.loads(conn.recv_bytes(MAX_REPLY_BYTES))
+        except (EOFError, OSError, orjson.JSONDecodeError):
+            process.join(2.0)
+            return {"kind": "error", "error": "its worker died: " + describe_exit(process.exitcode)}
+        if not isinstance(reply, dict) or reply.get("kind") not in ("ok", "error"):
+            return {"kind": "error", "error": "its worker sent a malformed reply"}
+        return reply
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.kill()
+        process.join(5.0)
+        conn.close()
+
+
+def _refuse_call(doc: Any, ctx: Context) -> Any:
+    raise IsolationError(f"pack {ctx.pack} runs in its isolated workers only")
+
+
+def declared_pack(data: Mapping[str, Any], module: str) -> Any:
+    """The control plane's stand-in for a pack declared by a describing worker: its
+    declaration (JSON data) and a handler that refuses to run here, carrying the
+    :class:`Locator` its workers load it by. Raises on a declaration that is not one."""
+    from control_plane.core.pack import CodeDoc, Pack
+
+    name = data["name"]
+    if not isinstance(name, str):
+        raise TypeError("a pack's name is a string")
+    codes: dict[str, CodeDoc | str | None] = {}
+    for code, doc in dict(data.get("codes") or {}).items():
+        if isinstance(doc, dict):
+            codes[str(code)] = CodeDoc(
+                description=str(doc.get("description", "")),
+                retryable=bool(doc.get("retryable", False)),
+                recovery_hint=str(doc.get("recovery_hint", "")),
+                absorbs=tuple(str(a) for a in doc.get("absorbs") or ()),
+            )
+        else:
+            codes[str(code)] = None if doc is None else str(doc)
+
+    def handler(doc: Any, ctx: Context) -> Any:
+        return _refuse_call(doc, ctx)
+
+    handler.isolated_locator = Locator(name, module)  # type: ignore[attr-defined]
+    validates = data.get("validates")
+    return Pack(
+        name,
+        str(data["version"]),
+        str(data.get("summary", "")),
+        dict(data["input_schema"]),
+        dict(data["output_schema"]),
+        handler,
+        codes=codes,
+        validates=None if validates is None else bool(validates),
+        docs=str(data.get("docs") or ""),
+        isolated=True,
+        scrub_output=bool(data.get("scrub_output")),
+        reach=_reach_from(data.get("reach")),
+    )
+
+
+# -- starting a worker ----------------------------------------------------------------------
+
+
+class _Proc:
+    """A worker process started by :func:`_spawn` (what the pool asks of it)."""
+
+    __slots__ = ("popen", "sentinel")
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        #: Readable when the process has exited (a pidfd): waited on beside its socket.
+        self.sentinel = os.pidfd_open(popen.pid)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            self.popen.kill()
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout)
+        if self.popen.returncode is not None and self.sentinel >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.sentinel)
+            self.sentinel = -1
+
+
+def _boot_path() -> str:
+    """Where a fresh worker finds this project and its dependencies before it is confined:
+    the project's root and the interpreter's site-packages, no ``.pth`` file run (``-S``),
+    none of the packs' directories."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sites = [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]
+    return os.pathsep.join(dict.fromkeys(p for p in (root, *sites) if os.path.isdir(p)))
+
+
+def worker_environment(
+    declared: Mapping[str, Any] | None, grant: Mapping[str, Any] | None
+) -> dict[str, str]:
+    """The environment a worker starts with, built for it, never the control plane's: with
+    ambient credentials (declared or granted) ours minus what the control plane keeps for
+    itself (:func:`withhold_environment`); without, only ``PATH``, ``TZ``, ``LANG``,
+    ``TMPDIR`` and an empty ``HOME``."""
+    ambient = declared is None or declared.get("credentials") == "ambient"
+    if grant is not None and grant.get("ambient_credentials") is not None:
+        ambient = bool(grant["ambient_credentials"])
+    if ambient:
+        env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
+    else:
+        from control_plane.core.reach import _KEPT_ENV, _empty_home
+
+        env = {k: v for k, v in os.environ.items() if k in _KEPT_ENV}
+        home = _empty_home()
+        env.update(HOME=home, XDG_CONFIG_HOME=home)
+    env.setdefault("PATH", os.defpath)
+    return env
+
+
+def _spawn(
+    boot: Mapping[str, Any], env: Mapping[str, str], output: int
+) -> tuple[_Proc, Connection]:
+    """Start a fresh worker interpreter, hand it ``boot`` (JSON) and return it with the
+    control plane's end of its socket. ``output``: the descriptor of its stdout and stderr."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        child_fd = theirs.fileno()
+        popen = subprocess.Popen(
+            [
+                sys.executable,
+                "-I",
+                "-S",
+                "-u",  # what the pack prints reaches the relay before it dies
+                "-c",
+                _BOOT,
+                _boot_path(),
+                str(child_fd),
+                str(os.getpid()),
+            ],
+            pass_fds=(child_fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            env=dict(env),
+            close_fds=True,
+            # A session of its own from its first instruction: a signal to the control
+            # plane's process group (Ctrl-C, docker stop) never reaches a starting worker.
+            start_new_session=True,
+        )
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    conn = Connection(ours.detach())
+    with contextlib.suppress(OSError):  # it died at once: the first call sees its death
+        conn.send_bytes(orjson.dumps(boot))
+    return _Proc(popen), conn
 
 
 # -- the parent side -----------------------------------------------------------------------
@@ -388,14 +733,12 @@ class WorkerPool:
         workers: int,
         memory_limit: int | None,
         rss_limit: int,
-        mp_context: BaseContext,
     ) -> None:
         self.locator = locator
         self.size = max(1, workers)
         self.memory_limit = memory_limit
         self.rss_limit = rss_limit
         self.stats = PoolStats()
-        self._mp = mp_context
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
         self._busy: set[_Worker] = set()
@@ -420,30 +763,28 @@ class WorkerPool:
         return [w.pid for w in workers if w.pid is not None and w.alive()]
 
     def _start(self) -> _Worker:
-        parent_end, child_end = self._mp.Pipe(duplex=True)
+        reach = _reach_of(self.locator.pack)
+        boot = {
+            "mode": "serve",
+            "locator": {
+                "pack": self.locator.pack,
+                "module": self.locator.module,
+                "qualname": self.locator.qualname,
+            },
+            "reach": reach,
+            "sys_path": [p for p in sys.path if isinstance(p, str)],
+            "memory_limit": self.memory_limit,
+            "rss_limit": self.rss_limit,
+        }
+        env = worker_environment(reach["declared"], reach["grant"])
         # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
-        output = Connection(stderr_relay.relay().pipe(), readable=False)
-        process = self._mp.Process(  # type: ignore[attr-defined]
-            target=worker_main,
-            args=(
-                child_end,
-                self.locator,
-                self.memory_limit,
-                self.rss_limit,
-                output,
-                _reach_of(self.locator.pack),
-            ),
-            name=f"pack-worker:{self.locator.pack}",
-            daemon=True,
-        )
+        output = stderr_relay.relay().pipe()
         try:
-            with _main_hidden():
-                process.start()
+            process, conn = _spawn(boot, env, output)
         finally:
-            output.close()
-        child_end.close()  # only the worker holds it: its death reads as EOF here
+            os.close(output)
         self.stats.started += 1
-        return _Worker(process, parent_end)
+        return _Worker(process, conn)
 
     def _exchange(self, worker: _Worker, data: bytes, seq: int) -> tuple[str, Any]:
         """Blocking: send one call, wait for the reply or the worker's death (a thread).
@@ -559,41 +900,10 @@ class WorkerPool:
         self._threads.shutdown(wait=False, cancel_futures=True)
 
 
-_MAIN_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _main_hidden() -> Iterator[None]:
-    """Start workers without re-importing the parent's ``__main__`` (a CLI, a test runner,
-    a script): they only need the pack's module, and some mains are not import-safe."""
-    with _MAIN_LOCK:
-        main = sys.modules.get("__main__")
-        sys.modules["__main__"] = types.ModuleType("__main__")
-        try:
-            yield
-        finally:
-            if main is not None:
-                sys.modules["__main__"] = main
-
-
 def _settle(future: asyncio.Future[Any], slots: asyncio.Semaphore) -> None:
     if not future.cancelled():
         future.exception()  # retrieved: a shielded call may end after its caller left
     slots.release()
-
-
-def default_context() -> BaseContext:
-    """``forkserver`` (workers fork from a small preloaded server) on Linux, else ``spawn``."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        # The preload module also makes the fork server ignore SIGINT/SIGTERM: a signal to
-        # the whole process group must not take it (and, through PR_SET_PDEATHSIG, every
-        # worker it forked) down before the control plane has drained them.
-        ctx.set_forkserver_preload(
-            ["control_plane.runtime._forkserver_preload", "control_plane.runtime.isolation"]
-        )
-        return ctx
-    return multiprocessing.get_context("spawn")
 
 
 class Isolation:
@@ -606,9 +916,7 @@ class Isolation:
         workers: int = DEFAULT_WORKERS,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
         rss_limit: int | None = None,
-        mp_context: BaseContext | None = None,
     ) -> None:
-        context = mp_context if mp_context is not None else default_context()
         rss = rss_limit if rss_limit is not None else int((memory_limit or 0) * 0.8)
         self.pools: dict[str, WorkerPool] = {}
         try:
@@ -618,7 +926,6 @@ class Isolation:
                     workers=workers,
                     memory_limit=memory_limit,
                     rss_limit=rss,
-                    mp_context=context,
                 )
         except BaseException:
             self.close()
@@ -638,7 +945,8 @@ class Isolation:
         names.discard(ALL)
         unknown = sorted(n for n in names if n not in registry)
         if unknown:
-            raise IsolationError(f"--isolate names unknown pack(s): {', '.join(unknown)}")
+            listed = unknown_names(unknown, registry.names())
+            raise IsolationError(f"--isolate names unknown pack(s): {listed}")
         for name in sorted(names):
             elsewhere = _out_of_process(registry.get(name))
             if elsewhere:

@@ -30,11 +30,15 @@ from control_plane.runtime.events import (
     StreamSink,
     rfc3339,
 )
+from control_plane.runtime.incident_backend import shown_location
 from control_plane.runtime.incident_store import (
     ENV_INCIDENT_DB,
     GroupBy,
     IncidentStore,
+    IncidentStoreUnreadable,
     default_incident_db,
+    elsewhere,
+    remember_store,
 )
 from control_plane.runtime.log_queue import dropped_lines
 from control_plane.runtime.metrics import Metrics
@@ -69,7 +73,8 @@ class ObservabilityConfig:
     #: Keep incidents and events in SQLite (``False``: in memory only).
     incident_store: bool = True
     #: The store's path (``None``: ``$CAPABILITY_PACKS_INCIDENT_DB`` or the default).
-    incident_db: Path | None = None
+    #: A SQLite file, or a ``postgresql://`` URL (one store shared by every replica).
+    incident_db: Path | str | None = None
     #: Seconds after which incidents and events are deleted (``None``: never).
     incident_retention: float | None = 30 * 86400.0
     incident_max_rows: int = 100_000
@@ -128,6 +133,10 @@ class Observability:
         registry = self.invoker.registry
         if event.pack in registry:
             event = dataclasses.replace(event, version=registry.get(event.pack).version)
+        if isinstance(rejection, RequestRejected) and rejection.reported:
+            return event  # the invoker told request_refused already
+        if isinstance(rejection, RequestRejected):
+            rejection.reported = True
         hooks = self.invoker.hooks
         hooks.notify(hooks.refused, event)
         return event
@@ -298,9 +307,16 @@ def show_incident(store: IncidentStore, ref: str, *, as_json: bool = False) -> s
         shown = ref.strip()
         if len(shown) > 80:  # a reference id is 20 characters; echo a bounded head
             shown = f"{shown[:64]}... ({len(shown)} characters)"
-        raise IncidentNotFound(
-            f"no incident {shown!r} in {store.path} (unknown, or older than the store's retention)"
+        message = (
+            f"no incident {shown!r} in {store.location} (unknown, or older than the store's "
+            "retention)"
         )
+        found, latest = elsewhere(ref.strip(), store.location)
+        if found is not None:
+            message += f"; it is in {found}: packctl incident --incident-db {found} {shown}"
+        elif latest is not None:
+            message += f"; the last server or worker started here used --incident-db {latest}"
+        raise IncidentNotFound(message)
     data = _incident_dict(incident)
     if as_json:
         return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
@@ -351,14 +367,20 @@ def _open_store(config: ObservabilityConfig) -> IncidentStore | None:
     default one under the home directory may not (a service account without a writable
     home): then incidents stay in memory, a warning says so, and serving goes on."""
     try:
-        return IncidentStore(
+        store = IncidentStore(
             config.incident_db,
             max_age=config.incident_retention,
             max_rows=config.incident_max_rows,
         )
+        remember_store(store.location)  # `packctl incident` points at it (not found)
+        return store
     except (OSError, sqlite3.Error) as exc:
-        path = config.incident_db if config.incident_db is not None else default_incident_db()
+        path = shown_location(
+            config.incident_db if config.incident_db is not None else default_incident_db()
+        )
         reason = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, IncidentStoreUnreadable):  # says the store and why already
+            raise ConfigError(f"{exc} (choose another --incident-db, or --no-incident-db)") from exc
         if config.incident_db is not None or os.environ.get(ENV_INCIDENT_DB):
             raise ConfigError(
                 f"cannot open the incident store {path}: {reason} "

@@ -3,26 +3,31 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from control_plane.core.hookspecs import hookimpl
 from control_plane.core.invoke import Invoker
 from control_plane.core.reach import (
     Grant,
     GrantError,
     Grants,
     Reach,
+    check_roots,
     install_grants,
     install_message_limit,
     installed_grants,
 )
 from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
+from control_plane.core.suggest import unknown_names
 from control_plane.runtime import isolation
 from control_plane.runtime.events import EventSink
 from control_plane.runtime.mcp_source.config import McpConfig, load_config
@@ -32,7 +37,13 @@ from control_plane.runtime.observability import (
     install,
     install_configured,
 )
-from control_plane.runtime.plugins import PLUGIN_FAULTS, LoadResult, load_registry
+from control_plane.runtime.plugins import (
+    ENTRY_POINT_GROUP,
+    ENV_PLUGINS,
+    PLUGIN_FAULTS,
+    LoadResult,
+    load_registry,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -44,6 +55,8 @@ __all__ = [
     "build_runtime",
     "decide_confinement",
 ]
+
+logger = logging.getLogger("capability_packs.isolation")
 
 
 class PackHealthSource(Protocol):
@@ -250,10 +263,10 @@ class Runtime:
         self.close()
 
 
-def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
-    """``--plugin`` values: module names, or paths of ``.py`` files (imported by their stem,
-    their directory put first on ``sys.path``, so isolated workers import them too)."""
-    plugins: list[tuple[str, object]] = []
+def _plugin_names(names: Iterable[str]) -> tuple[list[tuple[str, str]], list[LoadFailure]]:
+    """``--plugin`` values as ``(given, module name)``: a path of a ``.py`` file is imported
+    by its stem, its directory put first on ``sys.path`` (so isolated workers find it too)."""
+    found: list[tuple[str, str]] = []
     failed: list[LoadFailure] = []
     for given in names:
         name = given
@@ -265,6 +278,17 @@ def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], lis
             if str(path.parent) not in sys.path:
                 sys.path.insert(0, str(path.parent))
             name = path.stem
+        found.append((given, name))
+    return found, failed
+
+
+def _import_plugins(
+    names: Iterable[tuple[str, str]],
+) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
+    """Import the ``(given, module name)`` plugins here, in the control plane."""
+    plugins: list[tuple[str, object]] = []
+    failed: list[LoadFailure] = []
+    for given, name in names:
         try:
             plugins.append((name, importlib.import_module(name)))
         except ModuleNotFoundError as exc:
@@ -279,6 +303,133 @@ def _import_plugins(names: Iterable[str]) -> tuple[list[tuple[str, object]], lis
         except PLUGIN_FAULTS as exc:
             failed.append(LoadFailure(given, f"failed to load: {type(exc).__name__}: {exc}"))
     return plugins, failed
+
+
+def _load_entry_points(
+    names: Collection[str],
+) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
+    """Load the ``capability_packs`` entry points named ``names`` here."""
+    from importlib.metadata import entry_points
+
+    loaded: list[tuple[str, object]] = []
+    failed: list[LoadFailure] = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in names:
+            continue
+        try:
+            loaded.append((ep.name, ep.load()))
+        # Plugin boundary: importing a plugin module may raise anything (SystemExit too).
+        except PLUGIN_FAULTS as exc:
+            failed.append(LoadFailure(ep.name, f"failed to load: {type(exc).__name__}: {exc}"))
+    return loaded, failed
+
+
+class _Described:
+    """A plugin module known only by what a confined worker said it registers: its packs,
+    built from that JSON data, run in isolated workers (never imported here)."""
+
+    def __init__(self, packs: Sequence[Any]) -> None:
+        self._packs = tuple(packs)
+
+    @hookimpl
+    def register_packs(self, register: Callable[[Any], None]) -> None:
+        for pack in self._packs:
+            register(pack)
+
+
+def _listed(value: object) -> list[Any]:
+    """``value`` if it is a list (of a worker's reply: untrusted), else empty."""
+    return value if isinstance(value, list) else []
+
+
+def _trusted(config: RuntimeConfig) -> set[str]:
+    """The packs the operator trusts (``--trust``, ``trust = true``), ``"all"`` included."""
+    return {*config.trust, *(config.grants.trusted if config.grants is not None else ())}
+
+
+def _isolating(config: RuntimeConfig) -> bool:
+    """Whether third-party plugin modules are described by confined workers before any of
+    them is imported here (so a module holding an isolated pack never is): with
+    ``--isolate``, and whenever a pack that declares no reach may be among them (it runs
+    isolated unless trusted), that is unless every such pack is trusted."""
+    return bool(config.isolate) or TRUST_ALL[0] not in _trusted(config)
+
+
+def _describe_plugins(
+    config: RuntimeConfig, plugins: Sequence[tuple[str, str]]
+) -> tuple[list[tuple[str, object]], list[tuple[str, str]], set[str], list[LoadFailure]]:
+    """Describe each third-party plugin module (``--plugin`` and entry points) in a fresh
+    confined worker. A module registering a pack that is to be isolated (named by
+    ``--isolate``, ``all``, or declaring ``isolated=True``) is isolated whole: its packs are
+    registered from their declarations and run in workers. The others are returned to be
+    imported here as before. ``(described plugins, modules to import, entry points to load,
+    failures)``."""
+    from importlib.metadata import entry_points
+
+    wanted = set(config.isolate)
+    trusted = _trusted(config)
+    # (as given, what a worker imports, the plugin's name here)
+    candidates = [(given, module, module) for given, module in plugins]
+    if config.entry_points:
+        allowed = os.environ.get(ENV_PLUGINS)
+        allow = None if allowed is None else {p.strip() for p in allowed.split(",")}
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if allow is None or ep.name in allow:
+                candidates.append((ep.name, ep.value, ep.name))
+    described: list[tuple[str, object]] = []
+    local: list[tuple[str, str]] = []
+    entry_points_here: set[str] = set()
+    failed: list[LoadFailure] = []
+    # Described side by side (each a process of its own, a second or so to start).
+    with ThreadPoolExecutor(max(1, min(4, len(candidates)))) as pool:
+        replies = list(pool.map(isolation.describe_module, [c[1] for c in candidates]))
+    for (given, module, plugin), reply in zip(candidates, replies, strict=True):
+        if reply.get("kind") != "ok":
+            failed.append(
+                LoadFailure(
+                    given,
+                    "failed to load in a confined worker (no files but its code's, no "
+                    f"network, no environment): {reply.get('error')}",
+                )
+            )
+            continue
+        packs = [p for p in _listed(reply.get("packs")) if isinstance(p, dict)]
+        isolate = isolation.ALL in wanted or any(
+            p.get("name") in wanted
+            or p.get("isolated") is True
+            # A pack that declares no reach runs confined unless trusted: its module is
+            # never imported here (decide_confinement isolates the pack).
+            or (p.get("reach") is None and p.get("name") not in trusted)
+            for p in packs
+        )
+        if not isolate:
+            if plugin == module:
+                local.append((given, module))
+            else:  # an entry point: loaded here by the plugin manager, as before
+                entry_points_here.add(plugin)
+            continue
+        stand_ins = []
+        for data in packs:
+            try:
+                stand_ins.append(isolation.declared_pack(data, module))
+            except (KeyError, TypeError, ValueError) as exc:
+                failed.append(
+                    LoadFailure(given, f"a malformed declaration: {type(exc).__name__}: {exc}")
+                )
+        for refused in _listed(reply.get("refused")):
+            name, why = [*_listed(refused), "?", "?"][:2]
+            failed.append(LoadFailure(given, f"its declaration cannot cross: {why}", str(name)))
+        named = {p.get("name") for p in packs} & wanted
+        if isolation.ALL not in wanted and {p.get("name") for p in packs} - named:
+            logger.warning(
+                "plugin module %s runs isolated whole (its packs %s): its code never runs in "
+                "the control plane",
+                module,
+                ", ".join(sorted(str(p.get("name")) for p in packs)),
+                extra={"event": "module_isolated", "plugin": given},
+            )
+        described.append((plugin, _Described(stand_ins)))
+    return described, local, entry_points_here, failed
 
 
 def build_runtime(
@@ -298,27 +449,46 @@ def build_runtime(
     if load is None:
         mcp = config.mcp_config
         mcp_config = mcp if isinstance(mcp, McpConfig) or mcp is None else load_config(mcp)
-        imported, failed = _import_plugins(config.plugins)
+        names, failed = _plugin_names(config.plugins)
+        described: list[tuple[str, object]] = []
+        entry_points = config.entry_points
+        if _isolating(config):
+            described, names, here, refused = _describe_plugins(config, names)
+            failed.extend(refused)
+            # The entry points were described: only those that hold no isolated pack load
+            # here (as extra plugins), none through the plugin manager's own loading.
+            entry_points = False
+            loaded, unloaded = _load_entry_points(here)
+            described.extend(loaded)
+            failed.extend(unloaded)
+        imported, unimported = _import_plugins(names)
+        failed.extend(unimported)
         load = load_registry(
             builtins=config.builtins,
-            entry_points_=config.entry_points,
-            extra=[*config.extra, *imported],
+            entry_points_=entry_points,
+            extra=[*config.extra, *described, *imported],
             mcp_config=mcp_config,
         )
         for failure in (*config.failures, *failed):
             load.registry.record_failure(failure)
     operator = config.grants if config.grants is not None else installed_grants().operator()
-    names = load.registry.names()
+    served = load.registry.names()
     unknown = [
-        *(config.grants.unknown(names) if config.grants is not None else ()),
-        *(n for n in config.trust if n not in names and n != TRUST_ALL[0]),
+        *(config.grants.unknown(served) if config.grants is not None else ()),
+        *(n for n in config.trust if n not in served and n != TRUST_ALL[0]),
     ]
     if unknown:
         if owns_load:
             load.close()
-        raise GrantError(f"a grant names unknown pack(s): {', '.join(unknown)}")
+        raise GrantError(f"a grant names unknown pack(s): {unknown_names(unknown, served)}")
     confinement = decide_confinement(load.registry, operator, config.trust)
     install_grants(confinement.grants())
+    try:
+        check_roots(served)
+    except GrantError:
+        if owns_load:
+            load.close()
+        raise
     if config.max_message_bytes is not None:
         install_message_limit(config.max_message_bytes)
     invoker = Invoker(
@@ -331,9 +501,9 @@ def build_runtime(
     )
     try:
         for name in sorted(confinement.confined):
-            loaded = load.registry.get(name)
+            held = load.registry.get(name)
             try:
-                isolation.locate(name, loaded.pack.handler, loaded.plugin)
+                isolation.locate(name, held.pack.handler, held.plugin)
             except isolation.IsolationError as exc:
                 raise isolation.IsolationError(
                     f"{exc}. It declares no reach, so it runs in an isolated worker: declare "

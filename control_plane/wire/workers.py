@@ -154,10 +154,15 @@ def follow_supervisor(grace: float = 10.0) -> bool:
 
 
 def report_ready(
-    port: int, metrics_port: int | None, packs: int = 0, failures: Sequence[str] = ()
+    port: int,
+    metrics_port: int | None,
+    packs: int = 0,
+    failures: Sequence[str] = (),
+    notices: Sequence[str] = (),
 ) -> None:
     """Tell the supervisor this worker serves ``packs`` packs (and which plugins failed to
-    load: ``failures``, at most :data:`MAX_REPORTED_FAILURES`), then send it a heartbeat
+    load: ``failures``, at most :data:`MAX_REPORTED_FAILURES`; the start-up lines a single
+    server prints, such as the grants: ``notices``, as many), then send it a heartbeat
     every :data:`HEARTBEAT` second from the running event loop (call it on the loop that
     serves). No-op outside a supervisor."""
     fd_text = os.environ.pop(ENV_STATUS_FD, None)
@@ -170,6 +175,7 @@ def report_ready(
             "metrics_port": metrics_port,
             "packs": packs,
             "failures": [text[:MAX_FAILURE_TEXT] for text in failures[:MAX_REPORTED_FAILURES]],
+            "notices": [text[:MAX_FAILURE_TEXT] for text in notices[:MAX_REPORTED_FAILURES]],
         }
     )
     fd = int(fd_text)
@@ -383,6 +389,8 @@ class WorkerInfo:
     heard: float = 0.0
     #: The plugins that failed to load in this worker, as ``packctl list`` prints them.
     failures: list[str] = field(default_factory=list)
+    #: The start-up lines a single server prints (grants), as the worker reported them.
+    notices: list[str] = field(default_factory=list)
     #: Killed by the supervisor for its silence (not counted as a crash).
     silenced: bool = False
 
@@ -475,6 +483,7 @@ class Supervisor:
             info.metrics_port = int(port) if port is not None else None
             info.packs = int(data.get("packs", 0))
             info.failures = [str(text) for text in data.get("failures", ())]
+            info.notices = [str(text) for text in data.get("notices", ())]
             info.buffer = b""
             with self._lock:
                 info.ready = True
@@ -534,6 +543,11 @@ class Supervisor:
         """Plugins that failed to load (the same in every worker; the first worker's)."""
         ready = self.workers()
         return list(ready[0].failures) if ready else []
+
+    def notices(self) -> list[str]:
+        """Every ready worker's start-up lines, each distinct line once, in worker order:
+        the grants are the same in every worker, a scratch root is each worker's own."""
+        return list(dict.fromkeys(line for w in self.workers() for line in w.notices))
 
     # -- metrics ------------------------------------------------------------------------
 

@@ -97,9 +97,10 @@ PACK = Pack(
     codes=CODES,
     validates=True,
     docs=DOCS,
-    # Media under the directory the server was started in, or the temporary directory,
-    # unless the operator grants other roots (--grant av.validate:fs.read=/srv/media).
-    reach=Reach(reads=("$CWD", "$TMP"), programs=("ffprobe", "ffmpeg")),
+    # Media in the temporary directory, unless the operator grants other roots
+    # (--grant av.validate:fs.read=/srv/media). Not the directory the server was started
+    # in: a default must not widen with it (started in /, that is every file).
+    reach=Reach(reads=("$TMP",), programs=("ffprobe", "ffmpeg")),
 )
 
 

@@ -35,7 +35,7 @@ Returns `status`, `headers` (sensitive ones removed), `body` (JSON, text or base
 | `too_large` | no | body larger than `max_bytes` |
 | `too_many_redirects` | no | more than `max_redirects` redirects, or a loop |
 | `http_error` | no | other 4xx, or a redirect without a usable Location |
-| `invalid_json_schema` | no | `json_schema` invalid, or a pattern needs backtracking |
+| `invalid_json_schema` | no | `json_schema` invalid, non-local, backtracking or too large |
 | `not_permitted` | no | a destination outside the egress grant; nothing sent to it |
 
 Full page: docs/packs/http.fetch.md.

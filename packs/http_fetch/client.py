@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import codecs
 import concurrent.futures
 import contextlib
 import functools
@@ -167,36 +168,18 @@ def _port(parts: SplitResult) -> int:
     return port or (443 if parts.scheme.lower() == "https" else 80)
 
 
-def _non_local_refs(schema: Any) -> bool:
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key in {"$ref", "$dynamicRef", "$recursiveRef"} and not (
-                    isinstance(value, str) and value.startswith("#")
-                ):
-                    return True
-                stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(node)
-    return False
-
-
 def compile_json_schema(schema: Mapping[str, Any]) -> CompiledSchema:
-    """The caller's schema compiled for the linear-time regex engine, or
-    ``invalid_json_schema`` naming the fault (nothing is fetched)."""
-    if _non_local_refs(schema):
-        raise PackError(
-            "invalid_json_schema", "json_schema may only use local $ref (starting with #)"
-        )
-    fault = check_schema(schema, untrusted=True)
+    """The caller's schema compiled (linear-time patterns, nothing fetched or read, bounded
+    size and expansion: :mod:`control_plane.core.outside_schema`), or
+    ``invalid_json_schema`` naming the fault."""
+    fault = check_schema(schema)
     if fault is not None:
-        if fault.startswith("/"):  # a pattern, with its place: say where
-            raise PackError("invalid_json_schema", f"json_schema{fault}")
+        if fault.startswith("/"):  # a place in the schema: say where
+            place, _, why = fault.partition(": ")
+            raise PackError("invalid_json_schema", f"json_schema{place.rstrip('/')}: {why}")
         raise PackError("invalid_json_schema", "json_schema is not a valid JSON Schema")
     try:
-        return CompiledSchema(schema, untrusted=True)
+        return CompiledSchema(schema)
     except ValueError:
         raise PackError("invalid_json_schema", "json_schema does not compile") from None
 
@@ -521,6 +504,11 @@ class Fetch:
                 parsed_ok = True
             except orjson.JSONDecodeError:
                 parsed_ok = False
+        if self.schema is not None and parsed_ok:
+            # The check runs natively, holding the GIL: bounded before it starts.
+            costly = self.schema.cost_fault(parsed, len(raw))
+            if costly is not None:
+                raise PackError("too_large", f"the body is too large for json_schema: {costly}")
         if self.schema is not None:
             self._validate(out, parsed, parsed_ok)
         if parsed_ok:
@@ -583,20 +571,51 @@ def _decode(raw: bytes, mime: str, charset: str | None) -> tuple[str, str]:
         codec = charset if _known(charset) else "utf-8"
         try:
             return raw.decode(codec or "utf-8"), "text"
-        except UnicodeDecodeError:
+        except UnicodeError:
             if textual or charset:
                 return raw.decode(codec or "utf-8", "replace"), "text"
     return base64.b64encode(raw).decode("ascii"), "base64"
+
+
+#: The charsets a body is decoded with: the WHATWG Encoding Standard's (what a browser
+#: honours), plus ASCII, Latin-1 and UTF-32, each a linear-time decoder in C or a charmap.
+#: Any other label (``punycode``: quadratic, 4 MB would take minutes of a thread; ``zlib``,
+#: ``hex``: not text at all) is read as UTF-8.
+_TEXT_CODECS: Final = frozenset(
+    codecs.lookup(label).name
+    for label in (
+        "utf-8",
+        "utf-16",
+        "utf-16-be",
+        "utf-16-le",
+        "utf-32",
+        "ascii",
+        "latin-1",
+        "ibm866",
+        *(f"iso-8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
+        "koi8-r",
+        "koi8-u",
+        "mac-roman",
+        "mac-cyrillic",
+        *(f"cp{n}" for n in (874, 1250, 1251, 1252, 1253, 1254, 1255, 1256, 1257, 1258)),
+        "gbk",
+        "gb18030",
+        "big5",
+        "euc-jp",
+        "iso-2022-jp",
+        "shift_jis",
+        "euc-kr",
+    )
+)
 
 
 def _known(charset: str | None) -> bool:
     if charset is None:
         return False
     try:
-        b"".decode(charset)
+        return codecs.lookup(charset).name in _TEXT_CODECS
     except LookupError:
         return False
-    return True
 
 
 def _network_failure(exc: BaseException, where: str, doing: str) -> PackError:

@@ -23,10 +23,14 @@ CODES: dict[str, CodeDoc | None] = {
     "too_large": CodeDoc(
         description=(
             "The response body is larger than max_bytes (by Content-Length or while "
-            "reading); the body was not returned."
+            "reading), or has too many values to check against json_schema within the "
+            "server's step budget; the body was not returned."
         ),
         retryable=False,
-        recovery_hint="Raise max_bytes if the size is expected, or fetch a smaller resource.",
+        recovery_hint=(
+            "Raise max_bytes if the size is expected, or fetch a smaller resource (or use "
+            "a json_schema with fewer positions per value)."
+        ),
     ),
     "too_many_redirects": CodeDoc(
         description=(
@@ -51,11 +55,17 @@ CODES: dict[str, CodeDoc | None] = {
     ),
     "invalid_json_schema": CodeDoc(
         description=(
-            "The json_schema given in the input is not a valid JSON Schema, or refers to "
-            "a non-local $ref; nothing was fetched."
+            "The json_schema given in the input is not a valid JSON Schema, points outside "
+            "itself (a non-local $ref, a $schema that is not a standard draft, a $id below "
+            "the root), has a pattern that needs backtracking, or is larger than the bounds "
+            "every outside schema is held to (size, nesting, references followed, regexes); "
+            "nothing was fetched."
         ),
         retryable=False,
-        recovery_hint="Fix json_schema (2020-12, local $ref only) and call again.",
+        recovery_hint=(
+            "Fix json_schema (2020-12, local $ref only, linear-time patterns, within the "
+            "bounds the message names) and call again."
+        ),
     ),
     "not_permitted": CodeDoc(
         description=(
@@ -125,8 +135,9 @@ INPUT_SCHEMA: dict[str, Any] = {
         "json_schema": {
             "type": "object",
             "description": "JSON Schema (2020-12) the JSON body must match; a mismatch is "
-            "schema_mismatch with the fields that did validate. Patterns run on a linear-time "
-            "engine: backreferences and lookaround are invalid_json_schema.",
+            "schema_mismatch with the fields that did validate. Local $ref only, nothing "
+            "fetched; patterns run on a linear-time engine (backreferences and lookaround "
+            "are invalid_json_schema); size, nesting and references followed are bounded.",
         },
     },
 }

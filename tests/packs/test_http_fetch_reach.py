@@ -30,6 +30,9 @@ import packs.http_fetch.client as fetch_client
 from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
 from control_plane.v1 import control_plane_pb2 as pb
 
+# Starts processes (docs/setup.md, 'Test tiers').
+pytestmark = pytest.mark.system
+
 PACK = "http.fetch"
 TOKEN = "tok-PLANTED-reach-3f9a2c71"
 API_KEY = "key-PLANTED-reach-a81d0e55"

@@ -142,6 +142,7 @@ def test_tool_failed_is_unclassified_and_scrubbed() -> None:
     assert exc.returncode == 128
 
 
+@pytest.mark.system
 def test_run_tool_success_and_exit_status() -> None:
     done = run_tool(
         [sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"],

@@ -6,8 +6,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
+from control_plane.core.errors import RequestRejected
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadFailure
+from control_plane.core.rejection import Rejection
 from control_plane.runtime.runtime import Runtime
 from control_plane.wire.client import AsyncClient, PackCallError, PackDescription
 
@@ -37,6 +39,12 @@ class BridgeBackend(Protocol):
         deadline: float | None,
     ) -> Outcome: ...
 
+    def refused(self, rejection: Rejection | RequestRejected) -> None:
+        """Tell the control plane's ``request_refused`` hook of a refusal the bridge made
+        (or met): the local runtime's invoker reports it once; a remote control plane saw
+        what reached it and nothing else."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -64,6 +72,9 @@ class LocalBridgeBackend:
         return await self.runtime.invoker.invoke(
             name, doc, strict=strict, fail_on=fail_on, timeout=deadline
         )
+
+    def refused(self, rejection: Rejection | RequestRejected) -> None:
+        self.runtime.invoker.report_refusal(rejection)
 
     async def close(self) -> None:
         self.runtime.close()
@@ -102,6 +113,9 @@ class RemoteBridgeBackend:
             )
         except PackCallError as exc:
             return exc.outcome
+
+    def refused(self, rejection: Rejection | RequestRejected) -> None:
+        """The control plane at ``where`` saw what reached it; nothing more to tell."""
 
     async def close(self) -> None:
         await self.client.close()

@@ -155,17 +155,17 @@ class Bridge:
         spec = self.tools.get(name)
         if spec is None and not self._loaded:
             message = f"cannot list the packs of the control plane at {self.backend.where}"
-            return (*rejected_content(Rejection.of("unavailable", message)), True)
+            return self._refused(Rejection.of("unavailable", message))
         if spec is None:
             names = sorted(self.tools)
             known = ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
             message = f"no tool {name!r} (tools: {known or 'none'})"
-            return (*rejected_content(Rejection.of("unknown_pack", message, pack=name)), True)
+            return self._refused(Rejection.of("unknown_pack", message, pack=name))
         doc, strict, fail_on, faults = spec.split_arguments(arguments)
         if faults:
             message = f"invalid arguments for {spec.name}"
             rejection = Rejection.of("invalid_input", message, pack=spec.pack, violations=faults)
-            return (*rejected_content(rejection), True)
+            return self._refused(rejection)
         try:
             outcome = await self.backend.invoke(
                 spec.pack, doc, strict=strict, fail_on=fail_on, deadline=self.deadline
@@ -173,23 +173,29 @@ class Bridge:
         except UnknownPack:
             self._loaded = False  # the control plane changed under us: relist next time
             message = f"the control plane no longer serves {spec.pack!r}"
-            return (*rejected_content(Rejection.of("unknown_pack", message, pack=spec.pack)), True)
+            return self._refused(Rejection.of("unknown_pack", message, pack=spec.pack))
         except RequestRejected as exc:
-            return (*rejected_content(exc), True)
+            return self._refused(exc)
         except DeadlineExceeded as exc:
-            return (*rejected_content(exc.rejection), True)
+            return self._refused(exc.rejection)
         except TransportError as exc:
             if exc.rejection.reason != "unavailable":  # the control plane answered: its refusal
-                return (*rejected_content(exc.rejection), True)  # (overloaded, unauthenticated,
+                return self._refused(exc.rejection)  # (overloaded, unauthenticated,
                 # adapter_failed for an answer the client could not use)
             message = f"cannot reach the control plane at {self.backend.where} ({exc.status.name})"
-            return (*rejected_content(Rejection.of("unavailable", message)), True)
+            return self._refused(Rejection.of("unavailable", message))
         # The MCP boundary: a bug of the bridge must still answer in the documented shape.
         except Exception:
             logger.exception("bridge failure calling %s", spec.pack)
             failed = Rejection.of("adapter_failed", "the bridge failed; see its log")
-            return (*rejected_content(failed), True)
+            return self._refused(failed)
         return self._answer(spec, outcome)
+
+    def _refused(self, rejection: Rejection | RequestRejected) -> tuple[dict[str, Any], str, bool]:
+        """A refusal's tool result, told to the backend's ``request_refused`` hook first
+        (once: a refusal the invoker raised was told already)."""
+        self.backend.refused(rejection)
+        return (*rejected_content(rejection), True)
 
     def _answer(self, spec: ToolSpec, outcome: Outcome) -> tuple[dict[str, Any], str, bool]:
         env = outcome.error

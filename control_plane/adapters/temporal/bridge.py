@@ -4,16 +4,26 @@ back.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from typing import Any
 
 import orjson
 import pydantic
+from temporalio.api.common.v1 import Payload
 from temporalio.common import RetryPolicy
+from temporalio.converter import (
+    CompositePayloadConverter,
+    DataConverter,
+    DefaultPayloadConverter,
+    JSONPlainPayloadConverter,
+)
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
+    ApplicationErrorCategory,
     ChildWorkflowError,
     TimeoutError,
 )
@@ -30,6 +40,7 @@ from control_plane.core.rejection import Rejection
 from control_plane.core.vocabulary import BASELINE, INTERNAL_ERROR, CodeInfo
 
 __all__ = [
+    "DATA_CONVERTER",
     "INLINE_MARKER",
     "INVALID_ENVELOPE_MARKER",
     "MAX_FAILURE_BYTES",
@@ -40,9 +51,12 @@ __all__ = [
     "REJECTION_TYPES",
     "SYNTHESIZED_ORIGIN",
     "TRUNCATED_MARKER",
+    "OrderedJSONPayloadConverter",
+    "OrderedPayloadConverter",
     "backoff_delay",
     "domain_error_to_application_error",
     "envelope_for_domain_error",
+    "error_category",
     "failure_code",
     "fit_failure",
     "is_synthesized",
@@ -145,12 +159,24 @@ def outcome_to_application_error(
     if env.retryable and env.retry_after is not None and not final:
         delay = timedelta(seconds=max(env.retry_after, backoff or 0.0))
     return ApplicationError(
-        f"{env.code}: {env.message}",  # the message is already scrubbed
+        env.message,  # already scrubbed; Temporal shows the type (the code) before it
         {OUTCOME_KEY: outcome.to_dict()},
         type=env.code,
         non_retryable=not env.retryable,
         next_retry_delay=delay,
+        category=error_category(env.code),
     )
+
+
+def error_category(code: str) -> ApplicationErrorCategory:
+    """Temporal's category for a failure with ``code``: a code of the pack's vocabulary
+    (or the baseline's) is an answer the pack declared, ``BENIGN`` (Temporal logs it at
+    DEBUG, without a traceback per attempt, and leaves it out of its failure metrics; the
+    control plane's error events and metrics count it); ``internal_error`` is a fault
+    (a traceback at WARNING, and an incident)."""
+    if code == INTERNAL_ERROR:
+        return ApplicationErrorCategory.UNSPECIFIED
+    return ApplicationErrorCategory.BENIGN
 
 
 def _json_size(value: Any) -> int:
@@ -253,6 +279,7 @@ def rejection_to_application_error(exc: RequestRejected) -> ApplicationError:
         {REJECTION_KEY: rejection.to_dict()},
         type=type(exc).__name__ if type(exc).__name__ in REJECTION_TYPES else "RequestRejected",
         non_retryable=not rejection.retryable,
+        category=ApplicationErrorCategory.BENIGN,  # the caller's request, not a fault
     )
 
 
@@ -380,3 +407,36 @@ def recover_rejection(exc: BaseException) -> RequestRejected | None:
 
 def _failed(pack: str, request_id: str, envelope: ErrorEnvelope) -> Outcome:
     return Outcome.build(pack, "", request_id, error=envelope)
+
+
+# -- payloads --------------------------------------------------------------------------
+
+
+class OrderedJSONPayloadConverter(JSONPlainPayloadConverter):
+    """Temporal's ``json/plain`` converter without its ``sort_keys``: a result comes back
+    with its keys in the order the pack returned them, as over gRPC and ``--local``."""
+
+    def to_payload(self, value: Any) -> Payload:
+        data = json.dumps(value, cls=self._encoder, separators=(",", ":"))
+        return Payload(metadata={"encoding": self.encoding.encode()}, data=data.encode())
+
+
+class OrderedPayloadConverter(CompositePayloadConverter):
+    """Temporal's default payload converters, ``json/plain`` keeping the key order."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            *(
+                OrderedJSONPayloadConverter()
+                if isinstance(converter, JSONPlainPayloadConverter)
+                else converter
+                for converter in DefaultPayloadConverter.default_encoding_payload_converters
+            )
+        )
+
+
+#: The data converter of the worker (it encodes results) and of the clients this package
+#: connects (they encode inputs): Temporal's default, keys kept in order.
+DATA_CONVERTER = dataclasses.replace(
+    DataConverter.default, payload_converter_class=OrderedPayloadConverter
+)

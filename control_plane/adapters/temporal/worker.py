@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
@@ -12,6 +13,7 @@ from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from control_plane.adapters.temporal.activities import PackActivities
+from control_plane.adapters.temporal.bridge import DATA_CONVERTER, OrderedPayloadConverter
 from control_plane.adapters.temporal.search import ensure_code_attribute
 from control_plane.adapters.temporal.workflows import FailSafeInterceptor, InvokePackWorkflow
 from control_plane.core.errors import CapabilityPackError
@@ -34,8 +36,20 @@ def sandbox_runner() -> SandboxedWorkflowRunner:
 
 
 async def connect(target: str, namespace: str = DEFAULT_NAMESPACE) -> Client:
-    """A Temporal client for ``target`` (``HOST:PORT``)."""
-    return await Client.connect(target, namespace=namespace)
+    """A Temporal client for ``target`` (``HOST:PORT``), with :data:`DATA_CONVERTER`."""
+    return await Client.connect(target, namespace=namespace, data_converter=DATA_CONVERTER)
+
+
+def _ordered(client: Client) -> Client:
+    """``client``, or a client on its connection with :data:`DATA_CONVERTER`: the worker
+    encodes results, and Temporal's default converter sorts their keys."""
+    config = client.config()
+    if config["data_converter"].payload_converter_class is not OrderedPayloadConverter:
+        config["data_converter"] = dataclasses.replace(
+            config["data_converter"], payload_converter_class=OrderedPayloadConverter
+        )
+        return Client(**config)
+    return client
 
 
 def create_worker(
@@ -59,7 +73,7 @@ def create_worker(
     acts = PackActivities(runtime)
     options.setdefault("workflow_runner", sandbox_runner())
     return Worker(
-        client,
+        _ordered(client),
         task_queue=task_queue,
         activities=[acts.invoke, *activities],
         workflows=[InvokePackWorkflow, *workflows],

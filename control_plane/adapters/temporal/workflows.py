@@ -103,7 +103,7 @@ def _tag(request: InvokePackRequest, failure: ApplicationError) -> None:
 def _workflow_failure(err: ActivityError) -> ApplicationError | None:
     """The workflow's failure with the code as its type (visible in the UI), if typed.
 
-    Message (``"<code>: ..."``), type, details and ``non_retryable`` are the activity's:
+    Message, type (the code), details, ``non_retryable`` and category are the activity's:
     a retryable code stays retryable (see ``bridge.outcome_to_application_error``).
     """
     cause = err.cause
@@ -111,7 +111,11 @@ def _workflow_failure(err: ActivityError) -> ApplicationError | None:
         isinstance(d, dict) and (OUTCOME_KEY in d or REJECTION_KEY in d) for d in cause.details
     ):
         return ApplicationError(
-            cause.message, *cause.details, type=cause.type, non_retryable=cause.non_retryable
+            cause.message,
+            *cause.details,
+            type=cause.type,
+            non_retryable=cause.non_retryable,
+            category=cause.category,
         )
     return None
 

@@ -140,69 +140,14 @@ def _docs(server: ServerConfig, tool: Any, vocab: ToolVocabulary) -> str:
     return "\n".join(lines)
 
 
-#: The ``$schema`` values a tool's schema may name: the drafts the validators know without
-#: fetching anything.
-_KNOWN_DIALECTS = frozenset(
-    f"{scheme}://json-schema.org/{draft}{end}"
-    for scheme in ("http", "https")
-    for draft in (
-        "draft-04/schema",
-        "draft-06/schema",
-        "draft-07/schema",
-        "draft/2019-09/schema",
-        "draft/2020-12/schema",
-    )
-    for end in ("", "#")
-)
-_REF_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
-#: Deepest schema walked for references (deeper: refused too).
-_MAX_SCHEMA_DEPTH = 200
-
-
-def _outside_reference(schema: Any, depth: int = 0) -> str | None:
-    """The first reference in ``schema`` that a validator would fetch (a ``$ref`` to
-    anything but ``#...``, a ``$schema`` that is not a known draft), else ``None``.
-
-    A tool's schemas come from the MCP server: compiling them must not make the control
-    plane fetch URLs the server chose (jsonschema-rs retrieves remote references).
-    """
-    if depth > _MAX_SCHEMA_DEPTH:
-        return f"a schema nested deeper than {_MAX_SCHEMA_DEPTH} levels"
-    if isinstance(schema, dict):
-        for key in _REF_KEYS:
-            ref = schema.get(key)
-            if isinstance(ref, str) and not ref.startswith("#"):
-                return f"{key} {ref[:200]!r}"
-        dialect = schema.get("$schema")
-        if isinstance(dialect, str) and dialect not in _KNOWN_DIALECTS:
-            return f"$schema {dialect[:200]!r}"
-        values: Any = schema.values()
-    elif isinstance(schema, list):
-        values = schema
-    else:
-        return None
-    for value in values:
-        found = _outside_reference(value, depth + 1)
-        if found is not None:
-            return found
-    return None
-
-
 def tool_pack(
     source: McpSource, server: ServerConfig, tool: Any, version: str
 ) -> tuple[Pack, ToolVocabulary]:
     """The pack serving ``tool`` of ``server`` through ``source``.
 
-    Raises ``ValueError`` for a tool whose schemas refer to anything outside themselves.
+    Its schemas are checked where every pack's are, by the registry
+    (:mod:`control_plane.core.outside_schema`: nothing fetched, bounded, linear patterns).
     """
-    for field, schema in (("inputSchema", tool.input_schema), ("outputSchema", tool.output_schema)):
-        outside = _outside_reference(schema)
-        if outside is not None:
-            raise ValueError(
-                f"its {field} refers to {outside}, outside the schema: the control plane does "
-                "not fetch what an MCP server's schema points at; only local references "
-                "('#/...') and the standard $schema drafts are accepted"
-            )
     vocab = server.vocabulary(tool.name)
     settings = server.settings(tool.name)
     name = tool_pack_name(server, tool.name)
