@@ -207,7 +207,7 @@ def test_its_code_runs_confined_from_its_first_line_and_never_in_the_control_pla
 
 
 PLAIN_PLUGIN = """
-from control_plane import Pack, hookimpl
+from control_plane import Pack, Reach, hookimpl
 
 
 def plain(doc, ctx):
@@ -219,7 +219,8 @@ class Plugin:
     def register_packs(self, register):
         register(Pack("plain.pack", "1.0.0", "Plain.", {"type": "object"},
                       {"type": "object", "properties": {}}, plain,
-                      codes={"internal_error": None}))
+                      codes={"internal_error": None},
+                      reach=Reach()))  # declared: it loads here (undeclared, it is isolated)
 
 
 Plugin = Plugin()

@@ -350,9 +350,11 @@ def _trusted(config: RuntimeConfig) -> set[str]:
 def _isolating(config: RuntimeConfig) -> bool:
     """Whether third-party plugin modules are described by confined workers before any of
     them is imported here (so a module holding an isolated pack never is): with
-    ``--isolate``, and whenever a pack that declares no reach may be among them (it runs
-    isolated unless trusted), that is unless every such pack is trusted."""
-    return bool(config.isolate) or TRUST_ALL[0] not in _trusted(config)
+    ``--isolate``. Then a module holding a pack that declares no reach (and is not trusted)
+    is isolated whole too. Without ``--isolate`` such a module is imported here to read
+    its declaration (as one declaring ``isolated=True`` is), and the pack's calls run in
+    confined workers (docs/grants.md)."""
+    return bool(config.isolate)
 
 
 def _describe_plugins(

@@ -80,11 +80,14 @@ class KitRoots:
         self, name: str, declared: Reach | None, stated: Mapping[str, Any] | None
     ) -> dict[str, Any]:
         """``RuntimeConfig`` keywords that run pack ``name`` in this process under its kit
-        grant (trusted: the kit injects faults in this process; ``packctl serve`` runs a
-        pack that declares no reach in a confined worker)."""
+        grant, its plugin's other packs too (trusted: the kit imported the plugin and injects
+        faults in this process; ``packctl serve`` runs a pack that declares no reach in a
+        confined worker)."""
+        from control_plane.runtime.runtime import TRUST_ALL
+
         grant = self.grant(declared, stated)
-        grants = Grants({} if grant is None else {name: grant}, frozenset({name}))
-        return {"grants": grants}
+        grants = Grants({} if grant is None else {name: grant})
+        return {"grants": grants, "trust": TRUST_ALL}
 
     def close(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
