@@ -463,7 +463,7 @@ def test_serve_port_in_use_exits_2() -> None:
 
 
 _PLUGIN_FILE = """
-from control_plane import Pack, hookimpl
+from control_plane import Pack, Reach, hookimpl
 
 def echo(doc, ctx):
     return dict(doc)
@@ -473,9 +473,9 @@ def register_packs(register):
     out = {"type": "object", "properties": {"error": {"type": "object",
            "properties": {"code": {"enum": ["not_found"]}}}}}
     register(Pack(name="file.echo", version="1.0.0", summary="Echo.", handler=echo,
-                  input_schema={"type": "object"}, output_schema=out))
+                  input_schema={"type": "object"}, output_schema=out, reach=Reach()))
     register(Pack(name="file.broken", version="1.0.0", summary="Broken.", handler=echo,
-                  input_schema={"type": "nonsense"}, output_schema=out))
+                  input_schema={"type": "nonsense"}, output_schema=out, reach=Reach()))
 """
 
 
