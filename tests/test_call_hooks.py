@@ -15,7 +15,7 @@ from control_plane.core.incidents import Incident
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadedPack
 from control_plane.runtime.events import ErrorEvent, ErrorEvents
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+from control_plane.runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
 from tests.runtime_support import make_pack, plugin
 
 
@@ -95,7 +95,8 @@ def test_a_loaded_plugin_sees_every_call_refusal_and_incident(with_broken: bool)
     extra: list[tuple[str, object]] = [("packs", plugin(*PACKS)), ("observer", observer)]
     if with_broken:
         extra.append(("broken", Broken()))
-    config = RuntimeConfig(builtins=False, entry_points=False, extra=tuple(extra))
+    # The suite's own packs, in this process (TRUST_ALL: they declare no reach).
+    config = RuntimeConfig(builtins=False, entry_points=False, extra=tuple(extra), trust=TRUST_ALL)
     runtime = build_runtime(config)
     try:
         assert runtime.registry.failures == []
@@ -144,6 +145,7 @@ def test_a_slow_event_sink_plugin_never_holds_the_call() -> None:
         builtins=False,
         entry_points=False,
         extra=(("packs", plugin(*PACKS)), ("slow", SlowSink())),
+        trust=TRUST_ALL,
     )
     runtime = build_runtime(config)
     try:

@@ -28,7 +28,7 @@ from control_plane.runtime.incident_store import IncidentStore
 from control_plane.runtime.metrics import Metrics, start_metrics_server
 from control_plane.runtime.observability import install, install_configured
 from control_plane.runtime.plugins import LoadResult, get_plugin_manager
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+from control_plane.runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
 from control_plane.wire.client import AsyncClient, PackCallError
 from control_plane.wire.server import create_server
 
@@ -284,7 +284,8 @@ async def test_through_a_real_grpc_server(tmp_path: Path) -> None:
     """Calls over gRPC; then the endpoint, the event stream and the store agree."""
     registry = make_invoker().registry
     runtime = build_runtime(
-        RuntimeConfig(handler_threads=8), load=LoadResult(registry, (), get_plugin_manager())
+        RuntimeConfig(handler_threads=8, trust=TRUST_ALL),
+        load=LoadResult(registry, (), get_plugin_manager()),
     )
     events_file = tmp_path / "events.jsonl"
     obs = runtime.observe(
