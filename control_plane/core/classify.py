@@ -19,13 +19,8 @@ from typing import Any
 
 from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
-from control_plane.core.fact_rules import (
-    STATUS_5XX_CODE,
-    STATUS_CODES,
-    Verdict,
-    classify_data,
-    classify_text,
-)
+from control_plane.core.evidence import Proposal, decide, name_proposal, weigh
+from control_plane.core.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict
 from control_plane.core.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane.core.redact import scrub
 
@@ -387,24 +382,63 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         return weak
     # Only failures reach here: the facts are extracted once, on the error path.
     facts = _facts(exc)
-    if facts is not None:
-        data = classify_data(facts)
-        if data is not None:
-            return _from_verdict(data)
+    found = _proposals(exc, facts)
+    if facts is None or not found:
+        return None
+    verdict = decide(found, facts)
+    if verdict is not None and verdict.code in _DELAYED and facts.delay is None:
+        delay = _chain_delay(exc)  # the server's delay, kept by an exception this one wraps
+        if delay is not None:
+            verdict = decide(found, facts, delay)
+    return _from_verdict(verdict) if verdict is not None else None
+
+
+_DELAYED = frozenset({"network_error", "rate_limited"})
+
+
+def _proposals(exc: BaseException, facts: Facts | None) -> list[Proposal]:
+    """Every reading of ``exc``: its facts' (:func:`~control_plane.core.evidence.weigh`),
+    its class names', and how its built-in type and errno say it failed."""
+    found = [] if facts is None else weigh(facts)
+    short = ""
     named = _named_type_code(type(exc))
     if named is not None:
-        return Classification(code=named, message=_short(exc), rule="type")
-    for exc_type, code in TYPE_CODES:
-        if isinstance(exc, exc_type):
-            return Classification(code=code, message=_short(exc), rule="type")
-    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
-    if isinstance(err, int) and err in ERRNO_CODES:
-        return Classification(code=ERRNO_CODES[err], message=_short(exc), rule="errno")
-    if facts is None:
-        return None
+        short = _short(exc)
+        found.append(Proposal(named, "how", "type", short))
+    else:
+        for exc_type, code in TYPE_CODES:
+            if isinstance(exc, exc_type):
+                short = _short(exc)
+                found.append(Proposal(code, "how", "type", short))
+                break
+    if facts is not None:
+        name = name_proposal(facts.type_names)
+        if name is not None:
+            found.append(name)
     # An ssl.SSLError's errno is an OpenSSL error number, not an OS one.
-    text = classify_text(facts, ERRNO_CODES, lambda: not isinstance(exc, ssl.SSLError))
-    return _from_verdict(text) if text is not None else None
+    if not isinstance(exc, ssl.SSLError):
+        err = _attr(exc, "errno")
+        errnos = facts.errnos if facts is not None else (err,) if isinstance(err, int) else ()
+        for number in errnos:
+            errno_code = ERRNO_CODES.get(number)
+            if errno_code is not None:
+                own = number == err
+                message = (
+                    (short or _short(exc)) if own else f"the operation failed with errno {number}"
+                )
+                found.append(Proposal(errno_code, "how", "errno", message))
+                break
+    return found
+
+
+def _chain_delay(exc: BaseException) -> float | None:
+    """A delay stated by an exception ``exc`` wraps (a cause's response, a decoded error)."""
+    for index, current in enumerate(iter_chain(exc)):
+        if index and not isinstance(current, SystemExit):
+            facts = extract(current)
+            if facts.delay is not None:
+                return facts.delay
+    return None
 
 
 def _facts(exc: BaseException) -> Facts | None:
@@ -571,7 +605,8 @@ def _walk(
     if isinstance(exc, ClassifiedError) and exc.classification is not None:
         return exc.classification
     weak: Classification | None = None
-    for current in iter_chain(exc) if chain is None else chain:
+    listed = list(iter_chain(exc)) if chain is None else chain
+    for index, current in enumerate(listed):
         if isinstance(current, BaseExceptionGroup) and depth < MAX_GROUP_DEPTH:
             verdict = _group_verdict(current, walk, depth + 1)
             if verdict is not None:
@@ -579,6 +614,10 @@ def _walk(
         result = walk.one(current)
         if result is None:
             continue
+        if result.rule.startswith(_GUESSES):
+            cause = _unreached(listed[index + 1 :])
+            if cause is not None:
+                result = walk.one(cause) or result
         if not result.weak:
             return result
         weak = weak or result
@@ -605,11 +644,32 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
         return _walk(exc, _Walk(classifiers), 0, chain)
     # The same walk as _walk's, without the bookkeeping groups need (the common case).
     weak: Classification | None = None
-    for current in chain:
+    for index, current in enumerate(chain):
         result = _own(current, classifiers)
         if result is None:
             continue
+        if result.rule.startswith(_GUESSES):
+            cause = _unreached(chain[index + 1 :])
+            if cause is not None:
+                result = _own(cause, classifiers) or result
         if not result.weak:
             return result
         weak = weak or result
     return weak
+
+
+#: Rules that read a wrapper's own words (its text, its class name), not a server's answer.
+_GUESSES = ("words:text:", "name:")
+#: errnos of a connection never made: no server answered, so none said anything.
+_UNREACHED = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
+
+
+def _unreached(causes: Sequence[BaseException]) -> BaseException | None:
+    """The first of ``causes`` that is a connection never made (refused, unreachable, a
+    name not resolved): a wrapper's words above it ("not found locally") are a guess."""
+    for cause in causes:
+        if isinstance(cause, ConnectionRefusedError | socket.gaierror):
+            return cause
+        if isinstance(cause, OSError) and _attr(cause, "errno") in _UNREACHED:
+            return cause
+    return None
