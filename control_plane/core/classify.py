@@ -336,7 +336,7 @@ _TYPE_NAME = type.__dict__["__name__"].__get__
 _TYPE_MODULE = type.__dict__["__module__"].__get__
 
 
-def _named_type_code(klass: type) -> str | None:
+def _named_type_code_of(klass: type) -> str | None:
     """The :data:`NAMED_TYPE_CODES` code of ``klass`` or a base (the classes' real names,
     read through ``type``'s descriptors: a hostile metaclass cannot answer for them)."""
     for base in klass.__mro__:
@@ -352,11 +352,15 @@ def _named_type_code(klass: type) -> str | None:
 def _short(exc: BaseException) -> str:
     """Type and first line of the message, scrubbed *before* it is cut short (a secret cut
     in half would no longer match the scrubber)."""
-    full = _text(exc).strip()
+    return _short_of(type(exc), _text(exc))
+
+
+def _short_of(klass: type, rendered: str) -> str:
+    full = rendered.strip()
     text = scrub(full.splitlines()[0]) if full else ""
     if len(text) > MAX_MESSAGE:
         text = text[:MAX_MESSAGE] + "..."
-    name = type(exc).__name__
+    name = klass.__name__
     return f"{name}: {text}" if text else name
 
 
@@ -382,57 +386,123 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         return weak
     # Only failures reach here: the facts are extracted once, on the error path.
     facts = _facts(exc)
+    if facts is None:
+        return None
+    if _plain(facts):
+        err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
+        key_err = err if type(err) is int else None
+        kind: Any = type(exc)
+        try:
+            plain = _plain_verdict(kind, facts, _text(exc), key_err)
+        # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+        except Exception:  # noqa: BLE001
+            plain = _plain_verdict.__wrapped__(kind, facts, _text(exc), key_err)
+        return _from_verdict(plain) if plain is not None else None
     found = _proposals(exc, facts)
-    if facts is None or not found:
+    if not found:
         return None
     verdict = decide(found, facts)
-    if verdict is not None and verdict.code in _DELAYED and facts.delay is None:
+    if verdict is not None and facts.delay is None and _may_wait(verdict):
         delay = _chain_delay(exc)  # the server's delay, kept by an exception this one wraps
         if delay is not None:
             verdict = decide(found, facts, delay)
     return _from_verdict(verdict) if verdict is not None else None
 
 
-_DELAYED = frozenset({"network_error", "rate_limited"})
+#: Rules of a server's own answer (a status, a code word, a protocol number): a delay the
+#: server stated elsewhere in the chain turns its "unavailable" into ``rate_limited``. A
+#: connection refused or a type says no server answered: no delay is looked for.
+_ANSWERED = ("http_status", "facts:code:", "words:code:", "protocol:", "facts:sqlstate:")
 
 
-def _proposals(exc: BaseException, facts: Facts | None) -> list[Proposal]:
+def _may_wait(verdict: Verdict) -> bool:
+    if verdict.code == "rate_limited":
+        return True
+    return verdict.code == "network_error" and verdict.rule.startswith(_ANSWERED)
+
+
+def _type_code(klass: type) -> str | None:
+    """The code of ``klass`` by :data:`NAMED_TYPE_CODES`, else :data:`TYPE_CODES`."""
+    kind: Any = klass
+    try:
+        return _type_code_of(kind)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return _type_code_of.__wrapped__(klass)
+
+
+@functools.lru_cache(maxsize=2048)
+def _type_code_of(klass: type) -> str | None:
+    named = _named_type_code_of(klass)
+    if named is not None:
+        return named
+    for exc_type, code in TYPE_CODES:
+        if issubclass(klass, exc_type):
+            return code
+    return None
+
+
+def _proposals(exc: BaseException, facts: Facts) -> list[Proposal]:
     """Every reading of ``exc``: its facts' (:func:`~control_plane.core.evidence.weigh`),
     its class names', and how its built-in type and errno say it failed."""
-    found = [] if facts is None else weigh(facts)
+    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
+    return _readings(type(exc), facts, _text(exc), err if isinstance(err, int) else None)
+
+
+def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list[Proposal]:
+    """:func:`_proposals` from what they depend on: the class, the facts, ``str(exc)`` and
+    the exception's own errno (``None`` for an ``ssl.SSLError``: an OpenSSL number)."""
+    found = weigh(facts)
     short = ""
-    named = _named_type_code(type(exc))
-    if named is not None:
-        short = _short(exc)
-        found.append(Proposal(named, "how", "type", short))
-    else:
-        for exc_type, code in TYPE_CODES:
-            if isinstance(exc, exc_type):
-                short = _short(exc)
-                found.append(Proposal(code, "how", "type", short))
-                break
-    if facts is not None:
-        name = name_proposal(facts.type_names)
-        if name is not None:
-            found.append(name)
-    # An ssl.SSLError's errno is an OpenSSL error number, not an OS one.
-    if not isinstance(exc, ssl.SSLError):
-        err = _attr(exc, "errno")
-        errnos = facts.errnos if facts is not None else (err,) if isinstance(err, int) else ()
-        for number in errnos:
-            errno_code = ERRNO_CODES.get(number)
-            if errno_code is not None:
-                own = number == err
-                message = (
-                    (short or _short(exc)) if own else f"the operation failed with errno {number}"
-                )
-                found.append(Proposal(errno_code, "how", "errno", message))
-                break
+    typed = _type_code(klass)
+    if typed is not None:
+        short = _short_of(klass, rendered)
+        found.append(Proposal(typed, "how", "type", short))
+    name = name_proposal(facts.type_names)
+    if name is not None:
+        found.append(name)
+    errnos = () if issubclass(klass, ssl.SSLError) else facts.errnos
+    for number in errnos:
+        errno_code = ERRNO_CODES.get(number)
+        if errno_code is not None:
+            own = number == err
+            message = (
+                (short or _short_of(klass, rendered))
+                if own
+                else f"the operation failed with errno {number}"
+            )
+            found.append(Proposal(errno_code, "how", "errno", message))
+            break
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_verdict(klass: type, facts: Facts, rendered: str, err: int | None) -> Verdict | None:
+    """The verdict of an exception whose facts hold no data (no status, code word,
+    SQLSTATE, protocol number, delay nor class name of a library): a pure function of its
+    class, text and errno, computed once (a refused connection fails the same way often)."""
+    found = _readings(klass, facts, rendered, err)
+    return decide(found, facts) if found else None
+
+
+def _plain(facts: Facts) -> bool:
+    return (
+        facts.status is None
+        and not facts.codes
+        and facts.sqlstate is None
+        and not facts.numbers
+        and facts.delay is None
+        and facts.reset is None
+        and not facts.type_names
+    )
 
 
 def _chain_delay(exc: BaseException) -> float | None:
     """A delay stated by an exception ``exc`` wraps (a cause's response, a decoded error)."""
+    args = _attr(exc, "args")
+    held = isinstance(args, tuple) and any(isinstance(a, BaseException) for a in args[:4])
+    if exc.__cause__ is None and exc.__context__ is None and not held:
+        return None  # wraps nothing (the common case): no chain to read
     for index, current in enumerate(iter_chain(exc)):
         if index and not isinstance(current, SystemExit):
             facts = extract(current)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from control_plane.core.fact_rules import (
     CODE_RULES,
@@ -84,8 +84,7 @@ STRENGTH: Mapping[str, int] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Proposal:
+class Proposal(NamedTuple):
     """One fact's reading: ``code`` with the strength of its ``kind`` (:data:`STRENGTH`)."""
 
     code: str
@@ -421,26 +420,30 @@ def _status(status: int) -> Proposal | None:
     return Proposal(code, "status", "http_status", f"downstream answered HTTP {status}")
 
 
-def _text(text: str) -> list[Proposal]:
+_QUOTA_PHRASES = tuple(r for r in QUOTA_RULES if r.kind == "phrase")
+
+
+@functools.lru_cache(maxsize=1024)
+def _text(text: str) -> tuple[Proposal, ...]:
     """A text's reading: a driver's or server's own phrase (:data:`PHRASE_RULES`), else the
     vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
     the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
-    quota = search(tuple(r for r in QUOTA_RULES if r.kind == "phrase"), [text])
+    quota = search(_QUOTA_PHRASES, [text])
     driver = quota or search(PHRASE_RULES, [text])
     if driver is not None:
-        return [_row(driver, "driver_phrase")]
+        return (_row(driver, "driver_phrase"),)
     generic = search(GENERIC_PHRASES, [text])
     how = _STRERROR.search(text)
     for line in text.splitlines()[:16]:
         hit = words_code(_STRERROR.sub(" ", line))
         if hit is not None:
             weak = generic is None or generic.code != hit[0]
-            return [Proposal(hit[0], "phrase", f"words:text:{hit[2]}", hit[1], weak=weak)]
+            return (Proposal(hit[0], "phrase", f"words:text:{hit[2]}", hit[1], weak=weak),)
     if generic is not None:
-        return [_row(generic, "phrase")]
+        return (_row(generic, "phrase"),)
     if how is not None:  # only an errno's text: as much as an errno says
-        return [Proposal("not_found", "how", "words:strerror", _MISSING, weak=True)]
-    return []
+        return (Proposal("not_found", "how", "words:strerror", _MISSING, weak=True),)
+    return ()
 
 
 #: An errno's own text (``strerror(ENOENT)``) says how, not what: a missing socket file is
@@ -535,9 +538,14 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     (from the facts or the chain): it turns an unavailable service into ``rate_limited``."""
     if not found:
         return None
-    top = max(p.strength for p in found)
-    strongest = [p for p in found if p.strength == top]
-    codes = {p.code for p in strongest}
+    if len(found) == 1:
+        strongest = list(found)
+        codes = {found[0].code}
+    else:
+        weights = [STRENGTH[p.kind] for p in found]
+        top = max(weights)
+        strongest = [p for p, w in zip(found, weights, strict=True) if w == top]
+        codes = {p.code for p in strongest}
     if len(codes) > 1:
         settled = SETTLED.get(frozenset(codes))
         if settled is None:
@@ -567,7 +575,7 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
         message=chosen.message if code == chosen.code else _THROTTLED,
         rule=chosen.rule,
         retry_after=wait if code == "rate_limited" else None,
-        weak=all(p.weak for p in found if p.code == chosen.code),
+        weak=chosen.weak and all(p.weak for p in found if p.code == chosen.code),
     )
 
 

@@ -534,6 +534,7 @@ def _delay_value(name: str, value: Any) -> float | None:
     return None if seconds is None else seconds / scale
 
 
+_HTTP_LINKS = frozenset({"response", "resp", "resp_body", "_content"})
 _HTTP_WORDS = frozenset({"http", "https", "response", "httpx", "aiohttp", "urllib", "requests"})
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
@@ -566,7 +567,17 @@ def _type_words(obj: Any) -> frozenset[str]:
 
 def protocol_of(exc: BaseException) -> str | None:
     """The wire protocol whose numbers ``exc``'s library raises (:data:`PROTOCOL_WORDS`)."""
-    words = _type_words(exc)
+    kind: Any = type(exc)
+    try:
+        return _protocol_of_type(kind)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _protocol_of_type(klass: type) -> str | None:
+    words = _words_of_type(klass)
     for word, protocol in PROTOCOL_WORDS.items():
         if word in words:
             return protocol
@@ -634,18 +645,23 @@ class _Gather:
             present = _class_fields(type(node))
             if inst:
                 present = present | (_ALL_FIELDS & inst.keys())
-            if not present:
-                return
+            if not present or (self.protocol is None and present <= _NUMBER_ONLY):
+                return  # nothing to read (an OSError's errno is extract's)
             http = http or bool(_type_words(node) & _HTTP_WORDS)
 
         def peek(obj: Any, name: str) -> Any:
             return _peek(obj, name) if name in present else None
 
+        def fields(names: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+            """``(name, value)`` of the fields of ``names`` this holder has, set."""
+            for name in names:
+                if name in present:
+                    value = _peek(node, name)
+                    if value is not None:
+                        yield name, value
+
         headers_seen = False
-        for name in HEADER_FIELDS:
-            headers = peek(node, name)
-            if headers is None:
-                continue
+        for _, headers in fields(HEADER_FIELDS):
             headers_seen = True
             if self.delay is None or self.reset is None:
                 found = _header_map(headers)
@@ -657,29 +673,27 @@ class _Gather:
         if self.protocol is not None and depth == 0:
             self.number(node, peek)
         elif self.status is None:
-            fields = STATUS_FIELDS + HTTP_ONLY_FIELDS if http else STATUS_FIELDS
-            for name in fields:
-                status = _status(peek(node, name))
-                if status is not None:
-                    self.status = status
+            for _, value in fields(STATUS_FIELDS + HTTP_ONLY_FIELDS if http else STATUS_FIELDS):
+                self.status = _status(value)
+                if self.status is not None:
                     break
         if self.delay is None:
-            for name in DELAY_FIELDS:
-                self.delay = _delay_value(name, peek(node, name))
+            for name, value in fields(DELAY_FIELDS):
+                self.delay = _delay_value(name, value)
                 if self.delay is not None:
                     break
-        for name in CODE_FIELDS:
-            value = _string(peek(node, name))
+        for _, raw in fields(CODE_FIELDS):
+            value = _string(raw)
             if value is not None and _CODE.match(value) and value not in self.codes:
                 self.codes.append(value)
         if self.sqlstate is None:
-            for name in SQLSTATE_FIELDS:
-                value = _string(peek(node, name))
+            for _, raw in fields(SQLSTATE_FIELDS):
+                value = _string(raw)
                 if value is not None and _SQLSTATE.match(value):
                     self.sqlstate = value
                     break
-        for name in MESSAGE_FIELDS:
-            value = _string(peek(node, name))
+        for _, raw in fields(MESSAGE_FIELDS):
+            value = _string(raw)
             if value:
                 self.text.append(value)
         if isinstance(node, dict):
@@ -692,10 +706,9 @@ class _Gather:
                 elif isinstance(key, str) and key in LINK_FIELDS:
                     self.visit(value, depth + 1, http=http)
             return
-        for name in LINK_FIELDS:
-            value = peek(node, name)
-            if value is not None and value is not node:
-                linked_http = http or name in {"response", "resp", "resp_body", "_content"}
+        for name, value in fields(LINK_FIELDS):
+            if value is not node:
+                linked_http = http or name in _HTTP_LINKS
                 self.visit(value, depth + 1, http=linked_http)
 
     def number(self, node: Any, peek: Any) -> None:
@@ -721,6 +734,7 @@ class _Gather:
 #: Keys of a decoded body whose string value is an error-code word (an API answering
 #: errors with HTTP 200: ``{"ok": false, "error": "invalid_auth"}``).
 _ERROR_KEYS = frozenset({"error", "Error", "error_type", "errorType"})
+_NUMBER_ONLY = frozenset(NUMBER_FIELDS) - {"code", "error_code"}
 _REPLY = re.compile(r"^[1-5][0-9]{2}[ -]")
 
 
