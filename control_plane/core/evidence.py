@@ -46,6 +46,7 @@ from control_plane.core.facts import Facts
 
 __all__ = [
     "HOW_NAMES",
+    "PROTOCOL_CLASSES",
     "PROTOCOL_CODES",
     "SETTLED",
     "STRENGTH",
@@ -54,6 +55,7 @@ __all__ = [
     "Proposal",
     "decide",
     "name_proposal",
+    "protocol_code",
     "read_lines",
     "tokens",
     "weigh",
@@ -136,6 +138,7 @@ WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "serialization failure",
         "could not serialize",
         "cluster block*",
+        "not supported",
     ),
     *_w(
         QUOTA_CODE,
@@ -329,7 +332,8 @@ PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = {
         426: ("network_error", "the FTP data connection was closed"),
         430: ("auth_failed", "the FTP server rejected the credentials"),
         530: ("auth_failed", "the FTP server rejected the credentials"),
-        550: ("not_found", "the FTP server has no such file or directory"),
+        532: ("auth_failed", "the FTP server requires an account to store files"),
+        550: ("not_found", "the FTP server reports the file or directory is unavailable"),
     },
     "ldap": {
         3: ("timeout", "the directory's time limit was exceeded"),
@@ -390,6 +394,32 @@ PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = {
         11000: ("already_exists", _EXISTS),
     },
 }
+
+
+#: A protocol's number no row of :data:`PROTOCOL_CODES` names, by its class: SMTP and FTP
+#: 4xx replies are transient by definition (``network_error``, retryable); their other 5xx
+#: replies are a command or policy the server will not accept (no baseline code fits).
+PROTOCOL_CLASSES: Mapping[str, tuple[tuple[int, int, str, str], ...]] = {
+    "smtp": (
+        (400, 499, "network_error", "the mail server refused for now (a transient 4xx reply)"),
+        (500, 599, "internal_error", "the mail server rejected the command"),
+    ),
+    "ftp": (
+        (400, 499, "network_error", "the FTP server refused for now (a transient 4xx reply)"),
+        (500, 599, "internal_error", "the FTP server rejected the command"),
+    ),
+}
+
+
+def protocol_code(protocol: str, number: int) -> tuple[str, str] | None:
+    """``(code, message)`` of a protocol's number: its row, else its class, else ``None``."""
+    hit = PROTOCOL_CODES.get(protocol, {}).get(number)
+    if hit is not None:
+        return hit
+    for low, high, code, message in PROTOCOL_CLASSES.get(protocol, ()):
+        if low <= number <= high:
+            return code, message
+    return None
 
 
 # -- weigh -----------------------------------------------------------------------------------
@@ -455,7 +485,7 @@ def weigh(facts: Facts) -> list[Proposal]:
     """Every proposal the facts make (errnos and built-in types are ``classify``'s)."""
     found: list[Proposal] = list(_code_words(facts.codes))
     for protocol, number in facts.numbers:
-        hit = PROTOCOL_CODES.get(protocol, {}).get(number)
+        hit = protocol_code(protocol, number)
         if hit is not None:
             found.append(Proposal(hit[0], "protocol", f"protocol:{protocol}:{number}", hit[1]))
     if facts.sqlstate is not None:

@@ -398,7 +398,7 @@ STATUS_FIELDS = (
 #: numbers (a mail server's 535, a column store's 516) that overlap 100-599.
 HTTP_ONLY_FIELDS = ("code", "errcode")
 #: Fields holding a protocol's reply or error number, on that protocol's exceptions.
-NUMBER_FIELDS = ("smtp_code", "reply_code", "code", "errno", "result", "error_code")
+NUMBER_FIELDS = ("smtp_code", "reply_code", "code", "errno", "result", "error_code", "recipients")
 #: Fields stating a delay the server asked for, under the names libraries keep it (seconds;
 #: a name ending in ``ms`` holds milliseconds; ``"30s"``-style durations are read too).
 DELAY_FIELDS = (
@@ -646,7 +646,11 @@ class _Gather:
             if inst:
                 present = present | (_ALL_FIELDS & inst.keys())
             if not present or (self.protocol is None and present <= _NUMBER_ONLY):
-                return  # nothing to read (an OSError's errno is extract's)
+                if self.protocol is not None and depth == 0:  # its arguments may say it
+                    self.number(
+                        node, lambda obj, name: _peek(obj, name) if name in present else None
+                    )
+                return  # nothing else to read (an OSError's errno is extract's)
             http = http or bool(_type_words(node) & _HTTP_WORDS)
 
         def peek(obj: Any, name: str) -> Any:
@@ -729,6 +733,10 @@ class _Gather:
             if isinstance(value, int) and not isinstance(value, bool):
                 self.numbers.append((protocol, int(value)))
                 return
+        # smtplib's SMTPRecipientsRefused: {recipient: (code, reply)}, one number each
+        for _, reply in _items(peek(node, "recipients")):
+            if isinstance(reply, tuple) and reply and isinstance(reply[0], int):
+                self.numbers.append((protocol, int(reply[0])))
 
 
 #: Keys of a decoded body whose string value is an error-code word (an API answering
