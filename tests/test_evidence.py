@@ -281,3 +281,13 @@ def test_a_tools_first_error_line_beats_a_summary_line() -> None:
     refused = "error: Could not connect to server: Connection refused\nNo matching distribution"
     found = read_lines(refused)
     assert found is not None and found[0] == "network_error"
+
+
+def test_a_bracketed_response_code_is_read_from_a_mail_protocol_only() -> None:
+    imap = _klass("imaplib", "error")("[AUTHENTICATIONFAILED] Authentication failed.")
+    assert _code(imap) == "auth_failed"
+    pop = _klass("poplib", "error_proto")("-ERR [LOGIN-DELAY] wait")
+    assert _found(pop).code == "rate_limited"
+    # must NOT match: brackets in another library's text are its own business
+    other = _klass("jobrunner", "JobError")("[AUTH] step 3 of the job failed")
+    assert _code(other) == "internal_error"

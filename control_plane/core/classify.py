@@ -491,6 +491,7 @@ def _plain(facts: Facts) -> bool:
         and not facts.codes
         and facts.sqlstate is None
         and not facts.numbers
+        and not facts.replies
         and facts.delay is None
         and facts.reset is None
         and not facts.type_names

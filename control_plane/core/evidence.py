@@ -48,6 +48,7 @@ __all__ = [
     "HOW_NAMES",
     "PROTOCOL_CLASSES",
     "PROTOCOL_CODES",
+    "RESPONSE_CODES",
     "SETTLED",
     "STRENGTH",
     "VETOES",
@@ -422,6 +423,23 @@ def protocol_code(protocol: str, number: int) -> tuple[str, str] | None:
     return None
 
 
+_MAIL_DENIED = "the mail server rejected the credentials (failed, not authorized or expired)"
+
+#: Response codes replies quote in brackets (IMAP, RFC 5530; POP3, RFC 2449/3206) -> code.
+#: Read only in brackets: ``AUTH`` or ``EXPIRED`` alone in a field says too little.
+RESPONSE_CODES: Mapping[str, tuple[str, str]] = {
+    "AUTHENTICATIONFAILED": ("auth_failed", _MAIL_DENIED),
+    "AUTHORIZATIONFAILED": ("auth_failed", _MAIL_DENIED),
+    "EXPIRED": ("auth_failed", _MAIL_DENIED),
+    "AUTH": ("auth_failed", _MAIL_DENIED),
+    "NONEXISTENT": ("not_found", "the mail server reports that the mailbox does not exist"),
+    "UNAVAILABLE": ("network_error", "the mail server is temporarily unavailable"),
+    "SYS/TEMP": ("network_error", "the mail server failed for now (a transient error)"),
+    "IN-USE": ("network_error", "another session holds the mailbox for now"),
+    "LOGIN-DELAY": ("rate_limited", "the mail server refuses logins this soon after the last"),
+}
+
+
 # -- weigh -----------------------------------------------------------------------------------
 
 
@@ -484,6 +502,10 @@ _STRERROR = re.compile(r"no such file or directory", re.IGNORECASE)
 def weigh(facts: Facts) -> list[Proposal]:
     """Every proposal the facts make (errnos and built-in types are ``classify``'s)."""
     found: list[Proposal] = list(_code_words(facts.codes))
+    for reply in facts.replies:
+        known = RESPONSE_CODES.get(reply)
+        if known is not None:
+            found.append(Proposal(known[0], "code", f"reply:{reply}", known[1]))
     for protocol, number in facts.numbers:
         hit = protocol_code(protocol, number)
         if hit is not None:
@@ -525,6 +547,7 @@ HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(
         "disconnected",
         "down error",
         "down exception",
+        "abort",
         "try again",
     )
 )

@@ -379,6 +379,9 @@ class Facts:
     #: MySQL, ...), read only from an exception of that protocol's library
     #: (:data:`PROTOCOL_WORDS`): never an HTTP status, whatever its size.
     numbers: tuple[tuple[str, int], ...] = ()
+    #: Response codes a reply quotes in brackets (IMAP ``[AUTHENTICATIONFAILED]``, POP3
+    #: ``-ERR [IN-USE]``), from the exception's own text.
+    replies: tuple[str, ...] = ()
 
 
 #: Fields holding an HTTP status (an int 100-599, or its digits).
@@ -440,7 +443,13 @@ PROTOCOL_WORDS: Mapping[str, str] = {
     "aiokafka": "kafka",
     "pymongo": "mongodb",
     "mongo": "mongodb",
+    "imaplib": "imap",
+    "aioimaplib": "imap",
+    "imapclient": "imap",
+    "poplib": "pop3",
 }
+#: Protocols whose replies quote response codes in brackets (``Facts.replies``).
+_BRACKETING = frozenset({"imap", "pop3"})
 #: Fields holding headers.
 HEADER_FIELDS = (
     "headers",
@@ -743,6 +752,8 @@ class _Gather:
 #: errors with HTTP 200: ``{"ok": false, "error": "invalid_auth"}``).
 _ERROR_KEYS = frozenset({"error", "Error", "error_type", "errorType"})
 _NUMBER_ONLY = frozenset(NUMBER_FIELDS) - {"code", "error_code"}
+#: A response code quoted in brackets: upper case, digits, ``/`` and ``-`` only.
+_BRACKETED = re.compile(r"\[([A-Z][A-Z0-9/-]{1,40})\]")
 _REPLY = re.compile(r"^[1-5][0-9]{2}[ -]")
 
 
@@ -813,7 +824,11 @@ def extract(exc: BaseException) -> Facts:
             text = _string(arg)
             if text:
                 gather.text.insert(0, text)
+    replies: tuple[str, ...] = ()
+    if gather.protocol in _BRACKETING and gather.text:
+        replies = tuple(_BRACKETED.findall(gather.text[0])[:4])
     return Facts(
+        replies=replies,
         status=gather.status,
         delay=gather.delay,
         reset=gather.reset,

@@ -123,6 +123,18 @@ def _evidence() -> list[str]:
     for protocol, table in evidence.PROTOCOL_CODES.items():
         for number, (code, message) in table.items():
             out.append(f"| {protocol} | {number} | `{code}` | {_cell(message)} |")
+    for protocol, ranges in evidence.PROTOCOL_CLASSES.items():
+        for low, high, code, message in ranges:
+            out.append(f"| {protocol} | any other {low}-{high} | `{code}` | {_cell(message)} |")
+    out += ["", "`RESPONSE_CODES` (quoted in brackets by a reply):", ""]
+    out += [*_mapping_rows(evidence.RESPONSE_CODES)]
+    return out
+
+
+def _mapping_rows(table: Mapping[Any, Any]) -> list[str]:
+    out = ["| key | code | message |", "|---|---|---|"]
+    for key, (code, message) in table.items():
+        out.append(f"| `{key}` | `{code}` | {_cell(message)} |")
     return out
 
 
