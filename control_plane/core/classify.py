@@ -412,7 +412,7 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
 #: Rules of a server's own answer (a status, a code word, a protocol number): a delay the
 #: server stated elsewhere in the chain turns its "unavailable" into ``rate_limited``. A
 #: connection refused or a type says no server answered: no delay is looked for.
-_ANSWERED = ("http_status", "facts:code:", "words:code:", "protocol:", "facts:sqlstate:")
+_ANSWERED = ("http_status", "words:code:", "protocol:", "reply:", "facts:sqlstate:")
 
 
 def _may_wait(verdict: Verdict) -> bool:

@@ -30,7 +30,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 from control_plane.core.fact_rules import (
-    CODE_RULES,
     GENERIC_PHRASES,
     PHRASE_RULES,
     QUOTA_CODE,
@@ -163,6 +162,7 @@ WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "slow down",
         "request limit exceeded",
         "resource exhausted",
+        "throughput exceeded",
     ),
     *_w(
         "auth_failed",
@@ -192,6 +192,12 @@ WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "insufficient permissions",
         "insufficient privileges",
         "invalid api key",
+        "invalid access key",
+        "invalid client token",
+        "unrecognized client",
+        "missing authentication token",
+        "signature does not match",
+        "permission error",
         "invalid auth",
         "invalid token",
         "expired token",
@@ -449,14 +455,9 @@ def _row(row: FactRule, kind: str) -> Proposal:
 
 def _code_words(codes: Sequence[str]) -> Iterable[Proposal]:
     for code in codes:
-        for row in (*QUOTA_RULES, *CODE_RULES):
-            if row.kind == "code" and row.compiled().fullmatch(code):
-                yield _row(row, "code")
-                break
-        else:
-            found = words_code(code, whole=True)
-            if found is not None:
-                yield Proposal(found[0], "code", f"words:code:{found[2]}", found[1])
+        found = words_code(code, whole=True)
+        if found is not None:
+            yield Proposal(found[0], "code", f"words:code:{found[2]}", found[1])
 
 
 def _status(status: int) -> Proposal | None:
@@ -468,7 +469,7 @@ def _status(status: int) -> Proposal | None:
     return Proposal(code, "status", "http_status", f"downstream answered HTTP {status}")
 
 
-_QUOTA_PHRASES = tuple(r for r in QUOTA_RULES if r.kind == "phrase")
+_QUOTA_PHRASES = QUOTA_RULES
 
 
 @functools.lru_cache(maxsize=1024)

@@ -1,10 +1,9 @@
 """The fact tables, data of the evidence engine (:mod:`control_plane.core.evidence`).
 
-:data:`QUOTA_RULES` and :data:`CODE_RULES` read error-code strings (``insufficient_quota``,
-``NoSuchKey``, ``SlowDown``), :data:`STATUS_CODES` the HTTP status, :data:`SQLSTATE_RULES`
-the SQLSTATE (most specific prefix first), :data:`PHRASE_RULES` well-known phrases of
-drivers and servers. Which one decides when they disagree is the engine's: specific
-evidence over generic (docs/classification.md).
+:data:`QUOTA_RULES` reads a quota's exhaustion in a text, :data:`STATUS_CODES` the HTTP
+status, :data:`SQLSTATE_RULES` the SQLSTATE (most specific prefix first),
+:data:`PHRASE_RULES` well-known phrases of drivers and servers. Which one decides when
+they disagree is the engine's: specific evidence over generic (docs/classification.md).
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
-    "CODE_RULES",
     "GENERIC_PHRASES",
     "PHRASE_RULES",
     "QUOTA_CODE",
@@ -142,81 +140,13 @@ def _rows(kind: str, code: str, message: str, *patterns: str) -> tuple[FactRule,
     return tuple(FactRule(kind, p, code, message, weak=kind == "type") for p in patterns)
 
 
-#: Quota or billing exhaustion: error codes, then phrases (HTTP 402 is one too).
-QUOTA_RULES: tuple[FactRule, ...] = (
-    *_rows(
-        "code",
-        QUOTA_CODE,
-        _QUOTA,
-        r"insufficient_quota",
-        r"billing_\w+",
-        r"credit_balance_too_low",
-        r"payment_required",
-        r"(Service)?Quota_?Exceeded(Exception)?",
-        r"QuotaExhausted",
-        r"OverQuota",
-    ),
-    *_rows(
-        "phrase",
-        QUOTA_CODE,
-        _QUOTA,
-        r"exceeded your current quota",
-        r"credit balance is too low",
-    ),
-)
-
-_QUOTA_PHRASES = tuple(r for r in QUOTA_RULES if r.kind == "phrase")
-
-#: Error-code strings (matched whole): AWS ``Error.Code``, LLM ``error.type``/``error.code``,
-#: gRPC-style status names in JSON bodies.
-CODE_RULES: tuple[FactRule, ...] = (
-    *_rows(
-        "code",
-        "rate_limited",
-        _THROTTLED,
-        r"\w*Throttl\w*",
-        r"TooManyRequests\w*",
-        r"SlowDown",
-        r"RequestLimitExceeded",
-        r"\w*rate_?limit\w*",
-        r"ProvisionedThroughputExceeded\w*",
-        r"RESOURCE_EXHAUSTED",
-    ),
-    *_rows(
-        "code",
-        "auth_failed",
-        _DENIED,
-        r"AccessDenied\w*",
-        r"\w*Unauthori[sz]ed\w*",
-        r"\w*Forbidden\w*",
-        r"\w*ExpiredToken\w*",
-        r"\w*Token_?Expired\w*",
-        r"InvalidAccessKeyId",
-        r"SignatureDoesNotMatch",
-        r"InvalidClientTokenId",
-        r"UnrecognizedClient\w*",
-        r"MissingAuthenticationToken\w*",
-        r"InvalidToken",
-        r"AuthFailure",
-        r"\w*Auth(entication)?_?Fail\w*",
-        r"authentication_error",
-        r"permission_error",
-        r"invalid_api_key",
-        r"\w*PermissionDenied\w*",
-        r"PERMISSION_DENIED",
-        r"UNAUTHENTICATED",
-    ),
-    *_rows(
-        "code",
-        "not_found",
-        _MISSING,
-        r"NoSuch\w*",
-        r"\w*NotFound\w*",
-        r"\w*not_found\w*",
-        r"NOT_FOUND",
-    ),
-    *_rows("code", "timeout", _SLOW, r"RequestTimeout\w*", r"DEADLINE_EXCEEDED"),
-    *_rows("code", "network_error", _DOWN, r"ServiceUnavailable\w*", r"UNAVAILABLE"),
+#: Quota or billing exhaustion said in a text (error-code words are the engine's WORDS).
+QUOTA_RULES: tuple[FactRule, ...] = _rows(
+    "phrase",
+    QUOTA_CODE,
+    _QUOTA,
+    r"exceeded your current quota",
+    r"credit balance is too low",
 )
 
 #: HTTP status -> code. A 429 is ``rate_limited``, and so is a 503 that states a delay.

@@ -177,7 +177,6 @@ def _facts() -> list[str]:
         "",
         *_fact_rows("QUOTA_RULES", fact_rules.QUOTA_RULES),
         "",
-        *_fact_rows("CODE_RULES", fact_rules.CODE_RULES),
         "",
         *_fact_rows("SQLSTATE_RULES", fact_rules.SQLSTATE_RULES),
         "",
