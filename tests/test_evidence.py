@@ -206,6 +206,11 @@ def test_a_wrapper_guess_over_a_connection_never_made_is_network_error() -> None
     wrapper = _klass("imagetool", "ImageError")("image not found locally")
     wrapper.__cause__ = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
     assert _code(wrapper) == "network_error"
+    # typed as a missing file: its built-in base says not_found, its cause says no server
+    typed = _klass("modelhub", "ModelNotFoundLocally", FileNotFoundError)("not found locally")
+    typed.__cause__ = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+    assert _code(typed) == "network_error"
+    assert _code(_klass("modelhub", "ModelNotFoundLocally", FileNotFoundError)("x")) == "not_found"
     # must NOT match: a server's own answer above the cause keeps its code
     answered = _api(404, {"error": {"code": "not_found"}})
     answered.__cause__ = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
