@@ -394,6 +394,10 @@ PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = {
         89: ("rate_limited", _THROTTLED),
         36: ("already_exists", _EXISTS),
     },
+    "sqlite": {
+        5: ("timeout", "the SQLite database is locked by another connection (SQLITE_BUSY)"),
+        6: ("timeout", "a SQLite table is locked by another statement (SQLITE_LOCKED)"),
+    },
     "mongodb": {
         13: ("auth_failed", _DB_AUTH),
         18: ("auth_failed", _DB_AUTH),

@@ -219,6 +219,12 @@ PHRASE_RULES: tuple[FactRule, ...] = (
     ),
     *_rows(
         "phrase",
+        "timeout",
+        "the database or a table is locked by another connection or statement",
+        r"^database (table |schema )?is locked",
+    ),
+    *_rows(
+        "phrase",
         "not_found",
         _MISSING,
         r'database "[^"\n]*" does not exist',

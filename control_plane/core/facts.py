@@ -401,7 +401,16 @@ STATUS_FIELDS = (
 #: numbers (a mail server's 535, a column store's 516) that overlap 100-599.
 HTTP_ONLY_FIELDS = ("code", "errcode")
 #: Fields holding a protocol's reply or error number, on that protocol's exceptions.
-NUMBER_FIELDS = ("smtp_code", "reply_code", "code", "errno", "result", "error_code", "recipients")
+NUMBER_FIELDS = (
+    "smtp_code",
+    "reply_code",
+    "code",
+    "errno",
+    "result",
+    "error_code",
+    "recipients",
+    "sqlite_errorcode",
+)
 #: Fields stating a delay the server asked for, under the names libraries keep it (seconds;
 #: a name ending in ``ms`` holds milliseconds; ``"30s"``-style durations are read too).
 DELAY_FIELDS = (
@@ -447,6 +456,7 @@ PROTOCOL_WORDS: Mapping[str, str] = {
     "aioimaplib": "imap",
     "imapclient": "imap",
     "poplib": "pop3",
+    "sqlite3": "sqlite",
 }
 #: Protocols whose replies quote response codes in brackets (``Facts.replies``).
 _BRACKETING = frozenset({"imap", "pop3"})
@@ -740,7 +750,9 @@ class _Gather:
                 candidates.append(int(text[:3]))
         for value in candidates:
             if isinstance(value, int) and not isinstance(value, bool):
-                self.numbers.append((protocol, int(value)))
+                # SQLite's extended result codes keep the primary one in the low byte
+                number = int(value) & 0xFF if protocol == "sqlite" else int(value)
+                self.numbers.append((protocol, number))
                 return
         # smtplib's SMTPRecipientsRefused: {recipient: (code, reply)}, one number each
         for _, reply in _items(peek(node, "recipients")):

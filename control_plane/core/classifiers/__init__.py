@@ -17,5 +17,4 @@ BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.aiohttp",
     "control_plane.core.classifiers.websockets",
     "control_plane.core.classifiers.xmlrpc",
-    "control_plane.core.classifiers.sqlite",
 )
