@@ -296,3 +296,19 @@ def test_a_bracketed_response_code_is_read_from_a_mail_protocol_only() -> None:
     # must NOT match: brackets in another library's text are its own business
     other = _klass("jobrunner", "JobError")("[AUTH] step 3 of the job failed")
     assert _code(other) == "internal_error"
+
+
+def test_a_delay_field_that_is_no_delay_or_on_no_throttling_decides_nothing() -> None:
+    # must NOT match: a backoff policy object is not a delay
+    policy = _klass("someapi", "TooManyRequestsError")("slow down")
+    policy.backoff = object()
+    found = _found(policy)
+    assert (found.code, found.retry_after) == ("rate_limited", 1.0)  # the default
+    # a delay does not make a rejected credential retryable
+    denied = _klass("someapi", "AuthenticationError")("bad key")
+    denied.retry_after = 30
+    assert _found(denied).code == "auth_failed" and _found(denied).retry_after is None
+    # nor a refused connection (no server answered)
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+    refused.__cause__ = _api(503, headers={"retry-after": "5"})
+    assert _code(refused) == "network_error"
