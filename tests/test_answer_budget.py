@@ -12,20 +12,23 @@ meanwhile, and the memory comes back once the attacker is gone.
 
 from __future__ import annotations
 
+import re
+import subprocess
 import time
+from collections.abc import Iterator
 
 import grpc
 import pytest
 from raw_wire import Received, decode_failure
-from server_support import reap
+from server_support import ServerThread, load_test_packs, reap
 from slow_reader import SlowReader, rss_kib, wait_for
 from test_cli import start_serve, stop_serve
+from test_metrics import scrape, value
 
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
+from control_plane.wire.answers import ANSWERS_SCOPE, AnswerBudget, close_connection
 from control_plane.wire.client import Client
-
-pytestmark = pytest.mark.system
 
 #: The budget the test gives the server (MiB).
 BUDGET_MIB = 48
@@ -43,6 +46,12 @@ LEFT_BOUND_MIB = 48
 ANSWERED_WITHIN = 2.0
 
 
+def _metrics_port(proc: subprocess.Popen[str]) -> int:
+    match = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", proc.banner)  # type: ignore[attr-defined]
+    assert match, proc.banner  # type: ignore[attr-defined]
+    return int(match.group(1))
+
+
 def _big_call(stub: pb_grpc.ControlPlaneServiceStub) -> Received:
     """One conforming call with a large answer: ``ok``, or refused with a reason."""
     request = pb.InvokePackRequest(pack="test.big", input=b'{"size": %d}' % SIZE)
@@ -55,9 +64,19 @@ def _big_call(stub: pb_grpc.ControlPlaneServiceStub) -> Received:
     return Received(grpc.StatusCode.OK)
 
 
+@pytest.mark.system
 def test_readers_that_never_read_are_held_to_the_answer_budget() -> None:
+    """The issue's attack against a real ``packctl serve --answer-budget 48``: 3
+    connections at window 0, 120 calls of a 2.5 MB answer, no deadline."""
     proc, target = start_serve(
-        "--plugin", "testpacks", "--answer-budget", str(BUDGET_MIB), drain=True
+        "--plugin",
+        "testpacks",
+        "--answer-budget",
+        str(BUDGET_MIB),
+        "--metrics-port",
+        "0",
+        "--no-incident-db",
+        drain=True,
     )
     readers: list[SlowReader] = []
     try:
@@ -95,9 +114,9 @@ def test_readers_that_never_read_are_held_to_the_answer_budget() -> None:
                 assert big.retry_delay is not None and big.retry_delay > 0
             for reader in readers:
                 reader.close()
-            assert wait_for(
-                lambda: rss_kib(proc.pid) / 1024 - before < LEFT_BOUND_MIB, 10
-            ), f"RSS {rss_kib(proc.pid) / 1024:.0f} MiB after the attacker left"
+            assert wait_for(lambda: rss_kib(proc.pid) / 1024 - before < LEFT_BOUND_MIB, 10), (
+                f"RSS {rss_kib(proc.pid) / 1024:.0f} MiB after the attacker left"
+            )
         channel.close()
         grown = peak - before
         assert grown < GROWTH_BOUND_MIB, f"RSS grew by {grown:.0f} MiB (from {before:.0f})"
@@ -109,40 +128,110 @@ def test_readers_that_never_read_are_held_to_the_answer_budget() -> None:
         reap(proc)
 
 
-def test_calls_past_the_budget_are_refused_overloaded_with_retry_info() -> None:
-    """One connection holds a whole small budget unread (``--answer-budget 8``, answers of
-    2.5 MB): the next call from another caller is refused ``overloaded`` with
-    ``RetryInfo`` before it runs (scope ``answers``)."""
-    proc, target = start_serve("--plugin", "testpacks", "--answer-budget", "8", drain=True)
-    reader: SlowReader | None = None
+# -- in process: the budget's accounting, refusal and closing ------------------------------
+
+MIB = 1024 * 1024
+_BIG = pb.InvokePackRequest(pack="test.big", input=b'{"size": %d}' % SIZE).SerializeToString()
+
+
+@pytest.fixture
+def small_budget(request: pytest.FixtureRequest) -> Iterator[ServerThread]:
+    """An in-process server whose answer budget is ``request.param`` MiB."""
+    thread = ServerThread(load_test_packs(), answer_budget=request.param * MIB).start()
     try:
-        host, port = target.rsplit(":", 1)
-        reader = SlowReader(host, int(port))
-        message = pb.InvokePackRequest(
-            pack="test.big", input=b'{"size": %d}' % SIZE
-        ).SerializeToString()
-        for _ in range(3):  # 7.5 MB: under the budget, held
-            reader.call("InvokePack", message)
-        with grpc.insecure_channel(target) as channel:
+        yield thread
+    finally:
+        thread.stop()
+
+
+def _budget(thread: ServerThread) -> AnswerBudget:
+    assert thread.server is not None and thread.server.answers is not None
+    return thread.server.answers
+
+
+def _reader(thread: ServerThread, calls: int) -> SlowReader:
+    reader = SlowReader("127.0.0.1", thread.port)
+    for _ in range(calls):
+        reader.call("InvokePack", _BIG)
+    return reader
+
+
+@pytest.mark.parametrize("small_budget", [64], indirect=True)
+def test_an_answer_counts_until_it_is_sent(small_budget: ServerThread) -> None:
+    """A caller that reads: its answers count while they are sent and not after; one that
+    does not read: each answer it asked for counts (its size: the result and the reply's
+    other fields) until the call ends."""
+    budget = _budget(small_budget)
+    with Client(small_budget.target) as client:
+        for _ in range(3):
+            assert client.invoke("test.big", {"size": SIZE}, timeout=20).ok
+        assert wait_for(lambda: budget.held == 0, 5), budget.held
+        reader = _reader(small_budget, 2)
+        try:
+            assert wait_for(lambda: budget.held >= 2 * SIZE, 10), budget.held
+            time.sleep(0.3)
+            assert 2 * SIZE < budget.held < 2 * SIZE + 400, budget.held
+            assert client.invoke("test.echo", {}, timeout=10).ok  # under the budget
+        finally:
+            reader.close()
+        assert wait_for(lambda: budget.held == 0, 10), budget.held  # the caller left
+    assert budget.closed == 0 and budget.refused == 0
+
+
+@pytest.mark.parametrize("small_budget", [64], indirect=True)
+def test_a_full_budget_refuses_new_calls_overloaded_with_retry_info(
+    small_budget: ServerThread,
+) -> None:
+    """While the answers held fill the budget, a new call (any method) is refused
+    ``overloaded`` with ``RetryInfo``, scope ``answers``, before it runs; the connection
+    holding them is not closed (it is not past the budget)."""
+    budget = _budget(small_budget)
+    reader = _reader(small_budget, 3)
+    try:
+        assert wait_for(lambda: budget.held > 3 * SIZE, 10), budget.held
+        budget.limit = budget.held  # full, not past it
+        with grpc.insecure_channel(small_budget.target) as channel:
             stub = pb_grpc.ControlPlaneServiceStub(channel)
-            refused: list[Received] = []
-
-            def over() -> bool:
-                received = _big_call(stub)
-                if received.status != grpc.StatusCode.OK:
-                    refused.append(received)
-                    return True
-                return False
-
-            assert wait_for(over, 15)
-            got = refused[-1]
+            got = _big_call(stub)
             assert got.status == grpc.StatusCode.RESOURCE_EXHAUSTED, got
             assert got.error_info is not None and got.error_info.reason == "OVERLOADED"
-            assert got.metadata.get("scope") == "answers", got.metadata
-            assert got.retry_delay is not None and got.retry_delay > 0
-        assert not reader.eof and reader.count("open") == 3  # under the budget: kept
+            assert got.metadata.get("scope") == ANSWERS_SCOPE, got.metadata
+            assert got.metadata.get("pack") == "test.big", got.metadata
+            assert got.retry_delay == 0.5
+            with pytest.raises(grpc.RpcError) as listed:
+                stub.ListPacks(pb.ListPacksRequest(), timeout=10)
+            assert listed.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert budget.refused == 2
+        assert not reader.eof and not reader.goaway and reader.count("open") == 3
     finally:
-        if reader is not None:
-            reader.close()
-        stop_serve(proc)
-        reap(proc)
+        reader.close()
+
+
+@pytest.mark.parametrize("small_budget", [6], indirect=True)
+def test_past_the_budget_the_largest_holder_is_closed(small_budget: ServerThread) -> None:
+    """Reader A holds two 2.5 MB answers (5 MB of a 6 MiB budget); reader B's one answer
+    takes the total past it: A, holding the most, is closed and its answers freed; B's
+    answer stays (what is left fits)."""
+    budget = _budget(small_budget)
+    a = _reader(small_budget, 2)
+    try:
+        assert wait_for(lambda: budget.held > 2 * SIZE, 10), budget.held
+        b = _reader(small_budget, 1)
+        try:
+            assert wait_for(lambda: a.eof or a.goaway, 10), a.streams
+            assert wait_for(lambda: SIZE < budget.held < 2 * SIZE, 10), budget.held
+            assert budget.closed == 1
+            assert not b.eof and not b.goaway and b.count("open") == 1
+        finally:
+            b.close()
+    finally:
+        a.close()
+    assert wait_for(lambda: budget.held == 0, 10), budget.held
+
+
+def test_close_connection_needs_an_address_it_serves() -> None:
+    """A peer without an address (a Unix socket), or one no connection of the given
+    ports has, is not closed; nothing else is touched."""
+    assert not close_connection("unix:/tmp/x.sock", [1])
+    assert not close_connection("ipv4:127.0.0.1:1", [1])
+    assert not close_connection("garbage", [1])

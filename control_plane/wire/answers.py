@@ -17,6 +17,7 @@ copied into the reply once, not into a protobuf message and then into its serial
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import ipaddress
 import logging
 import os
@@ -38,6 +39,7 @@ __all__ = [
     "answer_bytes",
     "close_connection",
     "refused_status",
+    "return_large_allocations",
 ]
 
 logger = logging.getLogger("capability_packs.answers")
@@ -126,6 +128,10 @@ class AnswerBudget:
             return False
         self.refused += 1
         return True
+
+    def read(self) -> tuple[int, int]:
+        """(bytes held, connections closed): the ``answer_*`` metrics."""
+        return self.held, self.closed
 
     def held_by(self, peer: str) -> int:
         return self._by_peer.get(peer, 0)
@@ -236,3 +242,27 @@ def _shut_if(
         except (OSError, ValueError):
             return False
     return True
+
+
+#: Allocations from this size up get a mapping of their own (glibc's ``M_MMAP_THRESHOLD``).
+LARGE_ALLOCATION = 1024 * 1024
+_M_MMAP_THRESHOLD = -3
+
+
+def return_large_allocations() -> bool:
+    """Have the C allocator give large buffers (answers, results) back to the system when
+    they are freed. glibc serves a buffer past its mmap threshold from a mapping of its own,
+    but raises the threshold to the size of each such buffer freed (up to 32 MiB), so the
+    next ones come from its heaps, which it seldom returns: after a slow reader's answers
+    were dropped, the server kept ~85 MiB of the ~90 MiB they had taken. A fixed threshold
+    (which also turns that adjustment off) returns them: the server went back to within
+    3 MiB of its size before the attack. ``False`` where the C library has no ``mallopt``
+    (not glibc) or refuses; the process's choice, so ``packctl serve`` makes it
+    (:func:`~control_plane.wire.server.serve`), not an embedding program's server."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, LARGE_ALLOCATION))

@@ -24,7 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from control_plane.core.bounds import safe_text
 from control_plane.core.errors import RequestRejected
 from control_plane.core.invoke import Invoker
-from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
+from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, ConfigError, clip
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
@@ -39,7 +39,6 @@ from control_plane.runtime.events import (
 from control_plane.runtime.log_queue import QueuedStreamHandler
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
 from control_plane.wire.admission import DEFAULT_RETRY_AFTER, AdmissionLimits, guard
 from control_plane.wire.answers import (
@@ -47,6 +46,7 @@ from control_plane.wire.answers import (
     Answer,
     AnswerBudget,
     close_connection,
+    return_large_allocations,
 )
 from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
 from control_plane.wire.connections import ConnectionLimits, grpc_server_options
@@ -290,8 +290,11 @@ def _failure(failure: LoadFailure) -> pb.LoadFailure:
     return pb.LoadFailure(plugin=failure.plugin, pack=failure.pack or "", reason=failure.reason)
 
 
-class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
-    """``ControlPlaneService`` over one :class:`Invoker`."""
+class ControlPlaneServicer:
+    """``ControlPlaneService`` over one :class:`Invoker` (registered by
+    :func:`~control_plane.wire.decoding.add_service`). Its replies go to grpc serialized
+    (:class:`~control_plane.wire.answers.Answer`), so it is not the generated servicer
+    class, whose methods return messages."""
 
     def __init__(
         self,
@@ -612,6 +615,8 @@ class PackServer:
         observability = self.runtime.observability
         if observability is not None:
             observability.metrics.watch_loop(self.loop_health.read)
+            if self.answers is not None:
+                observability.metrics.watch_answers(self.answers.read)
         await self.grpc_server.start()
         logger.info(
             "serving %d pack(s) on port %d",
@@ -765,6 +770,12 @@ def create_server(
         runtime.invoker, max_send_bytes=max_message_bytes, observability=runtime.observability
     )
     drain = Drain(runtime.observability)
+    if options.answer_budget is not None and options.answer_budget < max_message_bytes:
+        raise ConfigError(
+            f"the answer budget ({options.answer_budget} bytes, --answer-budget) must hold "
+            f"at least one answer of the largest size ({max_message_bytes} bytes, "
+            "--max-message-bytes)"
+        )
     ports: list[int] = []
     budget = (
         AnswerBudget(options.answer_budget, lambda peer: close_connection(peer, ports))
@@ -819,6 +830,7 @@ async def serve(
     ``ready`` is called once the server is listening. ``runtime`` and ``options`` go to
     :func:`create_server`.
     """
+    return_large_allocations()  # the process's allocator: freed answers go back to the system
     server, _ = create_server(address, runtime, options)
     await server.start()
     loop = asyncio.get_running_loop()
