@@ -47,8 +47,9 @@ ANSWERED_WITHIN = 2.0
 
 
 def _metrics_port(proc: subprocess.Popen[str]) -> int:
-    match = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", proc.banner)  # type: ignore[attr-defined]
-    assert match, proc.banner  # type: ignore[attr-defined]
+    banner: str = proc.banner  # type: ignore[attr-defined]
+    match = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", banner)
+    assert match, banner
     return int(match.group(1))
 
 
@@ -117,6 +118,12 @@ def test_readers_that_never_read_are_held_to_the_answer_budget() -> None:
             assert wait_for(lambda: rss_kib(proc.pid) / 1024 - before < LEFT_BOUND_MIB, 10), (
                 f"RSS {rss_kib(proc.pid) / 1024:.0f} MiB after the attacker left"
             )
+            metrics = _metrics_port(proc)
+            assert wait_for(
+                lambda: value(scrape(metrics), "capability_packs_answer_bytes_held") == 0, 10
+            )
+            closed = value(scrape(metrics), "capability_packs_answer_connections_closed_total")
+            assert 1 <= closed <= CONNECTIONS, closed
         channel.close()
         grown = peak - before
         assert grown < GROWTH_BOUND_MIB, f"RSS grew by {grown:.0f} MiB (from {before:.0f})"
