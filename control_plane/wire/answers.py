@@ -44,10 +44,10 @@ __all__ = [
 
 logger = logging.getLogger("capability_packs.answers")
 
-#: Bytes of answers the server may hold unsent, over all connections (256 MiB). The
+#: Bytes of answers the server may hold unsent, over all connections (128 MiB). The
 #: process holds about twice this at most: each answer is one copy in Python and one in
 #: grpc core until it is sent.
-DEFAULT_ANSWER_BUDGET = 256 * 1024 * 1024
+DEFAULT_ANSWER_BUDGET = 128 * 1024 * 1024
 #: ``ErrorInfo`` metadata ``scope`` of a call refused by the budget.
 ANSWERS_SCOPE = "answers"
 
