@@ -218,7 +218,7 @@ def test_a_full_budget_refuses_new_calls_overloaded_with_retry_info(
 def test_past_the_budget_the_largest_holder_is_closed(small_budget: ServerThread) -> None:
     """Reader A holds two 2.5 MB answers (5 MB of a 6 MiB budget); reader B's one answer
     takes the total past it: A, holding the most, is closed and its answers freed; B's
-    answer stays (what is left fits)."""
+    answer stays (what is left fits). Once both are gone the allocator is trimmed."""
     budget = _budget(small_budget)
     a = _reader(small_budget, 2)
     try:
@@ -234,6 +234,7 @@ def test_past_the_budget_the_largest_holder_is_closed(small_budget: ServerThread
     finally:
         a.close()
     assert wait_for(lambda: budget.held == 0, 10), budget.held
+    assert budget.trims == 1  # high, then low again: the freed memory goes back
 
 
 def test_close_connection_needs_an_address_it_serves() -> None:

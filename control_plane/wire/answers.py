@@ -16,6 +16,7 @@ copied into the reply once, not into a protobuf message and then into its serial
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import ipaddress
@@ -39,7 +40,7 @@ __all__ = [
     "answer_bytes",
     "close_connection",
     "refused_status",
-    "return_large_allocations",
+    "trim_freed_memory",
 ]
 
 logger = logging.getLogger("capability_packs.answers")
@@ -48,6 +49,8 @@ logger = logging.getLogger("capability_packs.answers")
 #: process holds about twice this at most: each answer is one copy in Python and one in
 #: grpc core until it is sent.
 DEFAULT_ANSWER_BUDGET = 128 * 1024 * 1024
+#: Seconds between the answers held falling low and the trim (:meth:`AnswerBudget._trim_soon`).
+TRIM_AFTER = 0.5
 #: ``ErrorInfo`` metadata ``scope`` of a call refused by the budget.
 ANSWERS_SCOPE = "answers"
 
@@ -109,10 +112,22 @@ class AnswerBudget:
     admits.
     """
 
-    def __init__(self, limit: int, closer: Closer | None = None) -> None:
+    def __init__(
+        self,
+        limit: int,
+        closer: Closer | None = None,
+        trimmer: Callable[[], object] | None = None,
+    ) -> None:
         if limit < 1:
             raise ValueError(f"the answer budget must be >= 1 byte, not {limit}")
         self.limit = limit
+        #: Run (in a thread, shortly after) once the answers held fall back below a quarter
+        #: of the budget after holding more than half of it: the memory they took goes back
+        #: to the system (:func:`trim_freed_memory`).
+        self._trimmer = trimmer
+        self._high = False
+        #: Times the trimmer was started.
+        self.trims = 0
         #: Bytes of answers handed to grpc and not yet sent.
         self.held = 0
         #: Connections closed for holding the most unread bytes; calls refused.
@@ -143,6 +158,8 @@ class AnswerBudget:
         self.held += size
         self._by_peer[peer] = self._by_peer.get(peer, 0) + size
         context.add_done_callback(lambda _: self._release(peer, size))
+        if self.held > self.limit // 2:
+            self._high = True
         if self.held > self.limit:
             self._shed()
 
@@ -154,6 +171,23 @@ class AnswerBudget:
         else:
             self._by_peer.pop(peer, None)
             self._closing.discard(peer)
+        if self._high and self.held <= self.limit // 4:
+            self._high = False
+            self._trim_soon()
+
+    def _trim_soon(self) -> None:
+        """The trimmer, in a thread, once grpc has let go of the calls just ended (their
+        core buffers go with the call, a moment after its done callback)."""
+        trimmer = self._trimmer
+        if trimmer is None:
+            return
+        self.trims += 1
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not on a loop (a test's direct call)
+            trimmer()
+            return
+        loop.call_later(TRIM_AFTER, lambda: loop.run_in_executor(None, trimmer))
 
     def _shed(self) -> None:
         """Close the connections holding the most unread bytes until the others' fit."""
@@ -244,25 +278,20 @@ def _shut_if(
     return True
 
 
-#: Allocations from this size up get a mapping of their own (glibc's ``M_MMAP_THRESHOLD``).
-LARGE_ALLOCATION = 1024 * 1024
-_M_MMAP_THRESHOLD = -3
+def trim_freed_memory() -> bool:
+    """Give the memory the C allocator holds free back to the system (glibc's
+    ``malloc_trim``: every arena, free pages inside the heaps too). A slow reader's dropped
+    answers are large buffers that glibc keeps in its heaps once it has freed one such
+    (it raises its mmap threshold to their size): after the attacker left, the server kept
+    ~45-85 MiB of the ~90 MiB they had taken; trimmed, it went back to within ~3 MiB of its
+    size before. ``False`` where the C library has no ``malloc_trim`` (not glibc).
 
-
-def return_large_allocations() -> bool:
-    """Have the C allocator give large buffers (answers, results) back to the system when
-    they are freed. glibc serves a buffer past its mmap threshold from a mapping of its own,
-    but raises the threshold to the size of each such buffer freed (up to 32 MiB), so the
-    next ones come from its heaps, which it seldom returns: after a slow reader's answers
-    were dropped, the server kept ~85 MiB of the ~90 MiB they had taken. A fixed threshold
-    (which also turns that adjustment off) returns them: the server went back to within
-    3 MiB of its size before the attack. ``False`` where the C library has no ``mallopt``
-    (not glibc) or refuses; the process's choice, so ``packctl serve`` makes it
-    (:func:`~control_plane.wire.server.serve`), not an embedding program's server."""
+    Not a fixed mmap threshold instead: every large result would then be a fresh mapping,
+    page-faulted on each call (a 2.5 MB result's success path took 2.3x the CPU)."""
     try:
-        mallopt = ctypes.CDLL(None).mallopt
+        trim = ctypes.CDLL(None).malloc_trim
     except (OSError, AttributeError):
         return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, LARGE_ALLOCATION))
+    trim.argtypes = (ctypes.c_size_t,)
+    trim.restype = ctypes.c_int
+    return bool(trim(0))

@@ -46,7 +46,7 @@ from control_plane.wire.answers import (
     Answer,
     AnswerBudget,
     close_connection,
-    return_large_allocations,
+    trim_freed_memory,
 )
 from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
 from control_plane.wire.connections import ConnectionLimits, grpc_server_options
@@ -778,7 +778,11 @@ def create_server(
         )
     ports: list[int] = []
     budget = (
-        AnswerBudget(options.answer_budget, lambda peer: close_connection(peer, ports))
+        AnswerBudget(
+            options.answer_budget,
+            lambda peer: close_connection(peer, ports),
+            trim_freed_memory,
+        )
         if options.answer_budget is not None
         else None
     )
@@ -830,7 +834,6 @@ async def serve(
     ``ready`` is called once the server is listening. ``runtime`` and ``options`` go to
     :func:`create_server`.
     """
-    return_large_allocations()  # the process's allocator: freed answers go back to the system
     server, _ = create_server(address, runtime, options)
     await server.start()
     loop = asyncio.get_running_loop()
