@@ -28,6 +28,7 @@ from test_metrics import scrape, value
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire.answers import ANSWERS_SCOPE, AnswerBudget, close_connection
+from control_plane.wire.call_errors import Overloaded
 from control_plane.wire.client import Client
 
 #: The budget the test gives the server (MiB).
@@ -36,10 +37,12 @@ BUDGET_MIB = 48
 SIZE = 2_500_000
 CONNECTIONS = 3
 CALLS = 120
-#: What the server's RSS may grow by while it holds the budget: each answer held is two
-#: copies (the serialized bytes in Python and grpc core's), plus the results being built
-#: by the pack threads meanwhile and the allocator's slack (measured: docs/reliability.md).
-GROWTH_BOUND_MIB = 2 * BUDGET_MIB + 96
+#: What the server's RSS may grow by during the attack (docs/reliability.md, "The answer
+#: budget"): each answer held is two copies (its bytes in Python and in grpc core); the
+#: answers of connections being closed stay until grpc drops them while others fill the
+#: budget again; and the allocator keeps freed buffers in its per-thread heaps. Measured
+#: 2.4-4.5x the budget at the peak; before the budget, 22x (1,063 MiB).
+GROWTH_BOUND_MIB = 5 * BUDGET_MIB
 #: What may stay once the attacker's connections are gone.
 LEFT_BOUND_MIB = 48
 #: A well-behaved caller's small call, while the attack runs (seconds).
@@ -97,13 +100,19 @@ def test_readers_that_never_read_are_held_to_the_answer_budget() -> None:
                 readers[n % CONNECTIONS].call("InvokePack", message)
             peak = before
             slowest = 0.0
+            answered = 0
             ended = time.monotonic() + 8
             while time.monotonic() < ended:
                 peak = max(peak, rss_kib(proc.pid) / 1024)
                 started = time.perf_counter()
-                assert client.invoke("test.echo", {}, timeout=10).ok
+                try:
+                    assert client.invoke("test.echo", {}, timeout=10).ok
+                    answered += 1
+                except Overloaded as exc:  # while the budget is full: told when to retry
+                    assert exc.retry_after is not None and exc.retry_after > 0
                 slowest = max(slowest, time.perf_counter() - started)
                 time.sleep(0.1)
+            assert answered >= 40, answered  # of ~70 tries: served, not only refused
             # The connections holding the most unread bytes were closed.
             assert all(r.goaway or r.eof for r in readers), [
                 (r.goaway, r.eof, r.count("open")) for r in readers
