@@ -122,10 +122,12 @@ class AnswerBudget:
             raise ValueError(f"the answer budget must be >= 1 byte, not {limit}")
         self.limit = limit
         #: Run (in a thread, shortly after) once the answers held fall back below a quarter
-        #: of the budget after holding more than half of it: the memory they took goes back
-        #: to the system (:func:`trim_freed_memory`).
+        #: of the budget after holding more than half of it, and once a connection closed
+        #: for the budget has let go of all its answers: the memory they took goes back to
+        #: the system (:func:`trim_freed_memory`). At most one is waiting at a time.
         self._trimmer = trimmer
         self._high = False
+        self._trim_pending = False
         #: Times the trimmer was started.
         self.trims = 0
         #: Bytes of answers handed to grpc and not yet sent.
@@ -170,7 +172,9 @@ class AnswerBudget:
             self._by_peer[peer] = left
         else:
             self._by_peer.pop(peer, None)
-            self._closing.discard(peer)
+            if peer in self._closing:  # a closed connection's answers are all gone
+                self._closing.discard(peer)
+                self._trim_soon()
         if self._high and self.held <= self.limit // 4:
             self._high = False
             self._trim_soon()
@@ -179,7 +183,7 @@ class AnswerBudget:
         """The trimmer, in a thread, once grpc has let go of the calls just ended (their
         core buffers go with the call, a moment after its done callback)."""
         trimmer = self._trimmer
-        if trimmer is None:
+        if trimmer is None or self._trim_pending:
             return
         self.trims += 1
         try:
@@ -187,7 +191,13 @@ class AnswerBudget:
         except RuntimeError:  # not on a loop (a test's direct call)
             trimmer()
             return
-        loop.call_later(TRIM_AFTER, lambda: loop.run_in_executor(None, trimmer))
+        self._trim_pending = True
+
+        def trim() -> None:
+            self._trim_pending = False
+            loop.run_in_executor(None, trimmer)
+
+        loop.call_later(TRIM_AFTER, trim)
 
     def _shed(self) -> None:
         """Close the connections holding the most unread bytes until the others' fit."""
