@@ -41,7 +41,7 @@ CALLS = 120
 #: budget"): each answer held is two copies (its bytes in Python and in grpc core); the
 #: answers of connections being closed stay until grpc drops them while others fill the
 #: budget again; and the allocator keeps freed buffers in its per-thread heaps. Measured
-#: 2.4-4.5x the budget at the peak; before the budget, 22x (1,063 MiB).
+#: 2.5-4.5x the budget at the peak; before the budget, 22x (1,063 MiB).
 GROWTH_BOUND_MIB = 5 * BUDGET_MIB
 #: What may stay once the attacker's connections are gone.
 LEFT_BOUND_MIB = 48
@@ -227,7 +227,7 @@ def test_a_full_budget_refuses_new_calls_overloaded_with_retry_info(
 def test_past_the_budget_the_largest_holder_is_closed(small_budget: ServerThread) -> None:
     """Reader A holds two 2.5 MB answers (5 MB of a 6 MiB budget); reader B's one answer
     takes the total past it: A, holding the most, is closed and its answers freed; B's
-    answer stays (what is left fits). Once both are gone the allocator is trimmed."""
+    answer stays (what is left fits). The allocator is trimmed once A let go."""
     budget = _budget(small_budget)
     a = _reader(small_budget, 2)
     try:
@@ -243,7 +243,7 @@ def test_past_the_budget_the_largest_holder_is_closed(small_budget: ServerThread
     finally:
         a.close()
     assert wait_for(lambda: budget.held == 0, 10), budget.held
-    assert budget.trims == 1  # high, then low again: the freed memory goes back
+    assert budget.trims >= 1  # a closed connection let go, then low again: memory back
 
 
 def test_close_connection_needs_an_address_it_serves() -> None:

@@ -46,8 +46,8 @@ __all__ = [
 logger = logging.getLogger("capability_packs.answers")
 
 #: Bytes of answers the server may hold unsent, over all connections (128 MiB). The
-#: process holds about twice this at most: each answer is one copy in Python and one in
-#: grpc core until it is sent.
+#: process holds about twice this (each answer is one copy in Python and one in grpc core
+#: until it is sent), more during a burst (docs/reliability.md).
 DEFAULT_ANSWER_BUDGET = 128 * 1024 * 1024
 #: Seconds between the answers held falling low and the trim (:meth:`AnswerBudget._trim_soon`).
 TRIM_AFTER = 0.5
