@@ -25,11 +25,13 @@ from slow_reader import SlowReader, rss_kib, wait_for
 from test_cli import start_serve, stop_serve
 from test_metrics import scrape, value
 
+from control_plane.core.limits import ConfigError
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire.answers import ANSWERS_SCOPE, AnswerBudget, close_connection
 from control_plane.wire.call_errors import Overloaded
 from control_plane.wire.client import Client
+from control_plane.wire.server import ServerOptions, create_server
 
 #: The budget the test gives the server (MiB).
 BUDGET_MIB = 48
@@ -252,3 +254,11 @@ def test_close_connection_needs_an_address_it_serves() -> None:
     assert not close_connection("unix:/tmp/x.sock", [1])
     assert not close_connection("ipv4:127.0.0.1:1", [1])
     assert not close_connection("garbage", [1])
+
+
+def test_a_budget_smaller_than_one_answer_is_refused_at_start() -> None:
+    """``--answer-budget`` below ``--max-message-bytes`` could not hold the largest answer:
+    a configuration error, not a server that closes every large answer's connection."""
+    options = ServerOptions(answer_budget=2 * MIB, max_message_bytes=4 * MIB)
+    with pytest.raises(ConfigError, match="answer budget"):
+        create_server("127.0.0.1:0", None, options)  # before any runtime is built

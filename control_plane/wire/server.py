@@ -749,10 +749,15 @@ def create_server(
     entry-point plugins, owned and closed by the server); ``options`` say how to listen.
     """
     options = options if options is not None else ServerOptions()
+    budget_bytes, max_message_bytes = options.answer_budget, options.max_message_bytes
+    if budget_bytes is not None and budget_bytes < max_message_bytes:
+        raise ConfigError(
+            f"the answer budget ({budget_bytes} bytes, --answer-budget) must hold at least "
+            f"one answer of the largest size ({max_message_bytes} bytes, --max-message-bytes)"
+        )
     owns_runtime = runtime is None
     if runtime is None:
         runtime = build_runtime()
-    max_message_bytes = options.max_message_bytes
     server = grpc.aio.server(
         options=grpc_server_options(
             [
@@ -770,12 +775,6 @@ def create_server(
         runtime.invoker, max_send_bytes=max_message_bytes, observability=runtime.observability
     )
     drain = Drain(runtime.observability)
-    if options.answer_budget is not None and options.answer_budget < max_message_bytes:
-        raise ConfigError(
-            f"the answer budget ({options.answer_budget} bytes, --answer-budget) must hold "
-            f"at least one answer of the largest size ({max_message_bytes} bytes, "
-            "--max-message-bytes)"
-        )
     ports: list[int] = []
     budget = (
         AnswerBudget(
