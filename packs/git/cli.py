@@ -111,10 +111,15 @@ def remote(
     * every other remote: its host's addresses inside the egress grant, git pinned to them
       (:func:`packs.git.egress.checked`), within ``budget`` seconds.
     """
-    local = _local_path(url)
-    if local is not None:
-        return Remote(reach.readable(local, "url"), local=True)
-    parts = urlsplit(url)
+    try:
+        local = _local_path(url)
+        if local is not None:
+            return Remote(reach.readable(local, "url"), local=True)
+        parts = urlsplit(url)
+    except ValueError:  # urllib refuses it ("[v4]", a bad port): no parser may guess
+        raise not_permitted(
+            "the url is not one git and the check would read the same way"
+        ) from None
     if parts.scheme.lower() not in {"http", "https"}:
         pinned = checked(url, reach, budget)
         return Remote(pinned.url or url, pinned=pinned, shown=url)
