@@ -204,6 +204,9 @@ def build_runtime(
     require_scrubber()  # a process whose scrubber leaks never serves (SystemExit)
     config = config if config is not None else RuntimeConfig()
     owns_load = load is None
+    if config.grants is not None:
+        # Before loading: the MCP servers start now, confined to their packs' grants.
+        install_grants(config.grants)
     if load is None:
         mcp = config.mcp_config
         mcp_config = mcp if isinstance(mcp, McpConfig) or mcp is None else load_config(mcp)
@@ -221,8 +224,8 @@ def build_runtime(
         if unknown:
             if owns_load:
                 load.close()
+            install_grants(Grants())
             raise GrantError(f"a grant names unknown pack(s): {', '.join(unknown)}")
-        install_grants(config.grants)
     if config.max_message_bytes is not None:
         install_message_limit(config.max_message_bytes)
     invoker = Invoker(

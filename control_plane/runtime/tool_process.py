@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from control_plane.core.errors import PackError
 from control_plane.core.reach import Confinement, install_runner
-from control_plane.runtime import confine_program
 from control_plane.core.stderr import ToolRun, ToolTable, raise_for_failure, stderr_text, tool_name
+from control_plane.runtime import confine_program
 
 __all__ = ["STDERR_KEEP", "TICK", "confined", "install", "run_program", "run_tool"]
 

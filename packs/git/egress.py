@@ -7,7 +7,6 @@ import shlex
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
 
 from control_plane.errors import PackError, network_error, not_permitted
 from control_plane.tools import (

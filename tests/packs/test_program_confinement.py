@@ -84,8 +84,7 @@ def test_ffprobe_reads_nothing_a_playlist_names_outside_the_grant(
 
     def playlist(name: str, segment: Path) -> str:
         (granted / name).write_text(
-            "#EXTM3U\n#EXT-X-TARGETDURATION:10\n"
-            f"#EXTINF:3.0,\n{segment}\n#EXT-X-ENDLIST\n"
+            f"#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:3.0,\n{segment}\n#EXT-X-ENDLIST\n"
         )
         return str(granted / name)
 
