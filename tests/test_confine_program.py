@@ -189,7 +189,7 @@ def test_the_pack_file_descriptor_stays_readable(tmp_path: Path) -> None:
             connect=(),
         )
         done = subprocess.run(
-            argv, env=env, pass_fds=(fd,), capture_output=True, text=True, timeout=60
+            argv, env=env, pass_fds=(fd,), capture_output=True, text=True, timeout=60, check=False
         )
         assert done.stdout.strip() == "media", done.stderr
         argv, env = wrap(
@@ -200,7 +200,7 @@ def test_the_pack_file_descriptor_stays_readable(tmp_path: Path) -> None:
             connect=(),
         )
         done = subprocess.run(
-            argv, env=env, pass_fds=(fd,), capture_output=True, text=True, timeout=60
+            argv, env=env, pass_fds=(fd,), capture_output=True, text=True, timeout=60, check=False
         )
         assert "PermissionError" in done.stderr
     finally:
