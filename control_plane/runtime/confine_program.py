@@ -78,6 +78,7 @@ SYSTEM_READ = (
     "/etc/ssh/ssh_config",
     "/etc/ssh/ssh_config.d",
     "/etc/ssh/ssh_known_hosts",
+    "/etc/gitconfig",
 )
 #: Readable (not executable): the process's own view of itself, randomness.
 _PROC_READ = ("/proc", "/dev/urandom", "/dev/random", "/dev/zero")

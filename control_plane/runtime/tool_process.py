@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from control_plane.core.errors import PackError
 from control_plane.core.reach import Confinement, install_runner
 from control_plane.core.stderr import ToolRun, ToolTable, raise_for_failure, stderr_text, tool_name
-from control_plane.runtime import confine_program
+from control_plane.runtime.confine_program import wrap
 
 __all__ = ["STDERR_KEEP", "TICK", "confined", "install", "run_program", "run_tool"]
 
@@ -59,7 +59,7 @@ def confined(
     program that is not there, as ``exec`` would."""
     if confinement is None:
         return list(argv), None if env is None else dict(env), cwd
-    command, child_env = confine_program.wrap(
+    command, child_env = wrap(
         argv,
         env,
         reads=confinement.reads,
