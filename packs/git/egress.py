@@ -87,8 +87,9 @@ def _parse(url: str) -> _Parsed | None:
     """``url`` as one parse: a ``scheme://`` remote, else ``None`` (scp-like ``host:path``).
     Refuses what two parsers could read differently: more than one ``@``, brackets around
     anything but an IPv6 address, a user in a ``git://``/http(s) URL (http credentials were
-    moved to a header before), a percent sign or a space in the host, a port that is not
-    a number."""
+    moved to a header before), a percent sign, a space or a non-ASCII letter in the host
+    (IDNA differs between Python and libcurl), a user that starts like an option, a port
+    that is not a number."""
     if "://" not in url:
         return None
     scheme, authority, rest = _authority(url)
@@ -111,6 +112,12 @@ def _parse(url: str) -> _Parsed | None:
         host, _, port_text = hostport.partition(":")
     if not host or any(c in host for c in "%[]@ \t\\") or host.startswith("-"):
         raise not_permitted("the url names no host (or not one git would read the same way)")
+    if not host.isascii():
+        # Python's IDNA (2003) and libcurl's (UTS 46) map some names differently: the
+        # check would resolve one host, curl another. Give the name as punycode.
+        raise not_permitted("the url's host is not ASCII: give an IDN host as punycode (xn--)")
+    if user.startswith("-") or not user.isascii() or any(c in user for c in " \t\\"):
+        raise not_permitted("the url's user is not one ssh would read as a user name")
     if port_text and not (port_text.isascii() and port_text.isdigit()):
         raise not_permitted("the url's port is not a port")
     port = int(port_text) if port_text else _PORTS[scheme]

@@ -229,6 +229,8 @@ def test_git_url_with_bracketed_userinfo_is_not_read_two_ways(
         f"git://[::1]@93.184.216.34:{port}/{name}",
         f"git://[::1]@repo.invalid:{port}/{name}",
         f"ssh://[::1]@93.184.216.34:{port}/{name}",
+        f"ssh://-oProxyCommand=touch@repo.invalid:{port}/{name}",
+        "https://stra\u00dfe.invalid/x.git",  # IDNA 2003 (Python) and UTS 46 (curl) differ
     ):
         envelope = failed(client, LS, {"url": url, "timeout": 10})
         assert envelope.code == "not_permitted", (url, envelope)
