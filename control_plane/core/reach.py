@@ -482,7 +482,10 @@ class PackReach:
 
     def readable(self, path: str, field_name: str = "path") -> str:
         """``path`` resolved (symlinks, ``..``) when it lies inside a read root; else
-        ``not_permitted`` -- the same whether or not anything exists there."""
+        ``not_permitted`` -- the same whether or not anything exists there (and for a path
+        holding a NUL character, which names nothing)."""
+        if "\x00" in path:
+            raise self._refuse_path("read", field_name)
         if not self.confined:
             return os.path.abspath(path)
         if not os.path.isabs(path):
@@ -526,6 +529,8 @@ class PackReach:
         (swept after :data:`SCRATCH_TTL`, at most :data:`SCRATCH_KEEP`), else a work
         directory beside ``dest`` (inside a write root) moved there on :meth:`commit`.
         A ``dest`` that cannot hold the result is the pack's code ``unusable``."""
+        if dest is not None and "\x00" in dest:
+            raise self._refuse_path("write", field_name)
         if dest is None:
             root = scratch_root()
             _sweep(root, time.time())
