@@ -10,6 +10,7 @@ from control_plane.core.reach import (
     Grants,
     PackReach,
     grants_from_file,
+    installed_grants,
     parse_grant,
     reach_for,
 )
@@ -86,15 +87,20 @@ def reach_lines(reach: PackReach, declared: dict[str, object] | None) -> list[st
 
 def startup_lines(names: Iterable[str], isolated: Iterable[str]) -> list[str]:
     """One line per confined pack that reads or writes files or reaches the network (said
-    aloud at start-up), and one on kernel confinement when a confined pack is isolated."""
+    aloud at start-up), one on kernel confinement when a confined pack is isolated, and one
+    on what the kernel holds the programs of confined packs to (a pack that runs programs,
+    or a granted pack: an MCP server's)."""
+    granted = set(installed_grants().by_pack)
     lines = []
     isolated_confined = False
+    runs_programs = False
     chosen = set(isolated)
     for name in names:
         reach = reach_for(name)
         if not reach.confined:
             continue
         isolated_confined = isolated_confined or name in chosen
+        runs_programs = runs_programs or bool(reach.programs) or name in granted
         only_read = [r for r in reach.reads if r not in reach.writes]
         parts = [f"reads {_roots(only_read)}"] if only_read else []
         if reach.writes:
@@ -107,4 +113,8 @@ def startup_lines(names: Iterable[str], isolated: Iterable[str]) -> list[str]:
         from control_plane.runtime.confine import kernel_support
 
         lines.append(f"packctl: {kernel_support()[1]}")
+    if runs_programs:
+        from control_plane.runtime.confine_program import support_line
+
+        lines.append(f"packctl: {support_line()}")
     return lines

@@ -347,6 +347,9 @@ def build_runtime(
     require_scrubber()  # a process whose scrubber leaks never serves (SystemExit)
     config = config if config is not None else RuntimeConfig()
     owns_load = load is None
+    if config.grants is not None:
+        # Before loading: the MCP servers start now, confined to their packs' grants.
+        install_grants(config.grants)
     if load is None:
         mcp = config.mcp_config
         mcp_config = mcp if isinstance(mcp, McpConfig) or mcp is None else load_config(mcp)
@@ -378,8 +381,8 @@ def build_runtime(
             if owns_load:
                 load.close()
             names = unknown_names(unknown, load.registry.names())
+            install_grants(Grants())
             raise GrantError(f"a grant names unknown pack(s): {names}")
-        install_grants(config.grants)
     try:
         check_roots(load.registry.names())
     except GrantError:
