@@ -380,9 +380,9 @@ def build_runtime(
         if unknown:
             if owns_load:
                 load.close()
-            names = unknown_names(unknown, load.registry.names())
+            said = unknown_names(unknown, load.registry.names())
             install_grants(Grants())
-            raise GrantError(f"a grant names unknown pack(s): {names}")
+            raise GrantError(f"a grant names unknown pack(s): {said}")
     try:
         check_roots(load.registry.names())
     except GrantError:
