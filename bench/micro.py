@@ -4,9 +4,11 @@ Builds the stack ``packctl serve`` builds (``build_runtime``, metrics, error eve
 incident store in a temporary directory, JSON call logs), then calls
 ``ControlPlaneServicer.InvokePack`` directly with a minimal servicer context, one call at a
 time, for each scenario: request parsing, enforcement, wire status, logging and
-observability, but no HTTP/2. Much less noisy than the end-to-end figures, so it is the
-tool for before/after comparisons of hot-path changes; ``--profile`` adds a cProfile
-summary per scenario.
+observability, and the reply's bytes as grpc sends them (the response serializer), but no
+HTTP/2. ``--large-bytes N`` adds ``large_result``: a sync pack returning a result of N
+bytes of JSON (the success path of a large answer). Much less noisy than the end-to-end
+figures, so it is the tool for before/after comparisons of hot-path changes; ``--profile``
+adds a cProfile summary per scenario.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ import grpc
 
 from bench import packs
 from bench.scenarios import SCENARIOS, Scenario
+from control_plane import Context, Pack, hookimpl
 from control_plane.adapters.observability_cli import add_serve_arguments, observability_config
 from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.wire.answers import answer_bytes
 from control_plane.wire.server import ControlPlaneServicer, configure_logging
 
 __all__ = ["main"]
@@ -51,18 +55,58 @@ class _Context:
         raise grpc.aio.AbortError()
 
 
+#: The result of ``bench.large`` (``--large-bytes``): built once, returned by every call.
+_LARGE: dict[str, str] = {"blob": ""}
+_LARGE_SCENARIO = Scenario("large_result", "bench.large", "a large result (sync pack)", None)
+
+
+def _large(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    return _LARGE
+
+
+@hookimpl
+def register_packs(register: Any) -> None:
+    """``bench.large``: a sync pack whose result is ``--large-bytes`` of JSON."""
+    register(
+        Pack(
+            "bench.large",
+            "1.0.0",
+            "Returns a large result.",
+            {"type": "object"},
+            {
+                "type": "object",
+                "properties": {
+                    "blob": {"type": "string"},
+                    "error": {
+                        "type": "object",
+                        "properties": {
+                            "code": {"enum": ["timeout"]},
+                            "message": {"type": "string"},
+                        },
+                    },
+                },
+            },
+            _large,
+        )
+    )
+
+
+async def _call(servicer: ControlPlaneServicer, raw: bytes, context: Any) -> None:
+    """One call, up to the bytes grpc sends for its reply."""
+    with contextlib.suppress(grpc.aio.AbortError):
+        answer_bytes(await servicer.InvokePack(pb.InvokePackRequest.FromString(raw), context))
+
+
 async def _run(servicer: ControlPlaneServicer, sc: Scenario, calls: int) -> tuple[float, float]:
     """(process CPU, wall) microseconds per call; CPU counts every thread of the process."""
     raw = sc.request()
     context: Any = _Context()
     for _ in range(min(200, calls)):
-        with contextlib.suppress(grpc.aio.AbortError):
-            await servicer.InvokePack(pb.InvokePackRequest.FromString(raw), context)
+        await _call(servicer, raw, context)
     await asyncio.sleep(0.05)  # let background writers drain the warm-up
     c0, t0 = time.process_time(), time.perf_counter()
     for _ in range(calls):
-        with contextlib.suppress(grpc.aio.AbortError):
-            await servicer.InvokePack(pb.InvokePackRequest.FromString(raw), context)
+        await _call(servicer, raw, context)
     if servicer.observability is not None:
         # The writer threads' CPU for these calls counts too: the event stream's delayed
         # lines and the incident store's rows are written before the clock stops.
@@ -82,15 +126,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-sort", default="tottime", help="pstats key (cumulative, ...)")
     parser.add_argument("--profile-top", type=int, default=25, help="rows of the profile")
     parser.add_argument("--serve-args", default="", help="as for `packctl serve`")
+    parser.add_argument(
+        "--large-bytes", type=int, default=0, help="add large_result: a result of N bytes"
+    )
     args = parser.parse_args(argv)
     wanted = args.scenarios.split(",")
+    scenarios = list(SCENARIOS)
+    if args.large_bytes > 0:
+        _LARGE["blob"] = "x" * args.large_bytes
+        scenarios.append(_LARGE_SCENARIO)
+        wanted.append(_LARGE_SCENARIO.key)
     serve_parser = argparse.ArgumentParser()
     add_serve_arguments(serve_parser)
     with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "stderr", "w") as err:
         serve_args = serve_parser.parse_args(
             ["--incident-db", str(Path(tmp) / "incidents.db"), *args.serve_args.split()]
         )
-        runtime = build_runtime(RuntimeConfig(builtins=False, entry_points=False, extra=(packs,)))
+        runtime = build_runtime(
+            RuntimeConfig(builtins=False, entry_points=False, extra=(packs, sys.modules[__name__]))
+        )
         invoker = runtime.invoker
         saved, sys.stderr = sys.stderr, err
         try:
@@ -99,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             servicer = ControlPlaneServicer(invoker, max_send_bytes=4 << 20, observability=obs)
             results: dict[str, tuple[float, float]] = {}
             profiles: dict[str, str] = {}
-            for sc in SCENARIOS:
+            for sc in scenarios:
                 if sc.key not in wanted:
                     continue
                 results[sc.key] = min(

@@ -144,13 +144,14 @@ class SlowReader:
             self._reader.join(5)
 
 
-def rss_kib(pid: int) -> int:
-    """The process's resident set (``VmRSS`` of /proc/PID/status), in KiB."""
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    """The process's resident set (``VmRSS`` of /proc/PID/status), in KiB; ``VmHWM``: its
+    peak since it started (what sampling ``VmRSS`` can miss)."""
     with open(f"/proc/{pid}/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
-    raise AssertionError(f"no VmRSS for {pid}")
+    raise AssertionError(f"no {field} for {pid}")
 
 
 def wait_for(predicate: object, timeout: float) -> bool:

@@ -87,8 +87,8 @@ def test_narrowed_search_finds_what_the_plain_search_finds(table: str) -> None:
     matched = 0
     for text in texts:
         expected = _plain_search(rules, [text])
-        assert fact_rules._search(rules, [text]) is expected, (table, text)
-        assert fact_rules._search(rules, ["unrelated", text]) is expected, (table, text)
+        assert fact_rules.search(rules, [text]) is expected, (table, text)
+        assert fact_rules.search(rules, ["unrelated", text]) is expected, (table, text)
         matched += expected is not None
     assert matched >= len(rules)  # every row was exercised by some text
 
@@ -98,4 +98,4 @@ def test_a_row_with_a_wrong_needle_would_be_caught() -> None:
     row = FactRule("phrase", "timed? ?out", "timeout", "m")
     object.__setattr__(row, "needle", "timed")
     assert _plain_search((row,), ["timeout"]) is row
-    assert fact_rules._search((row,), ["timeout"]) is None
+    assert fact_rules.search((row,), ["timeout"]) is None

@@ -735,3 +735,75 @@ def test_isolation_leaves_mcp_packs_to_their_server(tmp_path: Path) -> None:
         assert outcome.error is None
     with pytest.raises(IsolationError, match="MCP server time"):
         build_runtime(replace(base, isolate=("time.get_current_time",)))
+
+
+# -- grants hold the server's process (issue 42) -------------------------------------------
+
+
+def test_a_granted_mcp_server_is_held_to_its_grant(tmp_path: Path) -> None:
+    """The operator grants the fs tools ``fs.read`` of one directory; the server itself was
+    told a wider one. On main the grant was accepted and nothing enforced it: the server read
+    a file outside. Now the server's process runs confined to the grant (Landlock)."""
+    require_npm_servers()
+    granted, outside = tmp_path / "granted", tmp_path / "outside"
+    granted.mkdir()
+    outside.mkdir()
+    (granted / "notes.txt").write_text("granted notes\n")
+    (outside / "secret.txt").write_text("OUTSIDE-THE-GRANT\n")
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"""
+[servers.fs]
+command = {json.dumps(node())}
+args = [{json.dumps(str(FILESYSTEM_JS))}, {json.dumps(str(tmp_path))}]
+prefix = "fs"
+tools = ["read_text_file", "list_directory"]
+"""
+    )
+    # The server's own installation is read too: it is part of what the grant must say.
+    install = os.path.realpath(FILESYSTEM_JS.parents[3])
+    grants = [
+        arg
+        for pack in ("fs.read_text_file", "fs.list_directory")
+        for root in (granted, install)
+        for arg in ("--grant", f"{pack}:fs.read={root}")
+    ]
+    serve = Serve(config, tmp_path / "serve.log", *grants)
+    try:
+        with Client(serve.target) as client:
+            done = client.invoke(
+                "fs.read_text_file", {"path": str(granted / "notes.txt")}, timeout=60
+            )
+            assert "granted notes" in json.dumps(done.result)
+            try:
+                leaked = client.invoke(
+                    "fs.read_text_file", {"path": str(outside / "secret.txt")}, timeout=60
+                )
+            except PackCallError as exc:
+                assert "OUTSIDE-THE-GRANT" not in str(exc.envelope)
+            else:
+                assert "OUTSIDE-THE-GRANT" not in json.dumps(leaked.result)
+    finally:
+        log = serve.stop()
+    assert "Landlock" in log, log
+
+
+def test_a_grant_an_mcp_server_cannot_be_held_to_is_refused(tmp_path: Path) -> None:
+    """Different grants to two tools of one server (one process) cannot both hold: the
+    server does not start, and start-up says why."""
+    require_npm_servers()
+    config = tmp_path / "packctl-mcp.toml"
+    config.write_text(
+        f"""
+[servers.fs]
+command = {json.dumps(node())}
+args = [{json.dumps(str(FILESYSTEM_JS))}, {json.dumps(str(tmp_path))}]
+prefix = "fs"
+tools = ["read_text_file", "list_directory"]
+"""
+    )
+    grants = ["--grant", f"fs.read_text_file:fs.read={tmp_path}"]
+    grants += ["--grant", f"fs.list_directory:fs.read={tmp_path / 'other'}"]
+    with pytest.raises(AssertionError) as caught:
+        Serve(config, tmp_path / "serve.log", *grants)
+    assert "grant them all the same" in str(caught.value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from control_plane.core.reach import (
     install_grants,
     installed_grants,
     parse_grant,
+    scratch_root,
 )
 from control_plane.core.stderr import ToolRun
 from control_plane.runtime.plugins import load_registry
@@ -325,3 +327,48 @@ def test_a_grant_for_a_mistyped_pack_says_which_pack_was_meant() -> None:
     assert "a grant names unknown pack(s): av.validat (did you mean av.validate?)" in str(
         caught.value
     )
+
+
+def test_the_runner_gets_the_grant_as_a_confinement(tmp_path: Path) -> None:
+    """What the kernel holds a program to (issue 41 B): the read and write roots, the
+    programs' HOME read-only, TCP only to the checked ports, none without egress."""
+    runner = _Recorder()
+    reach = PackReach(
+        "p",
+        Reach(reads=(str(tmp_path),), writes=("$SCRATCH",), egress=("public",), programs=("git",)),
+        runner,
+    )
+    reach.run(["git"], timeout=5, connect=(443,))
+    reach.run(["git"], timeout=5)
+    first, second = (c["confinement"] for c in runner.calls)
+    assert first.connect == (443,) and second.connect is None
+    assert str(tmp_path) in first.reads and first.writes == (scratch_root(),)
+    home = first.reads[-1]
+    assert runner.calls[0]["env"]["HOME"] == home
+    silent = PackReach("q", Reach(programs=("git",)), runner)
+    silent.run(["git"], timeout=5, connect=(443,))
+    assert runner.calls[-1]["confinement"].connect == ()  # no egress: no TCP at all
+    assert PackReach("legacy", None, runner).confinement() is None  # unconfined: as before
+
+
+def test_the_programs_home_is_outside_every_root_a_caller_can_write() -> None:
+    """On main HOME was ``.home`` inside the scratch root: ``git.clone`` with ``dest:
+    ".home"`` planted a ``.netrc`` every later git run read."""
+    home = PackReach("p", Reach()).environment()["HOME"]
+    root = scratch_root()
+    assert not (home == root or home.startswith(root + "/"))
+    clone = PackReach("git.clone", Reach(writes=("$SCRATCH",)))
+    made = clone.destination(".home")
+    try:
+        assert os.path.realpath(made.final) != os.path.realpath(home)
+    finally:
+        made.discard()
+
+
+def test_a_path_with_a_nul_character_is_refused_not_a_crash() -> None:
+    """On main ``av.validate`` with ``"path": "a\\u0000b"`` was ``internal_error`` (a
+    ValueError from the file system calls)."""
+    reach = PackReach("p", Reach(reads=("$TMP",)))
+    with pytest.raises(PackError) as refused:
+        reach.open_read(tempfile.gettempdir() + "/media\x00.mp4")
+    assert refused.value.code == "not_permitted"

@@ -775,7 +775,11 @@ def test_each_built_in_classifiers_type_rows_are_inside_its_declared_modules() -
         declared += 1
         for row in getattr(module, "TYPES", ()):
             assert row.type_name.partition(".")[0] in modules, (name, row.type_name)
-    assert declared >= 9
+    # Not vacuous while any built-in classifier declares its modules (the smtp, ftp, imap,
+    # pop and sqlite ones became data of the evidence engine).
+    assert declared >= 1 or not any(
+        plugins_module.exception_modules(importlib.import_module(n)) for n in BUILTIN_CLASSIFIERS
+    )
 
 
 # --------------------------------------------------------------------------- the author API

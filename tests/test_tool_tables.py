@@ -132,9 +132,19 @@ def test_called_process_error_uses_its_captured_stderr() -> None:
     found = classify(exc, classifiers)
     assert found is not None and found.code == "network_error"
     assert "x.invalid" not in found.message
-    # without a table for the tool, nothing is guessed
-    other = subprocess.CalledProcessError(1, ["mytool"], stderr=b"Connection refused")
-    assert classify(other, classifiers) is None
+    # without a table for the tool, its lines are read with the engine's vocabulary
+    # (issue 44): the first line that says something, not a summary after it
+    other = subprocess.CalledProcessError(
+        1, ["mytool"], stderr=b"mytool: Connection refused\nmytool: see the log for details\n"
+    )
+    found = classify(other, classifiers)
+    assert found is not None and found.code == "network_error"
+    denied = subprocess.CalledProcessError(1, ["mytool"], stderr=b"ERROR 1045: Access denied\n")
+    found = classify(denied, classifiers)
+    assert found is not None and found.code == "auth_failed"
+    # lines that say nothing the vocabulary knows: nothing is guessed
+    vague = subprocess.CalledProcessError(1, ["mytool"], stderr=b"mytool: it went wrong\n")
+    assert classify(vague, classifiers) is None
 
 
 def _missing_tool(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:

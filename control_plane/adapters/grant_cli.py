@@ -11,6 +11,7 @@ from control_plane.core.reach import (
     Grants,
     PackReach,
     grants_from_file,
+    installed_grants,
     parse_grant,
     reach_for,
 )
@@ -110,10 +111,13 @@ def startup_lines(
 ) -> list[str]:
     """Said aloud at start-up: each pack that declares no reach (confined in a worker, or
     trusted and unconfined), each grant wider than its pack's declaration, each confined
-    pack that reads or writes files or reaches the network, and one on kernel confinement
-    when a confined pack is isolated."""
+    pack that reads or writes files or reaches the network, one on kernel confinement when
+    a confined pack is isolated, and one on what the kernel holds the programs of confined
+    packs to (a pack that runs programs, or one the operator granted: an MCP server's)."""
+    granted = set(installed_grants().operator().by_pack)
     lines = []
     isolated_confined = False
+    runs_programs = False
     chosen = set(isolated)
     held = confinement if confinement is not None else Confinement()
     for name in names:
@@ -137,6 +141,7 @@ def startup_lines(
         if not reach.confined:
             continue
         isolated_confined = isolated_confined or name in chosen
+        runs_programs = runs_programs or bool(reach.programs) or name in granted
         only_read = [r for r in reach.reads if r not in reach.writes]
         parts = [f"reads {_roots(only_read)}"] if only_read else []
         if reach.writes:
@@ -149,4 +154,8 @@ def startup_lines(
         from control_plane.runtime.confine import kernel_support
 
         lines.append(f"packctl: {kernel_support()[1]}")
+    if runs_programs:
+        from control_plane.runtime.confine_program import support_line
+
+        lines.append(f"packctl: {support_line()}")
     return lines

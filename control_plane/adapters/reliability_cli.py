@@ -14,6 +14,7 @@ from control_plane.runtime.isolation import DEFAULT_MEMORY_LIMIT, DEFAULT_WORKER
 from control_plane.runtime.mcp_source.config import find_config
 from control_plane.runtime.runtime import DEFAULT_TIMEOUT, RuntimeConfig
 from control_plane.wire.admission import DEFAULT_RETRY_AFTER, AdmissionLimits, parse_pack_limit
+from control_plane.wire.answers import DEFAULT_ANSWER_BUDGET
 from control_plane.wire.auth import (
     ENV_CLIENT_TOKEN,
     ENV_SERVER_TOKENS,
@@ -54,6 +55,17 @@ def _pack_limit(text: str) -> tuple[str, int]:
 def _megabytes(text: str) -> int:
     value = _positive_int(text)
     return value * 1024 * 1024
+
+
+def _answer_budget(text: str) -> int | None:
+    """``--answer-budget MB``: megabytes, or 0 for none."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return value * 1024 * 1024 if value else None
 
 
 def add_serve_options(p: argparse.ArgumentParser) -> None:
@@ -117,6 +129,16 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="largest input document; larger ones get INVALID_ARGUMENT (default: only the "
         "message size limit applies)",
+    )
+    lim.add_argument(
+        "--answer-budget",
+        type=_answer_budget,
+        default=DEFAULT_ANSWER_BUDGET,
+        metavar="MB",
+        help="megabytes of answers the server may hold unsent over all connections; past "
+        "it new calls get RESOURCE_EXHAUSTED and the connections holding the most unread "
+        f"bytes are closed (default {DEFAULT_ANSWER_BUDGET >> 20}; 0: no budget; "
+        "docs/reliability.md)",
     )
     lim.add_argument(
         "--grpc-option",
@@ -236,6 +258,7 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
         max_message_bytes=getattr(args, "max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES),
         limits=limits if limits.enabled else None,
         max_input_bytes=args.max_input_bytes,
+        answer_budget=getattr(args, "answer_budget", DEFAULT_ANSWER_BUDGET),
         auth=auth,
         tls=tls,
     )

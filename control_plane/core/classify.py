@@ -19,13 +19,8 @@ from typing import Any
 
 from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
-from control_plane.core.fact_rules import (
-    STATUS_5XX_CODE,
-    STATUS_CODES,
-    Verdict,
-    classify_data,
-    classify_text,
-)
+from control_plane.core.evidence import Proposal, decide, name_proposal, weigh
+from control_plane.core.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict
 from control_plane.core.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane.core.redact import scrub
 
@@ -341,7 +336,7 @@ _TYPE_NAME = type.__dict__["__name__"].__get__
 _TYPE_MODULE = type.__dict__["__module__"].__get__
 
 
-def _named_type_code(klass: type) -> str | None:
+def _named_type_code_of(klass: type) -> str | None:
     """The :data:`NAMED_TYPE_CODES` code of ``klass`` or a base (the classes' real names,
     read through ``type``'s descriptors: a hostile metaclass cannot answer for them)."""
     for base in klass.__mro__:
@@ -357,11 +352,15 @@ def _named_type_code(klass: type) -> str | None:
 def _short(exc: BaseException) -> str:
     """Type and first line of the message, scrubbed *before* it is cut short (a secret cut
     in half would no longer match the scrubber)."""
-    full = _text(exc).strip()
+    return _short_of(type(exc), _text(exc))
+
+
+def _short_of(klass: type, rendered: str) -> str:
+    full = rendered.strip()
     text = scrub(full.splitlines()[0]) if full else ""
     if len(text) > MAX_MESSAGE:
         text = text[:MAX_MESSAGE] + "..."
-    name = type(exc).__name__
+    name = klass.__name__
     return f"{name}: {text}" if text else name
 
 
@@ -387,24 +386,130 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         return weak
     # Only failures reach here: the facts are extracted once, on the error path.
     facts = _facts(exc)
-    if facts is not None:
-        data = classify_data(facts)
-        if data is not None:
-            return _from_verdict(data)
-    named = _named_type_code(type(exc))
-    if named is not None:
-        return Classification(code=named, message=_short(exc), rule="type")
-    for exc_type, code in TYPE_CODES:
-        if isinstance(exc, exc_type):
-            return Classification(code=code, message=_short(exc), rule="type")
-    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
-    if isinstance(err, int) and err in ERRNO_CODES:
-        return Classification(code=ERRNO_CODES[err], message=_short(exc), rule="errno")
     if facts is None:
         return None
-    # An ssl.SSLError's errno is an OpenSSL error number, not an OS one.
-    text = classify_text(facts, ERRNO_CODES, lambda: not isinstance(exc, ssl.SSLError))
-    return _from_verdict(text) if text is not None else None
+    if _plain(facts):
+        err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
+        key_err = err if type(err) is int else None
+        kind: Any = type(exc)
+        try:
+            plain = _plain_verdict(kind, facts, _text(exc), key_err)
+        # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+        except Exception:  # noqa: BLE001
+            plain = _plain_verdict.__wrapped__(kind, facts, _text(exc), key_err)
+        return _from_verdict(plain) if plain is not None else None
+    found = _proposals(exc, facts)
+    if not found:
+        return None
+    verdict = decide(found, facts)
+    if verdict is not None and facts.delay is None and _may_wait(verdict):
+        delay = _chain_delay(exc)  # the server's delay, kept by an exception this one wraps
+        if delay is not None:
+            verdict = decide(found, facts, delay)
+    return _from_verdict(verdict) if verdict is not None else None
+
+
+#: Rules of a server's own answer (a status, a code word, a protocol number): a delay the
+#: server stated elsewhere in the chain turns its "unavailable" into ``rate_limited``. A
+#: connection refused or a type says no server answered: no delay is looked for.
+_ANSWERED = ("http_status", "words:code:", "protocol:", "reply:", "facts:sqlstate:")
+
+
+def _may_wait(verdict: Verdict) -> bool:
+    if verdict.code == "rate_limited":
+        return True
+    return verdict.code == "network_error" and verdict.rule.startswith(_ANSWERED)
+
+
+def _type_code(klass: type) -> str | None:
+    """The code of ``klass`` by :data:`NAMED_TYPE_CODES`, else :data:`TYPE_CODES`."""
+    kind: Any = klass
+    try:
+        return _type_code_of(kind)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return _type_code_of.__wrapped__(klass)
+
+
+@functools.lru_cache(maxsize=2048)
+def _type_code_of(klass: type) -> str | None:
+    named = _named_type_code_of(klass)
+    if named is not None:
+        return named
+    for exc_type, code in TYPE_CODES:
+        if issubclass(klass, exc_type):
+            return code
+    return None
+
+
+def _proposals(exc: BaseException, facts: Facts) -> list[Proposal]:
+    """Every reading of ``exc``: its facts' (:func:`~control_plane.core.evidence.weigh`),
+    its class names', and how its built-in type and errno say it failed."""
+    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
+    return _readings(type(exc), facts, _text(exc), err if isinstance(err, int) else None)
+
+
+def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list[Proposal]:
+    """:func:`_proposals` from what they depend on: the class, the facts, ``str(exc)`` and
+    the exception's own errno (``None`` for an ``ssl.SSLError``: an OpenSSL number)."""
+    found = weigh(facts)
+    short = ""
+    typed = _type_code(klass)
+    if typed is not None:
+        short = _short_of(klass, rendered)
+        found.append(Proposal(typed, "how", "type", short))
+    name = name_proposal(facts.type_names)
+    if name is not None:
+        found.append(name)
+    errnos = () if issubclass(klass, ssl.SSLError) else facts.errnos
+    for number in errnos:
+        errno_code = ERRNO_CODES.get(number)
+        if errno_code is not None:
+            own = number == err
+            message = (
+                (short or _short_of(klass, rendered))
+                if own
+                else f"the operation failed with errno {number}"
+            )
+            found.append(Proposal(errno_code, "how", "errno", message))
+            break
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_verdict(klass: type, facts: Facts, rendered: str, err: int | None) -> Verdict | None:
+    """The verdict of an exception whose facts hold no data (no status, code word,
+    SQLSTATE, protocol number, delay nor class name of a library): a pure function of its
+    class, text and errno, computed once (a refused connection fails the same way often)."""
+    found = _readings(klass, facts, rendered, err)
+    return decide(found, facts) if found else None
+
+
+def _plain(facts: Facts) -> bool:
+    return (
+        facts.status is None
+        and not facts.codes
+        and facts.sqlstate is None
+        and not facts.numbers
+        and not facts.replies
+        and facts.delay is None
+        and facts.reset is None
+        and not facts.type_names
+    )
+
+
+def _chain_delay(exc: BaseException) -> float | None:
+    """A delay stated by an exception ``exc`` wraps (a cause's response, a decoded error)."""
+    args = _attr(exc, "args")
+    held = isinstance(args, tuple) and any(isinstance(a, BaseException) for a in args[:4])
+    if exc.__cause__ is None and exc.__context__ is None and not held:
+        return None  # wraps nothing (the common case): no chain to read
+    for index, current in enumerate(iter_chain(exc)):
+        if index and not isinstance(current, SystemExit):
+            facts = extract(current)
+            if facts.delay is not None:
+                return facts.delay
+    return None
 
 
 def _facts(exc: BaseException) -> Facts | None:
@@ -571,7 +676,8 @@ def _walk(
     if isinstance(exc, ClassifiedError) and exc.classification is not None:
         return exc.classification
     weak: Classification | None = None
-    for current in iter_chain(exc) if chain is None else chain:
+    listed = list(iter_chain(exc)) if chain is None else chain
+    for index, current in enumerate(listed):
         if isinstance(current, BaseExceptionGroup) and depth < MAX_GROUP_DEPTH:
             verdict = _group_verdict(current, walk, depth + 1)
             if verdict is not None:
@@ -579,6 +685,10 @@ def _walk(
         result = walk.one(current)
         if result is None:
             continue
+        if result.rule.startswith(_GUESSES):
+            cause = _unreached(listed[index + 1 :])
+            if cause is not None:
+                result = walk.one(cause) or result
         if not result.weak:
             return result
         weak = weak or result
@@ -605,11 +715,32 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
         return _walk(exc, _Walk(classifiers), 0, chain)
     # The same walk as _walk's, without the bookkeeping groups need (the common case).
     weak: Classification | None = None
-    for current in chain:
+    for index, current in enumerate(chain):
         result = _own(current, classifiers)
         if result is None:
             continue
+        if result.rule.startswith(_GUESSES):
+            cause = _unreached(chain[index + 1 :])
+            if cause is not None:
+                result = _own(cause, classifiers) or result
         if not result.weak:
             return result
         weak = weak or result
     return weak
+
+
+#: Rules that read a wrapper's own words (its text, its class name), not a server's answer.
+_GUESSES = ("words:text:", "name:")
+#: errnos of a connection never made: no server answered, so none said anything.
+_UNREACHED = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
+
+
+def _unreached(causes: Sequence[BaseException]) -> BaseException | None:
+    """The first of ``causes`` that is a connection never made (refused, unreachable, a
+    name not resolved): a wrapper's words above it ("not found locally") are a guess."""
+    for cause in causes:
+        if isinstance(cause, ConnectionRefusedError | socket.gaierror):
+            return cause
+        if isinstance(cause, OSError) and _attr(cause, "errno") in _UNREACHED:
+            return cause
+    return None

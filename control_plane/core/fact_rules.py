@@ -1,46 +1,30 @@
-"""The one classifier over extracted facts: tables as data, no library branching.
+"""The fact tables, data of the evidence engine (:mod:`control_plane.core.evidence`).
 
-:func:`classify_facts` maps :class:`~control_plane.core.facts.Facts` to a code by trying,
-in order, the tables below; the first row that matches decides:
-
-1. :data:`QUOTA_RULES` -- a quota or billing exhaustion (``insufficient_quota``,
-   ``billing_error``, HTTP 402): ``quota_exhausted``, never retryable, no ``retry_after``;
-2. :data:`CODE_RULES` -- error-code strings (``NoSuchKey``, ``AccessDenied``, ``SlowDown``);
-3. :data:`STATUS_CODES` -- the HTTP status (a 503 with a delay is ``rate_limited``);
-4. :data:`SQLSTATE_RULES` -- the SQLSTATE, most specific prefix first;
-
-and, after the standard library's exception types (``TYPE_CODES`` of ``classify``):
-
-5. :data:`TYPE_WORD_RULES` -- words in the exception's class names (``AuthenticationError``,
-   ``ServerSelectionTimeoutError``), weak, the network ones only after steps 6 and 7;
-6. ``ERRNO_CODES`` -- errnos on the exception or held in its containers;
-7. :data:`PHRASE_RULES` -- well-known phrases of drivers and servers in its text.
-
-A ``rate_limited`` answer carries the delay the server asked for, when it sent one.
+:data:`QUOTA_RULES` reads a quota's exhaustion in a text, :data:`STATUS_CODES` the HTTP
+status, :data:`SQLSTATE_RULES` the SQLSTATE (most specific prefix first),
+:data:`PHRASE_RULES` well-known phrases of drivers and servers. Which one decides when
+they disagree is the engine's: specific evidence over generic (docs/classification.md).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from control_plane.core.facts import Facts
-
 __all__ = [
-    "CODE_RULES",
+    "GENERIC_PHRASES",
     "PHRASE_RULES",
     "QUOTA_CODE",
     "QUOTA_RULES",
     "SQLSTATE_RULES",
     "STATUS_5XX_CODE",
     "STATUS_CODES",
-    "TYPE_WORD_RULES",
     "FactRule",
     "Verdict",
-    "classify_data",
-    "classify_text",
+    "required_literal",
+    "search",
 ]
 
 #: The well-known code of a quota or billing exhaustion (``schemas/vocabulary.json``).
@@ -156,81 +140,13 @@ def _rows(kind: str, code: str, message: str, *patterns: str) -> tuple[FactRule,
     return tuple(FactRule(kind, p, code, message, weak=kind == "type") for p in patterns)
 
 
-#: Quota or billing exhaustion: error codes, then phrases (HTTP 402 is one too).
-QUOTA_RULES: tuple[FactRule, ...] = (
-    *_rows(
-        "code",
-        QUOTA_CODE,
-        _QUOTA,
-        r"insufficient_quota",
-        r"billing_\w+",
-        r"credit_balance_too_low",
-        r"payment_required",
-        r"(Service)?Quota_?Exceeded(Exception)?",
-        r"QuotaExhausted",
-        r"OverQuota",
-    ),
-    *_rows(
-        "phrase",
-        QUOTA_CODE,
-        _QUOTA,
-        r"exceeded your current quota",
-        r"credit balance is too low",
-    ),
-)
-
-_QUOTA_PHRASES = tuple(r for r in QUOTA_RULES if r.kind == "phrase")
-
-#: Error-code strings (matched whole): AWS ``Error.Code``, LLM ``error.type``/``error.code``,
-#: gRPC-style status names in JSON bodies.
-CODE_RULES: tuple[FactRule, ...] = (
-    *_rows(
-        "code",
-        "rate_limited",
-        _THROTTLED,
-        r"\w*Throttl\w*",
-        r"TooManyRequests\w*",
-        r"SlowDown",
-        r"RequestLimitExceeded",
-        r"\w*rate_?limit\w*",
-        r"ProvisionedThroughputExceeded\w*",
-        r"RESOURCE_EXHAUSTED",
-    ),
-    *_rows(
-        "code",
-        "auth_failed",
-        _DENIED,
-        r"AccessDenied\w*",
-        r"\w*Unauthori[sz]ed\w*",
-        r"\w*Forbidden\w*",
-        r"\w*ExpiredToken\w*",
-        r"\w*Token_?Expired\w*",
-        r"InvalidAccessKeyId",
-        r"SignatureDoesNotMatch",
-        r"InvalidClientTokenId",
-        r"UnrecognizedClient\w*",
-        r"MissingAuthenticationToken\w*",
-        r"InvalidToken",
-        r"AuthFailure",
-        r"\w*Auth(entication)?_?Fail\w*",
-        r"authentication_error",
-        r"permission_error",
-        r"invalid_api_key",
-        r"\w*PermissionDenied\w*",
-        r"PERMISSION_DENIED",
-        r"UNAUTHENTICATED",
-    ),
-    *_rows(
-        "code",
-        "not_found",
-        _MISSING,
-        r"NoSuch\w*",
-        r"\w*NotFound\w*",
-        r"\w*not_found\w*",
-        r"NOT_FOUND",
-    ),
-    *_rows("code", "timeout", _SLOW, r"RequestTimeout\w*", r"DEADLINE_EXCEEDED"),
-    *_rows("code", "network_error", _DOWN, r"ServiceUnavailable\w*", r"UNAVAILABLE"),
+#: Quota or billing exhaustion said in a text (error-code words are the engine's WORDS).
+QUOTA_RULES: tuple[FactRule, ...] = _rows(
+    "phrase",
+    QUOTA_CODE,
+    _QUOTA,
+    r"exceeded your current quota",
+    r"credit balance is too low",
 )
 
 #: HTTP status -> code. A 429 is ``rate_limited``, and so is a 503 that states a delay.
@@ -285,44 +201,6 @@ SQLSTATE_RULES: tuple[FactRule, ...] = (
     ),
 )
 
-#: Words in a class name (outside the standard library) -> code. All weak: a name is the
-#: library author's summary, and the exception it wraps may know better
-#: (``GitCommandNotFound`` around the exec failure of a missing program).
-TYPE_WORD_RULES: tuple[FactRule, ...] = (
-    *_rows("type", "rate_limited", _THROTTLED, r"RateLimit", r"Throttl", r"TooManyRequests"),
-    *_rows(
-        "type",
-        "auth_failed",
-        _DENIED,
-        r"Authentication(Error|Exception|Failed|Failure)",
-        r"Unauthori[sz]ed",
-        r"PermissionDenied",
-        r"NoPermission",
-        r"AccessDenied",
-        r"Forbidden",
-        r"AuthError",
-        r"InvalidCredentials",
-        r"BadCredentials",
-    ),
-    *_rows("type", "not_found", _MISSING, r"NotFound", r"NoSuch", r"DoesNotExist"),
-    *_rows("type", "timeout", _SLOW, r"Timeout", r"TimedOut", r"DeadlineExceeded"),
-    *(
-        FactRule("type", p, "network_error", _DOWN, weak=True)
-        for p in (
-            r"^Connect(ion)?(Error|Exception|Refused\w*|Reset\w*|Aborted\w*|Failure)$",
-            r"ConnectionClosed",
-            r"NetworkError",
-            r"Unreachable",
-            r"ServiceUnavailable",
-            r"RemoteProtocolError",
-            r"AutoReconnect",
-            r"Disconnected",
-            r"Down(Error|Exception)$",
-            r"TryAgain",
-        )
-    ),
-)
-
 #: Phrases of drivers and servers (libpq, Redis, SSH, resolvers) -> code.
 PHRASE_RULES: tuple[FactRule, ...] = (
     *_rows(
@@ -341,6 +219,12 @@ PHRASE_RULES: tuple[FactRule, ...] = (
     ),
     *_rows(
         "phrase",
+        "timeout",
+        "the database or a table is locked by another connection or statement",
+        r"^database (table |schema )?is locked",
+    ),
+    *_rows(
+        "phrase",
         "not_found",
         _MISSING,
         r'database "[^"\n]*" does not exist',
@@ -356,6 +240,11 @@ PHRASE_RULES: tuple[FactRule, ...] = (
         r"terminating connection due to administrator command",
         r"^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b",
     ),
+)
+
+#: Generic phrases (a timeout, a connection cut): strong only where the vocabulary reads
+#: the same code in the same text (:mod:`control_plane.core.evidence`), or alone.
+GENERIC_PHRASES: tuple[FactRule, ...] = (
     *_rows(
         "phrase",
         "timeout",
@@ -385,18 +274,6 @@ PHRASE_RULES: tuple[FactRule, ...] = (
 )
 
 
-def _match_code(rules: Sequence[FactRule], codes: Sequence[str]) -> FactRule | None:
-    if not codes:
-        return None
-    for row in rules:
-        if row.kind != "code":
-            continue
-        pattern = row.compiled()
-        if any(pattern.fullmatch(code) for code in codes):
-            return row
-    return None
-
-
 @functools.lru_cache(maxsize=64)
 def _any_of(rules: tuple[FactRule, ...]) -> re.Pattern[str]:
     """One regex matching where any row of ``rules`` matches (a quick first test)."""
@@ -421,7 +298,7 @@ def _quick(rules: Sequence[FactRule]) -> re.Pattern[str]:
     return pattern
 
 
-def _search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
+def search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
     """The first row of ``rules`` found in one of ``texts``.
 
     ASCII texts are first narrowed by each row's :func:`required_literal` (a substring
@@ -446,91 +323,3 @@ def _search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
         if any(pattern.search(text) for text in texts):
             return row
     return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _named(type_names: tuple[str, ...]) -> FactRule | None:
-    """The :data:`TYPE_WORD_RULES` row of a class's names (cached: few classes fail)."""
-    return _search(TYPE_WORD_RULES, type_names)
-
-
-def _wait(facts: Facts) -> float | None:
-    """The server's own delay for a throttled call: ``Retry-After``, else the reset."""
-    return facts.delay if facts.delay is not None else facts.reset
-
-
-def _verdict(row: FactRule, facts: Facts) -> Verdict:
-    code = row.code
-    if code == "network_error" and facts.delay is not None and not row.weak:
-        # "unavailable, come back in N s" (a 503 with Retry-After, wherever it is said)
-        code = "rate_limited"
-    return Verdict(
-        code=code,
-        message=row.message if code == row.code else _THROTTLED,
-        rule=f"facts:{row.kind}:{row.pattern}",
-        retry_after=_wait(facts) if code == "rate_limited" else None,
-        weak=row.weak,
-    )
-
-
-def _status(facts: Facts) -> Verdict | None:
-    status = facts.status
-    if status is None:
-        return None
-    code = STATUS_CODES.get(status)
-    if code is None and 500 <= status <= 599:
-        code = STATUS_5XX_CODE
-    if status == 503 and facts.delay is not None:
-        code = "rate_limited"
-    if code is None:
-        return None
-    return Verdict(
-        code=code,
-        message=f"downstream answered HTTP {status}",
-        rule="http_status",
-        retry_after=_wait(facts) if code == "rate_limited" else None,
-    )
-
-
-def _sqlstate(facts: Facts) -> Verdict | None:
-    state = facts.sqlstate
-    if state is None:
-        return None
-    for row in SQLSTATE_RULES:
-        if state.upper().startswith(row.pattern):
-            return _verdict(row, facts)
-    return None
-
-
-def classify_data(facts: Facts) -> Verdict | None:
-    """Steps 1-4: quota, error codes, HTTP status, SQLSTATE (the facts kept as data)."""
-    quota = _match_code(QUOTA_RULES, facts.codes)
-    if quota is None and facts.text:
-        quota = _search(_QUOTA_PHRASES, [facts.text])
-    if quota is not None or facts.status == 402:
-        row = quota or QUOTA_RULES[0]
-        rule = f"facts:quota:{row.pattern}" if quota is not None else "http_status"
-        return Verdict(QUOTA_CODE, row.message, rule)
-    coded = _match_code(CODE_RULES, facts.codes)
-    if coded is not None:
-        return _verdict(coded, facts)
-    return _status(facts) or _sqlstate(facts)
-
-
-def classify_text(
-    facts: Facts, errno_codes: Mapping[int, str], errno_ok: Callable[[], bool]
-) -> Verdict | None:
-    """Steps 5-7: class-name words (strong ones), errnos, phrases, then the weak words."""
-    named = _named(facts.type_names)
-    if named is not None and named.code != "network_error":
-        return _verdict(named, facts)
-    if errno_ok():
-        for err in facts.errnos:
-            code = errno_codes.get(err)
-            if code is not None:
-                return Verdict(code, f"the operation failed with errno {err}", "errno")
-    if facts.text:
-        found = _search(PHRASE_RULES, [facts.text])
-        if found is not None:
-            return _verdict(found, facts)
-    return _verdict(named, facts) if named is not None else None

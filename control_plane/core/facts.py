@@ -18,14 +18,18 @@ from typing import Any
 
 __all__ = [
     "CODE_FIELDS",
+    "DELAY_FIELDS",
     "DELAY_HEADERS",
     "HEADER_FIELDS",
+    "HTTP_ONLY_FIELDS",
     "LINK_FIELDS",
     "MAX_DEPTH",
     "MAX_ITEMS",
     "MAX_NODES",
     "MAX_STRING",
     "MESSAGE_FIELDS",
+    "NUMBER_FIELDS",
+    "PROTOCOL_WORDS",
     "SQLSTATE_FIELDS",
     "STATUS_FIELDS",
     "Facts",
@@ -34,6 +38,7 @@ __all__ = [
     "header_reset",
     "parse_retry_after",
     "peek",
+    "protocol_of",
 ]
 
 #: Nested objects followed from the exception (``exc.response.body.error``: 3).
@@ -51,6 +56,7 @@ _MISSING = object()
 _TYPE_DICT: Any = type.__dict__["__dict__"]
 _TYPE_MRO: Any = type.__dict__["__mro__"]
 _TYPE_NAME: Any = type.__dict__["__name__"]
+_TYPE_MODULE: Any = type.__dict__["__module__"]
 #: C-level data descriptors: a getset (``BaseException.args``) and a member (``OSError.errno``).
 _SAFE_DESCRIPTORS: tuple[type[Any], ...] = (
     type(BaseException.__dict__["args"]),
@@ -369,6 +375,13 @@ class Facts:
     text: str = ""
     #: Class names along the exception's MRO, outside the standard library's builtins.
     type_names: tuple[str, ...] = ()
+    #: ``(protocol, number)``: a reply or error number of a wire protocol (SMTP, FTP, LDAP,
+    #: MySQL, ...), read only from an exception of that protocol's library
+    #: (:data:`PROTOCOL_WORDS`): never an HTTP status, whatever its size.
+    numbers: tuple[tuple[str, int], ...] = ()
+    #: Response codes a reply quotes in brackets (IMAP ``[AUTHENTICATIONFAILED]``, POP3
+    #: ``-ERR [IN-USE]``), from the exception's own text.
+    replies: tuple[str, ...] = ()
 
 
 #: Fields holding an HTTP status (an int 100-599, or its digits).
@@ -376,11 +389,77 @@ STATUS_FIELDS = (
     "status_code",
     "status",
     "http_status",
+    "httpStatus",
+    "http_code",
+    "response_code",
     "HTTPStatusCode",
     "statusCode",
-    "code",
-    "errcode",
+    "status_int",
 )
+#: Fields that hold an HTTP status only on an HTTP object (one holding headers or a
+#: response, or named for HTTP, or data inside one): elsewhere they are a protocol's own
+#: numbers (a mail server's 535, a column store's 516) that overlap 100-599.
+HTTP_ONLY_FIELDS = ("code", "errcode")
+#: Fields holding a protocol's reply or error number, on that protocol's exceptions.
+NUMBER_FIELDS = (
+    "smtp_code",
+    "reply_code",
+    "code",
+    "errno",
+    "result",
+    "error_code",
+    "recipients",
+    "sqlite_errorcode",
+)
+#: Fields stating a delay the server asked for, under the names libraries keep it (seconds;
+#: a name ending in ``ms`` holds milliseconds; ``"30s"``-style durations are read too).
+DELAY_FIELDS = (
+    "retry_after",
+    "retry_after_s",
+    "retry_after_seconds",
+    "retryAfter",
+    "retry_after_ms",
+    "retryAfterMs",
+    "backoff",
+    "backoff_s",
+    "backoff_seconds",
+    "backoff_ms",
+    "retry_delay",
+    "retryDelay",
+    "retry_in",
+)
+#: Words of a library's module or class names -> the protocol whose numbers it raises.
+PROTOCOL_WORDS: Mapping[str, str] = {
+    "smtp": "smtp",
+    "smtplib": "smtp",
+    "aiosmtplib": "smtp",
+    "ftp": "ftp",
+    "ftplib": "ftp",
+    "aioftp": "ftp",
+    "ldap": "ldap",
+    "ldap3": "ldap",
+    "mysql": "mysql",
+    "pymysql": "mysql",
+    "mysqldb": "mysql",
+    "aiomysql": "mysql",
+    "asyncmy": "mysql",
+    "clickhouse": "clickhouse",
+    "amqp": "amqp",
+    "pika": "amqp",
+    "aiormq": "amqp",
+    "kombu": "amqp",
+    "kafka": "kafka",
+    "aiokafka": "kafka",
+    "pymongo": "mongodb",
+    "mongo": "mongodb",
+    "imaplib": "imap",
+    "aioimaplib": "imap",
+    "imapclient": "imap",
+    "poplib": "pop3",
+    "sqlite3": "sqlite",
+}
+#: Protocols whose replies quote response codes in brackets (``Facts.replies``).
+_BRACKETING = frozenset({"imap", "pop3"})
 #: Fields holding headers.
 HEADER_FIELDS = (
     "headers",
@@ -420,6 +499,8 @@ LINK_FIELDS = (
     "_content",
     "diag",
     "orig",
+    "meta",
+    "data",
 )
 
 _BUILTIN_MODULES = frozenset({"builtins", "socket", "ssl", "asyncio", "concurrent", "subprocess"})
@@ -455,20 +536,100 @@ def _json(value: Any) -> Any:
         return None
 
 
-class _Gather:
-    __slots__ = ("codes", "delay", "errnos", "nodes", "reset", "sqlstate", "status", "text")
+def _delay_value(name: str, value: Any) -> float | None:
+    """Seconds from a delay field's value (a number, digits, ``"30s"``, an HTTP-date)."""
+    if isinstance(value, bool):
+        return None
+    scale = 1000.0 if name.lower().endswith("ms") else 1.0
+    if isinstance(value, int | float):
+        seconds = parse_retry_after(value)
+        return None if seconds is None else seconds / scale
+    text = _string(value)
+    if text is None:
+        return None
+    seconds = _duration(text, None)
+    if seconds is None:
+        seconds = parse_retry_after(text)
+    return None if seconds is None else seconds / scale
 
-    def __init__(self) -> None:
+
+_HTTP_LINKS = frozenset({"response", "resp", "resp_body", "_content"})
+_HTTP_WORDS = frozenset({"http", "https", "response", "httpx", "aiohttp", "urllib", "requests"})
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _words_of_type(klass: type) -> frozenset[str]:
+    """Lower-cased words of the modules and names of ``klass``'s MRO (cached per type)."""
+    found: set[str] = set()
+    for k in _mro(klass):
+        module = _class_dict(k).get("__module__")
+        try:
+            name = _TYPE_NAME.__get__(k)
+        except (TypeError, AttributeError):
+            continue
+        for part in (module, name):
+            if isinstance(part, str):
+                found.update(w.lower() for w in _WORD.findall(part[:200]))
+                found.update(p.lower() for p in part[:200].split("."))
+    return frozenset(found)
+
+
+def _type_words(obj: Any) -> frozenset[str]:
+    kind: Any = type(obj)
+    try:
+        return _words_of_type(kind)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return frozenset()
+
+
+def protocol_of(exc: BaseException) -> str | None:
+    """The wire protocol whose numbers ``exc``'s library raises (:data:`PROTOCOL_WORDS`)."""
+    kind: Any = type(exc)
+    try:
+        return _protocol_of_type(kind)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _protocol_of_type(klass: type) -> str | None:
+    words = _words_of_type(klass)
+    for word, protocol in PROTOCOL_WORDS.items():
+        if word in words:
+            return protocol
+    return None
+
+
+class _Gather:
+    __slots__ = (
+        "codes",
+        "delay",
+        "errnos",
+        "nodes",
+        "numbers",
+        "protocol",
+        "reset",
+        "sqlstate",
+        "status",
+        "text",
+    )
+
+    def __init__(self, protocol: str | None) -> None:
         self.status: int | None = None
         self.delay: float | None = None
         self.reset: float | None = None
         self.codes: list[str] = []
         self.sqlstate: str | None = None
         self.errnos: list[int] = []
+        self.numbers: list[tuple[str, int]] = []
         self.text: list[str] = []
         self.nodes = 0
+        self.protocol = protocol
 
-    def visit(self, node: Any, depth: int, root: bool = False) -> None:
+    def visit(self, node: Any, depth: int, root: bool = False, http: bool = False) -> None:
         if node is None or isinstance(node, bool | int | float) or depth > MAX_DEPTH:
             return
         if self.nodes >= MAX_NODES:
@@ -477,16 +638,16 @@ class _Gather:
         if isinstance(node, str | bytes | bytearray):
             parsed = _json(node)
             if parsed is not None:
-                self.visit(parsed, depth + 1)
+                self.visit(parsed, depth + 1, http=http)
             return
         if isinstance(node, list | tuple):
             for item in _head(node):
-                self.visit(item, depth + 1)
+                self.visit(item, depth + 1, http=http)
             return
         if isinstance(node, BaseException) and not root:
             self.exception(node, depth)
             return
-        self.holder(node, depth)
+        self.holder(node, depth, http)
 
     def exception(self, exc: BaseException, depth: int) -> None:
         """An exception held in data (``errors``): only its errno and code are facts."""
@@ -494,7 +655,7 @@ class _Gather:
         if isinstance(err, int) and not isinstance(err, bool):
             self.errnos.append(err)
 
-    def holder(self, node: Any, depth: int) -> None:
+    def holder(self, node: Any, depth: int, http: bool) -> None:
         if isinstance(node, dict):
             present: frozenset[str] | set[str] = _ALL_FIELDS
         else:
@@ -503,54 +664,109 @@ class _Gather:
             present = _class_fields(type(node))
             if inst:
                 present = present | (_ALL_FIELDS & inst.keys())
-            if not present:
-                return
+            if not present or (self.protocol is None and present <= _NUMBER_ONLY):
+                if self.protocol is not None and depth == 0:  # its arguments may say it
+                    self.number(
+                        node, lambda obj, name: _peek(obj, name) if name in present else None
+                    )
+                return  # nothing else to read (an OSError's errno is extract's)
+            http = http or bool(_type_words(node) & _HTTP_WORDS)
 
         def peek(obj: Any, name: str) -> Any:
             return _peek(obj, name) if name in present else None
 
-        status: int | None = None
-        for name in STATUS_FIELDS:
-            status = _status(peek(node, name))
-            if status is not None:
-                break
-        if status is not None and self.status is None:
-            self.status = status
-        if self.delay is None or self.reset is None:
-            for name in HEADER_FIELDS:
-                headers = peek(node, name)
-                if headers is None:
-                    continue
+        def fields(names: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
+            """``(name, value)`` of the fields of ``names`` this holder has, set."""
+            for name in names:
+                if name in present:
+                    value = _peek(node, name)
+                    if value is not None:
+                        yield name, value
+
+        headers_seen = False
+        for _, headers in fields(HEADER_FIELDS):
+            headers_seen = True
+            if self.delay is None or self.reset is None:
                 found = _header_map(headers)
                 if self.delay is None:
                     self.delay = header_delay(found)
                 if self.reset is None:
                     self.reset = header_reset(found)
-        for name in CODE_FIELDS:
-            value = _string(peek(node, name))
+        http = http or headers_seen or peek(node, "response") is not None
+        if self.protocol is not None and depth == 0:
+            self.number(node, peek)
+        elif self.status is None:
+            for _, value in fields(STATUS_FIELDS + HTTP_ONLY_FIELDS if http else STATUS_FIELDS):
+                self.status = _status(value)
+                if self.status is not None:
+                    break
+        if self.delay is None:
+            for name, value in fields(DELAY_FIELDS):
+                self.delay = _delay_value(name, value)
+                if self.delay is not None:
+                    break
+        for _, raw in fields(CODE_FIELDS):
+            value = _string(raw)
             if value is not None and _CODE.match(value) and value not in self.codes:
                 self.codes.append(value)
         if self.sqlstate is None:
-            for name in SQLSTATE_FIELDS:
-                value = _string(peek(node, name))
+            for _, raw in fields(SQLSTATE_FIELDS):
+                value = _string(raw)
                 if value is not None and _SQLSTATE.match(value):
                     self.sqlstate = value
                     break
-        for name in MESSAGE_FIELDS:
-            value = _string(peek(node, name))
+        for _, raw in fields(MESSAGE_FIELDS):
+            value = _string(raw)
             if value:
                 self.text.append(value)
         if isinstance(node, dict):
             for key, value in _items(node):
                 if isinstance(value, BaseException):  # {(host, port): ConnectionRefusedError}
                     self.exception(value, depth)
+                elif key in _ERROR_KEYS and isinstance(value, str) and _CODE.match(value):
+                    if value not in self.codes:  # {"ok": false, "error": "ratelimited"}
+                        self.codes.append(value)
                 elif isinstance(key, str) and key in LINK_FIELDS:
-                    self.visit(value, depth + 1)
+                    self.visit(value, depth + 1, http=http)
             return
-        for name in LINK_FIELDS:
-            value = peek(node, name)
-            if value is not None and value is not node:
-                self.visit(value, depth + 1)
+        for name, value in fields(LINK_FIELDS):
+            if value is not node:
+                linked_http = http or name in _HTTP_LINKS
+                self.visit(value, depth + 1, http=linked_http)
+
+    def number(self, node: Any, peek: Any) -> None:
+        """The protocol's own number: a field, the first argument, or a reply's digits."""
+        protocol = self.protocol
+        assert protocol is not None
+        candidates = [peek(node, name) for name in NUMBER_FIELDS]
+        args = _peek(node, "args")
+        if isinstance(args, tuple) and args:
+            first = args[0]
+            candidates.append(first)
+            if isinstance(first, dict):  # python-ldap: ({"result": 49, "desc": ...},)
+                candidates.append(dict.get(first, "result"))
+            text = _string(first)
+            if text is not None and _REPLY.match(text):
+                candidates.append(int(text[:3]))
+        for value in candidates:
+            if isinstance(value, int) and not isinstance(value, bool):
+                # SQLite's extended result codes keep the primary one in the low byte
+                number = int(value) & 0xFF if protocol == "sqlite" else int(value)
+                self.numbers.append((protocol, number))
+                return
+        # smtplib's SMTPRecipientsRefused: {recipient: (code, reply)}, one number each
+        for _, reply in _items(peek(node, "recipients")):
+            if isinstance(reply, tuple) and reply and isinstance(reply[0], int):
+                self.numbers.append((protocol, int(reply[0])))
+
+
+#: Keys of a decoded body whose string value is an error-code word (an API answering
+#: errors with HTTP 200: ``{"ok": false, "error": "invalid_auth"}``).
+_ERROR_KEYS = frozenset({"error", "Error", "error_type", "errorType"})
+_NUMBER_ONLY = frozenset(NUMBER_FIELDS) - {"code", "error_code"}
+#: A response code quoted in brackets: upper case, digits, ``/`` and ``-`` only.
+_BRACKETED = re.compile(r"\[([A-Z][A-Z0-9/-]{1,40})\]")
+_REPLY = re.compile(r"^[1-5][0-9]{2}[ -]")
 
 
 _ALL_FIELDS = frozenset(
@@ -561,6 +777,9 @@ _ALL_FIELDS = frozenset(
         *SQLSTATE_FIELDS,
         *MESSAGE_FIELDS,
         *LINK_FIELDS,
+        *HTTP_ONLY_FIELDS,
+        *NUMBER_FIELDS,
+        *DELAY_FIELDS,
     )
 )
 _peek = peek
@@ -592,9 +811,9 @@ def _type_names(klass: type) -> tuple[str, ...]:
 def _type_names_of(klass: type) -> tuple[str, ...]:
     names = []
     for k in _mro(klass):
-        module = _class_dict(k).get("__module__")
         try:
             name = _TYPE_NAME.__get__(k)
+            module = _TYPE_MODULE.__get__(k)
         except (TypeError, AttributeError):
             continue
         if isinstance(module, str) and module.partition(".")[0] in _BUILTIN_MODULES:
@@ -606,10 +825,10 @@ def _type_names_of(klass: type) -> tuple[str, ...]:
 
 def extract(exc: BaseException) -> Facts:
     """The facts ``exc`` carries (see the module docs); bounded, runs none of its code."""
-    gather = _Gather()
+    gather = _Gather(protocol_of(exc))
     gather.visit(exc, 0, root=True)
     err = peek(exc, "errno")
-    if isinstance(err, int) and not isinstance(err, bool):
+    if isinstance(err, int) and not isinstance(err, bool) and gather.protocol is None:
         gather.errnos.insert(0, err)
     args = peek(exc, "args")
     if isinstance(args, tuple):
@@ -617,7 +836,11 @@ def extract(exc: BaseException) -> Facts:
             text = _string(arg)
             if text:
                 gather.text.insert(0, text)
+    replies: tuple[str, ...] = ()
+    if gather.protocol in _BRACKETING and gather.text:
+        replies = tuple(_BRACKETED.findall(gather.text[0])[:4])
     return Facts(
+        replies=replies,
         status=gather.status,
         delay=gather.delay,
         reset=gather.reset,
@@ -626,4 +849,5 @@ def extract(exc: BaseException) -> Facts:
         errnos=tuple(dict.fromkeys(gather.errnos[:MAX_ITEMS])),
         text="\n".join(gather.text)[: MAX_STRING * 2],
         type_names=_type_names(type(exc)),
+        numbers=tuple(gather.numbers[:MAX_ITEMS]),
     )

@@ -33,6 +33,7 @@ __all__ = [
     "NOT_PERMITTED",
     "SCRATCH_KEEP",
     "SCRATCH_TTL",
+    "Confinement",
     "Destination",
     "Grant",
     "GrantError",
@@ -368,18 +369,31 @@ _SCRATCH: list[str] = []
 
 
 def scratch_root() -> str:
-    """The server's own scratch directory (0700, made once per process)."""
+    """The server's own scratch directory (0700, made once per process).
+
+    It lies in a private directory of the server's (0700) beside the programs' ``HOME``
+    (:func:`_empty_home`): a caller who may write in the scratch root (``git.clone``'s
+    ``dest``) reaches neither that ``HOME`` nor anything else of the server's own state.
+    """
     with _SCRATCH_LOCK:
         if not _SCRATCH:
-            made = os.path.realpath(tempfile.mkdtemp(prefix="capability-packs-scratch-"))
+            state = os.path.realpath(tempfile.mkdtemp(prefix="capability-packs-"))
+            made = tempfile.mkdtemp(prefix="capability-packs-scratch-", dir=state)
+            os.mkdir(os.path.join(state, _HOME), 0o500)
             _SCRATCH.append(made)
-            atexit.register(_remove_scratch, made, os.getpid())
+            atexit.register(_remove_scratch, state, os.getpid())
         return _SCRATCH[0]
+
+
+#: The programs' empty ``HOME``: beside the scratch root, in the server's private directory.
+_HOME = "home"
 
 
 def _remove_scratch(path: str, owner: int) -> None:
     """At exit of the process that made it (not of a forked child): the scratch root goes."""
     if os.getpid() == owner:
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.join(path, _HOME), 0o700)
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -390,11 +404,9 @@ def adopt_scratch(path: str) -> None:
 
 
 def _empty_home() -> str:
-    """An empty, read-only directory: ``HOME`` of programs without ambient credentials."""
-    home = os.path.join(scratch_root(), ".home")
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(home, 0o500)
-    return home
+    """An empty, read-only directory: ``HOME`` of programs without ambient credentials.
+    Outside every root a caller can write (not in the scratch root: beside it)."""
+    return os.path.join(os.path.dirname(scratch_root()), _HOME)
 
 
 def _sweep(root: str, now: float) -> None:
@@ -467,6 +479,17 @@ class Destination:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """What the kernel holds a program of a confined pack to (the runtime applies it:
+    ``runtime/confine_program.py``): read-only ``reads``, writable ``writes``, and TCP
+    ``connect`` only to these ports (``()``: none; ``None``: not restricted by port)."""
+
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    connect: tuple[int, ...] | None
+
+
 class ProgramRunner(Protocol):
     """Runs a program :meth:`PackReach.run` has checked; the runtime installs one
     (``runtime/tool_process.run_program``): core starts no process itself."""
@@ -482,6 +505,7 @@ class ProgramRunner(Protocol):
         on_stdout: Callable[[bytes], bool] | None,
         cancelled: Callable[[], bool],
         tool: str | None,
+        confinement: Confinement | None,
     ) -> tuple[ToolRun, bool]: ...
 
 
@@ -551,7 +575,10 @@ class PackReach:
 
     def readable(self, path: str, field_name: str = "path") -> str:
         """``path`` resolved (symlinks, ``..``) when it lies inside a read root; else
-        ``not_permitted`` -- the same whether or not anything exists there."""
+        ``not_permitted`` -- the same whether or not anything exists there (and for a path
+        holding a NUL character, which names nothing)."""
+        if "\x00" in path:
+            raise self._refuse_path("read", field_name)
         if not self.confined:
             return os.path.abspath(path)
         if not os.path.isabs(path):
@@ -609,6 +636,8 @@ class PackReach:
         (swept after :data:`SCRATCH_TTL`, at most :data:`SCRATCH_KEEP`), else a work
         directory beside ``dest`` (inside a write root) moved there on :meth:`commit`.
         A ``dest`` that cannot hold the result is the pack's code ``unusable``."""
+        if dest is not None and "\x00" in dest:
+            raise self._refuse_path("write", field_name)
         if dest is None:
             root = scratch_root()
             _sweep(root, time.time())
@@ -675,12 +704,16 @@ class PackReach:
         on_stdout: Callable[[bytes], bool] | None = None,
         tool: str | None = None,
         program: str | None = None,
+        connect: Sequence[int] | None = None,
     ) -> tuple[ToolRun, bool]:
         """Run ``argv`` if its program is granted (``program``, default ``argv[0]``: a pack
         passes ``"git"`` when ``$CAPABILITY_PACKS_GIT`` names another binary), in
-        :meth:`environment`; the run and whether ``on_stdout`` (stdout as it comes, then not
-        kept; False stops the program) stopped it. Raises ``timeout`` (time ran out or
-        ``ctx`` was cancelled), ``dependency_missing``, ``not_permitted``."""
+        :meth:`environment`, confined by the kernel to this grant (:meth:`confinement`);
+        the run and whether ``on_stdout`` (stdout as it comes, then not kept; False stops
+        the program) stopped it. ``connect``: the TCP ports the program may connect to (the
+        ones the pack checked); ``None``: any port when the grant has egress, none without.
+        Raises ``timeout`` (time ran out or ``ctx`` was cancelled), ``dependency_missing``,
+        ``not_permitted``."""
         self.program(program or argv[0])
         if self.runner is None:
             raise PackError(
@@ -695,7 +728,30 @@ class PackReach:
             on_stdout=on_stdout,
             cancelled=(lambda: ctx.cancelled) if ctx is not None else (lambda: False),
             tool=tool,
+            confinement=self.confinement(connect),
         )
+
+    def confinement(self, connect: Sequence[int] | None = None) -> Confinement | None:
+        """What a program of this pack is held to: the read and write roots (plus the
+        programs' read-only ``HOME``, or the serving user's credential files with ambient
+        credentials), TCP ``connect`` ports (none when the grant has no egress). ``None``
+        for an unconfined pack."""
+        if not self.confined:
+            return None
+        reads = [*self.reads]
+        if self.ambient_credentials:
+            home = os.path.expanduser("~")
+            reads += [os.path.join(home, name) for name in _CREDENTIAL_FILES]
+        else:
+            reads.append(_empty_home())
+        ports: tuple[int, ...] | None
+        if not self.egress:
+            ports = ()
+        elif connect is None:
+            ports = None
+        else:
+            ports = tuple(int(p) for p in connect)
+        return Confinement(tuple(reads), self.writes, ports)
 
     # -- programs --------------------------------------------------------------------------
 
@@ -730,6 +786,16 @@ class PackReach:
             env.update(extra)
         return env
 
+
+#: What a program with ambient credentials may read of the serving user's home.
+_CREDENTIAL_FILES = (
+    ".netrc",
+    ".gitconfig",
+    ".git-credentials",
+    ".config/git",
+    ".ssh",
+    ".curlrc",
+)
 
 #: The variables a program keeps without ambient credentials (no tokens, no agent sockets).
 _KEPT_ENV = frozenset({"PATH", "TZ", "LANG", "TMPDIR", "SYSTEMROOT"})

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 from control_plane.core.classify import Classification
 from control_plane.core.errors import PackError
+from control_plane.core.evidence import read_lines
 from control_plane.core.redact import scrub_tail
 
 __all__ = [
@@ -662,12 +663,8 @@ PIP_RULES: tuple[StderrRule, ...] = (
         r"too many 5\d\d error responses",
         "the package index kept answering with an HTTP 5xx error",
     ),
-    rule(
-        "pip_no_distribution",
-        "not_found",
-        r"No matching distribution found for",
-        "no distribution of the package matches on the index",
-    ),
+    # pip's warning for each retry: "WARNING: 401 Error, Credentials not correct for ..."
+    *http_status_rules("pip_warning", r"^WARNING: {status} (Client |Server )?Error\b"),
     rule(
         "pip_resolve",
         "network_error",
@@ -676,6 +673,13 @@ PIP_RULES: tuple[StderrRule, ...] = (
         "the package index is not reachable",
     ),
     rule("pip_timeout", "timeout", r"Read timed out|timed out", "the package index timed out"),
+    # A summary line, read last: it hides the first error (a 401, a refused connection).
+    rule(
+        "pip_no_distribution",
+        "not_found",
+        r"No matching distribution found for",
+        "no distribution of the package matches on the index",
+    ),
 )
 
 
@@ -945,7 +949,8 @@ def classify_tool(
     stderr: str | bytes | None,
 ) -> Classification | None:
     """A failed tool run's classification: the stderr rules of :func:`tables_for`'s tables
-    in order, then the named tool's exit statuses; ``None`` when none knows it."""
+    in order, then the named tool's exit statuses, then any tool's stderr read with the
+    vocabulary of :mod:`control_plane.core.evidence`; ``None`` when none knows it."""
     tables = tables_for(argv, stderr)
     if stderr:
         for table in tables:
@@ -953,7 +958,15 @@ def classify_tool(
             if found is not None:
                 return found
     named = table_for(argv)
-    return named.classify(returncode, None) if named is not None else None
+    found = named.classify(returncode, None) if named is not None else None
+    if found is None and stderr:
+        # Any tool, with or without a table: its lines read with the engine's vocabulary,
+        # the first line that says something over lines that summarise it.
+        words = read_lines(stderr_text(stderr))
+        if words is not None:
+            code, message, phrase = words
+            return Classification(code=code, message=message, rule=f"stderr:words:{phrase}")
+    return found
 
 
 # -- a finished run ------------------------------------------------------------------

@@ -134,6 +134,7 @@ class _LiveCollector:
         }
         #: The serving event loop's health: (longest stall in seconds, stalls counted).
         self.loop_sources: list[Callable[[], tuple[float, int]]] = []
+        self.answer_sources: list[Callable[[], tuple[int, int]]] = []
         self.lock = threading.Lock()
         self.series: dict[str, _PackSeries] = {}
 
@@ -210,6 +211,20 @@ class _LiveCollector:
         )
         stalls.add_metric([], sum(h[1] for h in health))
         yield stalls
+        answers = [source() for source in list(self.answer_sources)]
+        held = GaugeMetricFamily(
+            f"{NAMESPACE}_answer_bytes_held",
+            "Bytes of answers handed to grpc and not yet sent (callers that do not read "
+            "hold theirs); bounded by the answer budget.",
+        )
+        held.add_metric([], sum(a[0] for a in answers))
+        yield held
+        closed = CounterMetricFamily(
+            f"{NAMESPACE}_answer_connections_closed",
+            "Connections closed for holding the most unread bytes past the answer budget.",
+        )
+        closed.add_metric([], sum(a[1] for a in answers))
+        yield closed
 
     def describe(self) -> Iterable[Metric]:
         return self.collect()
@@ -364,6 +379,11 @@ class Metrics:
 
     def unwatch_loop(self, source: Callable[[], tuple[float, int]]) -> None:
         self._live.loop_sources[:] = [s for s in self._live.loop_sources if s != source]
+
+    def watch_answers(self, source: Callable[[], tuple[int, int]]) -> None:
+        """Report ``source()`` -- (answer bytes held unsent, connections closed for them)
+        -- as the answer budget's state (``wire.answers.AnswerBudget``)."""
+        self._live.answer_sources.append(source)
 
     # -- exposition -------------------------------------------------------------------------
 

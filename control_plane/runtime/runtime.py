@@ -448,6 +448,9 @@ def build_runtime(
     require_scrubber()  # a process whose scrubber leaks never serves (SystemExit)
     config = config if config is not None else RuntimeConfig()
     owns_load = load is None
+    if config.grants is not None:
+        # Before loading: the MCP servers start now, confined to their packs' grants.
+        install_grants(config.grants)
     if load is None:
         mcp = config.mcp_config
         mcp_config = mcp if isinstance(mcp, McpConfig) or mcp is None else load_config(mcp)
@@ -482,7 +485,9 @@ def build_runtime(
     if unknown:
         if owns_load:
             load.close()
-        raise GrantError(f"a grant names unknown pack(s): {unknown_names(unknown, served)}")
+        said = unknown_names(unknown, served)
+        install_grants(Grants())
+        raise GrantError(f"a grant names unknown pack(s): {said}")
     confinement = decide_confinement(load.registry, operator, config.trust)
     install_grants(confinement.grants())
     try:

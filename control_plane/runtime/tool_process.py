@@ -16,10 +16,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from control_plane.core.errors import PackError
-from control_plane.core.reach import install_runner
+from control_plane.core.reach import Confinement, install_runner
 from control_plane.core.stderr import ToolRun, ToolTable, raise_for_failure, stderr_text, tool_name
+from control_plane.runtime.confine_program import wrap
 
-__all__ = ["STDERR_KEEP", "TICK", "install", "run_program", "run_tool"]
+__all__ = ["STDERR_KEEP", "TICK", "confined", "install", "run_program", "run_tool"]
 
 #: How often a running program's call is checked for cancellation (seconds).
 TICK = 0.1
@@ -44,6 +45,35 @@ def _missing(label: str, code: str) -> PackError:
     return PackError(code, f"{label} is not installed or not executable on this host")
 
 
+def confined(
+    argv: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: str | None,
+    confinement: Confinement | None,
+) -> tuple[list[str], dict[str, str] | None, str | None]:
+    """``(argv, env, cwd)`` that start ``argv`` held to ``confinement`` by the kernel
+    (:mod:`.confine_program`); unchanged for ``None`` (an unconfined pack). The one place
+    every program of a pack (and every MCP server) is started through. Without ``cwd`` a
+    confined program starts in ``/`` unless the server's own directory is inside its grant
+    (git looks for a repository where it starts). Raises ``FileNotFoundError`` for a
+    program that is not there, as ``exec`` would."""
+    if confinement is None:
+        return list(argv), None if env is None else dict(env), cwd
+    command, child_env = wrap(
+        argv,
+        env,
+        reads=confinement.reads,
+        writes=confinement.writes,
+        connect=confinement.connect,
+    )
+    if cwd is None:
+        here = os.path.realpath(os.getcwd())
+        roots = (*confinement.reads, *confinement.writes)
+        inside = any(here == r or here.startswith(r.rstrip("/") + "/") for r in roots)
+        cwd = here if inside else "/"
+    return command, child_env, cwd
+
+
 def run_tool(
     argv: Sequence[str],
     *,
@@ -55,6 +85,7 @@ def run_tool(
     table: ToolTable | None = None,
     input: bytes | None = None,
     missing_code: str = "dependency_missing",
+    confinement: Confinement | None = None,
 ) -> ToolRun:
     """Run ``argv`` within ``timeout`` seconds; a failed run raises its classified error.
 
@@ -72,19 +103,22 @@ def run_tool(
     :param missing_code: the code raised when the executable is missing or not
         executable (``dependency_missing``, a well-known pack code; a pack that does
         not declare it gets ``internal_error``).
+    :param confinement: what the kernel holds the program to (``ctx.reach.confinement()``);
+        ``None``: nothing (the serving user's whole reach).
     :return: the finished run (stdout bytes, decoded stderr, exit status).
     :raises PackError: the matched rule's code, ``timeout`` or ``missing_code``.
     :raises ToolFailed: the tool failed and no rule matched (``internal_error``).
     """
     label = tool or tool_name(argv) or "tool"
     try:
+        command, child_env, child_cwd = confined(argv, env, cwd, confinement)
         proc = subprocess.Popen(
-            list(argv),
+            command,
             stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-            cwd=cwd,
+            env=child_env,
+            cwd=child_cwd,
             start_new_session=True,
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
@@ -115,19 +149,22 @@ def run_program(
     on_stdout: Callable[[bytes], bool] | None,
     cancelled: Callable[[], bool],
     tool: str | None,
+    confinement: Confinement | None = None,
 ) -> tuple[ToolRun, bool]:
-    """Run ``argv`` (checked by ``PackReach.run``) to completion; the run and whether
-    ``on_stdout`` stopped it early. The group is killed when time runs out or ``cancelled()``
-    (``timeout`` raised for both), and when ``on_stdout`` returns False."""
+    """Run ``argv`` (checked by ``PackReach.run``) to completion, held to ``confinement``;
+    the run and whether ``on_stdout`` stopped it early. The group is killed when time runs
+    out or ``cancelled()`` (``timeout`` raised for both), and when ``on_stdout`` returns
+    False."""
     label = tool or tool_name(argv) or "tool"
     try:
+        command, child_env, child_cwd = confined(argv, env, cwd, confinement)
         proc = subprocess.Popen(
-            list(argv),
+            command,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=dict(env),
-            cwd=cwd,
+            env=child_env,
+            cwd=child_cwd,
             pass_fds=tuple(pass_fds),
             start_new_session=True,
         )

@@ -9,8 +9,11 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from control_plane.core.errors import FieldViolation, InvalidInput
+from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.wire import status as wire
+from control_plane.wire.admission import DEFAULT_RETRY_AFTER
+from control_plane.wire.answers import AnswerBudget, answer_bytes, answer_size, refused_status
 from control_plane.wire.drain import Drain
 
 __all__ = ["SERVICE_NAME", "Malformed", "add_service", "malformed_status"]
@@ -58,33 +61,66 @@ def _deserializer(message: Any) -> Callable[[bytes], Any]:
     return deserialize
 
 
-def _checked(behavior: Behavior, drain: Drain) -> Behavior:
-    async def method(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+def _checked(
+    behavior: Behavior, drain: Drain, budget: AnswerBudget | None, retry_after: float
+) -> Behavior:
+    if budget is None:
+
+        async def method(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            if drain.picked_up():
+                await drain.refuse(request, context)
+            if type(request) is Malformed:
+                await context.abort_with_status(malformed_status(request))
+            return await behavior(request, context)
+
+        return method
+
+    async def budgeted(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         if drain.picked_up():
             await drain.refuse(request, context)
         if type(request) is Malformed:
             await context.abort_with_status(malformed_status(request))
-        return await behavior(request, context)
+        if budget.full():
+            await context.abort_with_status(
+                refused_status(
+                    budget.limit,
+                    retry_after,
+                    clip(getattr(request, "pack", ""), MAX_PACK_NAME),
+                    clip(getattr(request, "request_id", ""), MAX_REQUEST_ID),
+                )
+            )
+        reply = await behavior(request, context)
+        budget.hold(context, answer_size(reply))
+        return reply
 
-    return method
+    return budgeted
 
 
-def add_service(servicer: Any, server: grpc.aio.Server, drain: Drain) -> None:
+def add_service(
+    servicer: Any,
+    server: grpc.aio.Server,
+    drain: Drain,
+    budget: AnswerBudget | None = None,
+    retry_after: float = DEFAULT_RETRY_AFTER,
+) -> None:
     """Register ``servicer`` (``ControlPlaneService``) on ``server``: a request that does not
     decode is answered ``INVALID_ARGUMENT``; calls picked up once ``drain`` is closing are
-    held and refused."""
-    methods: dict[str, tuple[Any, Any]] = {
-        "ListPacks": (pb.ListPacksRequest, pb.ListPacksResponse),
-        "DescribePack": (pb.DescribePackRequest, pb.DescribePackResponse),
-        "InvokePack": (pb.InvokePackRequest, pb.InvokePackResponse),
+    held and refused; every answer counts against ``budget`` until it is sent, and while it
+    is full new calls are refused ``overloaded`` (:mod:`control_plane.wire.answers`).
+    Replies go out as they are when already serialized (an
+    :class:`~control_plane.wire.answers.Answer`)."""
+    methods: dict[str, Any] = {
+        "ListPacks": pb.ListPacksRequest,
+        "DescribePack": pb.DescribePackRequest,
+        "InvokePack": pb.InvokePackRequest,
     }
     handlers = {
         name: grpc.unary_unary_rpc_method_handler(
-            _checked(getattr(servicer, name), drain),
+            _checked(getattr(servicer, name), drain, budget, retry_after),
             request_deserializer=_deserializer(request),
-            response_serializer=response.SerializeToString,
+            response_serializer=answer_bytes,
         )
-        for name, (request, response) in methods.items()
+        for name, request in methods.items()
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
     server.add_registered_method_handlers(SERVICE_NAME, handlers)

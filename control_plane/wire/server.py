@@ -24,7 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from control_plane.core.bounds import safe_text
 from control_plane.core.errors import RequestRejected
 from control_plane.core.invoke import Invoker
-from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
+from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, ConfigError, clip
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, LoadFailure, Registry
@@ -39,9 +39,15 @@ from control_plane.runtime.events import (
 from control_plane.runtime.log_queue import QueuedStreamHandler
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 from control_plane.wire import status as wire
-from control_plane.wire.admission import AdmissionLimits, guard
+from control_plane.wire.admission import DEFAULT_RETRY_AFTER, AdmissionLimits, guard
+from control_plane.wire.answers import (
+    DEFAULT_ANSWER_BUDGET,
+    Answer,
+    AnswerBudget,
+    close_connection,
+    trim_freed_memory,
+)
 from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
 from control_plane.wire.connections import ConnectionLimits, grpc_server_options
 from control_plane.wire.deadline import deadline_budget
@@ -284,8 +290,11 @@ def _failure(failure: LoadFailure) -> pb.LoadFailure:
     return pb.LoadFailure(plugin=failure.plugin, pack=failure.pack or "", reason=failure.reason)
 
 
-class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
-    """``ControlPlaneService`` over one :class:`Invoker`."""
+class ControlPlaneServicer:
+    """``ControlPlaneService`` over one :class:`Invoker` (registered by
+    :func:`~control_plane.wire.decoding.add_service`). Its replies go to grpc serialized
+    (:class:`~control_plane.wire.answers.Answer`), so it is not the generated servicer
+    class, whose methods return messages."""
 
     def __init__(
         self,
@@ -299,21 +308,26 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         #: Metrics, error events and incidents (``None``: only what the invoker does).
         self.observability = observability
         registry = invoker.registry
-        self._list = pb.ListPacksResponse(
-            packs=[_summary(p) for p in registry],
-            load_failures=[_failure(f) for f in registry.failures],
+        # Serialized once: each call hands grpc the same bytes.
+        self._list = Answer(
+            pb.ListPacksResponse(
+                packs=[_summary(p) for p in registry],
+                load_failures=[_failure(f) for f in registry.failures],
+            ).SerializeToString()
         )
-        self._describe = {p.name: _description(p) for p in registry}
+        self._describe = {
+            p.name: Answer(_description(p).SerializeToString(), p.version) for p in registry
+        }
 
     async def ListPacks(
         self, request: pb.ListPacksRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.ListPacksResponse:
+    ) -> Answer:
         """Every loaded pack and every load failure (built once)."""
         return self._list
 
     async def DescribePack(
         self, request: pb.DescribePackRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.DescribePackResponse:
+    ) -> Answer:
         """One pack's effective schemas and vocabulary (built once)."""
         found = self._describe.get(request.name)
         if found is None:
@@ -326,7 +340,7 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
 
     async def InvokePack(
         self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.InvokePackResponse:
+    ) -> Answer:
         """Run one pack; failures end with the mapped status and the rich details."""
         started = time.perf_counter()
         name = request.pack
@@ -346,22 +360,12 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
                     outcome = _freed_later(outcome)
                 else:
                     result = orjson.dumps(outcome.result)
-                if len(result) > self.max_send_bytes:
-                    await self._too_large(outcome, len(result), context)
-                response = pb.InvokePackResponse(
-                    result=result,
-                    pack=outcome.pack,
-                    pack_version=outcome.version,
-                    request_id=outcome.request_id,
-                )
-                if outcome.validation is not None:
-                    response.validation.CopyFrom(wire.validation_to_proto(outcome.validation))
-                    size = response.ByteSize()  # the checks count too
-                    if size > self.max_send_bytes:
-                        await self._too_large(outcome, size, context)
+                reply = _reply(outcome, result)
+                if len(reply) > self.max_send_bytes:  # the checks count too
+                    await self._too_large(outcome, len(reply), context)
                 if call_logger.isEnabledFor(logging.DEBUG):
                     self._log(logging.DEBUG, "ok", outcome, None, started)
-                return response
+                return Answer(reply, outcome.version)
         except RequestRejected as exc:
             rid = clip(request.request_id, MAX_REQUEST_ID)  # echoed: keep it bounded
             rich = wire.rejection_status(exc, rid)
@@ -491,6 +495,33 @@ class ControlPlaneServicer(pb_grpc.ControlPlaneServiceServicer):
         )
 
 
+#: The key of ``InvokePackResponse.result`` (field 1, length-delimited).
+_RESULT_KEY = b"\x0a"
+
+
+def _reply(outcome: Outcome, result: bytes) -> bytes:
+    """The serialized ``InvokePackResponse`` of a success: ``result`` is copied once, into
+    the reply, and not into a protobuf message first (whose serialization would be a
+    third copy, held beside it while the answer waits to be sent)."""
+    rest = pb.InvokePackResponse(
+        pack=outcome.pack, pack_version=outcome.version, request_id=outcome.request_id
+    )
+    if outcome.validation is not None:
+        rest.validation.CopyFrom(wire.validation_to_proto(outcome.validation))
+    if not result:
+        return rest.SerializeToString()
+    return b"".join((_RESULT_KEY, _varint(len(result)), result, rest.SerializeToString()))
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
 async def _encode_large(outcome: Outcome) -> bytes:
     """A large result as JSON bytes, in a thread and piece by piece
     (:func:`~control_plane.core.returned.encode_result`): encoding an 8 MiB result on the
@@ -543,12 +574,15 @@ class PackServer:
         port: int,
         owns_runtime: bool,
         drain: Drain,
+        answers: AnswerBudget | None = None,
     ) -> None:
         self.grpc_server = server
         self.servicer = servicer
         self.health = health_servicer
         #: Holds, then refuses, the calls picked up while stopping (:meth:`stop`).
         self.drain = drain
+        #: Bytes of answers held unsent (``None``: no budget).
+        self.answers = answers
         self.runtime = runtime
         self.address = address
         self.port = port
@@ -581,6 +615,8 @@ class PackServer:
         observability = self.runtime.observability
         if observability is not None:
             observability.metrics.watch_loop(self.loop_health.read)
+            if self.answers is not None:
+                observability.metrics.watch_answers(self.answers.read)
         await self.grpc_server.start()
         logger.info(
             "serving %d pack(s) on port %d",
@@ -683,6 +719,9 @@ class ServerOptions:
     reuse_port: bool = False
     #: What one connection may make the server hold (:mod:`control_plane.wire.connections`).
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
+    #: Bytes of answers held unsent over all connections (:mod:`control_plane.wire.answers`);
+    #: ``None`` turns the budget off.
+    answer_budget: int | None = DEFAULT_ANSWER_BUDGET
 
 
 def _interceptors(auth: TokenAuth | None, tracing: Tracing | None) -> list[Any] | None:
@@ -710,10 +749,15 @@ def create_server(
     entry-point plugins, owned and closed by the server); ``options`` say how to listen.
     """
     options = options if options is not None else ServerOptions()
+    budget_bytes, max_message_bytes = options.answer_budget, options.max_message_bytes
+    if budget_bytes is not None and budget_bytes < max_message_bytes:
+        raise ConfigError(
+            f"the answer budget ({budget_bytes} bytes, --answer-budget) must hold at least "
+            f"one answer of the largest size ({max_message_bytes} bytes, --max-message-bytes)"
+        )
     owns_runtime = runtime is None
     if runtime is None:
         runtime = build_runtime()
-    max_message_bytes = options.max_message_bytes
     server = grpc.aio.server(
         options=grpc_server_options(
             [
@@ -731,12 +775,24 @@ def create_server(
         runtime.invoker, max_send_bytes=max_message_bytes, observability=runtime.observability
     )
     drain = Drain(runtime.observability)
+    ports: list[int] = []
+    budget = (
+        AnswerBudget(
+            options.answer_budget,
+            lambda peer: close_connection(peer, ports),
+            trim_freed_memory,
+        )
+        if options.answer_budget is not None
+        else None
+    )
     # Not the generated add_ControlPlaneServiceServicer_to_server: malformed requests
     # must end as INVALID_ARGUMENT, not UNKNOWN (control_plane.wire.decoding).
     add_service(
         guard(servicer, runtime.registry.names(), options.limits, options.max_input_bytes),
         server,
         drain,
+        budget,
+        options.limits.retry_after if options.limits is not None else DEFAULT_RETRY_AFTER,
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -747,6 +803,7 @@ def create_server(
         port = server.add_secure_port(address, options.tls.credentials())
     else:
         port = server.add_insecure_port(address)
+    ports.append(port)
     return (
         PackServer(
             server,
@@ -757,6 +814,7 @@ def create_server(
             port=port,
             owns_runtime=owns_runtime,
             drain=drain,
+            answers=budget,
         ),
         port,
     )

@@ -64,11 +64,18 @@ class Remote:
     local: bool = False
     #: How git is held to the addresses the egress check saw (:mod:`packs.git.egress`).
     pinned: Pinned = field(default_factory=Pinned)
+    #: The URL as the caller gave it, credential-free (``url`` may hold the pinned address).
+    shown: str = ""
 
     @property
     def display(self) -> str:
         """The URL as the pack returns it (already credential-free, then scrubbed)."""
-        return scrub(self.url)
+        return scrub(self.shown or self.url)
+
+    @property
+    def connect(self) -> tuple[int, ...]:
+        """The TCP ports git may connect to: the checked one (none for a local remote)."""
+        return () if self.pinned.port is None else (self.pinned.port,)
 
 
 def _header_for(credential: Mapping[str, Any]) -> str:
@@ -104,12 +111,18 @@ def remote(
     * every other remote: its host's addresses inside the egress grant, git pinned to them
       (:func:`packs.git.egress.checked`), within ``budget`` seconds.
     """
-    local = _local_path(url)
-    if local is not None:
-        return Remote(reach.readable(local, "url"), local=True)
-    parts = urlsplit(url)
+    try:
+        local = _local_path(url)
+        if local is not None:
+            return Remote(reach.readable(local, "url"), local=True)
+        parts = urlsplit(url)
+    except ValueError:  # urllib refuses it ("[v4]", a bad port): no parser may guess
+        raise not_permitted(
+            "the url is not one git and the check would read the same way"
+        ) from None
     if parts.scheme.lower() not in {"http", "https"}:
-        return Remote(url, pinned=checked(url, reach, budget))
+        pinned = checked(url, reach, budget)
+        return Remote(pinned.url or url, pinned=pinned, shown=url)
     netloc = parts.netloc
     userinfo: tuple[str, str] | None = None
     if "@" in netloc:
@@ -127,12 +140,13 @@ def remote(
             '{"header": {"name": "Private-Token", "value": ...}}) instead'
         )
     pinned = checked(clean, reach, budget)
+    given = pinned.url or clean
     if credential:
-        return Remote(clean, _header_for(credential), pinned=pinned)
+        return Remote(given, _header_for(credential), pinned=pinned, shown=clean)
     if userinfo is not None:
         basic = {"basic": {"username": userinfo[0], "password": userinfo[1]}}
-        return Remote(clean, _header_for(basic), pinned=pinned)
-    return Remote(clean, pinned=pinned)
+        return Remote(given, _header_for(basic), pinned=pinned, shown=clean)
+    return Remote(given, pinned=pinned, shown=clean)
 
 
 def _origin(url: str) -> str:
@@ -173,6 +187,15 @@ def git_env(rem: Remote | None, budget: float, reach: PackReach) -> dict[str, st
     if rem is not None and rem.header is not None:
         config.append((f"http.{_origin(rem.url)}.extraHeader", rem.header))
     config.append(("protocol.file.allow", "always" if local else "never"))
+    # Nothing a repository carries runs or redirects git: no hooks, no fsmonitor command,
+    # no bare repository found by walking up from a caller's directory (a clone's working
+    # tree may hold one), no submodules fetched.
+    config += [
+        ("core.hooksPath", os.devnull),
+        ("core.fsmonitor", "false"),
+        ("safe.bareRepository", "explicit"),
+        ("submodule.recurse", "false"),
+    ]
     if rem is not None:
         config.extend(rem.pinned.config)
     env["GIT_CONFIG_COUNT"] = str(len(config))
@@ -214,6 +237,7 @@ def run_git(
         on_stdout=on_stdout,
         tool="git",
         program="git",
+        connect=() if rem is None else rem.connect,
     )
 
 

@@ -92,7 +92,13 @@ LS_REMOTE_INPUT: dict[str, Any] = {
         "patterns": {
             "type": "array",
             "maxItems": 64,
-            "items": {"type": "string", "minLength": 1, "pattern": "^[^\\-\\x00-\\x1f]"},
+            # One ref name: at most 1024 characters (git's argv: a longer one is refused by exec).
+            "items": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 1024,
+                "pattern": "^[^\\-\\x00-\\x1f]",
+            },
             "description": "Ref patterns (e.g. main, refs/tags/v1.0); none matching is not_found.",
         },
         "heads": {"type": "boolean", "description": "Only branches (refs/heads)."},

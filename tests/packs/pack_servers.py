@@ -231,18 +231,21 @@ def make_repo(root: Path, name: str = "demo.git") -> Repo:
     return Repo(root, name, main_sha, feature_sha, tag_sha)
 
 
-def _wait_port(port: int, deadline: float = 10.0) -> None:
+def _wait_port(port: int, deadline: float = 10.0, host: str = LOOPBACK) -> None:
     end = time.monotonic() + deadline
     while time.monotonic() < end:
-        with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port), 0.2):
+        with contextlib.suppress(OSError), socket.create_connection((host, port), 0.2):
             return
         time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {LOOPBACK}:{port}")
+    raise RuntimeError(f"nothing listens on {host}:{port}")
 
 
 @contextlib.contextmanager
-def git_daemon(base: Path, *, informative_errors: bool = False) -> Iterator[int]:
-    """``git daemon`` serving every repo under ``base`` on a free loopback port."""
+def git_daemon(
+    base: Path, *, informative_errors: bool = False, listen: str = LOOPBACK
+) -> Iterator[int]:
+    """``git daemon`` serving every repo under ``base`` on a free loopback port (of
+    ``listen``: ``::1`` for IPv6)."""
     port = free_port()
     argv = [
         # git-daemon itself, not `git daemon`: git would run it as a child of its own, and
@@ -251,7 +254,7 @@ def git_daemon(base: Path, *, informative_errors: bool = False) -> Iterator[int]
         "--reuseaddr",
         "--export-all",
         f"--base-path={base}",
-        f"--listen={LOOPBACK}",
+        f"--listen={listen}",
         f"--port={port}",
     ]
     if informative_errors:
@@ -264,7 +267,7 @@ def git_daemon(base: Path, *, informative_errors: bool = False) -> Iterator[int]
         start_new_session=True,
     )
     try:
-        _wait_port(port)
+        _wait_port(port, host=listen)
         yield port
     finally:
         with contextlib.suppress(ProcessLookupError):

@@ -47,15 +47,19 @@ pytestmark = pytest.mark.system  # git, git daemon and git http-backend
 
 
 @pytest.fixture
-def git_starts(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A git wrapper that appends each start to a log, then runs the real git; the log
-    and the environment that makes the packs use it."""
-    log = tmp_path / "git-starts.log"
+def git_starts(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], tuple[str, ...]]]:
+    """A git wrapper that appends each start to a log, then runs the real git; the log,
+    the environment that makes the packs use it, and the grants that let it write the log
+    (git runs confined to its pack's grant: docs/grants.md)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "git-starts.log"
     wrapper = tmp_path / "git-wrapper"
     real = os.popen("command -v git").read().strip()
     wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {real} "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
-    yield log, {"CAPABILITY_PACKS_GIT": str(wrapper)}
+    grants = ("--grant", f"{LS}:fs.write={logs}", "--grant", f"{CLONE}:fs.write={logs}")
+    yield log, {"CAPABILITY_PACKS_GIT": str(wrapper)}, grants
 
 
 def starts(log: Path) -> list[str]:
@@ -100,15 +104,15 @@ def test_loopback_remotes_need_a_grant(
 ) -> None:
     """By default (public only) git over http and git:// to loopback is refused before git
     runs; ``--grant git.ls_remote:egress=loopback`` opens exactly that."""
-    log, env = git_starts
+    log, env, logging = git_starts
     http = {"url": smart_http.url("/" + git_repo.name), "credential": BASIC}
     daemon = {"url": f"git://127.0.0.1:{daemon_port}/{git_repo.name}"}
-    default = serve(**env)
+    default = serve(*logging, **env)
     for doc in (http, daemon, {**daemon, "url": daemon["url"].replace("127.0.0.1", "localhost")}):
         assert "loopback" in refused(default, LS, doc)
         assert "loopback" in refused(default, CLONE, doc)
     assert starts(log) == []  # git never started
-    granted = serve("--grant", f"{LS}:egress=loopback", **env)
+    granted = serve(*logging, "--grant", f"{LS}:egress=loopback", **env)
     for doc in (http, daemon):
         done = granted.invoke(LS, doc)
         assert done.result is not None
@@ -122,8 +126,8 @@ def test_addresses_beyond_loopback_are_refused_before_git_runs(
 ) -> None:
     """Metadata, private and mapped spellings, over every transport, even with loopback
     and public granted: ``not_permitted`` at once, git never started, nothing sent."""
-    log, env = git_starts
-    client = serve("--grant", f"{LS}:egress=public,loopback", **env)
+    log, env, logging = git_starts
+    client = serve(*logging, "--grant", f"{LS}:egress=public,loopback", **env)
     started = time.monotonic()
     for host in BEYOND:
         for url in (

@@ -16,10 +16,5 @@ BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.requests",
     "control_plane.core.classifiers.aiohttp",
     "control_plane.core.classifiers.websockets",
-    "control_plane.core.classifiers.smtp",
     "control_plane.core.classifiers.xmlrpc",
-    "control_plane.core.classifiers.ftp",
-    "control_plane.core.classifiers.imap",
-    "control_plane.core.classifiers.pop",
-    "control_plane.core.classifiers.sqlite",
 )

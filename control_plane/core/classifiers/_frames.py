@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-import dis
-import functools
 from collections.abc import Iterator
-from types import CodeType, FrameType
+from types import FrameType
 
 __all__ = [
     "MAX_FRAMES",
     "ORIGIN_ATTR",
-    "called_method",
     "frame_locals",
     "frames",
     "locals_of",
     "mark_origin",
+    "names_called",
     "origin",
     "uvloop_frame",
 ]
@@ -39,49 +37,12 @@ def frames(exc: BaseException) -> list[FrameType]:
     return found[::-1][:MAX_FRAMES]
 
 
-def called_method(exc: BaseException) -> str | None:
-    """The name of the method the innermost frame of ``exc``'s traceback was calling when
-    ``exc`` was raised -- ``load_cert_chain`` for ``self.ctx.load_cert_chain(path)`` --, or
-    ``None`` (not a method call, or no column positions: ``python -X no_debug_ranges``).
-
-    Read from the frame's bytecode: the ``CALL`` at the traceback's instruction and the
-    last attribute load before it that starts where the call starts (the callee; the
-    arguments start after its parenthesis). A Python method adds a frame of its own, so a
-    name found here is that of a function implemented in C, which raised ``exc`` itself.
-    """
-    tb = exc.__traceback__
-    if tb is None:
-        return None
-    for _ in range(4096):  # a traceback is finite; bounded all the same
-        if tb.tb_next is None:
-            break
-        tb = tb.tb_next
-    else:
-        return None
-    return _callee(tb.tb_frame.f_code, tb.tb_lasti)
-
-
-@functools.lru_cache(maxsize=256)
-def _callee(code: CodeType, lasti: int) -> str | None:
-    instructions = list(dis.get_instructions(code))
-    call = next((i for i in instructions if i.offset == lasti), None)
-    if call is None or not call.opname.startswith("CALL") or call.positions is None:
-        return None
-    start = (call.positions.lineno, call.positions.col_offset)
-    if None in start:
-        return None
-    name: str | None = None
-    for ins in instructions:
-        if ins.offset >= lasti:
-            break
-        where = ins.positions
-        if (
-            ins.opname in {"LOAD_METHOD", "LOAD_ATTR"}
-            and where is not None
-            and ((where.lineno, where.col_offset) == start)
-        ):
-            name = ins.argval if isinstance(ins.argval, str) else None
-    return name
+def names_called(exc: BaseException) -> frozenset[str]:
+    """The names the innermost frame of ``exc``'s traceback refers to (its code's
+    ``co_names``: attributes, globals and methods it uses), or an empty set. No bytecode is
+    read: a method named here may be the one that raised (``self.ctx.load_cert_chain``)."""
+    innermost = frames(exc)[:1]
+    return frozenset(innermost[0].f_code.co_names) if innermost else frozenset()
 
 
 def locals_of(frame: FrameType) -> dict[str, object]:

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any
 
 from control_plane.core import classify as engine
-from control_plane.core import fact_rules, facts
+from control_plane.core import evidence, fact_rules, facts
 from control_plane.core.classifiers import BUILTIN_CLASSIFIERS
 from control_plane.core.classify import TypeRule
 from control_plane.core.stderr import CONTENT_TABLES, TOOL_TABLES, ToolTable
@@ -44,8 +44,8 @@ def _engine() -> list[str]:
     out = [
         "### Engine: `control_plane.core.classify`",
         "",
-        "HTTP status carried by an exception (`status_code`, `status`, `code`, `errcode`, or on "
-        f"`.response`); any other 5xx is `{engine.HTTP_5XX_CODE}`; 503 with `Retry-After` is "
+        "HTTP status carried by an exception (see the fields below; `code` and `errcode` only on "
+        f"an HTTP object); any other 5xx is `{engine.HTTP_5XX_CODE}`; 503 with `Retry-After` is "
         "`rate_limited`.",
         "",
         "| HTTP status | code |",
@@ -94,6 +94,50 @@ def _engine() -> list[str]:
     return out
 
 
+def _evidence() -> list[str]:
+    """The engine's weights, vocabulary and number spaces (``core/evidence.py``)."""
+    out = ["### Evidence: `control_plane.core.evidence`", "", _docstring(evidence), ""]
+    out += ["| evidence | strength |", "|---|---|"]
+    out += [f"| {kind} | {weight} |" for kind, weight in evidence.STRENGTH.items()]
+    out += ["", "Settled pairs (equal strength, one decisive rule):", ""]
+    out += ["| codes | decided |", "|---|---|"]
+    for pair, code in evidence.SETTLED.items():
+        out.append(f"| {', '.join(f'`{c}`' for c in sorted(pair))} | `{code}` |")
+    out += ["", "Vetoes (an HTTP status no code of these can stand against):", ""]
+    out += ["| HTTP status | vetoed codes |", "|---|---|"]
+    for status, codes in evidence.VETOES.items():
+        out.append(f"| {status} | {', '.join(f'`{c}`' for c in sorted(codes))} |")
+    out += ["", "`WORDS` (tokenised; first row found in one text decides it; `*`: a prefix):", ""]
+    out += ["| code | phrases |", "|---|---|"]
+    rows: dict[str, list[str]] = {}
+    for code, _message, phrase in evidence.WORDS:
+        rows.setdefault(code, []).append(" ".join(phrase))
+    out += [f"| `{code}` | {', '.join(_code(p) for p in ps)} |" for code, ps in rows.items()]
+    out += ["", "`HOW_NAMES` (class-name words that say only how: weak `network_error`): "]
+    out[-1] += ", ".join(_code(" ".join(p)) for p in evidence.HOW_NAMES) + "."
+    out += ["", "Protocols of a library, by the words of its module and class names:", ""]
+    out += ["| word | protocol |", "|---|---|"]
+    out += [f"| `{w}` | {p} |" for w, p in facts.PROTOCOL_WORDS.items()]
+    out += ["", "`PROTOCOL_CODES`:", "", "| protocol | number | code | message |"]
+    out.append("|---|---|---|---|")
+    for protocol, table in evidence.PROTOCOL_CODES.items():
+        for number, (code, message) in table.items():
+            out.append(f"| {protocol} | {number} | `{code}` | {_cell(message)} |")
+    for protocol, ranges in evidence.PROTOCOL_CLASSES.items():
+        for low, high, code, message in ranges:
+            out.append(f"| {protocol} | any other {low}-{high} | `{code}` | {_cell(message)} |")
+    out += ["", "`RESPONSE_CODES` (quoted in brackets by a reply):", ""]
+    out += [*_mapping_rows(evidence.RESPONSE_CODES)]
+    return out
+
+
+def _mapping_rows(table: Mapping[Any, Any]) -> list[str]:
+    out = ["| key | code | message |", "|---|---|---|"]
+    for key, (code, message) in table.items():
+        out.append(f"| `{key}` | `{code}` | {_cell(message)} |")
+    return out
+
+
 def _fact_rows(name: str, rules: Sequence[fact_rules.FactRule]) -> list[str]:
     out = [f"`{name}`:", "", "| # | matched against | pattern | code | message |"]
     out.append("|---|---|---|---|---|")
@@ -117,7 +161,11 @@ def _facts() -> list[str]:
         "",
         "| fact | fields |",
         "|---|---|",
-        f"| HTTP status | {', '.join(f'`{f}`' for f in facts.STATUS_FIELDS)} |",
+        f"| HTTP status | {', '.join(f'`{f}`' for f in facts.STATUS_FIELDS)}; on an HTTP "
+        f"object only: {', '.join(f'`{f}`' for f in facts.HTTP_ONLY_FIELDS)} |",
+        f"| protocol number (its library's exceptions only) | "
+        f"{', '.join(f'`{f}`' for f in facts.NUMBER_FIELDS)}, the first argument |",
+        f"| delay (any name) | {', '.join(f'`{f}`' for f in facts.DELAY_FIELDS)} |",
         f"| headers (delay) | {', '.join(f'`{f}`' for f in facts.HEADER_FIELDS)} |",
         f"| error-code strings | {', '.join(f'`{f}`' for f in facts.CODE_FIELDS)} |",
         f"| SQLSTATE | {', '.join(f'`{f}`' for f in facts.SQLSTATE_FIELDS)} |",
@@ -129,13 +177,12 @@ def _facts() -> list[str]:
         "",
         *_fact_rows("QUOTA_RULES", fact_rules.QUOTA_RULES),
         "",
-        *_fact_rows("CODE_RULES", fact_rules.CODE_RULES),
         "",
         *_fact_rows("SQLSTATE_RULES", fact_rules.SQLSTATE_RULES),
         "",
-        *_fact_rows("TYPE_WORD_RULES", fact_rules.TYPE_WORD_RULES),
         "",
         *_fact_rows("PHRASE_RULES", fact_rules.PHRASE_RULES),
+        *_fact_rows("GENERIC_PHRASES", fact_rules.GENERIC_PHRASES),
     ]
     return out
 
@@ -207,7 +254,7 @@ def _well_known() -> list[str]:
 
 def render() -> str:
     """The generated block, markers included."""
-    lines: list[str] = [BEGIN, "", *_engine(), "", *_facts(), ""]
+    lines: list[str] = [BEGIN, "", *_engine(), "", *_evidence(), "", *_facts(), ""]
     for module_name in BUILTIN_CLASSIFIERS:
         lines += _plugin(importlib.import_module(module_name))
     for name, table in TOOL_TABLES.items():

@@ -3,7 +3,7 @@ Anthropic SDKs).
 
 Transport errors are recognised by name (httpx is not imported); the timeouts
 (``ConnectTimeout``, ``ReadTimeout``, ``PoolTimeout``...) need no row: the words of their
-class names say it (``control_plane.core.fact_rules.TYPE_WORD_RULES``). Connection-level
+class names say it (``control_plane.core.evidence.name_proposal``). Connection-level
 errors are *weak*: the exception they wrap, when there is one, knows more (a rejected
 certificate, a missing Unix socket). httpcore re-raises ``from None``, which cuts the
 cause chain, but keeps the original exception as ``args[0]``, which the chain walk

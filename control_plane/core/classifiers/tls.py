@@ -43,7 +43,7 @@ import ssl
 from collections.abc import Mapping
 
 from control_plane.core.classifiers import sockets, subprocess
-from control_plane.core.classifiers._frames import called_method, frames, locals_of
+from control_plane.core.classifiers._frames import frames, locals_of, names_called
 from control_plane.core.classify import (
     Classification,
     class_names,
@@ -149,16 +149,16 @@ _LOADERS = frozenset({"load_cert_chain", "load_verify_locations", "load_dh_param
 def _loading_tls_files(exc: BaseException) -> bool:
     """Whether ``exc`` is a file error raised while an ``SSLContext`` loaded its files: no
     file name (``_ssl`` sets only ``errno``), raised where the innermost frame holds the
-    context or was calling one of its loading methods (:data:`_LOADERS`: a context held on
-    an object, ``self.ctx.load_cert_chain(path)``), and not a Unix socket connect or a
-    program's exec (which fail with the same ``ENOENT``)."""
+    context or calls one of its loading methods (:data:`_LOADERS` among the names its code
+    uses: a context held on an object, ``self.ctx.load_cert_chain(path)``), and not a Unix
+    socket connect or a program's exec (which fail with the same ``ENOENT``)."""
     if not isinstance(exc, OSError) or isinstance(exc, ssl.SSLError):
         return False
     if safe_attr(exc, "errno") not in _FILE_ERRNOS or safe_attr(exc, "filename") is not None:
         return False
     innermost = frames(exc)[:1]
     holds = any(isinstance(v, ssl.SSLContext) for f in innermost for v in locals_of(f).values())
-    if not holds and called_method(exc) not in _LOADERS:
+    if not holds and not names_called(exc) & _LOADERS:
         return False
     return sockets.frame_origin(exc) is None and subprocess.frame_origin(exc) is None
 

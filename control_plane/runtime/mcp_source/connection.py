@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from control_plane.core.errors import CapabilityPackError
+from control_plane.core.reach import Confinement, PackReach, installed_grants
 from control_plane.core.redact import scrub
 from control_plane.runtime import stderr_relay
 from control_plane.runtime.mcp_source.config import ServerConfig
@@ -65,6 +66,38 @@ def _validation_text(exc: ValidationError) -> str:
     ]
     more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
     return f"{exc.error_count()} validation error(s) for {exc.title}: {'; '.join(parts)}{more}"
+
+
+class GrantRefused(CapabilityPackError):
+    """A grant an MCP server cannot be held to (its server does not start)."""
+
+
+def server_confinement(cfg: ServerConfig) -> Confinement | None:
+    """What the kernel holds ``cfg``'s server process to: the operator's grant of its packs
+    (``PREFIX.TOOL``), one grant for all of them (they share the process). ``None`` when
+    none is granted (the server runs unconfined, as start-up says). A grant to the packs of
+    a streamable-HTTP server, or different grants to packs of one process, cannot be
+    enforced: :class:`GrantRefused` (the server does not start)."""
+    granted = {
+        name: grant
+        for name, grant in installed_grants().by_pack.items()
+        if name.startswith(cfg.prefix + ".")
+    }
+    if not granted:
+        return None
+    if cfg.command is None:
+        raise GrantRefused(
+            f"{', '.join(sorted(granted))}: a grant cannot hold a streamable-HTTP MCP server "
+            "(it runs elsewhere); remove the grant (docs/grants.md)"
+        )
+    grants = set(granted.values())
+    if len(grants) > 1:
+        raise GrantRefused(
+            f"{', '.join(sorted(granted))}: the tools of one MCP server run in one process; "
+            "grant them all the same (docs/grants.md)"
+        )
+    (grant,) = grants
+    return PackReach(f"{cfg.prefix}.*", grant.over(None)).confinement()
 
 
 class ServerConnection:
@@ -254,6 +287,7 @@ class ServerConnection:
         )
 
         cfg = self.config
+        confinement = server_confinement(cfg)
         if cfg.command is not None:
             if self._noise is None:
                 self._noise = StdoutNoise(cfg.name)
@@ -262,6 +296,7 @@ class ServerConnection:
                 list(cfg.args),
                 env=dict(cfg.env) or None,
                 cwd=cfg.cwd,
+                confinement=confinement,
                 errlog=self._errlog,
                 max_message_bytes=cfg.max_message_bytes,
                 on_oversize=self._broken,

@@ -18,7 +18,9 @@ import anyio
 import anyio.abc
 import httpx2
 
+from control_plane.core.reach import Confinement
 from control_plane.core.redact import WINDOW, scrub
+from control_plane.runtime.tool_process import confined
 
 __all__ = ["MessageTooLarge", "StdoutNoise", "http_client", "http_transport", "stdio_transport"]
 
@@ -172,19 +174,24 @@ async def stdio_transport(
     max_message_bytes: int,
     on_oversize: OnOversize,
     on_noise: OnNoise,
+    confinement: Confinement | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """``(read_stream, write_stream)`` to a server started as ``command args``.
+    """``(read_stream, write_stream)`` to a server started as ``command args``, held by the
+    kernel to ``confinement`` (its packs' grant; ``runtime/confine_program.py``).
 
     A line that is not JSON-RPC is given to ``on_noise`` and skipped (:func:`meant_as_jsonrpc`).
     """
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
+    argv, child_env, child_cwd = confined(
+        [command, *args], _environment(env), None if cwd is None else str(cwd), confinement
+    )
     process = await anyio.open_process(
-        [command, *args],
-        env=_environment(env),
+        argv,
+        env=child_env,
         stderr=errlog,
-        cwd=cwd,
+        cwd=child_cwd,
         start_new_session=True,
     )
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)

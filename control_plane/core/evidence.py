@@ -1,0 +1,668 @@
+"""Classification by evidence: Extract -> Weigh -> Decide (docs/classification.md).
+
+*Extract* (:func:`control_plane.core.facts.extract`) reads the facts an exception carries,
+each with its provenance: an HTTP status only from an HTTP response or a field that says
+so, a protocol's reply number with the protocol it belongs to, code words from error
+bodies, a delay under any of :data:`~control_plane.core.facts.DELAY_FIELDS`, class names,
+errnos and text.
+
+*Weigh* (:func:`weigh`) turns each fact into proposals, a code with a strength
+(:data:`STRENGTH`): evidence that says *what* failed (a code word, a protocol number, a
+SQLSTATE, a class name) is stronger than evidence that says only *how* (a bare HTTP status,
+a built-in exception type, an errno).
+
+*Decide* (:func:`decide`): the strongest proposals decide. Proposals of equal strength that
+disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
+answer is ``internal_error`` -- never a guess. A fact may also *veto* a code (a 413 says the
+request can never pass: not ``rate_limited``). A server's delay decides retryability: an
+unavailable service that states when to come back is ``rate_limited``.
+
+The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
+errno) and the delay names are data; ``scripts/gen_classification_docs.py`` writes them
+into docs/classification.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
+
+from control_plane.core.fact_rules import (
+    GENERIC_PHRASES,
+    PHRASE_RULES,
+    QUOTA_CODE,
+    QUOTA_RULES,
+    SQLSTATE_RULES,
+    STATUS_5XX_CODE,
+    STATUS_CODES,
+    FactRule,
+    Verdict,
+    search,
+)
+from control_plane.core.facts import Facts
+
+__all__ = [
+    "HOW_NAMES",
+    "PROTOCOL_CLASSES",
+    "PROTOCOL_CODES",
+    "RESPONSE_CODES",
+    "SETTLED",
+    "STRENGTH",
+    "VETOES",
+    "WORDS",
+    "Proposal",
+    "decide",
+    "name_proposal",
+    "protocol_code",
+    "read_lines",
+    "tokens",
+    "weigh",
+    "words_code",
+]
+
+_QUOTA = "the downstream account's quota or credit is exhausted; retrying will not help"
+_THROTTLED = "the downstream throttled the call"
+_DENIED = "the downstream rejected the credentials or denied access"
+_MISSING = "the downstream has no such resource"
+_SLOW = "the downstream timed out"
+_DOWN = "the downstream is unavailable or the connection to it failed"
+_EXISTS = "the resource already exists"
+_PERMANENT = "the downstream refused the request for a reason no baseline code fits"
+
+#: How much a kind of evidence weighs. What (a server's code word, a protocol's number, a
+#: SQLSTATE) over a library's name for it over a phrase of its text over how (a bare HTTP
+#: status, then a built-in type or an errno).
+STRENGTH: Mapping[str, int] = {
+    "code": 50,
+    "protocol": 50,
+    "sqlstate": 50,
+    "driver_phrase": 45,
+    "name": 40,
+    "phrase": 30,
+    "status": 20,
+    "how": 10,
+}
+
+
+class Proposal(NamedTuple):
+    """One fact's reading: ``code`` with the strength of its ``kind`` (:data:`STRENGTH`)."""
+
+    code: str
+    kind: str
+    rule: str
+    message: str
+    #: A wrapper's guess (a class name): used only if nothing deeper in the chain decides.
+    weak: bool = False
+
+    @property
+    def strength(self) -> int:
+        return STRENGTH[self.kind]
+
+
+# -- the vocabulary ------------------------------------------------------------------------
+
+_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def tokens(text: str) -> tuple[str, ...]:
+    """Lower-cased words of ``text``, split across ``snake_case``, ``camelCase``,
+    ``SCREAMING_CASE``, spaces and punctuation (``TooManyRequests`` -> too many requests)."""
+    return tuple(t.lower() for t in _SPLIT.findall(text[:512]))
+
+
+def _w(code: str, message: str, *phrases: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    return tuple((code, message, tuple(p.split())) for p in phrases)
+
+
+#: Words engineers write for a failure, in any message or code, tokenised (:func:`tokens`).
+#: The first phrase found decides for one text; a phrase ending in ``*`` matches a word
+#: prefix. Rows of ``internal_error`` are recognised conditions no baseline code fits (a
+#: read-only cluster, a request too large, a declined payment): they keep a generic fact
+#: (a 403, a 402) from deciding.
+WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    *_w(
+        "internal_error",
+        _PERMANENT,
+        "read only",
+        "readonly",
+        "too large",
+        "entity too large",
+        "payload too large",
+        "card declined",
+        "payment declined",
+        "declined",
+        "deadlock*",
+        "serialization failure",
+        "could not serialize",
+        "cluster block*",
+        "not supported",
+    ),
+    *_w(
+        QUOTA_CODE,
+        _QUOTA,
+        "insufficient quota",
+        "quota exceeded",
+        "quota exhausted",
+        "over quota",
+        "billing*",
+        "credit balance",
+        "payment required",
+    ),
+    *_w(
+        "rate_limited",
+        _THROTTLED,
+        "too many requests",
+        "throttl*",
+        "rate limit*",
+        "ratelimit*",
+        "rate limited",
+        "slow down",
+        "request limit exceeded",
+        "resource exhausted",
+        "throughput exceeded",
+    ),
+    *_w(
+        "auth_failed",
+        _DENIED,
+        "not authorized",
+        "not authorised",
+        "unauthorized",
+        "unauthorised",
+        "unauthenticated",
+        "access denied",
+        "permission denied",
+        "forbidden",
+        "invalid credentials",
+        "bad credentials",
+        "wrong password",
+        "invalid password",
+        "authentication failed",
+        "authentication failure",
+        "authentication error",
+        "auth failed",
+        "auth failure",
+        "auth error",
+        "login failed",
+        "login incorrect",
+        "access refused",
+        "no permission",
+        "insufficient permissions",
+        "insufficient privileges",
+        "invalid api key",
+        "invalid access key",
+        "invalid client token",
+        "unrecognized client",
+        "missing authentication token",
+        "signature does not match",
+        "permission error",
+        "invalid auth",
+        "invalid token",
+        "expired token",
+        "token expired",
+    ),
+    *_w(
+        "already_exists",
+        _EXISTS,
+        "already exists",
+        "duplicate key",
+        "duplicate entry",
+    ),
+    *_w(
+        "not_found",
+        _MISSING,
+        "not found",
+        "no such",
+        "does not exist",
+        "doesn't exist",
+        "unknown database",
+        "unknown topic",
+        "unknown table",
+    ),
+    *_w(
+        "timeout",
+        _SLOW,
+        "timed out",
+        "timeout",
+        "deadline exceeded",
+        "time limit exceeded",
+    ),
+    *_w(
+        "network_error",
+        _DOWN,
+        "connection refused",
+        "refused connection",
+        "could not connect",
+        "couldn't connect",
+        "can't connect",
+        "cannot connect",
+        "failed to connect",
+        "unable to connect",
+        "unreachable",
+        "connection reset",
+        "connection aborted",
+        "connection closed",
+        "connection lost",
+        "service unavailable",
+        "server unavailable",
+        "unavailable",
+        "temporarily unavailable",
+        "name or service not known",
+        "could not resolve",
+        "could not translate host name",
+    ),
+)
+
+
+def _prefix_of(phrase: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(w.rstrip("*") for w in phrase)
+
+
+def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    if n > len(words):
+        return False
+    plain = _prefix_of(phrase)
+    starred = tuple(w.endswith("*") for w in phrase)
+    for i in range(len(words) - n + 1):
+        if all(
+            (words[i + k].startswith(plain[k]) if starred[k] else words[i + k] == plain[k])
+            for k in range(n)
+        ):
+            return True
+    return False
+
+
+#: Short words only ever read where a single word is written on its own (an error-code
+#: field): ``declined`` and ``unavailable`` in a sentence say too little.
+_CODE_ONLY = frozenset({("declined",), ("unavailable",)})
+
+
+@functools.lru_cache(maxsize=4096)
+def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
+    words = tokens(text)
+    if not words:
+        return None
+    # "doesn't" splits into doesn + t: the apostrophe form is looked for in the raw words too
+    for code, message, phrase in WORDS:
+        if not whole and phrase in _CODE_ONLY:
+            continue
+        if _found(words, tuple(w.replace("'", "") for w in phrase)) or _found(
+            words, tuple(t for w in phrase for t in tokens(w))
+        ):
+            return code, message, " ".join(phrase)
+    return None
+
+
+#: What a text quotes rather than says: URLs, quoted values, paths. Not read for words (a
+#: path "/srv/not-found/x" or a name 'timeout' says nothing of the failure).
+_QUOTED = re.compile(r"\S+://\S*|'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|(?:^|\s)[~.]?/\S*")
+
+
+def words_code(text: str, *, whole: bool = False) -> tuple[str, str, str] | None:
+    """``(code, message, phrase)`` of the first :data:`WORDS` phrase in ``text``, or ``None``.
+
+    ``whole`` is for a code word standing alone (``declined``, ``UNAVAILABLE``); otherwise
+    what the text quotes (:data:`_QUOTED`) is left out."""
+    return _words_row(text if whole else _QUOTED.sub(" ", text[:2048]), whole)
+
+
+# -- protocol number spaces ---------------------------------------------------------------
+
+_MAIL_AUTH = "the mail server rejected or required the credentials"
+_DIR_AUTH = "the directory rejected the credentials or denied access"
+_DB_AUTH = "the database rejected the credentials or denied access"
+_BROKER_AUTH = "the broker refused the credentials or denied access"
+
+#: A protocol's own numbers (read only from an exception of that protocol's library, never
+#: as an HTTP status): protocol -> number -> (code, message). SMTP and FTP 4xx replies are
+#: transient by definition (RFC 5321 4.2.1, RFC 959 4.2): ``network_error``.
+PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = {
+    "smtp": {
+        421: ("network_error", "the mail server is closing the connection (service not available)"),
+        450: ("network_error", "the mail server refused for now (a transient 4xx reply)"),
+        451: ("network_error", "the mail server refused for now (a transient 4xx reply)"),
+        452: ("network_error", "the mail server refused for now (a transient 4xx reply)"),
+        454: ("network_error", "the mail server refused for now (a transient 4xx reply)"),
+        530: ("auth_failed", _MAIL_AUTH),
+        534: ("auth_failed", _MAIL_AUTH),
+        535: ("auth_failed", _MAIL_AUTH),
+        538: ("auth_failed", _MAIL_AUTH),
+        550: ("not_found", "the mail server reports that the mailbox does not exist"),
+        551: ("not_found", "the mail server reports that the mailbox does not exist"),
+    },
+    "ftp": {
+        421: ("network_error", "the FTP server is closing the control connection"),
+        425: ("network_error", "the FTP data connection could not be opened"),
+        426: ("network_error", "the FTP data connection was closed"),
+        430: ("auth_failed", "the FTP server rejected the credentials"),
+        530: ("auth_failed", "the FTP server rejected the credentials"),
+        532: ("auth_failed", "the FTP server requires an account to store files"),
+        550: ("not_found", "the FTP server reports the file or directory is unavailable"),
+    },
+    "ldap": {
+        3: ("timeout", "the directory's time limit was exceeded"),
+        32: ("not_found", "the directory has no such object"),
+        48: ("auth_failed", _DIR_AUTH),
+        49: ("auth_failed", _DIR_AUTH),
+        50: ("auth_failed", _DIR_AUTH),
+        51: ("network_error", "the directory server is busy"),
+        52: ("network_error", "the directory server is unavailable"),
+        68: ("already_exists", _EXISTS),
+    },
+    "mysql": {
+        1044: ("auth_failed", _DB_AUTH),
+        1045: ("auth_failed", _DB_AUTH),
+        1142: ("auth_failed", _DB_AUTH),
+        1143: ("auth_failed", _DB_AUTH),
+        1227: ("auth_failed", _DB_AUTH),
+        1049: ("not_found", "the database does not exist"),
+        1146: ("not_found", "the database table does not exist"),
+        1040: ("network_error", "the database server has too many connections"),
+        2002: ("network_error", "the database server could not be reached"),
+        2003: ("network_error", "the database server could not be reached"),
+        2005: ("network_error", "the database host could not be resolved"),
+        2006: ("network_error", "the database server has gone away"),
+        2013: ("network_error", "the connection to the database server was lost"),
+        1205: ("timeout", "the database lock was not available in time"),
+        3024: ("timeout", "the database statement exceeded its time limit"),
+        1062: ("already_exists", _EXISTS),
+    },
+    "clickhouse": {
+        516: ("auth_failed", _DB_AUTH),
+        192: ("auth_failed", _DB_AUTH),
+        497: ("auth_failed", _DB_AUTH),
+        81: ("not_found", "the database does not exist"),
+        60: ("not_found", "the database table does not exist"),
+        159: ("timeout", "the database statement exceeded its time limit"),
+        202: ("rate_limited", "the database has too many simultaneous queries"),
+    },
+    "amqp": {
+        320: ("network_error", "the broker closed the connection"),
+        403: ("auth_failed", _BROKER_AUTH),
+        404: ("not_found", "the broker has no such queue or exchange"),
+    },
+    "kafka": {
+        3: ("not_found", "the broker has no such topic or partition"),
+        7: ("timeout", "the broker request timed out"),
+        29: ("auth_failed", _BROKER_AUTH),
+        30: ("auth_failed", _BROKER_AUTH),
+        31: ("auth_failed", _BROKER_AUTH),
+        58: ("auth_failed", _BROKER_AUTH),
+        89: ("rate_limited", _THROTTLED),
+        36: ("already_exists", _EXISTS),
+    },
+    "sqlite": {
+        5: ("timeout", "the SQLite database is locked by another connection (SQLITE_BUSY)"),
+        6: ("timeout", "a SQLite table is locked by another statement (SQLITE_LOCKED)"),
+    },
+    "mongodb": {
+        13: ("auth_failed", _DB_AUTH),
+        18: ("auth_failed", _DB_AUTH),
+        50: ("timeout", "the database operation exceeded its time limit"),
+        11000: ("already_exists", _EXISTS),
+    },
+}
+
+
+#: A protocol's number no row of :data:`PROTOCOL_CODES` names, by its class: SMTP and FTP
+#: 4xx replies are transient by definition (``network_error``, retryable); their other 5xx
+#: replies are a command or policy the server will not accept (no baseline code fits).
+PROTOCOL_CLASSES: Mapping[str, tuple[tuple[int, int, str, str], ...]] = {
+    "smtp": (
+        (400, 499, "network_error", "the mail server refused for now (a transient 4xx reply)"),
+        (500, 599, "internal_error", "the mail server rejected the command"),
+    ),
+    "ftp": (
+        (400, 499, "network_error", "the FTP server refused for now (a transient 4xx reply)"),
+        (500, 599, "internal_error", "the FTP server rejected the command"),
+    ),
+}
+
+
+def protocol_code(protocol: str, number: int) -> tuple[str, str] | None:
+    """``(code, message)`` of a protocol's number: its row, else its class, else ``None``."""
+    hit = PROTOCOL_CODES.get(protocol, {}).get(number)
+    if hit is not None:
+        return hit
+    for low, high, code, message in PROTOCOL_CLASSES.get(protocol, ()):
+        if low <= number <= high:
+            return code, message
+    return None
+
+
+_MAIL_DENIED = "the mail server rejected the credentials (failed, not authorized or expired)"
+
+#: Response codes replies quote in brackets (IMAP, RFC 5530; POP3, RFC 2449/3206) -> code.
+#: Read only in brackets: ``AUTH`` or ``EXPIRED`` alone in a field says too little.
+RESPONSE_CODES: Mapping[str, tuple[str, str]] = {
+    "AUTHENTICATIONFAILED": ("auth_failed", _MAIL_DENIED),
+    "AUTHORIZATIONFAILED": ("auth_failed", _MAIL_DENIED),
+    "EXPIRED": ("auth_failed", _MAIL_DENIED),
+    "AUTH": ("auth_failed", _MAIL_DENIED),
+    "NONEXISTENT": ("not_found", "the mail server reports that the mailbox does not exist"),
+    "UNAVAILABLE": ("network_error", "the mail server is temporarily unavailable"),
+    "SYS/TEMP": ("network_error", "the mail server failed for now (a transient error)"),
+    "IN-USE": ("network_error", "another session holds the mailbox for now"),
+    "LOGIN-DELAY": ("rate_limited", "the mail server refuses logins this soon after the last"),
+}
+
+
+# -- weigh -----------------------------------------------------------------------------------
+
+
+def _row(row: FactRule, kind: str) -> Proposal:
+    return Proposal(row.code, kind, f"facts:{row.kind}:{row.pattern}", row.message)
+
+
+def _code_words(codes: Sequence[str]) -> Iterable[Proposal]:
+    for code in codes:
+        found = words_code(code, whole=True)
+        if found is not None:
+            yield Proposal(found[0], "code", f"words:code:{found[2]}", found[1])
+
+
+def _status(status: int) -> Proposal | None:
+    code = STATUS_CODES.get(status)
+    if code is None and 500 <= status <= 599:
+        code = STATUS_5XX_CODE
+    if code is None:
+        return None
+    return Proposal(code, "status", "http_status", f"downstream answered HTTP {status}")
+
+
+_QUOTA_PHRASES = QUOTA_RULES
+
+
+@functools.lru_cache(maxsize=1024)
+def _text(text: str) -> tuple[Proposal, ...]:
+    """A text's reading: a driver's or server's own phrase (:data:`PHRASE_RULES`), else the
+    vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
+    the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
+    quota = search(_QUOTA_PHRASES, [text])
+    driver = quota or search(PHRASE_RULES, [text])
+    if driver is not None:
+        return (_row(driver, "driver_phrase"),)
+    generic = search(GENERIC_PHRASES, [text])
+    how = _STRERROR.search(text)
+    for line in text.splitlines()[:16]:
+        hit = words_code(_STRERROR.sub(" ", line))
+        if hit is not None:
+            weak = generic is None or generic.code != hit[0]
+            return (Proposal(hit[0], "phrase", f"words:text:{hit[2]}", hit[1], weak=weak),)
+    if generic is not None:
+        return (_row(generic, "phrase"),)
+    if how is not None:  # only an errno's text: as much as an errno says
+        return (Proposal("not_found", "how", "words:strerror", _MISSING, weak=True),)
+    return ()
+
+
+#: An errno's own text (``strerror(ENOENT)``) says how, not what: a missing socket file is
+#: a server not running, a missing program a dependency. Read as an errno, not as words.
+_STRERROR = re.compile(r"no such file or directory", re.IGNORECASE)
+
+
+def weigh(facts: Facts) -> list[Proposal]:
+    """Every proposal the facts make (errnos and built-in types are ``classify``'s)."""
+    found: list[Proposal] = list(_code_words(facts.codes))
+    for reply in facts.replies:
+        known = RESPONSE_CODES.get(reply)
+        if known is not None:
+            found.append(Proposal(known[0], "code", f"reply:{reply}", known[1]))
+    for protocol, number in facts.numbers:
+        hit = protocol_code(protocol, number)
+        if hit is not None:
+            found.append(Proposal(hit[0], "protocol", f"protocol:{protocol}:{number}", hit[1]))
+    if facts.sqlstate is not None:
+        for row in SQLSTATE_RULES:
+            if facts.sqlstate.upper().startswith(row.pattern):
+                found.append(_row(row, "sqlstate"))
+                break
+    if facts.text:
+        found.extend(_text(facts.text))
+    if facts.status is not None:
+        status = _status(facts.status)
+        if status is not None:
+            found.append(status)
+    return found
+
+
+#: Words of a class name that say only *how* a call failed (a connection): weak, and weaker
+#: than any other evidence (``AuthenticationError(ConnectionError)`` is ``auth_failed``).
+HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(
+    tuple(p.split())
+    for p in (
+        "connect error",
+        "connection error",
+        "connect exception",
+        "connection exception",
+        "connection failure",
+        "connection refused",
+        "connection reset",
+        "connection aborted",
+        "connection closed",
+        "network error",
+        "network exception",
+        "unreachable",
+        "service unavailable",
+        "remote protocol error",
+        "auto reconnect",
+        "disconnected",
+        "down error",
+        "down exception",
+        "abort",
+        "try again",
+    )
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
+    """What a class name says: the first class of the MRO whose words are in :data:`WORDS`
+    (weak: a library's summary, the exception it wraps may know better); a name that says
+    only how (:data:`HOW_NAMES`) is weaker still."""
+    for name in type_names:
+        words = tokens(name)
+        for phrase in HOW_NAMES:
+            if _found(words, phrase):
+                return Proposal("network_error", "how", f"name:{name}", _DOWN, weak=True)
+        hit = words_code(name, whole=True)
+        if hit is not None:
+            kind = "how" if hit[0] == "network_error" else "name"
+            return Proposal(hit[0], kind, f"name:{name}", hit[1], weak=True)
+    return None
+
+
+#: Pairs of codes one rule settles at equal strength: quota over throttling (an exhausted
+#: quota is also "too many"), a timeout over the connection it happened on.
+SETTLED: Mapping[frozenset[str], str] = {
+    frozenset({QUOTA_CODE, "rate_limited"}): QUOTA_CODE,
+    frozenset({"timeout", "network_error"}): "timeout",
+}
+
+#: HTTP statuses that veto codes whatever else is said: a 413 or a 402 request never passes
+#: by waiting (not ``rate_limited``).
+VETOES: Mapping[int, frozenset[str]] = {
+    413: frozenset({"rate_limited", "network_error", "timeout"}),
+    402: frozenset({"rate_limited"}),
+}
+
+
+def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) -> Verdict | None:
+    """The code the strongest proposals agree on (:data:`SETTLED` for a known pair), else
+    ``internal_error``; ``None`` when nothing was proposed. ``delay`` is the server's own
+    (from the facts or the chain): it turns an unavailable service into ``rate_limited``."""
+    if not found:
+        return None
+    if len(found) == 1:
+        strongest = list(found)
+        codes = {found[0].code}
+    else:
+        weights = [STRENGTH[p.kind] for p in found]
+        top = max(weights)
+        strongest = [p for p, w in zip(found, weights, strict=True) if w == top]
+        codes = {p.code for p in strongest}
+    if len(codes) > 1:
+        settled = SETTLED.get(frozenset(codes))
+        if settled is None:
+            named = ", ".join(sorted(codes))
+            return Verdict(
+                "internal_error",
+                f"the failure's evidence conflicts ({named}); no code is guessed",
+                "conflict:" + "|".join(sorted(p.rule for p in strongest)),
+            )
+        strongest = [p for p in strongest if p.code == settled]
+    chosen = strongest[0]
+    code = chosen.code
+    vetoed = VETOES.get(facts.status or 0, frozenset())
+    if code in vetoed:
+        return Verdict(
+            "internal_error",
+            f"the downstream answered HTTP {facts.status}: the request cannot pass as it is",
+            f"veto:http_{facts.status}:{chosen.rule}",
+        )
+    if delay is None:
+        delay = facts.delay
+    wait = delay if delay is not None else facts.reset
+    if code == "network_error" and delay is not None:
+        code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
+    return Verdict(
+        code=code,
+        message=chosen.message if code == chosen.code else _THROTTLED,
+        rule=chosen.rule,
+        retry_after=wait if code == "rate_limited" else None,
+        weak=chosen.weak and all(p.weak for p in found if p.code == chosen.code),
+    )
+
+
+# -- lines of a tool's output ----------------------------------------------------------------
+
+#: Lines that summarise an earlier error (``no matching distribution``, ``exit status 1``,
+#: ``see the log``): read only when no other line says anything.
+_SUMMARY = re.compile(
+    r"no matching distribution|could not find a version|exit (status|code)|see (the )?log|"
+    r"for more information|^\s*(hint|note|info|warning)\b|^\s*at\s",
+    re.IGNORECASE,
+)
+
+
+def read_lines(text: str) -> tuple[str, str, str] | None:
+    """``(code, message, phrase)`` for a tool's output read with :data:`WORDS`: the first
+    line that says something, lines summarising an earlier error last."""
+    later: list[str] = []
+    for line in text.splitlines()[:400]:
+        if not line.strip():
+            continue
+        if _SUMMARY.search(line):
+            later.append(line)
+            continue
+        found = words_code(line)
+        if found is not None:
+            return found
+    for line in later:
+        found = words_code(line)
+        if found is not None:
+            return found
+    return None
