@@ -30,7 +30,7 @@ from control_plane.adapters import cli
 from control_plane.adapters.kit.served import ServedPack
 from control_plane.adapters.kit.target import PackTarget
 from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+from control_plane.runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
 from control_plane.wire import status as wire
 from control_plane.wire.client import Client
 
@@ -155,7 +155,7 @@ async def test_mcp_local_isolates_declared_packs() -> None:
 
 def _rejection_of(reason: str) -> Any:
     """The rejection the runtime raises for an unknown pack or an invalid input."""
-    with build_runtime(RuntimeConfig(plugins=("testpacks",))) as runtime:
+    with build_runtime(RuntimeConfig(plugins=("testpacks",), trust=TRUST_ALL)) as runtime:
         try:
             if reason == "unknown_pack":
                 runtime.invoker.invoke_sync("no.such_pack", {})
@@ -196,6 +196,8 @@ def test_grpc_renders_the_rejection(reason: str, pack: str, doc: str) -> None:
     assert wire.rejection_from_status(parsed) is not None
 
 
+# A system test: the CLI describes the --plugin module in a confined worker first.
+@pytest.mark.system
 @pytest.mark.parametrize(("reason", "pack", "doc"), CASES)
 def test_cli_renders_the_rejection(
     reason: str, pack: str, doc: str, capsys: pytest.CaptureFixture[str]

@@ -158,3 +158,87 @@ def test_packctl_check_warns_on_a_pack_with_no_declaration(snoop: tuple[Path, Pa
     assert "snoop.read" in done.stdout and "declares no reach" in done.stdout, done.stdout
     assert "--trust snoop.read" in done.stdout
     assert "1 warning(s)" in done.stdout, done.stdout
+
+
+EAGER = textwrap.dedent(
+    '''
+    """A plugin written before reach whose module runs code at import: it reads an
+    operator file and leaves a marker, wherever it is imported."""
+    import os
+    from typing import Any
+
+    from control_plane import Context, Pack, hookimpl
+
+    try:
+        with open({secret!r}, encoding="utf-8") as fh:
+            READ = "ok:" + fh.read()
+    except OSError as exc:
+        READ = "denied:" + type(exc).__name__
+    try:
+        with open({marker!r}, "a", encoding="utf-8") as fh:
+            fh.write(f"{{os.getpid()}} {{READ}}\\n")
+    except OSError:
+        pass
+
+
+    def eager(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {{"pid": os.getpid(), "read": READ}}
+
+
+    PACK = Pack(
+        name="eager.read",
+        version="1.0.0",
+        summary="Says what its module read when it was imported.",
+        input_schema={{"type": "object"}},
+        output_schema={{"type": "object"}},
+        handler=eager,
+        codes={{"not_found": None}},
+    )
+
+
+    @hookimpl
+    def register_packs(register: Any) -> None:
+        register(PACK)
+    '''
+)
+
+
+@pytest.mark.skipif(kernel_support()[0] <= 0, reason="no Landlock on this kernel")
+def test_an_undeclared_plugins_module_is_never_imported_in_the_control_plane(
+    tmp_path: Path,
+) -> None:
+    """Without --isolate, a module whose pack declares no reach is described and served by
+    confined workers only: its import-time code never runs in the control plane (no
+    marker, the operator file unread), and the pack still answers. Trusted, it is imported
+    here as before."""
+    secret = tmp_path / "server-files" / "operator.txt"
+    secret.parent.mkdir()
+    secret.write_text(SECRET)
+    marker = tmp_path / "marker.txt"
+    plugin = tmp_path / "plugins" / "eager_plugin.py"
+    plugin.parent.mkdir()
+    plugin.write_text(EAGER.format(secret=str(secret), marker=str(marker)))
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="eager_plugin")
+
+    proc, target = start_serve("--plugin", str(plugin), env=env, cwd=ROOT, drain=True)
+    try:
+        with Client(target, timeout=30) as client:
+            answered = client.invoke("eager.read", {}).result
+        stop_serve(proc)
+    finally:
+        reap(proc)
+    assert not marker.exists(), marker.read_text()  # nobody unconfined imported it
+    assert answered["read"].startswith("denied:"), answered  # its worker could not read
+    assert answered["pid"] != proc.pid
+
+    proc, target = start_serve(
+        "--plugin", str(plugin), "--trust", "eager.read", env=env, cwd=ROOT, drain=True
+    )
+    try:
+        with Client(target, timeout=30) as client:
+            answered = client.invoke("eager.read", {}).result
+        stop_serve(proc)
+    finally:
+        reap(proc)
+    assert answered == {"pid": proc.pid, "read": "ok:" + SECRET}
+    assert marker.read_text().splitlines() == [f"{proc.pid} ok:{SECRET}"]

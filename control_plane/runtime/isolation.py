@@ -182,7 +182,9 @@ def locate(pack: str, handler: Any, plugin: str) -> Locator:
 # plane, which answers only JSON replies to its own requests.
 
 _BOOT = (
-    "import os, sys; sys.path[0:0] = sys.argv[1].split(os.pathsep); "
+    "import os, sys; front, _, tail = sys.argv[1].partition('\\n'); "
+    "sys.path[0:0] = [p for p in front.split(os.pathsep) if p]; "
+    "sys.path.extend(p for p in tail.split(os.pathsep) if p); "
     "from control_plane.runtime.isolation import worker_entry; worker_entry()"
 )
 
@@ -368,11 +370,19 @@ def _confine(pack: str, boot: Mapping[str, Any]) -> None:
     grant = reach.get("grant")
     install_grants(Grants({} if grant is None else {pack: Grant.from_data(grant)}))
     paths = [str(p) for p in boot.get("sys_path") or ()]
-    confine(reach_for(pack), import_paths(paths))
+    # The control plane's prefixes too: a venv's (its ``pyvenv.cfg``, which ``site`` reads
+    # below) is not this interpreter's yet, started without ``site`` (``-S``).
+    prefixes = [str(p) for p in boot.get("prefixes") or ()]
+    confine(reach_for(pack), import_paths([*prefixes, *paths]))
     # Confined now: the interpreter's site (``.pth`` files, ``exit``/``quit``) may run, then
     # the control plane's import path, packs' directories included.
     site.main()
     sys.path[:] = list(dict.fromkeys([*paths, *sys.path]))
+
+
+def _prefixes() -> list[str]:
+    """This interpreter's prefixes (a venv's, with ``site``), handed to its workers."""
+    return list(dict.fromkeys([sys.prefix, sys.exec_prefix]))
 
 
 def _redeclare(pack: str, boot: Mapping[str, Any]) -> None:
@@ -492,6 +502,7 @@ def describe_module(module: str, timeout: float = DESCRIBE_TIMEOUT) -> dict[str,
         "module": module,
         "reach": {"scratch": scratch_root(), "grant": None, "message_limit": message_limit()},
         "sys_path": [p for p in sys.path if isinstance(p, str)],
+        "prefixes": _prefixes(),
         "memory_limit": DEFAULT_MEMORY_LIMIT,
     }
     output = stderr_relay.relay().pipe()
@@ -601,13 +612,33 @@ class _Proc:
             self.sentinel = -1
 
 
+#: The control plane's import path as it started (before any ``--plugin`` directory was
+#: put on it): where the directories its site added (``.pth`` files) are found.
+_STARTED_PATH = tuple(p for p in sys.path if isinstance(p, str))
+
+
 def _boot_path() -> str:
     """Where a fresh worker finds this project and its dependencies before it is confined:
-    the project's root and the interpreter's site-packages, no ``.pth`` file run (``-S``),
-    none of the packs' directories."""
+    first the project's root and the interpreter's site-packages (no ``.pth`` file run:
+    ``-S``); then, after the standard library (so they never shadow it nor these), the
+    other directories the control plane started with, which its site's ``.pth`` files
+    added (a venv that reaches another's packages, an editable install). Never the working
+    directory nor a ``--plugin`` module's directory: a pack's files are not searched
+    before the worker is confined. Two :data:`os.pathsep` lists, a newline between."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     sites = [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]
-    return os.pathsep.join(dict.fromkeys(p for p in (root, *sites) if os.path.isdir(p)))
+    front = list(dict.fromkeys(p for p in (root, *sites) if os.path.isdir(p)))
+    here = {os.getcwd(), ""}
+    tail = [
+        p
+        for p in dict.fromkeys(_STARTED_PATH)
+        if p not in here
+        and os.path.isabs(p)
+        and os.path.isdir(p)
+        and p not in front
+        and "\n" not in p
+    ]
+    return os.pathsep.join(front) + "\n" + os.pathsep.join(tail)
 
 
 def worker_environment(
@@ -773,6 +804,7 @@ class WorkerPool:
             },
             "reach": reach,
             "sys_path": [p for p in sys.path if isinstance(p, str)],
+            "prefixes": _prefixes(),
             "memory_limit": self.memory_limit,
             "rss_limit": self.rss_limit,
         }

@@ -348,13 +348,14 @@ def _trusted(config: RuntimeConfig) -> set[str]:
 
 
 def _isolating(config: RuntimeConfig) -> bool:
-    """Whether third-party plugin modules are described by confined workers before any of
-    them is imported here (so a module holding an isolated pack never is): with
-    ``--isolate``. Then a module holding a pack that declares no reach (and is not trusted)
-    is isolated whole too. Without ``--isolate`` such a module is imported here to read
-    its declaration (as one declaring ``isolated=True`` is), and the pack's calls run in
-    confined workers (docs/grants.md)."""
-    return bool(config.isolate)
+    """Whether third-party plugin modules (``--plugin``, ``CAPABILITY_PACKS_PLUGINS``, entry
+    points; never the built-in packs nor ``RuntimeConfig.extra``) are described by confined
+    workers before any of them is imported here: always, unless the operator trusts every
+    pack (``--trust all``) and isolates none. A module is then imported here only when
+    every pack it holds declares a reach or is trusted; one holding an undeclared,
+    untrusted pack (or an isolated one) never is: its code runs in confined workers only,
+    from its first line (docs/grants.md)."""
+    return bool(config.isolate) or TRUST_ALL[0] not in _trusted(config)
 
 
 def _describe_plugins(
