@@ -30,7 +30,8 @@ def _only_test_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAPABILITY_PACKS_PLUGINS", "testpacks")
 
 
-@pytest.fixture(params=["remote", "local"])
+# --local with --plugin describes the plugin module in a confined worker (a process) first.
+@pytest.fixture(params=["remote", pytest.param("local", marks=pytest.mark.system)])
 def where(request: pytest.FixtureRequest) -> list[str]:
     if request.param == "local":
         return LOCAL
@@ -252,6 +253,7 @@ def test_list_reports_load_failures(capsys: Any, server: ServerThread) -> None:
     assert "broken_plugin" in out and "broken on purpose" in out
 
 
+@pytest.mark.system  # --plugin: a describing worker
 def test_input_from_a_file(capsys: Any, tmp_path: Path) -> None:
     path = tmp_path / "in.json"
     path.write_text('{"from": "file"}')
@@ -479,6 +481,7 @@ def register_packs(register):
 """
 
 
+@pytest.mark.system  # --plugin: a describing worker
 def test_plugin_as_a_file_and_the_messages_of_plugins_that_do_not_load(
     capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -71,6 +71,7 @@ def test_grpc(seen: list[tuple[str, str]]) -> None:
     assert seen == [("invalid_input", "refusal.echo"), ("unknown_pack", "refusal.nope")]
 
 
+@pytest.mark.system  # --plugin: a describing worker
 def test_local_cli(seen: list[tuple[str, str]], capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["call", "refusal.echo", "--local", "--plugin", "refusal_packs"]
     assert main([*argv, "--input", json.dumps(BAD)]) == 2
@@ -110,6 +111,7 @@ def test_author_kit(seen: list[tuple[str, str]]) -> None:
     assert seen == [("invalid_input", "refusal.echo")]
 
 
+@pytest.mark.system  # --plugin: a describing worker
 def test_gate_local(
     seen: list[tuple[str, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.machinery
 import logging
 import os
 import sys
@@ -282,6 +283,22 @@ def _plugin_names(names: Iterable[str]) -> tuple[list[tuple[str, str]], list[Loa
     return found, failed
 
 
+def _not_found_hint(name: str) -> str:
+    return (
+        " (is it installed, or is its directory on PYTHONPATH? e.g. "
+        f"PYTHONPATH=. packctl ...; or give the file: --plugin ./{name}.py)"
+    )
+
+
+def _findable(module: str) -> bool:
+    """Whether the top-level package of ``module`` is on this import path (found, not
+    imported: no code of it runs)."""
+    top = module.partition(":")[0].strip().partition(".")[0]
+    if top in sys.modules or top in sys.builtin_module_names:
+        return True
+    return importlib.machinery.PathFinder.find_spec(top, sys.path) is not None
+
+
 def _import_plugins(
     names: Iterable[tuple[str, str]],
 ) -> tuple[list[tuple[str, object]], list[LoadFailure]]:
@@ -294,10 +311,7 @@ def _import_plugins(
         except ModuleNotFoundError as exc:
             reason = f"failed to load: {type(exc).__name__}: {exc}"
             if exc.name == name:  # the module itself, not one it imports
-                reason += (
-                    " (is it installed, or is its directory on PYTHONPATH? e.g. "
-                    f"PYTHONPATH=. packctl ...; or give the file: --plugin ./{name}.py)"
-                )
+                reason += _not_found_hint(name)
             failed.append(LoadFailure(given, reason))
         # Plugin boundary: importing a plugin module may raise anything (SystemExit too).
         except PLUGIN_FAULTS as exc:
@@ -383,6 +397,11 @@ def _describe_plugins(
     local: list[tuple[str, str]] = []
     entry_points_here: set[str] = set()
     failed: list[LoadFailure] = []
+    missing = [c for c in candidates if c[1] == c[2] and not _findable(c[1])]
+    for given, module, _ in missing:
+        reason = f"failed to load: ModuleNotFoundError: No module named {module!r}"
+        failed.append(LoadFailure(given, reason + _not_found_hint(module)))
+    candidates = [c for c in candidates if c not in missing]
     # Described side by side (each a process of its own, a second or so to start).
     with ThreadPoolExecutor(max(1, min(4, len(candidates)))) as pool:
         replies = list(pool.map(isolation.describe_module, [c[1] for c in candidates]))
