@@ -217,3 +217,27 @@ def test_a_mistyped_pack_in_isolate_says_which_pack_was_meant() -> None:
             Isolation.for_registry(load.registry, ["av.validat"])
     finally:
         load.close()
+
+
+def test_a_workers_boot_path_adds_what_the_sites_pth_files_added_after_the_stdlib(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A venv that reaches packages through ``.pth`` files: the directories the control
+    plane started with follow the standard library in a worker's boot path; never the
+    working directory, a relative or empty entry, nor what was put on the path later
+    (a ``--plugin`` module's directory)."""
+    from control_plane.runtime import isolation
+
+    added = tmp_path / "outer-site-packages"
+    added.mkdir()
+    later = tmp_path / "plugins"
+    later.mkdir()
+    monkeypatch.chdir(tmp_path)
+    started = ("", str(tmp_path), "relative", str(added), str(tmp_path / "gone"))
+    monkeypatch.setattr(isolation, "_STARTED_PATH", started)
+    monkeypatch.syspath_prepend(str(later))
+    front, _, tail = isolation._boot_path().partition("\n")
+    root = os.path.dirname(os.path.dirname(isolation.__file__))
+    assert front.split(os.pathsep)[0] == os.path.dirname(root)
+    assert tail.split(os.pathsep) == [str(added)]
+    assert str(later) not in front + tail
