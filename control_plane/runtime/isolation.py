@@ -464,6 +464,7 @@ def _describe_main(conn: Connection, boot: Mapping[str, Any]) -> None:
     hook and sends back each registered pack's declaration as JSON; then exits."""
     module = str(boot["module"])
     reply: dict[str, Any]
+    said = ""
     try:
         _confine(
             f"<describe {module}>", {**boot, "reach": {**(boot.get("reach") or {}), "declared": {}}}
@@ -471,7 +472,9 @@ def _describe_main(conn: Connection, boot: Mapping[str, Any]) -> None:
         hook = getattr(_plugin_object(module), "register_packs", None)
         found: list[Any] = []
         if hook is not None:
+            said = "register_packs raised "  # what fails now is the hook, said as here
             hook(register=found.append)
+            said = ""
         packs, refused = [], []
         for pack in found:
             try:
@@ -483,7 +486,8 @@ def _describe_main(conn: Connection, boot: Mapping[str, Any]) -> None:
         reply = {"kind": "ok", "packs": packs, "refused": refused, "hook": hook is not None}
     # Process boundary: importing the module may raise anything (SystemExit too).
     except BaseException as exc:  # noqa: BLE001
-        reply = {"kind": "error", "error": f"{type(exc).__name__}: {exc}"[:_MAX_DESCRIBE_TEXT]}
+        said += f"{type(exc).__name__}: {exc}"
+        reply = {"kind": "error", "error": said[:_MAX_DESCRIBE_TEXT]}
     with contextlib.suppress(OSError, ValueError):
         conn.send_bytes(_dumps(reply))
 

@@ -410,8 +410,8 @@ def _describe_plugins(
             failed.append(
                 LoadFailure(
                     given,
-                    "failed to load in a confined worker (no files but its code's, no "
-                    f"network, no environment): {reply.get('error')}",
+                    f"failed to load: {reply.get('error')} (in a confined worker: no files "
+                    "but its code's, no network, no environment)",
                 )
             )
             continue
