@@ -12,9 +12,6 @@ BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.sockets",
     "control_plane.core.classifiers.proxy",
     "control_plane.core.classifiers.grpc",
-    "control_plane.core.classifiers.httpx",
-    "control_plane.core.classifiers.requests",
-    "control_plane.core.classifiers.aiohttp",
+    "control_plane.core.classifiers.libraries",
     "control_plane.core.classifiers.websockets",
-    "control_plane.core.classifiers.xmlrpc",
 )

@@ -14,9 +14,9 @@ The ``git`` package is not imported here: its exceptions are recognised by class
 
 from __future__ import annotations
 
+from control_plane.core.classifiers._data import type_rules
 from control_plane.core.classify import (
     Classification,
-    TypeRule,
     class_names,
     match_type_rules,
     safe_attr,
@@ -28,18 +28,7 @@ __all__ = ["TYPES", "classify_exception"]
 
 PLUGIN = "gitpython"
 
-TYPES: tuple[TypeRule, ...] = (
-    TypeRule(
-        "git.exc.NoSuchPathError",
-        "not_found",
-        "the repository path does not exist",
-    ),
-    TypeRule(
-        "git.exc.InvalidGitRepositoryError",
-        "not_found",
-        "the path is not a git repository",
-    ),
-)
+TYPES = type_rules("gitpython")
 
 #: How GitPython quotes git's stderr in ``GitCommandError.stderr``.
 _QUOTE_START = "\n  stderr: '"
