@@ -20,7 +20,7 @@ from typing import Any
 from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
 from control_plane.core.evidence import Proposal, decide, name_proposal, weigh
-from control_plane.core.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict
+from control_plane.core.fact_rules import DATA, STATUS_5XX_CODE, STATUS_CODES, Verdict
 from control_plane.core.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane.core.redact import scrub
 
@@ -130,20 +130,10 @@ TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
     (PermissionError, "auth_failed"),
 )
 
-#: errno -> baseline code, for ``OSError`` subclasses the type table does not know.
+#: errno -> baseline code, for ``OSError`` subclasses the type table does not know
+#: (``[errno]`` of ``evidence.toml``, by name).
 ERRNO_CODES: Mapping[int, str] = {
-    errno.ETIMEDOUT: "timeout",
-    errno.ECONNREFUSED: "network_error",
-    errno.ECONNRESET: "network_error",
-    errno.ECONNABORTED: "network_error",
-    errno.EHOSTUNREACH: "network_error",
-    errno.ENETUNREACH: "network_error",
-    errno.ENETDOWN: "network_error",
-    errno.EHOSTDOWN: "network_error",
-    errno.EPIPE: "network_error",
-    errno.ENOENT: "not_found",
-    errno.EACCES: "auth_failed",
-    errno.EPERM: "auth_failed",
+    getattr(errno, name): code for name, code in DATA["errno"].items()
 }
 
 
