@@ -40,7 +40,6 @@ __all__ = [
     "classify",
     "exception_text",
     "header_delay",
-    "http_status_code",
     "iter_chain",
     "match_type_rules",
     "parse_retry_after",
@@ -299,16 +298,6 @@ def _text(exc: BaseException) -> str:
         return ""
     # Bounded before anything scrubs it: a multi-megabyte text must not stall the loop.
     return text if type(text) is str and len(text) <= MAX_TEXT else safe_text(text)
-
-
-def http_status_code(exc: BaseException) -> tuple[int, Any] | None:
-    """``(status, delay)`` carried by an HTTP-like exception, wherever it keeps them
-    (:func:`~control_plane.core.facts.extract`); ``delay`` is the seconds its headers ask
-    for, or ``None``."""
-    if isinstance(exc, SystemExit):  # its ``code`` is an exit status
-        return None
-    facts = extract(exc)
-    return (facts.status, facts.delay) if facts.status is not None else None
 
 
 def _from_verdict(verdict: Verdict) -> Classification:
