@@ -16,7 +16,9 @@ the table does not know is ``internal_error``. Strong, so it wins over the clien
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any
 
 from control_plane.core.classify import (
     HTTP_5XX_CODE,
@@ -55,16 +57,29 @@ TEXTS: tuple[tuple[str, frozenset[tuple[str, str]], re.Pattern[str], str], ...] 
 )
 
 
-def _status(exc: BaseException) -> tuple[int, str, str] | None:
-    bare = type(exc) is OSError and safe_attr(exc, "errno") is None
-    names = {(module.split(".")[0], name) for module, name in class_names(type(exc))}
+@functools.lru_cache(maxsize=1024)
+def _rows_of(klass: type) -> tuple[int, ...]:
+    """The :data:`TEXTS` rows that name a class of ``klass``'s MRO."""
+    names = {(module.split(".")[0], name) for module, name in class_names(klass)}
     names |= {("*", name) for _, name in names}
-    for rule, classes, pattern, message in TEXTS:
-        if (not classes and bare) or (classes & names):
-            found = pattern.search(exception_text(exc))
-            status = int(found.group(1)) if found is not None else 0
-            if 300 <= status <= 599:
-                return status, rule.format(status=status), message.format(status=status)
+    return tuple(i for i, row in enumerate(TEXTS) if row[1] & names)
+
+
+def _status(exc: BaseException) -> tuple[int, str, str] | None:
+    klass: Any = type(exc)
+    try:
+        rows = _rows_of(klass)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        rows = _rows_of.__wrapped__(klass)
+    if klass is OSError and safe_attr(exc, "errno") is None:
+        rows = (*(i for i, row in enumerate(TEXTS) if not row[1]), *rows)
+    for index in rows:
+        rule, _, pattern, message = TEXTS[index]
+        found = pattern.search(exception_text(exc))
+        status = int(found.group(1)) if found is not None else 0
+        if 300 <= status <= 599:
+            return status, rule.format(status=status), message.format(status=status)
     return None
 
 
