@@ -8,7 +8,6 @@ __all__ = ["BUILTIN_CLASSIFIERS"]
 BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.tls",
     "control_plane.core.classifiers.subprocess",
-    "control_plane.core.classifiers.gitpython",
     "control_plane.core.classifiers.sockets",
     "control_plane.core.classifiers.proxy",
     "control_plane.core.classifiers.grpc",

@@ -1,6 +1,6 @@
 """Libraries whose exceptions say what failed by their class alone: httpx and httpcore (and
 their numbered forks, ``httpx2``, underneath the OpenAI and Anthropic SDKs), requests and
-urllib3 (underneath boto3, docker, kubernetes...), aiohttp, ``xmlrpc.client``. Their rows
+urllib3 (underneath boto3, docker, kubernetes...), aiohttp, ``xmlrpc.client``, GitPython. Their rows
 are data (``tables.toml``); the libraries are not imported.
 
 Connection-level errors are *weak*: the exception they wrap, when there is one, knows more
@@ -18,7 +18,14 @@ from control_plane.core.classifiers._data import type_rules
 from control_plane.core.classify import Classification, match_type_rules
 from control_plane.core.hookspecs import hookimpl
 
-__all__ = ["AIOHTTP_TYPES", "HTTPX_TYPES", "REQUESTS_TYPES", "XMLRPC_TYPES", "classify_exception"]
+__all__ = [
+    "AIOHTTP_TYPES",
+    "GITPYTHON_TYPES",
+    "HTTPX_TYPES",
+    "REQUESTS_TYPES",
+    "XMLRPC_TYPES",
+    "classify_exception",
+]
 
 #: httpx first (it wraps httpcore), then httpcore, most specific class first.
 HTTPX_TYPES = type_rules("httpx")
@@ -26,11 +33,16 @@ HTTPX_TYPES = type_rules("httpx")
 REQUESTS_TYPES = type_rules("requests")
 AIOHTTP_TYPES = type_rules("aiohttp")
 XMLRPC_TYPES = type_rules("xmlrpc")
+#: GitPython's ``Repo()`` of a path that does not exist or is no repository (git's own
+#: "not a git repository" is ``not_found`` too); its ``GitCommandError`` is a tool run
+#: (``control_plane.core.classifiers.subprocess.TOOL_RUNS``).
+GITPYTHON_TYPES = type_rules("gitpython")
 _TABLES = (
     ("httpx", HTTPX_TYPES),
     ("requests", REQUESTS_TYPES),
     ("aiohttp", AIOHTTP_TYPES),
     ("xmlrpc", XMLRPC_TYPES),
+    ("gitpython", GITPYTHON_TYPES),
 )
 
 
