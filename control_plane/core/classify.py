@@ -272,16 +272,6 @@ def class_names(klass: type) -> frozenset[tuple[str, str]]:
 
 def safe_attr(obj: Any, name: str) -> Any:
     """``getattr(obj, name, None)`` that also survives properties raising anything."""
-    return _attr(obj, name)
-
-
-def exception_text(exc: BaseException) -> str:
-    """``str(exc)``, or ``""`` when the exception cannot even render itself."""
-    return _text(exc)
-
-
-def _attr(obj: Any, name: str) -> Any:
-    """``getattr(obj, name, None)`` that also survives properties raising anything."""
     try:
         return getattr(obj, name, None)
     # Hostile input: a property of a third-party exception may raise anything.
@@ -289,7 +279,7 @@ def _attr(obj: Any, name: str) -> Any:
         return None
 
 
-def _text(exc: BaseException) -> str:
+def exception_text(exc: BaseException) -> str:
     """``str(exc)``, or ``""`` when the exception cannot even render itself."""
     try:
         text = str(exc)
@@ -298,6 +288,9 @@ def _text(exc: BaseException) -> str:
         return ""
     # Bounded before anything scrubs it: a multi-megabyte text must not stall the loop.
     return text if type(text) is str and len(text) <= MAX_TEXT else safe_text(text)
+
+
+_attr, _text = safe_attr, exception_text
 
 
 def _from_verdict(verdict: Verdict) -> Classification:
