@@ -356,3 +356,46 @@ def family_env(fam: Family, root: Path) -> Iterator[Any]:
         work = root / fam.name.replace("/", "_")
         work.mkdir(parents=True, exist_ok=True)
         yield fam.setup(stack, work) if fam.setup is not None else None
+
+
+# -- table-driven HTTP families ---------------------------------------------------------
+
+
+@dataclass
+class Http:
+    """A fake product server and the ports that refuse, hang and drop."""
+
+    http: FakeHTTP
+    net: Net
+
+
+def http_setup(stack: contextlib.ExitStack, work: Path) -> Http:
+    return Http(fake_http(stack), net(stack))
+
+
+#: (id, status, body, headers, expect, retry_after, reason)
+Row = tuple[str, int, Any, Mapping[str, str], frozenset[str], float | None, str]
+
+
+def http_cases(
+    fam: Family,
+    call: Callable[[str], Any],
+    rows: list[Row],
+    *,
+    content_type: str = "application/json",
+    transport: bool = True,
+) -> None:
+    """One case per row (the fake answers it, ``call(base_url)`` fails on it), and the
+    transport failures: refused, unresolvable, silent, dropped."""
+    for id, status, body, headers, expect, ra, why in rows:
+
+        def run(ctx: Http, s: int = status, b: Any = body, h: Any = headers) -> Any:
+            ctx.http.set(s, b, h, content_type)
+            return call(ctx.http.url)
+
+        fam.add(id, expect, f"HTTP {status}: {why}", run, retry_after=ra)
+    if transport:
+        fam.add("refused", NET, "nothing listens", lambda c: call(f"http://{LOOPBACK}:{c.net.closed}"))
+        fam.add("dns", NET, "host does not resolve", lambda c: call(f"http://{UNRESOLVABLE}:80"))
+        fam.add("silent", TO, "server never answers", lambda c: call(f"http://{LOOPBACK}:{c.net.silent}"))
+        fam.add("dropped", NET, "closed at once", lambda c: call(f"http://{LOOPBACK}:{c.net.close_now}"))
