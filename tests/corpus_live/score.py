@@ -19,8 +19,10 @@ The families start one at a time (their servers stop before the next family's st
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
+import subprocess
 import sys
 import time
 import warnings
@@ -148,7 +150,14 @@ class Runner:
         if not cases:
             return []
         out: list[Result] = []
-        with family_env(fam, root) as ctx:
+        stack = contextlib.ExitStack()
+        try:
+            ctx = stack.enter_context(family_env(fam, root))
+        except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+            stack.close()
+            print(f"{fam.name}: its servers did not start: {exc}", file=sys.stderr)
+            return [Result(c, "-", "-", None, "broken", 0.0) for c in cases]
+        with stack:
             _State.ctx = ctx
             for c in cases:
                 _State.cases[c.id] = c

@@ -131,6 +131,7 @@ def mosquitto(stack: contextlib.ExitStack, work: Path) -> Mosquitto:
     conf = work / "mosquitto.conf"
     conf.write_text(
         "per_listener_settings true\n"
+        "user root\n"
         f"listener {port} 127.0.0.1\n"
         "allow_anonymous false\n"
         f"password_file {pw}\n"
