@@ -275,9 +275,7 @@ class FakeHTTP:
                 elif not isinstance(data, bytes):
                     data = json.dumps(data).encode()
                 self.send_response(reply.status)
-                if reply.content_type and "content-type" not in {
-                    k.lower() for k in reply.headers
-                }:
+                if reply.content_type and "content-type" not in {k.lower() for k in reply.headers}:
                     self.send_header("Content-Type", reply.content_type)
                 for k, v in reply.headers.items():
                     self.send_header(k, v)
@@ -395,7 +393,16 @@ def http_cases(
 
         fam.add(id, expect, f"HTTP {status}: {why}", run, retry_after=ra)
     if transport:
-        fam.add("refused", NET, "nothing listens", lambda c: call(f"http://{LOOPBACK}:{c.net.closed}"))
+        fam.add(
+            "refused", NET, "nothing listens", lambda c: call(f"http://{LOOPBACK}:{c.net.closed}")
+        )
         fam.add("dns", NET, "host does not resolve", lambda c: call(f"http://{UNRESOLVABLE}:80"))
-        fam.add("silent", TO, "server never answers", lambda c: call(f"http://{LOOPBACK}:{c.net.silent}"))
-        fam.add("dropped", NET, "closed at once", lambda c: call(f"http://{LOOPBACK}:{c.net.close_now}"))
+        fam.add(
+            "silent",
+            TO,
+            "server never answers",
+            lambda c: call(f"http://{LOOPBACK}:{c.net.silent}"),
+        )
+        fam.add(
+            "dropped", NET, "closed at once", lambda c: call(f"http://{LOOPBACK}:{c.net.close_now}")
+        )

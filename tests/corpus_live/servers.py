@@ -197,12 +197,12 @@ def slapd(stack: contextlib.ExitStack, work: Path) -> Slapd:
         "sizelimit 3\n"
         "database mdb\n"
         "maxsize 10485760\n"
-        f"suffix \"{BASE_DN}\"\n"
-        f"rootdn \"{ADMIN_DN}\"\n"
+        f'suffix "{BASE_DN}"\n'
+        f'rootdn "{ADMIN_DN}"\n'
         f"rootpw {admin_hash}\n"
         f"directory {db}\n"
         "access to attrs=userPassword by self write by anonymous auth by * none\n"
-        f"access to dn.subtree=\"ou=secret,{BASE_DN}\" by dn.exact=\"{ADMIN_DN}\" write "
+        f'access to dn.subtree="ou=secret,{BASE_DN}" by dn.exact="{ADMIN_DN}" write '
         "by * none\n"
         "access to * by self write by users read by anonymous read\n"
     )
@@ -245,7 +245,7 @@ def _smtp_handler() -> Any:
         async def handle_RCPT(
             self, server: Any, session: Any, envelope: Any, address: str, options: Any
         ) -> str:
-            local = address.split("@")[0]
+            local = address.split("@", maxsplit=1)[0]
             replies = {
                 "nobody": "550 5.1.1 <nobody@example.org>: Recipient address rejected: "
                 "User unknown in local recipient table",
@@ -294,9 +294,7 @@ def smtp(stack: contextlib.ExitStack, work: Path) -> Smtp:
         auth_require_tls=False,
         data_size_limit=4096,
     )
-    plain = Controller(
-        _smtp_handler(), hostname=LOOPBACK, port=open_port, data_size_limit=4096
-    )
+    plain = Controller(_smtp_handler(), hostname=LOOPBACK, port=open_port, data_size_limit=4096)
     for c in (auth, plain):
         c.start()
         stack.callback(c.stop)
@@ -444,8 +442,8 @@ def nats(stack: contextlib.ExitStack, work: Path) -> Nats:
         "authorization {\n"
         "  users = [\n"
         "    {user: app, password: app-pw}\n"
-        "    {user: limited, password: limited-pw, permissions: {publish: [\"allowed.>\"], "
-        "subscribe: [\"_INBOX.>\"]}}\n"
+        '    {user: limited, password: limited-pw, permissions: {publish: ["allowed.>"], '
+        'subscribe: ["_INBOX.>"]}}\n'
         "  ]\n"
         "}\n"
     )

@@ -7,7 +7,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corpus_live.core import AUTH, EXISTS, INT, NET, NF, RL, TO, UNRESOLVABLE, LOOPBACK, Net, family, net
+from corpus_live.core import (
+    AUTH,
+    EXISTS,
+    INT,
+    LOOPBACK,
+    NET,
+    NF,
+    TO,
+    UNRESOLVABLE,
+    Net,
+    family,
+    net,
+)
 from corpus_live.servers import Nats, nats
 
 
@@ -31,7 +43,12 @@ async def _connect(url: str) -> Any:
         pass
 
     return await natslib.connect(
-        url, connect_timeout=1, max_reconnect_attempts=1, reconnect_time_wait=0.1, allow_reconnect=False, error_cb=quiet
+        url,
+        connect_timeout=1,
+        max_reconnect_attempts=1,
+        reconnect_time_wait=0.1,
+        allow_reconnect=False,
+        error_cb=quiet,
     )
 
 
@@ -44,7 +61,7 @@ def _with(op: Any, user: str = "app", password: str = "app-pw") -> Any:
             with contextlib.suppress(Exception):
                 await nc.close()
 
-    return lambda ctx: run_async(ctx)
+    return run_async
 
 
 async def _req_no_responders(nc: Any) -> Any:
@@ -101,16 +118,50 @@ async def _js_publish_no_stream(nc: Any) -> Any:
 
 FAM.add("refused", NET, "nothing listens", lambda c: _connect(f"nats://{LOOPBACK}:{c.net.closed}"))
 FAM.add("dns", NET, "host does not resolve", lambda c: _connect(f"nats://{UNRESOLVABLE}:4222"))
-FAM.add("silent", TO, "server never sends INFO", lambda c: _connect(f"nats://{LOOPBACK}:{c.net.silent}"))
-FAM.add("dropped", NET, "closed at once", lambda c: _connect(f"nats://{LOOPBACK}:{c.net.close_now}"))
-FAM.add("bad_password", AUTH, "-ERR 'Authorization Violation'", lambda c: _connect(c.nats.url("app", "nope")))
-FAM.add("no_credentials", AUTH, "-ERR 'Authorization Violation' (no user)", lambda c: _connect(f"nats://{LOOPBACK}:{c.nats.port}"))
-FAM.add("no_responders", NF | NET, "no responders on the subject (503 status)", _with(_req_no_responders))
+FAM.add(
+    "silent", TO, "server never sends INFO", lambda c: _connect(f"nats://{LOOPBACK}:{c.net.silent}")
+)
+FAM.add(
+    "dropped", NET, "closed at once", lambda c: _connect(f"nats://{LOOPBACK}:{c.net.close_now}")
+)
+FAM.add(
+    "bad_password",
+    AUTH,
+    "-ERR 'Authorization Violation'",
+    lambda c: _connect(c.nats.url("app", "nope")),
+)
+FAM.add(
+    "no_credentials",
+    AUTH,
+    "-ERR 'Authorization Violation' (no user)",
+    lambda c: _connect(f"nats://{LOOPBACK}:{c.nats.port}"),
+)
+FAM.add(
+    "no_responders",
+    NF | NET,
+    "no responders on the subject (503 status)",
+    _with(_req_no_responders),
+)
 FAM.add("request_timeout", TO, "a responder that never answers", _with(_req_timeout))
 FAM.add("payload_too_big", INT, "payload over max_payload", _with(_too_big))
-FAM.add("publish_denied", AUTH, "-ERR 'Permissions Violation for Publish'", _with(_denied, "limited", "limited-pw"))
+FAM.add(
+    "publish_denied",
+    AUTH,
+    "-ERR 'Permissions Violation for Publish'",
+    _with(_denied, "limited", "limited-pw"),
+)
 FAM.add("js_no_stream", NF, "JetStream 10059 stream not found", _with(_js_no_stream))
-FAM.add("js_stream_exists", EXISTS, "JetStream 10058 stream name already in use", _with(_js_stream_exists))
+FAM.add(
+    "js_stream_exists",
+    EXISTS,
+    "JetStream 10058 stream name already in use",
+    _with(_js_stream_exists),
+)
 FAM.add("js_no_consumer", NF, "JetStream 10014 consumer not found", _with(_js_no_consumer))
 FAM.add("kv_no_key", NF, "key not found in a KV bucket", _with(_kv_no_key))
-FAM.add("js_publish_no_stream", NF | NET, "no stream listens on the subject (503 no responders)", _with(_js_publish_no_stream))
+FAM.add(
+    "js_publish_no_stream",
+    NF | NET,
+    "no stream listens on the subject (503 no responders)",
+    _with(_js_publish_no_stream),
+)
