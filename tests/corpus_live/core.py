@@ -212,8 +212,20 @@ def silent(stack: contextlib.ExitStack) -> int:
 
 
 def close_now(stack: contextlib.ExitStack) -> int:
-    """A port whose server accepts and closes at once."""
-    lst = _Listener(lambda conn: conn.close())
+    """A port whose server accepts and closes without a word: it first drains what the
+    client sends (up to 0.2 s), so the client always meets a clean end of stream, never a
+    reset that depends on who was faster."""
+
+    def behave(conn: socket.socket) -> None:
+        conn.settimeout(0.2)
+        with contextlib.suppress(OSError):
+            while conn.recv(65536):
+                pass
+        with contextlib.suppress(OSError):
+            conn.shutdown(socket.SHUT_RDWR)
+        conn.close()
+
+    lst = _Listener(behave)
     stack.callback(lst.close)
     return lst.port
 
