@@ -1,7 +1,7 @@
 """Real servers on 127.0.0.1, started in a scratch directory and stopped by the stack.
 
 Debian's daemons (``scripts/setup`` installs them): MariaDB, Mosquitto, memcached,
-OpenLDAP's slapd, RabbitMQ, nats-server; Python servers: aiosmtpd, pyftpdlib.
+OpenLDAP's slapd, nats-server; Python servers: aiosmtpd, pyftpdlib.
 """
 
 from __future__ import annotations
@@ -345,77 +345,6 @@ def ftp(stack: contextlib.ExitStack, work: Path) -> Ftp:
     stack.callback(stop)
     wait_port(port)
     return Ftp(port, root)
-
-
-# -- RabbitMQ -----------------------------------------------------------------------------
-
-
-@dataclass
-class Rabbit:
-    port: int
-
-
-def rabbitmq(stack: contextlib.ExitStack, work: Path) -> Rabbit:
-    require("rabbitmq-server", "rabbitmqctl")
-    port = free_port()
-    dist = free_port()
-    epmd = free_port()
-    conf = work / "rabbitmq.conf"
-    conf.write_text(
-        f"listeners.tcp.default = {port}\n"
-        "loopback_users = none\n"
-        "default_user = app\n"
-        "default_pass = app-pw\n"
-        "default_vhost = /\n"
-        "max_message_size = 4096\n"
-        "channel_max = 4\n"
-    )
-    env = {
-        "RABBITMQ_CONFIG_FILE": str(work / "rabbitmq"),
-        "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
-        "RABBITMQ_LOG_BASE": str(work / "log"),
-        "RABBITMQ_NODENAME": f"corpus44-{port}@localhost",
-        "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
-        "RABBITMQ_DIST_PORT": str(dist),
-        "ERL_EPMD_PORT": str(epmd),
-        "ERL_EPMD_ADDRESS": LOOPBACK,
-        "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
-        "RABBITMQ_PID_FILE": str(work / "rabbit.pid"),
-        "HOME": str(work),
-        "RABBITMQ_ENABLED_PLUGINS": "",
-    }
-    (work / "enabled_plugins").write_text("[].\n")
-    daemon(stack, ["rabbitmq-server"], port, log=work / "rabbitmq.out", env=env, timeout=90)
-
-    def ctl(*args: str) -> None:
-        import os
-
-        subprocess.run(
-            ["rabbitmqctl", "-n", env["RABBITMQ_NODENAME"], *args],
-            check=True,
-            capture_output=True,
-            env=dict(os.environ, **env),
-            timeout=60,
-        )
-
-    def stop_epmd() -> None:
-        import os
-
-        subprocess.run(
-            ["epmd", "-port", str(epmd), "-kill"],
-            capture_output=True,
-            env=dict(os.environ, **env),
-            check=False,
-        )
-
-    stack.callback(stop_epmd)
-    ctl("await_startup")
-    ctl("add_vhost", "other")
-    ctl("add_user", "guestless", "guestless-pw")
-    ctl("set_permissions", "-p", "/", "guestless", "^$", "^$", "^$")
-    ctl("add_user", "reader", "reader-pw")
-    ctl("set_permissions", "-p", "/", "reader", "^$", "^$", ".*")
-    return Rabbit(port)
 
 
 # -- NATS ---------------------------------------------------------------------------------
