@@ -1,5 +1,5 @@
 """Kernel confinement of an isolation worker, applied before any of its pack's code runs:
-no-new-privs and Landlock (filesystem, TCP, abstract unix sockets, signals).
+no-new-privs, no capability, and Landlock (filesystem, TCP, abstract unix sockets, signals).
 
 Landlock is used through its three system calls directly (``landlock_create_ruleset``,
 ``landlock_add_rule``, ``landlock_restrict_self``), every right the kernel's ABI knows:
@@ -178,6 +178,44 @@ def _no_new_privs() -> None:
     if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
+
+
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_EINVAL = 22
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
+def _drop_capabilities() -> None:
+    """Hold no capability, and let no program started from here regain one: a server run as
+    root would otherwise hand each worker all of its own (rebooting the host, setting its
+    clock, loading a kernel module, ``mknod`` of a disk in a granted directory), which
+    neither Landlock nor the seccomp filter holds. The bounding set is emptied first (it
+    needs ``CAP_SETPCAP``: a server that has none has no capability to drop there either),
+    then the ambient set, then the effective, permitted and inheritable sets."""
+    libc = _libc()
+    for cap in range(64):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == _EINVAL:
+            break  # past the kernel's last capability
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), data) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
 
 
 # -- seccomp: no new unix sockets (include/uapi/linux/seccomp.h, filter.h) -------------------
@@ -369,7 +407,7 @@ def _top_level_but_proc() -> list[str]:
 
 def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
-    no-new-privs, then every Landlock restriction the kernel offers, then (a pack without
+    no-new-privs and no capability, then every Landlock restriction the kernel offers, then (a pack without
     ambient credentials) no new unix sockets. ``import_paths``: the directories the worker
     imports code from (read and executed, never written).
 
@@ -378,6 +416,7 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     and unix sockets, but not the other processes (their ``/proc``, signals, abstract
     sockets). Raises :class:`OSError` when the kernel refuses a restriction it offers."""
     _no_new_privs()
+    _drop_capabilities()
     abi, _ = kernel_support()
     files = abi > 0
     # A pack granted no egress (an empty list) connects and binds no TCP port; one granted
