@@ -407,9 +407,9 @@ def _top_level_but_proc() -> list[str]:
 
 def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
-    no-new-privs and no capability, then every Landlock restriction the kernel offers, then (a pack without
-    ambient credentials) no new unix sockets. ``import_paths``: the directories the worker
-    imports code from (read and executed, never written).
+    no-new-privs and no capability, then every Landlock restriction the kernel offers,
+    then (a pack without ambient credentials) no new unix sockets. ``import_paths``: the
+    directories the worker imports code from (read and executed, never written).
 
     A pack that declared nothing and was granted nothing (``reach.confined`` false) keeps
     the filesystem but ``/proc`` (the operator has not said what it may touch), the network
