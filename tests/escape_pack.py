@@ -180,7 +180,15 @@ def _capabilities() -> dict[str, Any]:
     for name, number, args in (("reboot", 169, (1, 2, 3, None)), ("settime", 164, (None, None))):
         result = libc.syscall(number, *args)
         probes[name] = "allowed" if result == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
-    return {"sets": sets, "probes": probes}
+    with open("/proc/self/oom_score_adj") as adj:
+        oom_score_adj = int(adj.read())
+    try:
+        with open("/proc/self/oom_score_adj", "w") as adj:
+            adj.write("-1000")
+        lowered = True
+    except OSError:
+        lowered = False
+    return {"sets": sets, "probes": probes, "oom_score_adj": oom_score_adj, "lowered": lowered}
 
 
 def _connect(family: int, address: Any) -> dict[str, Any]:

@@ -191,6 +191,15 @@ def test_no_capability_even_when_the_server_runs_as_root(escape: Escape, pack: s
     assert got["probes"] == {"reboot": "EPERM", "settime": "EPERM"}, got
 
 
+@pytest.mark.parametrize("pack", [PACK, UNDECLARED])
+def test_the_out_of_memory_killer_takes_a_worker_first(escape: Escape, pack: str) -> None:
+    """Its RLIMIT_AS bounds one process, not the children it forks (each has its own): the
+    kernel's OOM killer must choose the worker's family before the control plane, and the
+    pack cannot change that (lowering it needs CAP_SYS_RESOURCE)."""
+    got = escape.result({"mode": "capabilities"}, pack)
+    assert (got["oom_score_adj"], got["lowered"]) == (1000, False), got
+
+
 def test_no_signal_to_the_control_plane(escape: Escape) -> None:
     got = escape.result({"mode": "kill", "pid": escape.pid})
     assert got["sent"] is False, got

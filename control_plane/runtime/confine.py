@@ -218,6 +218,17 @@ def _drop_capabilities() -> None:
         raise OSError(err, f"capset: {os.strerror(err)}")
 
 
+def _first_to_die() -> None:
+    """The kernel's out-of-memory killer takes this process (and what it starts) before any
+    other: a pack's memory (its children each have an address space of their own) never
+    costs the control plane its life. Without ``CAP_SYS_RESOURCE`` it cannot lower it."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as adj:
+            adj.write("1000")
+    except OSError:
+        pass  # no /proc (or no such file): nothing to ask of the kernel
+
+
 # -- seccomp: no new unix sockets (include/uapi/linux/seccomp.h, filter.h) -------------------
 
 _PR_SET_SECCOMP = 22
@@ -407,15 +418,17 @@ def _top_level_but_proc() -> list[str]:
 
 def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
-    no-new-privs and no capability, then every Landlock restriction the kernel offers,
-    then (a pack without ambient credentials) no new unix sockets. ``import_paths``: the
-    directories the worker imports code from (read and executed, never written).
+    no-new-privs, first to die out of memory, no capability, then every Landlock
+    restriction the kernel offers, then (a pack without ambient credentials) no new unix
+    sockets. ``import_paths``: the directories the worker imports code from (read and
+    executed, never written).
 
     A pack that declared nothing and was granted nothing (``reach.confined`` false) keeps
     the filesystem but ``/proc`` (the operator has not said what it may touch), the network
     and unix sockets, but not the other processes (their ``/proc``, signals, abstract
     sockets). Raises :class:`OSError` when the kernel refuses a restriction it offers."""
     _no_new_privs()
+    _first_to_die()
     _drop_capabilities()
     abi, _ = kernel_support()
     files = abi > 0
