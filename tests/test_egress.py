@@ -264,10 +264,9 @@ def test_metadata_addresses_need_their_word_in_every_spelling(text: str) -> None
             )
     assert spy.attempts == []
     assert category(ip(text)) == "metadata"
+    granted = EgressPolicy(["metadata"])
     with pytest.raises(ConnectionRefusedError):
-        open_connection(
-            "imds.test", 80, EgressPolicy(["metadata"]), lambda: 1.0, resolver=resolver, connector=spy
-        )
+        open_connection("imds.test", 80, granted, lambda: 1.0, resolver=resolver, connector=spy)
     assert spy.attempts == [(text, 80)]
 
 
