@@ -4,7 +4,9 @@ of its socket, its output or its resources. Nothing here is imported by the test
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 import struct
 import sys
 import time
@@ -29,7 +31,26 @@ def attack(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
             os._exit(0)
         os.write(_socket_fd(), struct.pack("!i", 1000))
         time.sleep(600)
+    if mode == "families":
+        # Which socket families it may make (none is connected).
+        made: dict[str, str] = {}
+        for name, family, kind in _FAMILIES:
+            try:
+                socket.socket(family, kind).close()
+                made[name] = "made"
+            except OSError as exc:
+                made[name] = errno.errorcode.get(exc.errno or 0, "?")
+        return made
     return {"pid": os.getpid()}
+
+
+_FAMILIES = (
+    ("unix", socket.AF_UNIX, socket.SOCK_STREAM),
+    ("inet", socket.AF_INET, socket.SOCK_STREAM),
+    ("inet6", socket.AF_INET6, socket.SOCK_STREAM),
+    ("netlink", 16, socket.SOCK_RAW),
+    ("vsock", 40, socket.SOCK_STREAM),  # the hypervisor's host
+)
 
 
 PACK = Pack(
@@ -44,6 +65,32 @@ PACK = Pack(
 )
 
 
+#: The same module's packs with other reaches (isolated with it): no egress but ambient
+#: credentials (unix sockets only), and egress without credentials (IP only).
+UNIX_ONLY = Pack(
+    "attack.unix_only",
+    "1.0.0",
+    "No egress, ambient credentials.",
+    PACK.input_schema,
+    PACK.output_schema,
+    attack,
+    codes={"internal_error": None},
+    reach=Reach(egress=(), ambient_credentials=True),
+)
+IP_ONLY = Pack(
+    "attack.ip_only",
+    "1.0.0",
+    "Egress, no credentials.",
+    PACK.input_schema,
+    PACK.output_schema,
+    attack,
+    codes={"internal_error": None},
+    reach=Reach(egress=("public",)),
+)
+
+
 @hookimpl
 def register_packs(register: Any) -> None:
     register(PACK)
+    register(UNIX_ONLY)
+    register(IP_ONLY)

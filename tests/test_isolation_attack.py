@@ -40,8 +40,8 @@ class Attack:
             plugin=str(plugin_dir / "attack_pack.py"),
         )
 
-    def call(self, doc: dict[str, Any], timeout: float = 30) -> Received:
-        request = pb.InvokePackRequest(pack=PACK, input=json.dumps(doc).encode())
+    def call(self, doc: dict[str, Any], timeout: float = 30, pack: str = PACK) -> Received:
+        request = pb.InvokePackRequest(pack=pack, input=json.dumps(doc).encode())
         return call_raw(
             self.server.channel, "InvokePack", request.SerializeToString(), timeout=timeout
         )
@@ -71,6 +71,30 @@ def test_a_reply_header_without_its_bytes_does_not_wedge_the_pool(attack: Attack
     after = attack.call({}, timeout=10)
     assert after.code == "ok", (after.code, after.message, "".join(attack.server.stderr)[-2000:])
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("pack", "allowed"),
+    [
+        (PACK, set()),
+        ("attack.unix_only", {"unix"}),
+        ("attack.ip_only", {"inet", "inet6", "netlink"}),
+    ],
+)
+def test_a_worker_makes_only_the_socket_families_its_reach_needs(
+    attack: Attack, pack: str, allowed: set[str]
+) -> None:
+    """The seccomp filter listed the families it refused (AF_INET, AF_INET6, AF_PACKET for
+    a pack granted no egress): a pack with ambient credentials and no egress, or with
+    egress, made AF_VSOCK sockets (a network to the hypervisor's host that no grant
+    checks), and the first AF_NETLINK too. Now it lists the families it allows."""
+    got = attack.call({"mode": "families"}, pack=pack)
+    assert got.code == "ok", (got.code, got.message)
+    assert isinstance(got.result, dict)
+    made = {name for name, outcome in got.result.items() if outcome == "made"}
+    assert made <= allowed, got.result
+    refused = {name: got.result[name] for name in set(got.result) - allowed}
+    assert set(refused.values()) <= {"EACCES", "EAFNOSUPPORT"}, got.result
 
 
 HANGING_MODULE = """

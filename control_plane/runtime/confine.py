@@ -161,7 +161,8 @@ class Confinement:
     files: bool
     tcp: bool
     scoped: bool
-    #: The sockets it may make (seccomp): ``none``, ``unix only``, ``no unix`` or ``any``.
+    #: The sockets it may make (seccomp): ``none``, ``unix only``, ``no unix``, ``unix and
+    #: IP`` or ``any``.
     sockets: str = "any"
 
     def to_data(self) -> dict[str, object]:
@@ -282,7 +283,7 @@ _SECCOMP_ARCH: dict[str, _Calls] = {
 _AF_UNIX = 1
 _AF_INET = 2
 _AF_INET6 = 10
-_AF_PACKET = 17
+_AF_NETLINK = 16
 
 
 class _SockFilter(ctypes.Structure):
@@ -299,8 +300,8 @@ class _SockFprog(ctypes.Structure):
 
 
 def _seccomp(families: tuple[int, ...] | None) -> bool:
-    """Refuse (EACCES), to this process and what it starts, for good: ``socket()`` for
-    ``families`` (``None``: every family; ``()``: none), the system calls of
+    """Refuse (EACCES), to this process and what it starts, for good: ``socket()`` of any
+    family but ``families`` (``None``: every family allowed), the system calls of
     :class:`_Calls`' ``denied``, and a ``clone`` that makes a namespace (``clone3``, whose
     flags a filter cannot read, answers ENOSYS: the C library then uses ``clone``).
     ``socketpair`` stays (asyncio's loop needs it; such a pair is connected to itself).
@@ -322,12 +323,11 @@ def _seccomp(families: tuple[int, ...] | None) -> bool:
         (_JSET, "deny", "allow", _CLONE_NEW),
         "socket",
     ]
-    if families is None:
-        ops.append((_JEQ, "deny", "allow", calls.socket))
-    elif families:
+    if families is not None:
         ops.append((_JEQ, None, "allow", calls.socket))
         ops.append((_LD_ABS, None, None, 16))
-        ops.extend((_JEQ, "deny", None, family) for family in families)
+        ops.extend((_JEQ, "allow", None, family) for family in families)
+        ops.append((_RET, None, None, _RET_EACCES))
     ops += ["allow", (_RET, None, None, _RET_ALLOW), "deny", (_RET, None, None, _RET_EACCES)]
     ops += ["nosys", (_RET, None, None, _RET_ENOSYS)]
     labels: dict[str, int] = {}
@@ -459,17 +459,22 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     # Sockets (seccomp): a pack granted no egress makes no network socket (UDP included,
     # which Landlock does not restrict); one without ambient credentials no unix socket
     # (Landlock does not restrict connecting to a pathname one: a fork server's, an agent's).
+    # The families it may use are listed, never those it may not: a family not named here
+    # (AF_VSOCK reaches the hypervisor's host, AF_SMC speaks TCP) is refused.
     no_net = reach.egress is not None and not reach.egress
     no_unix = reach.confined and not reach.ambient_credentials
     families: tuple[int, ...] | None
     if no_net and no_unix:
-        families, sockets = None, "none"
+        families, sockets = (), "none"
     elif no_net:
-        families, sockets = (_AF_INET, _AF_INET6, _AF_PACKET), "unix only"
+        families, sockets = (_AF_UNIX,), "unix only"
     elif no_unix:
-        families, sockets = (_AF_UNIX,), "no unix"
+        # IP, and the kernel's routing netlink the C library's resolver asks (AI_ADDRCONFIG).
+        families, sockets = (_AF_INET, _AF_INET6, _AF_NETLINK), "no unix"
+    elif reach.confined:
+        families, sockets = (_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK), "unix and IP"
     else:
-        families, sockets = (), "any"
+        families, sockets = None, "any"
     if not _seccomp(families):
         sockets = "any"
     return Confinement(abi, files, tcp, scoped, sockets)
