@@ -14,6 +14,12 @@ from typing import Any
 
 from control_plane import Context, Pack, Reach, hookimpl
 
+FORGED_RECORD = (
+    '{"ts":1.0,"level":"error","logger":"capability_packs.server","msg":"forged by a pack",'
+    '"event":"stopping"}'
+)
+FORGED_STATUS = "packctl: serving 9 pack(s) on 127.0.0.1:1 (forged by a pack)"
+
 
 def _socket_fd() -> int:
     """The worker's end of its socket (its ``argv``: ``-c root fd parent``)."""
@@ -31,6 +37,14 @@ def attack(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
             os._exit(0)
         os.write(_socket_fd(), struct.pack("!i", 1000))
         time.sleep(600)
+    if mode == "forge":
+        # Lines that pass for the control plane's own, and a terminal's control sequences.
+        sys.stderr.write(FORGED_RECORD + "\n")
+        sys.stdout.write(FORGED_STATUS + "\n")
+        sys.stdout.write("colour \x1b[31mred\x1b]0;a title\x07 back\x08\x08 over\rwritten\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return {}
     if mode == "families":
         # Which socket families it may make (none is connected).
         made: dict[str, str] = {}

@@ -97,6 +97,33 @@ def test_a_worker_makes_only_the_socket_families_its_reach_needs(
     assert set(refused.values()) <= {"EACCES", "EAFNOSUPPORT"}, got.result
 
 
+def test_what_a_worker_prints_never_passes_for_the_control_planes_own_lines(
+    attack: Attack,
+) -> None:
+    """A worker's stdout and stderr reached the control plane's stderr as they were: a JSON
+    log record or a ``packctl:`` line printed by the pack was the control plane's own to any
+    reader, and terminal control sequences (colours, an OSC title, backspaces, a carriage
+    return) drove the operator's terminal. Each relayed line now names its process, with
+    its control characters spelled out."""
+    got = attack.call({"mode": "forge"})
+    assert got.code == "ok", (got.code, got.message)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any(
+        "written" in line for line in attack.server.stderr
+    ):
+        time.sleep(0.05)
+    lines = "".join(attack.server.stderr).splitlines()
+    label = f"[isolated worker of {PACK}] "
+    forged = [line for line in lines if "forged by a pack" in line]
+    assert len(forged) == 2, lines
+    assert all(line.startswith(label) for line in forged), forged
+    shown = [line for line in lines if "colour" in line or "written" in line]
+    assert shown == [
+        label + "colour \\x1b[31mred\\x1b]0;a title\\x07 back\\x08\\x08 over\\x0dwritten"
+    ], shown
+    assert not any(ch in "".join(lines) for ch in "\x1b\x07\x08\r"), lines
+
+
 HANGING_MODULE = """
 import os, struct, sys, time
 

@@ -494,7 +494,7 @@ def describe_module(module: str, timeout: float = DESCRIBE_TIMEOUT) -> dict[str,
         "sys_path": [p for p in sys.path if isinstance(p, str)],
         "memory_limit": DEFAULT_MEMORY_LIMIT,
     }
-    output = stderr_relay.relay().pipe()
+    output = stderr_relay.relay().pipe(f"describing worker of {module}")
     try:
         process, conn = _spawn(boot, worker_environment({}, None), output)
     finally:
@@ -807,7 +807,7 @@ class WorkerPool:
         }
         env = worker_environment(reach["declared"], reach["grant"])
         # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
-        output = stderr_relay.relay().pipe()
+        output = stderr_relay.relay().pipe(f"isolated worker of {self.locator.pack}")
         try:
             process, conn = _spawn(boot, env, output)
         finally:
