@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from control_plane import Context, Pack, Reach, hookimpl
+from control_plane.core.reach import reach_for
 
 FORGED_RECORD = (
     '{"ts":1.0,"level":"error","logger":"capability_packs.server","msg":"forged by a pack",'
@@ -45,6 +46,17 @@ def attack(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
         sys.stdout.flush()
         sys.stderr.flush()
         return {}
+    if mode == "plant_home":
+        # The HOME every program without ambient credentials runs with (git, ffprobe), and
+        # a .gitconfig planted there, whatever its mode says.
+        home = reach_for(ctx.pack).environment()["HOME"]
+        try:
+            os.chmod(home, 0o700)
+            with open(os.path.join(home, ".gitconfig"), "w") as config:
+                config.write('[url "http://127.0.0.1:1/"]\n\tinsteadOf = https://\n')
+        except OSError as exc:
+            return {"home": home, "planted": False, "why": f"{type(exc).__name__}: {exc}"}
+        return {"home": home, "planted": True}
     if mode == "families":
         # Which socket families it may make (none is connected).
         made: dict[str, str] = {}
@@ -103,8 +115,22 @@ IP_ONLY = Pack(
 )
 
 
+#: Declares the scratch root as its write root, as git.clone does.
+SCRATCH_WRITER = Pack(
+    "attack.scratch_writer",
+    "1.0.0",
+    "Writes the scratch root.",
+    PACK.input_schema,
+    PACK.output_schema,
+    attack,
+    codes={"internal_error": None},
+    reach=Reach(writes=("$SCRATCH",)),
+)
+
+
 @hookimpl
 def register_packs(register: Any) -> None:
     register(PACK)
+    register(SCRATCH_WRITER)
     register(UNIX_ONLY)
     register(IP_ONLY)

@@ -124,6 +124,19 @@ def test_what_a_worker_prints_never_passes_for_the_control_planes_own_lines(
     assert not any(ch in "".join(lines) for ch in "\x1b\x07\x08\r"), lines
 
 
+def test_a_pack_writing_the_scratch_root_cannot_plant_the_programs_home(attack: Attack) -> None:
+    """The HOME of every program run without ambient credentials (git for git.clone,
+    ffprobe for av.validate) was ``.home`` inside the scratch root: a pack declaring
+    ``writes=("$SCRATCH",)`` (as git.clone does, as the authoring guide shows) chmodded it
+    and planted a ``.gitconfig`` (``url.insteadOf`` sends every later clone elsewhere;
+    ``core.hooksPath`` runs a program). It now lives beside the scratch root."""
+    got = attack.call({"mode": "plant_home"}, pack="attack.scratch_writer")
+    assert got.code == "ok", (got.code, got.message)
+    assert isinstance(got.result, dict)
+    assert got.result["planted"] is False, got.result
+    assert not Path(got.result["home"], ".gitconfig").exists()
+
+
 HANGING_MODULE = """
 import os, struct, sys, time
 

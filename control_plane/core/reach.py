@@ -44,6 +44,7 @@ __all__ = [
     "check_roots",
     "declare",
     "declared_reach",
+    "empty_home",
     "grants_from_file",
     "install_grants",
     "install_message_limit",
@@ -301,9 +302,11 @@ def scratch_root() -> str:
 
 
 def _remove_scratch(path: str, owner: int) -> None:
-    """At exit of the process that made it (not of a forked child): the scratch root goes."""
+    """At exit of the process that made it (not of a forked child): the scratch root goes,
+    and the programs' empty ``HOME`` beside it."""
     if os.getpid() == owner:
         shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(path + _HOME_SUFFIX, ignore_errors=True)
 
 
 def adopt_scratch(path: str) -> None:
@@ -312,12 +315,26 @@ def adopt_scratch(path: str) -> None:
         _SCRATCH[:] = [os.path.realpath(path)]
 
 
+#: The programs' empty ``HOME`` is the scratch root's name with this suffix: beside the
+#: scratch root, never inside it. A pack that may write the scratch root (``$SCRATCH``:
+#: git.clone, and an isolated pack's own code beyond ``ctx.reach``) could otherwise plant
+#: a ``.gitconfig`` or ``.netrc`` there for every program every other pack runs.
+_HOME_SUFFIX = ".home"
+
+
 def _empty_home() -> str:
-    """An empty, read-only directory: ``HOME`` of programs without ambient credentials."""
-    home = os.path.join(scratch_root(), ".home")
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(home, 0o500)
+    """An empty, read-only directory: ``HOME`` of programs without ambient credentials,
+    outside every root a pack may be granted by a word (``$SCRATCH``)."""
+    home = scratch_root() + _HOME_SUFFIX
+    if not os.path.isdir(home):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(home, 0o500)
     return home
+
+
+def empty_home() -> str:
+    """The programs' empty ``HOME`` (read by confined workers, written by nobody)."""
+    return _empty_home()
 
 
 def _sweep(root: str, now: float) -> None:
