@@ -13,7 +13,7 @@ from typing import Any
 from failure_corpus.cases import by_id, provoke, provoke_on_loop
 from failure_corpus.servers import Endpoints
 
-from control_plane import CodeDoc, Context, Pack, Reach, hookimpl
+from control_plane import CodeDoc, Context, Pack, hookimpl
 
 CODES = [
     "auth_failed",
@@ -64,7 +64,8 @@ def _pack(name: str, handler: Any, description: str) -> Pack:
                 recovery_hint="Install the tool on the pack host.",
             )
         },
-        reach=Reach(),
+        # No declaration: its cases reach loopback servers, unix sockets, files and
+        # programs. The tests that serve it trust it (--trust), as an operator would.
     )
 
 

@@ -241,7 +241,9 @@ def test_what_an_isolated_worker_prints_reaches_stderr_scrubbed(tmp_path: Path) 
         assert got.code == "ok"
         err = server.stop()
     assert SECRET not in err
-    mine = [line for line in err.splitlines() if line.startswith("iso-42 ")]
+    # Each relayed line names its worker ("[isolated worker of hostile.iso] iso-42 ...").
+    label = "[isolated worker of hostile.iso] "
+    mine = [line.removeprefix(label) for line in err.splitlines() if line.startswith(label)]
     assert "iso-42 stdout password=[REDACTED]" in mine
     assert any(line.startswith("iso-42 stderr Authorization: Bearer [REDACTED]") for line in mine)
     assert "iso-42 fd2 token=[REDACTED]" in mine

@@ -236,3 +236,40 @@ def test_system_resolver_answers_loopback_names_locally() -> None:
     assert ip("127.0.0.1") in system_resolver("localhost", 80) or ip("::1") in system_resolver(
         "localhost", 80
     )
+
+
+#: Metadata addresses the attack pass found granted by ``private``, ``link-local`` or a
+#: network: Google Cloud's IPv6 metadata server, AWS's IPv6 DNS (the twin of
+#: 169.254.169.253), Tencent Cloud's metadata server, and 169.254.169.254 behind a
+#: local-use NAT64 translator (RFC 8215's 64:ff9b:1::/48, in each RFC 6052 layout).
+MISSED_METADATA = [
+    "fd20:ce::254",
+    "fd00:ec2::253",
+    "169.254.0.23",
+    "64:ff9b:1::a9fe:a9fe",  # /96 layout
+    "64:ff9b:1:0:a9:fea9:fe00:0",  # /64 layout: bits 72-103, the u-octet 0
+    "64:ff9b:1:a9:fe:a9fe::",  # /56 layout: 8 bits, the u-octet, 24 bits
+    "64:ff9b:1:a9fe:a9:fe00::",  # /48 layout: 16 bits, the u-octet, 16 bits
+]
+
+
+@pytest.mark.parametrize("text", MISSED_METADATA)
+def test_metadata_addresses_need_their_word_in_every_spelling(text: str) -> None:
+    resolver = Resolver({"imds.test": [text]})
+    spy = Spy()
+    for grant in (["public", "private", "link-local", "loopback"], ["0.0.0.0/0", "::/0"]):
+        with pytest.raises(EgressRefused, match="metadata"):
+            open_connection(
+                "imds.test", 80, EgressPolicy(grant), lambda: 1.0, resolver=resolver, connector=spy
+            )
+    assert spy.attempts == []
+    assert category(ip(text)) == "metadata"
+    granted = EgressPolicy(["metadata"])
+    with pytest.raises(ConnectionRefusedError):
+        open_connection("imds.test", 80, granted, lambda: 1.0, resolver=resolver, connector=spy)
+    assert spy.attempts == [(text, 80)]
+
+
+def test_local_use_nat64_of_an_ordinary_address_stays_private() -> None:
+    assert category(ip("64:ff9b:1::a00:1")) == "private"
+    assert category(ip("64:ff9b:1::1")) == "private"

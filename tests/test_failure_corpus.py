@@ -30,6 +30,10 @@ from control_plane.wire.client import Client, PackCallError
 
 pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
 
+#: The corpus pack declares no reach (its cases reach loopback, unix sockets, files and
+#: programs): served, it is trusted, as an operator would say.
+TRUSTED = ("--trust", "corpus.provoke", "--trust", "corpus.provoke_on_loop")
+
 CASES = all_cases()
 SAMPLE = [c for c in CASES if c.sample]
 REQUIRED_CLASSES = {
@@ -175,7 +179,9 @@ def test_the_runtime_imports_none_of_the_libraries_it_knows_about() -> None:
 @pytest.fixture(scope="module")
 def served() -> Iterator[str]:
     env = subprocess_env(CAPABILITY_PACKS_PLUGINS="corpus_pack")
-    proc, target = start_serve("--plugin", "corpus_pack", "--loop", "uvloop", env=env, drain=True)
+    proc, target = start_serve(
+        "--plugin", "corpus_pack", "--loop", "uvloop", *TRUSTED, env=env, drain=True
+    )
     try:
         yield target
     finally:
@@ -263,7 +269,9 @@ def test_the_planted_secret_is_really_in_what_some_sample_cases_raise(
 @pytest.fixture(scope="module")
 def served_isolated() -> Iterator[str]:
     env = subprocess_env(CAPABILITY_PACKS_PLUGINS="corpus_pack")
-    proc, target = start_serve("--plugin", "corpus_pack", "--isolate", "all", env=env, drain=True)
+    proc, target = start_serve(
+        "--plugin", "corpus_pack", "--isolate", "all", *TRUSTED, env=env, drain=True
+    )
     try:
         yield target
     finally:

@@ -179,6 +179,27 @@ def test_no_namespace_of_its_own(escape: Escape) -> None:
     assert got == {"unshare": False, "clone": False}, got
 
 
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the probes' numbers are x86_64's")
+@pytest.mark.parametrize("pack", [PACK, UNDECLARED])
+def test_no_capability_even_when_the_server_runs_as_root(escape: Escape, pack: str) -> None:
+    """Landlock and seccomp do not hold a capability's own system calls: a worker of a server
+    run as root kept every capability (here CapEff 0x1fffeffffff: rebooting the host,
+    setting its clock, loading a module, mknod of a disk in a granted directory). It holds
+    none, and its bounding set is empty, so no program it runs regains one."""
+    got = escape.result({"mode": "capabilities"}, pack)
+    assert got["sets"] == {"CapInh": 0, "CapPrm": 0, "CapEff": 0, "CapBnd": 0, "CapAmb": 0}, got
+    assert got["probes"] == {"reboot": "EPERM", "settime": "EPERM"}, got
+
+
+@pytest.mark.parametrize("pack", [PACK, UNDECLARED])
+def test_the_out_of_memory_killer_takes_a_worker_first(escape: Escape, pack: str) -> None:
+    """Its RLIMIT_AS bounds one process, not the children it forks (each has its own): the
+    kernel's OOM killer must choose the worker's family before the control plane, and the
+    pack cannot change that (lowering it needs CAP_SYS_RESOURCE)."""
+    got = escape.result({"mode": "capabilities"}, pack)
+    assert (got["oom_score_adj"], got["lowered"]) == (1000, False), got
+
+
 def test_no_signal_to_the_control_plane(escape: Escape) -> None:
     got = escape.result({"mode": "kill", "pid": escape.pid})
     assert got["sent"] is False, got

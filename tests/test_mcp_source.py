@@ -595,8 +595,9 @@ prefix = "time"
         log = serve.stop()
     assert secret not in log
     lines = log.splitlines()
-    assert "mcp-42 password=[REDACTED]" in lines
-    assert any(line.startswith("mcp-42 last token=[REDACTED]") for line in lines)
+    # Each line names the server that printed it (never passes for one of ours).
+    assert "[MCP server time] mcp-42 password=[REDACTED]" in lines
+    assert any(line.startswith("[MCP server time] mcp-42 last token=[REDACTED]") for line in lines)
 
 
 def test_gate_local_runs_wrapped_tools(tmp_path: Path) -> None:

@@ -277,7 +277,8 @@ def _found(sample: Sample, out: bytes) -> list[tuple[str, str]]:
 def test_the_relay_probe_relays_what_a_child_prints() -> None:
     """The child_output probe is not vacuous: text arrives, scrubbed, lines kept whole."""
     out = _child_output("plain line\npassword=hunter2 tail\n\xe9t\xe9")
-    assert out == "plain line\npassword=[REDACTED] tail\n\xe9t\xe9\n"
+    label = "[child process] "
+    assert out == f"{label}plain line\n{label}password=[REDACTED] tail\n{label}\xe9t\xe9\n"
     key = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(["QUJD" * 16] * 5)
     assert "QUJD" not in _child_output(key + "\n-----END RSA PRIVATE KEY-----")
 

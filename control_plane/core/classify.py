@@ -20,7 +20,7 @@ from typing import Any
 from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
 from control_plane.core.evidence import Proposal, decide, name_proposal, weigh
-from control_plane.core.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict
+from control_plane.core.fact_rules import DATA, STATUS_5XX_CODE, STATUS_CODES, Verdict
 from control_plane.core.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane.core.redact import scrub
 
@@ -40,7 +40,6 @@ __all__ = [
     "classify",
     "exception_text",
     "header_delay",
-    "http_status_code",
     "iter_chain",
     "match_type_rules",
     "parse_retry_after",
@@ -130,20 +129,10 @@ TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
     (PermissionError, "auth_failed"),
 )
 
-#: errno -> baseline code, for ``OSError`` subclasses the type table does not know.
+#: errno -> baseline code, for ``OSError`` subclasses the type table does not know
+#: (``[errno]`` of ``evidence.toml``, by name).
 ERRNO_CODES: Mapping[int, str] = {
-    errno.ETIMEDOUT: "timeout",
-    errno.ECONNREFUSED: "network_error",
-    errno.ECONNRESET: "network_error",
-    errno.ECONNABORTED: "network_error",
-    errno.EHOSTUNREACH: "network_error",
-    errno.ENETUNREACH: "network_error",
-    errno.ENETDOWN: "network_error",
-    errno.EHOSTDOWN: "network_error",
-    errno.EPIPE: "network_error",
-    errno.ENOENT: "not_found",
-    errno.EACCES: "auth_failed",
-    errno.EPERM: "auth_failed",
+    getattr(errno, name): code for name, code in DATA["errno"].items()
 }
 
 
@@ -283,16 +272,6 @@ def class_names(klass: type) -> frozenset[tuple[str, str]]:
 
 def safe_attr(obj: Any, name: str) -> Any:
     """``getattr(obj, name, None)`` that also survives properties raising anything."""
-    return _attr(obj, name)
-
-
-def exception_text(exc: BaseException) -> str:
-    """``str(exc)``, or ``""`` when the exception cannot even render itself."""
-    return _text(exc)
-
-
-def _attr(obj: Any, name: str) -> Any:
-    """``getattr(obj, name, None)`` that also survives properties raising anything."""
     try:
         return getattr(obj, name, None)
     # Hostile input: a property of a third-party exception may raise anything.
@@ -300,7 +279,7 @@ def _attr(obj: Any, name: str) -> Any:
         return None
 
 
-def _text(exc: BaseException) -> str:
+def exception_text(exc: BaseException) -> str:
     """``str(exc)``, or ``""`` when the exception cannot even render itself."""
     try:
         text = str(exc)
@@ -311,14 +290,7 @@ def _text(exc: BaseException) -> str:
     return text if type(text) is str and len(text) <= MAX_TEXT else safe_text(text)
 
 
-def http_status_code(exc: BaseException) -> tuple[int, Any] | None:
-    """``(status, delay)`` carried by an HTTP-like exception, wherever it keeps them
-    (:func:`~control_plane.core.facts.extract`); ``delay`` is the seconds its headers ask
-    for, or ``None``."""
-    if isinstance(exc, SystemExit):  # its ``code`` is an exit status
-        return None
-    facts = extract(exc)
-    return (facts.status, facts.delay) if facts.status is not None else None
+_attr, _text = safe_attr, exception_text
 
 
 def _from_verdict(verdict: Verdict) -> Classification:

@@ -55,6 +55,7 @@ _V4_TABLE: Final[tuple[tuple[ipaddress.IPv4Network, str], ...]] = (
     (_V4("169.254.169.253/32"), "metadata"),  # AWS VPC DNS
     (_V4("169.254.170.2/32"), "metadata"),  # AWS ECS task credentials
     (_V4("169.254.170.23/32"), "metadata"),  # AWS EKS pod identity
+    (_V4("169.254.0.23/32"), "metadata"),  # Tencent Cloud
     (_V4("100.100.100.200/32"), "metadata"),  # Alibaba Cloud
     (_V4("168.63.129.16/32"), "metadata"),  # Azure wire server
     (_V4("127.0.0.0/8"), "loopback"),
@@ -76,6 +77,8 @@ _V4_TABLE: Final[tuple[tuple[ipaddress.IPv4Network, str], ...]] = (
 _V6_TABLE: Final[tuple[tuple[ipaddress.IPv6Network, str], ...]] = (
     (_V6("fd00:ec2::254/128"), "metadata"),  # AWS IMDS over IPv6
     (_V6("fd00:ec2::23/128"), "metadata"),  # AWS EKS pod identity
+    (_V6("fd00:ec2::253/128"), "metadata"),  # AWS VPC DNS (169.254.169.253's twin)
+    (_V6("fd20:ce::254/128"), "metadata"),  # Google Cloud metadata server over IPv6
     (_V6("::1/128"), "loopback"),
     (_V6("::/128"), "reserved"),  # unspecified
     (_V6("fe80::/10"), "link-local"),
@@ -126,12 +129,37 @@ def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None
     return None
 
 
+_LOCAL_NAT64: Final = _V6("64:ff9b:1::/48")
+
+
+def _bits(value: int, start: int, count: int) -> int:
+    """``count`` bits of a 128-bit ``value`` from bit ``start`` (0: the leftmost)."""
+    return (value >> (128 - start - count)) & ((1 << count) - 1)
+
+
+def _local_nat64_v4(value: int) -> tuple[int, ...]:
+    """The IPv4 addresses a local-use NAT64 address (RFC 8215) may carry: its translator's
+    prefix may be /48, /56, /64 or /96, each placing the address differently (RFC 6052,
+    bits 64-71 skipped)."""
+    return (
+        (_bits(value, 48, 16) << 16) | _bits(value, 72, 16),
+        (_bits(value, 56, 8) << 24) | _bits(value, 72, 24),
+        _bits(value, 72, 32),
+        _bits(value, 96, 32),
+    )
+
+
 def category(address: Address) -> str:
     """The category of ``address``: one of :data:`CATEGORIES`."""
     if isinstance(address, ipaddress.IPv6Address):
         inner = _embedded_v4(address)
         if inner is not None:
             return category(inner)
+        if address in _LOCAL_NAT64 and any(
+            category(ipaddress.IPv4Address(v4)) == "metadata"
+            for v4 in _local_nat64_v4(int(address))
+        ):
+            return "metadata"  # whichever prefix its translator uses, it may reach one
         ranges = _V6_RANGES
     else:
         ranges = _V4_RANGES

@@ -18,8 +18,9 @@ request can never pass: not ``rate_limited``). A server's delay decides retryabi
 unavailable service that states when to come back is ``rate_limited``.
 
 The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
-errno) and the delay names are data; ``scripts/gen_classification_docs.py`` writes them
-into docs/classification.md.
+errno) and the delay names are data (the vocabulary, number spaces and fact tables in
+``control_plane/core/evidence.toml``, read by :mod:`control_plane.core.fact_rules`);
+``scripts/gen_classification_docs.py`` writes them into docs/classification.md.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+from control_plane.core import fact_rules
 from control_plane.core.fact_rules import (
+    DATA,
     GENERIC_PHRASES,
     PHRASE_RULES,
     QUOTA_CODE,
@@ -62,14 +65,9 @@ __all__ = [
     "words_code",
 ]
 
-_QUOTA = "the downstream account's quota or credit is exhausted; retrying will not help"
-_THROTTLED = "the downstream throttled the call"
-_DENIED = "the downstream rejected the credentials or denied access"
-_MISSING = "the downstream has no such resource"
-_SLOW = "the downstream timed out"
-_DOWN = "the downstream is unavailable or the connection to it failed"
-_EXISTS = "the resource already exists"
-_PERMANENT = "the downstream refused the request for a reason no baseline code fits"
+_DATA = DATA
+_message = fact_rules.message
+_DOWN, _MISSING, _THROTTLED = _message("@down"), _message("@missing"), _message("@throttled")
 
 #: How much a kind of evidence weighs. What (a server's code word, a protocol's number, a
 #: SQLSTATE) over a library's name for it over a phrase of its text over how (a bare HTTP
@@ -113,146 +111,16 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(t.lower() for t in _SPLIT.findall(text[:512]))
 
 
-def _w(code: str, message: str, *phrases: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-    return tuple((code, message, tuple(p.split())) for p in phrases)
-
-
-#: Words engineers write for a failure, in any message or code, tokenised (:func:`tokens`).
-#: The first phrase found decides for one text; a phrase ending in ``*`` matches a word
+#: Words engineers write for a failure, in any message or code, tokenised (:func:`tokens`):
+#: ``(code, message, phrase)`` rows of ``evidence.toml``'s ``[[words]]``, in order. The
+#: first phrase found decides for one text; a phrase ending in ``*`` matches a word
 #: prefix. Rows of ``internal_error`` are recognised conditions no baseline code fits (a
 #: read-only cluster, a request too large, a declined payment): they keep a generic fact
 #: (a 403, a 402) from deciding.
-WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    *_w(
-        "internal_error",
-        _PERMANENT,
-        "read only",
-        "readonly",
-        "too large",
-        "entity too large",
-        "payload too large",
-        "card declined",
-        "payment declined",
-        "declined",
-        "deadlock*",
-        "serialization failure",
-        "could not serialize",
-        "cluster block*",
-        "not supported",
-    ),
-    *_w(
-        QUOTA_CODE,
-        _QUOTA,
-        "insufficient quota",
-        "quota exceeded",
-        "quota exhausted",
-        "over quota",
-        "billing*",
-        "credit balance",
-        "payment required",
-    ),
-    *_w(
-        "rate_limited",
-        _THROTTLED,
-        "too many requests",
-        "throttl*",
-        "rate limit*",
-        "ratelimit*",
-        "rate limited",
-        "slow down",
-        "request limit exceeded",
-        "resource exhausted",
-        "throughput exceeded",
-    ),
-    *_w(
-        "auth_failed",
-        _DENIED,
-        "not authorized",
-        "not authorised",
-        "unauthorized",
-        "unauthorised",
-        "unauthenticated",
-        "access denied",
-        "permission denied",
-        "forbidden",
-        "invalid credentials",
-        "bad credentials",
-        "wrong password",
-        "invalid password",
-        "authentication failed",
-        "authentication failure",
-        "authentication error",
-        "auth failed",
-        "auth failure",
-        "auth error",
-        "login failed",
-        "login incorrect",
-        "access refused",
-        "no permission",
-        "insufficient permissions",
-        "insufficient privileges",
-        "invalid api key",
-        "invalid access key",
-        "invalid client token",
-        "unrecognized client",
-        "missing authentication token",
-        "signature does not match",
-        "permission error",
-        "invalid auth",
-        "invalid token",
-        "expired token",
-        "token expired",
-    ),
-    *_w(
-        "already_exists",
-        _EXISTS,
-        "already exists",
-        "duplicate key",
-        "duplicate entry",
-    ),
-    *_w(
-        "not_found",
-        _MISSING,
-        "not found",
-        "no such",
-        "does not exist",
-        "doesn't exist",
-        "unknown database",
-        "unknown topic",
-        "unknown table",
-    ),
-    *_w(
-        "timeout",
-        _SLOW,
-        "timed out",
-        "timeout",
-        "deadline exceeded",
-        "time limit exceeded",
-    ),
-    *_w(
-        "network_error",
-        _DOWN,
-        "connection refused",
-        "refused connection",
-        "could not connect",
-        "couldn't connect",
-        "can't connect",
-        "cannot connect",
-        "failed to connect",
-        "unable to connect",
-        "unreachable",
-        "connection reset",
-        "connection aborted",
-        "connection closed",
-        "connection lost",
-        "service unavailable",
-        "server unavailable",
-        "unavailable",
-        "temporarily unavailable",
-        "name or service not known",
-        "could not resolve",
-        "could not translate host name",
-    ),
+WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
+    (group["code"], _message(group["message"]), tuple(phrase.split()))
+    for group in _DATA["words"]
+    for phrase in group["phrases"]
 )
 
 
@@ -311,114 +179,24 @@ def words_code(text: str, *, whole: bool = False) -> tuple[str, str, str] | None
 
 # -- protocol number spaces ---------------------------------------------------------------
 
-_MAIL_AUTH = "the mail server rejected or required the credentials"
-_DIR_AUTH = "the directory rejected the credentials or denied access"
-_DB_AUTH = "the database rejected the credentials or denied access"
-_BROKER_AUTH = "the broker refused the credentials or denied access"
+
+def _pair(row: list[str]) -> tuple[str, str]:
+    return row[0], _message(row[1])
+
 
 #: A protocol's own numbers (read only from an exception of that protocol's library, never
 #: as an HTTP status): protocol -> number -> (code, message). SMTP and FTP 4xx replies are
 #: transient by definition (RFC 5321 4.2.1, RFC 959 4.2): ``network_error``.
 PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = {
-    "smtp": {
-        421: ("network_error", "the mail server is closing the connection (service not available)"),
-        450: ("network_error", "the mail server refused for now (a transient 4xx reply)"),
-        451: ("network_error", "the mail server refused for now (a transient 4xx reply)"),
-        452: ("network_error", "the mail server refused for now (a transient 4xx reply)"),
-        454: ("network_error", "the mail server refused for now (a transient 4xx reply)"),
-        530: ("auth_failed", _MAIL_AUTH),
-        534: ("auth_failed", _MAIL_AUTH),
-        535: ("auth_failed", _MAIL_AUTH),
-        538: ("auth_failed", _MAIL_AUTH),
-        550: ("not_found", "the mail server reports that the mailbox does not exist"),
-        551: ("not_found", "the mail server reports that the mailbox does not exist"),
-    },
-    "ftp": {
-        421: ("network_error", "the FTP server is closing the control connection"),
-        425: ("network_error", "the FTP data connection could not be opened"),
-        426: ("network_error", "the FTP data connection was closed"),
-        430: ("auth_failed", "the FTP server rejected the credentials"),
-        530: ("auth_failed", "the FTP server rejected the credentials"),
-        532: ("auth_failed", "the FTP server requires an account to store files"),
-        550: ("not_found", "the FTP server reports the file or directory is unavailable"),
-    },
-    "ldap": {
-        3: ("timeout", "the directory's time limit was exceeded"),
-        32: ("not_found", "the directory has no such object"),
-        48: ("auth_failed", _DIR_AUTH),
-        49: ("auth_failed", _DIR_AUTH),
-        50: ("auth_failed", _DIR_AUTH),
-        51: ("network_error", "the directory server is busy"),
-        52: ("network_error", "the directory server is unavailable"),
-        68: ("already_exists", _EXISTS),
-    },
-    "mysql": {
-        1044: ("auth_failed", _DB_AUTH),
-        1045: ("auth_failed", _DB_AUTH),
-        1142: ("auth_failed", _DB_AUTH),
-        1143: ("auth_failed", _DB_AUTH),
-        1227: ("auth_failed", _DB_AUTH),
-        1049: ("not_found", "the database does not exist"),
-        1146: ("not_found", "the database table does not exist"),
-        1040: ("network_error", "the database server has too many connections"),
-        2002: ("network_error", "the database server could not be reached"),
-        2003: ("network_error", "the database server could not be reached"),
-        2005: ("network_error", "the database host could not be resolved"),
-        2006: ("network_error", "the database server has gone away"),
-        2013: ("network_error", "the connection to the database server was lost"),
-        1205: ("timeout", "the database lock was not available in time"),
-        3024: ("timeout", "the database statement exceeded its time limit"),
-        1062: ("already_exists", _EXISTS),
-    },
-    "clickhouse": {
-        516: ("auth_failed", _DB_AUTH),
-        192: ("auth_failed", _DB_AUTH),
-        497: ("auth_failed", _DB_AUTH),
-        81: ("not_found", "the database does not exist"),
-        60: ("not_found", "the database table does not exist"),
-        159: ("timeout", "the database statement exceeded its time limit"),
-        202: ("rate_limited", "the database has too many simultaneous queries"),
-    },
-    "amqp": {
-        320: ("network_error", "the broker closed the connection"),
-        403: ("auth_failed", _BROKER_AUTH),
-        404: ("not_found", "the broker has no such queue or exchange"),
-    },
-    "kafka": {
-        3: ("not_found", "the broker has no such topic or partition"),
-        7: ("timeout", "the broker request timed out"),
-        29: ("auth_failed", _BROKER_AUTH),
-        30: ("auth_failed", _BROKER_AUTH),
-        31: ("auth_failed", _BROKER_AUTH),
-        58: ("auth_failed", _BROKER_AUTH),
-        89: ("rate_limited", _THROTTLED),
-        36: ("already_exists", _EXISTS),
-    },
-    "sqlite": {
-        5: ("timeout", "the SQLite database is locked by another connection (SQLITE_BUSY)"),
-        6: ("timeout", "a SQLite table is locked by another statement (SQLITE_LOCKED)"),
-    },
-    "mongodb": {
-        13: ("auth_failed", _DB_AUTH),
-        18: ("auth_failed", _DB_AUTH),
-        50: ("timeout", "the database operation exceeded its time limit"),
-        11000: ("already_exists", _EXISTS),
-    },
+    protocol: {int(number): _pair(row) for number, row in rows.items()}
+    for protocol, rows in _DATA["protocol_codes"].items()
 }
-
-
 #: A protocol's number no row of :data:`PROTOCOL_CODES` names, by its class: SMTP and FTP
 #: 4xx replies are transient by definition (``network_error``, retryable); their other 5xx
 #: replies are a command or policy the server will not accept (no baseline code fits).
 PROTOCOL_CLASSES: Mapping[str, tuple[tuple[int, int, str, str], ...]] = {
-    "smtp": (
-        (400, 499, "network_error", "the mail server refused for now (a transient 4xx reply)"),
-        (500, 599, "internal_error", "the mail server rejected the command"),
-    ),
-    "ftp": (
-        (400, 499, "network_error", "the FTP server refused for now (a transient 4xx reply)"),
-        (500, 599, "internal_error", "the FTP server rejected the command"),
-    ),
+    protocol: tuple((low, high, code, _message(msg)) for low, high, code, msg in rows)
+    for protocol, rows in _DATA["protocol_classes"].items()
 }
 
 
@@ -433,20 +211,10 @@ def protocol_code(protocol: str, number: int) -> tuple[str, str] | None:
     return None
 
 
-_MAIL_DENIED = "the mail server rejected the credentials (failed, not authorized or expired)"
-
 #: Response codes replies quote in brackets (IMAP, RFC 5530; POP3, RFC 2449/3206) -> code.
 #: Read only in brackets: ``AUTH`` or ``EXPIRED`` alone in a field says too little.
 RESPONSE_CODES: Mapping[str, tuple[str, str]] = {
-    "AUTHENTICATIONFAILED": ("auth_failed", _MAIL_DENIED),
-    "AUTHORIZATIONFAILED": ("auth_failed", _MAIL_DENIED),
-    "EXPIRED": ("auth_failed", _MAIL_DENIED),
-    "AUTH": ("auth_failed", _MAIL_DENIED),
-    "NONEXISTENT": ("not_found", "the mail server reports that the mailbox does not exist"),
-    "UNAVAILABLE": ("network_error", "the mail server is temporarily unavailable"),
-    "SYS/TEMP": ("network_error", "the mail server failed for now (a transient error)"),
-    "IN-USE": ("network_error", "another session holds the mailbox for now"),
-    "LOGIN-DELAY": ("rate_limited", "the mail server refuses logins this soon after the last"),
+    key: _pair(row) for key, row in _DATA["response_codes"].items()
 }
 
 
@@ -531,31 +299,7 @@ def weigh(facts: Facts) -> list[Proposal]:
 
 #: Words of a class name that say only *how* a call failed (a connection): weak, and weaker
 #: than any other evidence (``AuthenticationError(ConnectionError)`` is ``auth_failed``).
-HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(
-    tuple(p.split())
-    for p in (
-        "connect error",
-        "connection error",
-        "connect exception",
-        "connection exception",
-        "connection failure",
-        "connection refused",
-        "connection reset",
-        "connection aborted",
-        "connection closed",
-        "network error",
-        "network exception",
-        "unreachable",
-        "service unavailable",
-        "remote protocol error",
-        "auto reconnect",
-        "disconnected",
-        "down error",
-        "down exception",
-        "abort",
-        "try again",
-    )
-)
+HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(tuple(p.split()) for p in _DATA["how_names"])
 
 
 @functools.lru_cache(maxsize=1024)

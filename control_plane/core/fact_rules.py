@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import functools
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 __all__ = [
+    "DATA",
     "GENERIC_PHRASES",
     "PHRASE_RULES",
     "QUOTA_CODE",
@@ -23,6 +27,7 @@ __all__ = [
     "STATUS_CODES",
     "FactRule",
     "Verdict",
+    "message",
     "required_literal",
     "search",
 ]
@@ -128,150 +133,38 @@ class Verdict:
     weak: bool = False
 
 
-_QUOTA = "the downstream account's quota or credit is exhausted; retrying will not help"
-_THROTTLED = "the downstream throttled the call"
-_DENIED = "the downstream rejected the credentials or denied access"
-_MISSING = "the downstream has no such resource"
-_SLOW = "the downstream timed out"
-_DOWN = "the downstream is unavailable or failed"
+with Path(__file__).with_name("evidence.toml").open("rb") as _handle:
+    #: The evidence engine's data (``evidence.toml``): its vocabulary, number spaces and
+    #: fact tables, read once here and by :mod:`control_plane.core.evidence`.
+    DATA: dict[str, Any] = tomllib.load(_handle)
 
 
-def _rows(kind: str, code: str, message: str, *patterns: str) -> tuple[FactRule, ...]:
-    return tuple(FactRule(kind, p, code, message, weak=kind == "type") for p in patterns)
+def message(text: str) -> str:
+    """A fixed message of :data:`DATA`: ``"@name"`` names one of its ``[messages]``."""
+    return str(DATA["messages"][text[1:]]) if text.startswith("@") else text
+
+
+def _rows(table: str) -> tuple[FactRule, ...]:
+    return tuple(
+        FactRule(group["kind"], pattern, group["code"], message(group["message"]))
+        for group in DATA["facts"][table]
+        for pattern in group["patterns"]
+    )
 
 
 #: Quota or billing exhaustion said in a text (error-code words are the engine's WORDS).
-QUOTA_RULES: tuple[FactRule, ...] = _rows(
-    "phrase",
-    QUOTA_CODE,
-    _QUOTA,
-    r"exceeded your current quota",
-    r"credit balance is too low",
-)
-
+QUOTA_RULES = _rows("quota_rules")
 #: HTTP status -> code. A 429 is ``rate_limited``, and so is a 503 that states a delay.
-STATUS_CODES: Mapping[int, str] = {
-    401: "auth_failed",
-    402: QUOTA_CODE,
-    403: "auth_failed",
-    407: "auth_failed",
-    404: "not_found",
-    410: "not_found",
-    408: "timeout",
-    504: "timeout",
-    429: "rate_limited",
-    500: "network_error",
-    # Permanent: the server will never support this method or protocol version.
-    501: "internal_error",
-    502: "network_error",
-    503: "network_error",
-    505: "internal_error",
-    # Loop detected / not extended: a server configuration error, retrying cannot help.
-    508: "internal_error",
-    510: "internal_error",
-    # Network Authentication Required (a captive portal or proxy wants a login).
-    511: "auth_failed",
-}
-
+STATUS_CODES: Mapping[int, str] = {int(k): v for k, v in DATA["http_status"].items()}
 #: The code of a 5xx status :data:`STATUS_CODES` does not list.
 STATUS_5XX_CODE = "network_error"
-
 #: SQLSTATE prefix -> code, most specific first (PostgreSQL's classes, standard SQL).
-SQLSTATE_RULES: tuple[FactRule, ...] = (
-    FactRule("sqlstate", "57014", "timeout", "the database canceled the statement (timeout)"),
-    FactRule("sqlstate", "55P03", "timeout", "the database lock was not available in time"),
-    FactRule("sqlstate", "42501", "auth_failed", "the database role lacks the privilege"),
-    FactRule("sqlstate", "3D000", "not_found", "the database does not exist"),
-    FactRule("sqlstate", "3F000", "not_found", "the database schema does not exist"),
-    FactRule("sqlstate", "42P01", "not_found", "the database table does not exist"),
-    FactRule("sqlstate", "42704", "not_found", "the database object does not exist"),
-    FactRule("sqlstate", "08", "network_error", "the database connection failed"),
-    FactRule("sqlstate", "28", "auth_failed", "the database rejected the credentials"),
-    FactRule(
-        "sqlstate",
-        "53",
-        "network_error",
-        "the database server ran out of a resource (connections, memory, disk)",
-    ),
-    FactRule(
-        "sqlstate",
-        "57",
-        "network_error",
-        "the database server is shutting down, restarting or refused the session",
-    ),
-)
-
+SQLSTATE_RULES = _rows("sqlstate_rules")
 #: Phrases of drivers and servers (libpq, Redis, SSH, resolvers) -> code.
-PHRASE_RULES: tuple[FactRule, ...] = (
-    *_rows(
-        "phrase",
-        "auth_failed",
-        "the downstream rejected the credentials",
-        r"password authentication failed",
-        r"no pg_hba\.conf entry",
-        r'role "[^"\n]*" does not exist',
-        r"^(WRONGPASS|NOAUTH|NOPERM)\b",
-        r"invalid username-password pair",
-        r"authentication failed",
-        r"Access denied for user",
-        r"No authentication methods available",
-        r"not found in known_hosts",
-    ),
-    *_rows(
-        "phrase",
-        "timeout",
-        "the database or a table is locked by another connection or statement",
-        r"^database (table |schema )?is locked",
-    ),
-    *_rows(
-        "phrase",
-        "not_found",
-        _MISSING,
-        r'database "[^"\n]*" does not exist',
-        r'relation "[^"\n]*" does not exist',
-    ),
-    *_rows(
-        "phrase",
-        "network_error",
-        "the downstream server is busy, starting, stopping or out of connections",
-        r"too many (connections|clients)",
-        r"remaining connection slots are reserved",
-        r"the database system is (starting up|shutting down|in recovery)",
-        r"terminating connection due to administrator command",
-        r"^(LOADING|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b",
-    ),
-)
-
+PHRASE_RULES = _rows("phrase_rules")
 #: Generic phrases (a timeout, a connection cut): strong only where the vocabulary reads
 #: the same code in the same text (:mod:`control_plane.core.evidence`), or alone.
-GENERIC_PHRASES: tuple[FactRule, ...] = (
-    *_rows(
-        "phrase",
-        "timeout",
-        _SLOW,
-        r"\btimed? ?out\b",
-        r"timeout expired",
-    ),
-    *_rows(
-        "phrase",
-        "network_error",
-        "the connection to the downstream failed or was cut",
-        r"connection refused",
-        r"server closed the connection unexpectedly",
-        r"connection reset by peer",
-        r"broken pipe",
-        r"name or service not known",
-        r"temporary failure in name resolution",
-        r"could not translate host name",
-        r"nodename nor servname",
-        r"no route to host",
-        r"network is unreachable",
-        r"error reading SSH protocol banner",
-        r"Is the server running",
-        # paramiko: the transport died before authentication (its reason stays in a thread)
-        r"No existing session",
-    ),
-)
+GENERIC_PHRASES = _rows("generic_phrases")
 
 
 @functools.lru_cache(maxsize=64)

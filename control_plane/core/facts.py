@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from control_plane.core.fact_rules import DATA
+
 __all__ = [
     "CODE_FIELDS",
     "DELAY_FIELDS",
@@ -53,6 +55,7 @@ MAX_STRING = 2048
 MAX_JSON = 16 * 1024
 
 _MISSING = object()
+_FIELDS: Mapping[str, list[str]] = DATA["fields"]
 _TYPE_DICT: Any = type.__dict__["__dict__"]
 _TYPE_MRO: Any = type.__dict__["__mro__"]
 _TYPE_NAME: Any = type.__dict__["__name__"]
@@ -318,14 +321,7 @@ def _duration(text: str, now: float | None) -> float | None:
 
 #: Headers that state a delay, in the order they are believed: the precise millisecond
 #: form the LLM SDKs read first, the standard one, then the rate-limit reset family.
-DELAY_HEADERS = (
-    "retry-after-ms",
-    "retry-after",
-    "x-ratelimit-reset-after",
-    "x-ratelimit-reset",
-    "x-ratelimit-reset-requests",
-    "x-ratelimit-reset-tokens",
-)
+DELAY_HEADERS: tuple[str, ...] = tuple(_FIELDS["delay_headers"])
 
 
 def header_delay(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -384,124 +380,29 @@ class Facts:
     replies: tuple[str, ...] = ()
 
 
-#: Fields holding an HTTP status (an int 100-599, or its digits).
-STATUS_FIELDS = (
-    "status_code",
-    "status",
-    "http_status",
-    "httpStatus",
-    "http_code",
-    "response_code",
-    "HTTPStatusCode",
-    "statusCode",
-    "status_int",
-)
+#: Where the extractor looks (``[fields]`` of ``evidence.toml``): the names libraries keep
+#: each fact under. An HTTP status (an int 100-599, or its digits):
+STATUS_FIELDS: tuple[str, ...] = tuple(_FIELDS["status"])
 #: Fields that hold an HTTP status only on an HTTP object (one holding headers or a
 #: response, or named for HTTP, or data inside one): elsewhere they are a protocol's own
 #: numbers (a mail server's 535, a column store's 516) that overlap 100-599.
-HTTP_ONLY_FIELDS = ("code", "errcode")
-#: Fields holding a protocol's reply or error number, on that protocol's exceptions.
-NUMBER_FIELDS = (
-    "smtp_code",
-    "reply_code",
-    "code",
-    "errno",
-    "result",
-    "error_code",
-    "recipients",
-    "sqlite_errorcode",
-)
-#: Fields stating a delay the server asked for, under the names libraries keep it (seconds;
-#: a name ending in ``ms`` holds milliseconds; ``"30s"``-style durations are read too).
-DELAY_FIELDS = (
-    "retry_after",
-    "retry_after_s",
-    "retry_after_seconds",
-    "retryAfter",
-    "retry_after_ms",
-    "retryAfterMs",
-    "backoff",
-    "backoff_s",
-    "backoff_seconds",
-    "backoff_ms",
-    "retry_delay",
-    "retryDelay",
-    "retry_in",
-)
+HTTP_ONLY_FIELDS: tuple[str, ...] = tuple(_FIELDS["http_only"])
+#: A protocol's reply or error number, on that protocol's exceptions.
+NUMBER_FIELDS: tuple[str, ...] = tuple(_FIELDS["number"])
+#: A delay the server asked for, under the names libraries keep it (seconds; a name ending
+#: in ``ms`` holds milliseconds; ``"30s"``-style durations are read too).
+DELAY_FIELDS: tuple[str, ...] = tuple(_FIELDS["delay"])
 #: Words of a library's module or class names -> the protocol whose numbers it raises.
-PROTOCOL_WORDS: Mapping[str, str] = {
-    "smtp": "smtp",
-    "smtplib": "smtp",
-    "aiosmtplib": "smtp",
-    "ftp": "ftp",
-    "ftplib": "ftp",
-    "aioftp": "ftp",
-    "ldap": "ldap",
-    "ldap3": "ldap",
-    "mysql": "mysql",
-    "pymysql": "mysql",
-    "mysqldb": "mysql",
-    "aiomysql": "mysql",
-    "asyncmy": "mysql",
-    "clickhouse": "clickhouse",
-    "amqp": "amqp",
-    "pika": "amqp",
-    "aiormq": "amqp",
-    "kombu": "amqp",
-    "kafka": "kafka",
-    "aiokafka": "kafka",
-    "pymongo": "mongodb",
-    "mongo": "mongodb",
-    "imaplib": "imap",
-    "aioimaplib": "imap",
-    "imapclient": "imap",
-    "poplib": "pop3",
-    "sqlite3": "sqlite",
-}
+PROTOCOL_WORDS: Mapping[str, str] = DATA["protocol_words"]
 #: Protocols whose replies quote response codes in brackets (``Facts.replies``).
 _BRACKETING = frozenset({"imap", "pop3"})
-#: Fields holding headers.
-HEADER_FIELDS = (
-    "headers",
-    "resp_headers",
-    "response_headers",
-    "HTTPHeaders",
-    "hdrs",
-    "http_headers",
-)
-#: Fields holding an error-code string.
-CODE_FIELDS = (
-    "code",
-    "Code",
-    "type",
-    "error_code",
-    "errorCode",
-    "codeName",
-    "reason",
-    "status",
-    "__type",
-)
-#: Fields holding a SQLSTATE.
-SQLSTATE_FIELDS = ("sqlstate", "pgcode", "sqlState", "SQLSTATE")
-#: Fields holding message text.
-MESSAGE_FIELDS = ("message", "Message", "msg", "errmsg", "detail")
-#: Fields followed to nested data: a response, a body, an error object, containers of errors.
-LINK_FIELDS = (
-    "response",
-    "body",
-    "error",
-    "Error",
-    "ResponseMetadata",
-    "errors",
-    "details",
-    "resp",
-    "resp_body",
-    "_content",
-    "diag",
-    "orig",
-    "meta",
-    "data",
-)
+#: Headers, error-code strings, SQLSTATEs, message text, and the fields followed to nested
+#: data (a response, a body, an error object, containers of errors).
+HEADER_FIELDS: tuple[str, ...] = tuple(_FIELDS["header"])
+CODE_FIELDS: tuple[str, ...] = tuple(_FIELDS["code"])
+SQLSTATE_FIELDS: tuple[str, ...] = tuple(_FIELDS["sqlstate"])
+MESSAGE_FIELDS: tuple[str, ...] = tuple(_FIELDS["message"])
+LINK_FIELDS: tuple[str, ...] = tuple(_FIELDS["link"])
 
 _BUILTIN_MODULES = frozenset({"builtins", "socket", "ssl", "asyncio", "concurrent", "subprocess"})
 _SQLSTATE = re.compile(r"^[0-9A-Z]{5}$")

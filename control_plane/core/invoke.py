@@ -165,6 +165,11 @@ class Invoker:
         except UnknownPack as exc:
             raise refine_unknown_pack(exc) from None
         doc = parse_input(name, payload)
+        # The check holds the GIL (and this event loop) throughout: bounded before it runs.
+        raw = payload if isinstance(payload, bytes | str) else None
+        costly = loaded.input_validator.check_fault(doc, raw)
+        if costly is not None:
+            raise InvalidInput(name, [FieldViolation("", costly)])
         try:
             valid = loaded.input_validator.is_valid(doc)
         except (ValueError, TypeError, OverflowError) as exc:  # a dict payload of non-JSON data
@@ -425,6 +430,9 @@ class Invoker:
             return self._mismatch(
                 loaded, ctx, f"pack output is not JSON data: {reason}", exc=copied.exc
             )
+        costly = loaded.output_validator.check_fault(output)
+        if costly is not None:
+            return self._mismatch(loaded, ctx, f"pack output cannot be checked: {costly}")
         if not loaded.output_validator.is_valid(output):
             partial, violations = loaded.output_validator.partial(output)
             message = "pack output did not match its output schema"

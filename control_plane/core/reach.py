@@ -46,6 +46,7 @@ __all__ = [
     "check_roots",
     "declare",
     "declared_reach",
+    "empty_home",
     "grants_from_file",
     "install_grants",
     "install_message_limit",
@@ -407,6 +408,11 @@ def _empty_home() -> str:
     """An empty, read-only directory: ``HOME`` of programs without ambient credentials.
     Outside every root a caller can write (not in the scratch root: beside it)."""
     return os.path.join(os.path.dirname(scratch_root()), _HOME)
+
+
+def empty_home() -> str:
+    """The programs' empty ``HOME`` (read by confined workers, written by nobody)."""
+    return _empty_home()
 
 
 def _sweep(root: str, now: float) -> None:

@@ -151,6 +151,11 @@ def check_schema(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: Schema positions per value (references followed) up to which checking a document costs
+#: about what walking it in Python would: no bound is computed for such a schema.
+CHEAP_WEIGHT = 16
+
+
 class CompiledSchema:
     """A schema compiled once; ``is_valid`` costs microseconds.
 
@@ -183,6 +188,29 @@ class CompiledSchema:
             f"checking it against the schema would take more than {MAX_CHECK_STEPS} steps "
             f"(a schema of {sum(self.weights)} positions, with its references followed, "
             "over that many values)"
+        )
+
+    def check_fault(self, instance: Any, raw: bytes | str | None = None) -> str | None:
+        """:meth:`cost_fault` for a pack's input or output, at a cost below the check's own:
+        a schema of at most :data:`CHEAP_WEIGHT` positions per value is checked at about
+        the cost of walking the document (no bound is computed); else, given the ``raw``
+        JSON, its values are counted from its separators (an upper bound, C-speed) and a
+        document that could cost more than the budget is refused without a walk."""
+        heaviest = max(self.weights)
+        if heaviest <= CHEAP_WEIGHT:
+            return None
+        if raw is None:
+            return self.cost_fault(instance)
+        if isinstance(raw, bytes):
+            values = 1 + raw.count(b",") + raw.count(b"[") + raw.count(b":")
+        else:
+            values = 1 + raw.count(",") + raw.count("[") + raw.count(":")
+        if heaviest * values <= MAX_CHECK_STEPS:
+            return None
+        return (
+            f"checking it against the schema could take more than {MAX_CHECK_STEPS} steps "
+            f"(up to {heaviest} schema positions, with its references followed, for each of "
+            f"up to {values} values)"
         )
 
     def is_valid(self, instance: Any) -> bool:

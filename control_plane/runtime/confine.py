@@ -1,5 +1,5 @@
 """Kernel confinement of an isolation worker, applied before any of its pack's code runs:
-no-new-privs and Landlock (filesystem, TCP, abstract unix sockets, signals).
+no-new-privs, no capability, and Landlock (filesystem, TCP, abstract unix sockets, signals).
 
 Landlock is used through its three system calls directly (``landlock_create_ruleset``,
 ``landlock_add_rule``, ``landlock_restrict_self``), every right the kernel's ABI knows:
@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from control_plane.core.reach import PackReach
+from control_plane.core.reach import PackReach, empty_home
 
 __all__ = ["PROC_READ", "SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
 
@@ -161,7 +161,8 @@ class Confinement:
     files: bool
     tcp: bool
     scoped: bool
-    #: The sockets it may make (seccomp): ``none``, ``unix only``, ``no unix`` or ``any``.
+    #: The sockets it may make (seccomp): ``none``, ``unix only``, ``no unix``, ``unix and
+    #: IP`` or ``any``.
     sockets: str = "any"
 
     def to_data(self) -> dict[str, object]:
@@ -178,6 +179,55 @@ def _no_new_privs() -> None:
     if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
+
+
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_EINVAL = 22
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
+def _drop_capabilities() -> None:
+    """Hold no capability, and let no program started from here regain one: a server run as
+    root would otherwise hand each worker all of its own (rebooting the host, setting its
+    clock, loading a kernel module, ``mknod`` of a disk in a granted directory), which
+    neither Landlock nor the seccomp filter holds. The bounding set is emptied first (it
+    needs ``CAP_SETPCAP``: a server that has none has no capability to drop there either),
+    then the ambient set, then the effective, permitted and inheritable sets."""
+    libc = _libc()
+    for cap in range(64):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == _EINVAL:
+            break  # past the kernel's last capability
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if libc.capset(ctypes.byref(header), data) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
+
+
+def _first_to_die() -> None:
+    """The kernel's out-of-memory killer takes this process (and what it starts) before any
+    other: a pack's memory (its children each have an address space of their own) never
+    costs the control plane its life. Without ``CAP_SYS_RESOURCE`` it cannot lower it."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as adj:
+            adj.write("1000")
+    except OSError:
+        pass  # no /proc (or no such file): nothing to ask of the kernel
 
 
 # -- seccomp: no new unix sockets (include/uapi/linux/seccomp.h, filter.h) -------------------
@@ -233,7 +283,7 @@ _SECCOMP_ARCH: dict[str, _Calls] = {
 _AF_UNIX = 1
 _AF_INET = 2
 _AF_INET6 = 10
-_AF_PACKET = 17
+_AF_NETLINK = 16
 
 
 class _SockFilter(ctypes.Structure):
@@ -250,8 +300,8 @@ class _SockFprog(ctypes.Structure):
 
 
 def _seccomp(families: tuple[int, ...] | None) -> bool:
-    """Refuse (EACCES), to this process and what it starts, for good: ``socket()`` for
-    ``families`` (``None``: every family; ``()``: none), the system calls of
+    """Refuse (EACCES), to this process and what it starts, for good: ``socket()`` of any
+    family but ``families`` (``None``: every family allowed), the system calls of
     :class:`_Calls`' ``denied``, and a ``clone`` that makes a namespace (``clone3``, whose
     flags a filter cannot read, answers ENOSYS: the C library then uses ``clone``).
     ``socketpair`` stays (asyncio's loop needs it; such a pair is connected to itself).
@@ -273,12 +323,11 @@ def _seccomp(families: tuple[int, ...] | None) -> bool:
         (_JSET, "deny", "allow", _CLONE_NEW),
         "socket",
     ]
-    if families is None:
-        ops.append((_JEQ, "deny", "allow", calls.socket))
-    elif families:
+    if families is not None:
         ops.append((_JEQ, None, "allow", calls.socket))
         ops.append((_LD_ABS, None, None, 16))
-        ops.extend((_JEQ, "deny", None, family) for family in families)
+        ops.extend((_JEQ, "allow", None, family) for family in families)
+        ops.append((_RET, None, None, _RET_EACCES))
     ops += ["allow", (_RET, None, None, _RET_ALLOW), "deny", (_RET, None, None, _RET_EACCES)]
     ops += ["nosys", (_RET, None, None, _RET_ENOSYS)]
     labels: dict[str, int] = {}
@@ -369,15 +418,18 @@ def _top_level_but_proc() -> list[str]:
 
 def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
-    no-new-privs, then every Landlock restriction the kernel offers, then (a pack without
-    ambient credentials) no new unix sockets. ``import_paths``: the directories the worker
-    imports code from (read and executed, never written).
+    no-new-privs, first to die out of memory, no capability, then every Landlock
+    restriction the kernel offers, then (a pack without ambient credentials) no new unix
+    sockets. ``import_paths``: the directories the worker imports code from (read and
+    executed, never written).
 
     A pack that declared nothing and was granted nothing (``reach.confined`` false) keeps
     the filesystem but ``/proc`` (the operator has not said what it may touch), the network
     and unix sockets, but not the other processes (their ``/proc``, signals, abstract
     sockets). Raises :class:`OSError` when the kernel refuses a restriction it offers."""
     _no_new_privs()
+    _first_to_die()
+    _drop_capabilities()
     abi, _ = kernel_support()
     files = abi > 0
     # A pack granted no egress (an empty list) connects and binds no TCP port; one granted
@@ -397,6 +449,7 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
             ruleset.allow([os.path.realpath("/proc/self"), *PROC_READ], read)
             if reach.confined:
                 ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
+                ruleset.allow([empty_home()], read)  # the programs' HOME: empty, read-only
                 ruleset.allow(["/dev/urandom", "/dev/random"], read)
                 ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
                 ruleset.allow(reach.reads, read)
@@ -407,17 +460,22 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     # Sockets (seccomp): a pack granted no egress makes no network socket (UDP included,
     # which Landlock does not restrict); one without ambient credentials no unix socket
     # (Landlock does not restrict connecting to a pathname one: a fork server's, an agent's).
+    # The families it may use are listed, never those it may not: a family not named here
+    # (AF_VSOCK reaches the hypervisor's host, AF_SMC speaks TCP) is refused.
     no_net = reach.egress is not None and not reach.egress
     no_unix = reach.confined and not reach.ambient_credentials
     families: tuple[int, ...] | None
     if no_net and no_unix:
-        families, sockets = None, "none"
+        families, sockets = (), "none"
     elif no_net:
-        families, sockets = (_AF_INET, _AF_INET6, _AF_PACKET), "unix only"
+        families, sockets = (_AF_UNIX,), "unix only"
     elif no_unix:
-        families, sockets = (_AF_UNIX,), "no unix"
+        # IP, and the kernel's routing netlink the C library's resolver asks (AI_ADDRCONFIG).
+        families, sockets = (_AF_INET, _AF_INET6, _AF_NETLINK), "no unix"
+    elif reach.confined:
+        families, sockets = (_AF_UNIX, _AF_INET, _AF_INET6, _AF_NETLINK), "unix and IP"
     else:
-        families, sockets = (), "any"
+        families, sockets = None, "any"
     if not _seccomp(families):
         sockets = "any"
     return Confinement(abi, files, tcp, scoped, sockets)

@@ -509,28 +509,55 @@ def describe_module(module: str, timeout: float = DESCRIBE_TIMEOUT) -> dict[str,
         "prefixes": _prefixes(),
         "memory_limit": DEFAULT_MEMORY_LIMIT,
     }
-    output = stderr_relay.relay().pipe()
+    output = stderr_relay.relay().pipe(f"describing worker of {module}")
     try:
         process, conn = _spawn(boot, worker_environment({}, None), output)
     finally:
         os.close(output)
+    late = {"kind": "error", "error": f"describing it took longer than {timeout:g}s"}
+    # The whole reply within the timeout: a header that promises bytes never sent is cut.
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        _cut(conn)
+
+    timer = threading.Timer(timeout, expire)
+    timer.daemon = True
+    timer.start()
     try:
         if not wait([conn, process.sentinel], timeout):
-            return {"kind": "error", "error": f"describing it took longer than {timeout:g}s"}
+            return late
         try:
             reply = orjson.loads(conn.recv_bytes(MAX_REPLY_BYTES))
         except (EOFError, OSError, orjson.JSONDecodeError):
+            if expired.is_set():
+                return late
             process.join(2.0)
             return {"kind": "error", "error": "its worker died: " + describe_exit(process.exitcode)}
         if not isinstance(reply, dict) or reply.get("kind") not in ("ok", "error"):
             return {"kind": "error", "error": "its worker sent a malformed reply"}
         return reply
     finally:
+        timer.cancel()
         with contextlib.suppress(OSError):
             os.killpg(process.pid, signal.SIGKILL)
         process.kill()
         process.join(5.0)
         conn.close()
+
+
+def _cut(conn: Connection) -> None:
+    """Shut the control plane's end of a worker's socket: a read blocked on it (a reply
+    whose header promised bytes that never come) ends at once with EOF. Killing the worker
+    is not enough: a child it started in a session of its own (``setsid``) still holds the
+    other end, and the read would wait for it for ever."""
+    with contextlib.suppress(OSError, ValueError):
+        sock = socket.socket(fileno=os.dup(conn.fileno()))
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        finally:
+            sock.close()
 
 
 def _refuse_call(doc: Any, ctx: Context) -> Any:
@@ -739,13 +766,15 @@ class _Worker:
 
     def kill(self) -> None:
         """SIGKILL the worker and its process group: the children the pack started too
-        (one that made a session of its own, ``setsid``, escapes)."""
+        (one that made a session of its own, ``setsid``, escapes), and shut our end of its
+        socket (:func:`_cut`)."""
         pid = self.pid
         if pid is not None:
             with contextlib.suppress(OSError):
                 os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(OSError, ValueError, AttributeError):
             self.process.kill()
+        _cut(self.conn)
 
     def reap(self, timeout: float = 5.0) -> int | None:
         self.process.join(timeout)
@@ -814,7 +843,7 @@ class WorkerPool:
         }
         env = worker_environment(reach["declared"], reach["grant"])
         # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
-        output = stderr_relay.relay().pipe()
+        output = stderr_relay.relay().pipe(f"isolated worker of {self.locator.pack}")
         try:
             process, conn = _spawn(boot, env, output)
         finally:

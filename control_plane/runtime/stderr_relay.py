@@ -5,6 +5,7 @@ rate-bounded.
 from __future__ import annotations
 
 import os
+import re
 import selectors
 import sys
 import threading
@@ -29,10 +30,12 @@ BURST = 4 * 1024 * 1024
 class _Stream:
     """One child's pipe: its read end and the partial line read so far."""
 
-    __slots__ = ("allowance", "buffer", "dropped", "dropping", "fd", "stamp")
+    __slots__ = ("allowance", "buffer", "dropped", "dropping", "fd", "prefix", "stamp")
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, label: str) -> None:
         self.fd = fd
+        #: What every line it prints starts with: which process printed it.
+        self.prefix = f"[{_printable(label)}] "
         self.buffer = bytearray()
         #: The current line was already cut: drop bytes up to its newline.
         self.dropping = False
@@ -53,6 +56,16 @@ class _Stream:
         return True
 
 
+#: Control characters (C0 but tab, DEL, C1): they would drive the operator's terminal
+#: (colours, its title, cursor moves, an 8-bit CSI) or rewrite a line already printed.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    """``text`` with each control character spelled out (``\\x1b``), never sent."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def _dropped_line(count: int) -> bytes:
     return (
         f"[stderr relay: {count} bytes of this process's output dropped, over {RATE // 1024} KiB/s]"
@@ -70,13 +83,15 @@ class StderrRelay:
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._thread: threading.Thread | None = None
 
-    def pipe(self) -> int:
+    def pipe(self, label: str = "child process") -> int:
         """A new pipe's write end for a child's stdout/stderr (the caller closes its copy
-        once the child holds it); the relay reads the other end until every writer closed."""
+        once the child holds it); the relay reads the other end until every writer closed.
+        Each line relayed starts with ``[label]``: what a child prints never passes for the
+        control plane's own lines (its JSON log records, its ``packctl:`` lines)."""
         read_end, write_end = os.pipe()
         os.set_inheritable(write_end, True)
         with self._lock:
-            self._selector.register(read_end, selectors.EVENT_READ, _Stream(read_end))
+            self._selector.register(read_end, selectors.EVENT_READ, _Stream(read_end, label))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="stderr-relay", daemon=True)
                 self._thread.start()
@@ -107,7 +122,7 @@ class StderrRelay:
             if stream.dropped:
                 last.append(_dropped_line(stream.dropped))
             if last:
-                self._emit(last)
+                self._emit(stream, last)
             with self._lock:
                 self._selector.unregister(stream.fd)
             os.close(stream.fd)
@@ -140,9 +155,9 @@ class StderrRelay:
                 stream.buffer.clear()
                 stream.dropping = True
         if lines:
-            self._emit(lines)
+            self._emit(stream, lines)
 
-    def _emit(self, lines: list[bytes]) -> None:
+    def _emit(self, stream: _Stream, lines: list[bytes]) -> None:
         # Lines that arrived together are scrubbed together (up to _GROUP characters), so a
         # secret spanning lines (a private key printed whole) is recognised whole.
         out: list[str] = []
@@ -153,18 +168,24 @@ class StderrRelay:
             if len(line) > MAX_LINE:  # scrubbed with a window past the cut, then cut ("...")
                 line = scrub(line, MAX_LINE)
             if group and size + len(line) > _GROUP:
-                out.append(scrub("\n".join(group)) + "\n")
+                out.append(self._lines(stream, group))
                 group, size = [], 0
             group.append(line)
             size += len(line) + 1
         if group:
-            out.append(scrub("\n".join(group)) + "\n")
+            out.append(self._lines(stream, group))
         target = self._target if self._target is not None else sys.stderr
         try:
             target.write("".join(out))
             target.flush()
         except (OSError, ValueError):  # our stderr is gone or closed: nothing to tell
             pass
+
+    @staticmethod
+    def _lines(stream: _Stream, group: list[str]) -> str:
+        """``group`` scrubbed as one text, then each line printable and labelled."""
+        scrubbed = scrub("\n".join(group)).split("\n")
+        return "".join(f"{stream.prefix}{_printable(line)}\n" for line in scrubbed)
 
 
 _RELAY: list[StderrRelay] = []

@@ -36,7 +36,7 @@ from grpc_status import rpc_status
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "packs"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # child_processes
 
-from pack_servers import LOOPBACK, UNRESOLVABLE_HOST, BacklogFull, free_port
+from pack_servers import LOOPBACK, UNRESOLVABLE_HOST, BacklogFull, refusing_socket
 
 __all__ = ["LOOPBACK", "PLANTED", "RETRY_AFTER", "UNRESOLVABLE_HOST", "Endpoints", "start"]
 
@@ -665,9 +665,12 @@ def start() -> Iterator[Endpoints]:
         mute = Listener(lambda conn: _ws_mute(conn, held))
         closers.append(mute.close)
 
+        refusing = refusing_socket()  # held: the refused port stays refused all along
+        closers.append(refusing.close)
+
         yield Endpoints(
             http=int(http.server_address[1]),
-            refused=free_port(),
+            refused=int(refusing.getsockname()[1]),
             backlog=backlog.port,
             raw=raw,
             tls=tls,

@@ -47,6 +47,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def refusing_socket() -> socket.socket:
+    """A loopback TCP socket bound and never listening: connecting to its port is refused
+    for as long as it is open, and no other server can take the port meanwhile (a port from
+    :func:`free_port` may be taken by any process once it is closed)."""
+    sock = socket.socket()
+    sock.bind((LOOPBACK, 0))
+    return sock
+
+
 class QuietHandler(BaseHTTPRequestHandler):
     """A request handler that does not log to stderr."""
 

@@ -8,13 +8,9 @@ __all__ = ["BUILTIN_CLASSIFIERS"]
 BUILTIN_CLASSIFIERS: tuple[str, ...] = (
     "control_plane.core.classifiers.tls",
     "control_plane.core.classifiers.subprocess",
-    "control_plane.core.classifiers.gitpython",
     "control_plane.core.classifiers.sockets",
     "control_plane.core.classifiers.proxy",
     "control_plane.core.classifiers.grpc",
-    "control_plane.core.classifiers.httpx",
-    "control_plane.core.classifiers.requests",
-    "control_plane.core.classifiers.aiohttp",
+    "control_plane.core.classifiers.libraries",
     "control_plane.core.classifiers.websockets",
-    "control_plane.core.classifiers.xmlrpc",
 )

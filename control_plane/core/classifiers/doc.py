@@ -196,11 +196,7 @@ def _type_rules(name: str, rules: Sequence[TypeRule]) -> list[str]:
 
 
 def _mapping(name: str, table: Mapping[Any, Any]) -> list[str]:
-    out = [f"`{name}`:", "", "| key | code | message |", "|---|---|---|"]
-    for key, value in table.items():
-        code, message = value
-        out.append(f"| `{key}` | `{code}` | {_cell(message)} |")
-    return out
+    return [f"`{name}`:", "", *_mapping_rows(table)]
 
 
 def _plugin(module: ModuleType) -> list[str]:

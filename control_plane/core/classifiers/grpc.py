@@ -34,10 +34,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from control_plane.core.classifiers._data import code_table, type_rules
 from control_plane.core.classifiers.tls import tls_classification
 from control_plane.core.classify import (
     Classification,
-    TypeRule,
     class_names,
     match_type_rules,
     safe_attr,
@@ -65,32 +65,9 @@ PLUGIN = "grpc"
 EXCEPTION_MODULES = ("grpc",)
 
 #: Every gRPC status -> (baseline code, fixed message). ``OK`` never arrives as an error.
-STATUS_CODES: Mapping[str, tuple[str, str]] = {
-    "CANCELLED": ("internal_error", "the gRPC call was cancelled before it completed"),
-    "UNKNOWN": ("internal_error", "the gRPC server failed with an unknown error"),
-    "INVALID_ARGUMENT": ("internal_error", "the gRPC server rejected the request as invalid"),
-    "DEADLINE_EXCEEDED": ("timeout", "the gRPC call ran past its deadline"),
-    "NOT_FOUND": ("not_found", "the gRPC server reports that the resource does not exist"),
-    "ALREADY_EXISTS": ("internal_error", "the gRPC server reports the resource already exists"),
-    "PERMISSION_DENIED": ("auth_failed", "the gRPC server denied permission to the credentials"),
-    "RESOURCE_EXHAUSTED": ("rate_limited", "the gRPC server is throttling or out of quota"),
-    "FAILED_PRECONDITION": (
-        "internal_error",
-        "the gRPC server refused the call: the system is not in a state to run it",
-    ),
-    "ABORTED": ("internal_error", "the gRPC server aborted the call (a conflict)"),
-    "OUT_OF_RANGE": ("internal_error", "the gRPC server reports a value out of range"),
-    "UNIMPLEMENTED": ("internal_error", "the gRPC server does not implement this method"),
-    "INTERNAL": ("internal_error", "the gRPC server or transport failed internally"),
-    "UNAVAILABLE": ("network_error", "the gRPC server is unavailable or could not be reached"),
-    "DATA_LOSS": ("internal_error", "the gRPC server reports unrecoverable data loss"),
-    "UNAUTHENTICATED": ("auth_failed", "the gRPC server rejected or lacked the credentials"),
-}
+STATUS_CODES: Mapping[str, tuple[str, str]] = code_table("grpc", "status_codes")
 
-#: gRPC exceptions that carry no status.
-TYPES: tuple[TypeRule, ...] = (
-    TypeRule("grpc.FutureTimeoutError", "timeout", "the gRPC channel was not ready in time"),
-)
+TYPES = type_rules("grpc")
 
 #: A message over the size limit (grpc core: "Received message larger than max (N vs. M)",
 #: "Sent message larger than max"; grpc-go, grpc-java alike), never throttling texts that

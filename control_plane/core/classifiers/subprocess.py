@@ -1,6 +1,7 @@
 """Child processes: failed runs, missing programs, and pipes to children that exited.
 
-* ``subprocess.CalledProcessError`` -> the tool's table
+* ``subprocess.CalledProcessError`` and GitPython's ``GitCommandError`` (:data:`TOOL_RUNS`)
+  -> the tool's table
   (:data:`~control_plane.core.stderr.TOOL_TABLES`, picked by the tool name in ``cmd``,
   through ``env``/``timeout``/``nice``/``sh -c`` wrappers)
   applied to its captured ``stderr`` (or ``output`` when stderr was merged into it) and
@@ -34,7 +35,7 @@ from control_plane.core.hookspecs import hookimpl
 from control_plane.core.stderr import classify_tool
 from control_plane.core.vocabulary import DEPENDENCY_MISSING
 
-__all__ = ["classify_exception", "frame_origin"]
+__all__ = ["TOOL_RUNS", "classify_exception", "frame_origin"]
 
 PLUGIN = "subprocess"
 
@@ -52,18 +53,42 @@ _CHILD_TYPES = frozenset(
 )
 
 
-def _called_process_error(exc: BaseException) -> Classification | None:
-    if ("subprocess", "CalledProcessError") not in class_names(type(exc)):
-        return None
-    stderr = safe_attr(exc, "stderr")
-    if not stderr:
-        stderr = safe_attr(exc, "output")
-    if not isinstance(stderr, str | bytes):
+#: Exceptions of a finished tool run: (class, its argv attribute, exit status attribute,
+#: the attributes that may hold its stderr, in order, the plugin named in the rule).
+#: GitPython quotes git's stderr as ``"\\n  stderr: '...'"``: unquoted first, so rules
+#: anchored at ``^`` still match.
+TOOL_RUNS: tuple[tuple[tuple[str, str], str, str, tuple[str, ...], str], ...] = (
+    (("subprocess", "CalledProcessError"), "cmd", "returncode", ("stderr", "output"), PLUGIN),
+    (("git.exc", "GitCommandError"), "command", "status", ("stderr",), "gitpython"),
+)
+_QUOTE_START = "\n  stderr: '"
+
+
+def _unquoted(stderr: str | bytes) -> str | bytes:
+    if isinstance(stderr, str) and stderr.startswith(_QUOTE_START):
+        stderr = stderr[len(_QUOTE_START) :]
+        return stderr[:-1] if stderr.endswith("'") else stderr
+    return stderr
+
+
+def _tool_run(exc: BaseException) -> Classification | None:
+    names = class_names(type(exc))
+    for klass, argv, status, streams, plugin in TOOL_RUNS:
+        if klass not in names:
+            continue
         stderr = None
-    returncode = safe_attr(exc, "returncode")
-    code = returncode if isinstance(returncode, int) else None
-    found = classify_tool(safe_attr(exc, "cmd"), code, stderr)
-    return found.for_plugin(PLUGIN) if found is not None else None
+        for stream in streams:
+            stderr = safe_attr(exc, stream) or stderr
+            if stderr:
+                break
+        code = safe_attr(exc, status)
+        found = classify_tool(
+            safe_attr(exc, argv),
+            code if isinstance(code, int) and not isinstance(code, bool) else None,
+            _unquoted(stderr) if isinstance(stderr, str | bytes) else None,
+        )
+        return found.for_plugin(plugin) if found is not None else None
+    return None
 
 
 #: uvloop's spawn (libuv ``uv_spawn``): its exec failures carry no file name.
@@ -157,4 +182,4 @@ def _from_origin(exc: BaseException) -> Classification | None:
 @hookimpl
 def classify_exception(exc: BaseException) -> Classification | None:
     """A failed child process, a missing program, or a pipe to a child that exited."""
-    return _called_process_error(exc) or _from_origin(exc)
+    return _tool_run(exc) or _from_origin(exc)

@@ -43,6 +43,7 @@ import ssl
 from collections.abc import Mapping
 
 from control_plane.core.classifiers import sockets, subprocess
+from control_plane.core.classifiers._data import code_table
 from control_plane.core.classifiers._frames import frames, locals_of, names_called
 from control_plane.core.classify import (
     Classification,
@@ -56,56 +57,13 @@ __all__ = ["REASON_CODES", "classify_exception", "tls_classification"]
 
 PLUGIN = "tls"
 
-_SERVER_CERT = (
-    "the server's TLS certificate failed verification (untrusted, expired or for another "
-    "host); retrying will not change it"
-)
-_CLIENT_CERT = "the server rejected the TLS client certificate (missing, or not trusted by it)"
-_LOCAL_CONFIG = "the local TLS configuration is invalid (certificate, key or CA file)"
-_MISMATCH = "TLS could not be negotiated with the server (protocol, version or cipher mismatch)"
 _CLOSED = "the connection closed during the TLS exchange"
 _CONFIG_FILE = (
     "a certificate, key or CA file of the local TLS configuration is missing or unreadable"
 )
 
 #: OpenSSL reason (``SSLError.reason``, or quoted as ``[SSL: REASON]``) -> (code, message).
-REASON_CODES: Mapping[str, tuple[str, str]] = {
-    # Our verification of the server failed.
-    "CERTIFICATE_VERIFY_FAILED": ("auth_failed", _SERVER_CERT),
-    # The server's alerts about our client certificate.
-    "TLSV13_ALERT_CERTIFICATE_REQUIRED": ("auth_failed", _CLIENT_CERT),
-    "TLSV1_ALERT_UNKNOWN_CA": ("auth_failed", _CLIENT_CERT),
-    "SSLV3_ALERT_BAD_CERTIFICATE": ("auth_failed", _CLIENT_CERT),
-    "SSLV3_ALERT_CERTIFICATE_UNKNOWN": ("auth_failed", _CLIENT_CERT),
-    "SSLV3_ALERT_CERTIFICATE_EXPIRED": ("auth_failed", _CLIENT_CERT),
-    "SSLV3_ALERT_CERTIFICATE_REVOKED": ("auth_failed", _CLIENT_CERT),
-    "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE": ("auth_failed", _CLIENT_CERT),
-    "TLSV1_ALERT_ACCESS_DENIED": ("auth_failed", _CLIENT_CERT),
-    "PEER_DID_NOT_RETURN_A_CERTIFICATE": ("auth_failed", _CLIENT_CERT),
-    # Local configuration.
-    "KEY_VALUES_MISMATCH": ("internal_error", _LOCAL_CONFIG),
-    "NO_START_LINE": ("internal_error", _LOCAL_CONFIG),
-    "NO_CERTIFICATE_OR_CRL_FOUND": ("internal_error", _LOCAL_CONFIG),
-    "BAD_BASE64_DECODE": ("internal_error", _LOCAL_CONFIG),
-    "PEM_LIB": ("internal_error", _LOCAL_CONFIG),
-    "CA_MD_TOO_WEAK": ("internal_error", _LOCAL_CONFIG),
-    "EE_KEY_TOO_SMALL": ("internal_error", _LOCAL_CONFIG),
-    "NO_CERTIFICATE_ASSIGNED": ("internal_error", _LOCAL_CONFIG),
-    "NO_PRIVATE_KEY_ASSIGNED": ("internal_error", _LOCAL_CONFIG),
-    # Permanent negotiation failures.
-    "WRONG_VERSION_NUMBER": ("internal_error", _MISMATCH),
-    "UNSUPPORTED_PROTOCOL": ("internal_error", _MISMATCH),
-    "NO_PROTOCOLS_AVAILABLE": ("internal_error", _MISMATCH),
-    "TLSV1_ALERT_PROTOCOL_VERSION": ("internal_error", _MISMATCH),
-    "SSLV3_ALERT_HANDSHAKE_FAILURE": ("internal_error", _MISMATCH),
-    "NO_SHARED_CIPHER": ("internal_error", _MISMATCH),
-    "TLSV1_ALERT_NO_APPLICATION_PROTOCOL": ("internal_error", _MISMATCH),
-    "HTTP_REQUEST": ("internal_error", _MISMATCH),
-    "PACKET_LENGTH_TOO_LONG": ("internal_error", _MISMATCH),
-    "RECORD_LAYER_FAILURE": ("internal_error", _MISMATCH),
-    # Cut connections.
-    "UNEXPECTED_EOF_WHILE_READING": ("network_error", _CLOSED),
-}
+REASON_CODES: Mapping[str, tuple[str, str]] = code_table("tls", "reason_codes")
 
 #: Texts quoting a reason: ``[SSL: REASON]``, ``[X509: REASON]``, BoringSSL's ``:REASON``.
 _QUOTED = re.compile(

@@ -40,9 +40,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from control_plane.core.classifiers._data import code_table, type_rules
 from control_plane.core.classify import (
     Classification,
-    TypeRule,
     class_names,
     match_type_rules,
     safe_attr,
@@ -55,32 +55,9 @@ PLUGIN = "websockets"
 #: Asked only about exceptions of these modules' classes (runtime.plugins.EXCEPTION_MODULES).
 EXCEPTION_MODULES = ("websockets",)
 
-_GONE = "the WebSocket server is going away or restarting; retrying may reach it again"
-_REFUSED = "the WebSocket server refused what the pack sent (protocol, data type or size)"
 
 #: The server's close code (the server closed first) -> (code, fixed message).
-CLOSE_CODES: Mapping[int, tuple[str, str]] = {
-    1000: ("internal_error", "the WebSocket server closed normally while the pack expected more"),
-    1001: ("network_error", _GONE),
-    1002: ("internal_error", _REFUSED),
-    1003: ("internal_error", _REFUSED),
-    1005: ("internal_error", "the WebSocket server closed without a status code"),
-    1007: ("internal_error", _REFUSED),
-    1008: ("internal_error", "the WebSocket server closed for a policy violation"),
-    1009: ("internal_error", _REFUSED),
-    1010: ("internal_error", "the WebSocket server did not negotiate an extension required"),
-    1011: ("network_error", "the WebSocket server failed while serving the connection"),
-    1012: ("network_error", _GONE),
-    1013: ("rate_limited", "the WebSocket server is overloaded and asks to try again later"),
-    1014: ("network_error", "the WebSocket server's upstream failed (bad gateway)"),
-    # Registered at IANA (3000-3999 are registered first come, first served, by libraries
-    # and frameworks): 3000 "Unauthorized" and 3003 "Forbidden" as HTTP 401 and 403,
-    # 3008 "Timeout" as HTTP 408. Other 3xxx codes are registered by one framework each,
-    # with no meaning shared across servers: internal_error.
-    3000: ("auth_failed", "the WebSocket server closed: unauthorized"),
-    3003: ("auth_failed", "the WebSocket server closed: forbidden (not permitted)"),
-    3008: ("timeout", "the WebSocket server closed: the connection timed out"),
-}
+CLOSE_CODES: Mapping[int, tuple[str, str]] = code_table("websockets", "close_codes")
 
 #: A 1008 close reason that names authentication: ``auth_failed``, not ``internal_error``.
 AUTH_REASON = re.compile(
@@ -89,10 +66,7 @@ AUTH_REASON = re.compile(
     re.IGNORECASE,
 )
 
-TYPES: tuple[TypeRule, ...] = (
-    TypeRule("websockets.InvalidURI", "internal_error", "the WebSocket URI is not valid"),
-    TypeRule("websockets.InvalidProxy", "internal_error", "the proxy URI is not valid"),
-)
+TYPES = type_rules("websockets")
 
 _KEEPALIVE = "keepalive ping timeout"
 

@@ -128,7 +128,10 @@ class ServerConnection:
         self._owned_errlog: Any = None
         if errlog is None:
             errlog = self._owned_errlog = open(  # noqa: SIM115 - closed by stop()
-                stderr_relay.relay().pipe(), "w", encoding="utf-8", errors="replace"
+                stderr_relay.relay().pipe(f"MCP server {config.name}"),
+                "w",
+                encoding="utf-8",
+                errors="replace",
             )
         self._errlog = errlog
         #: The lines on the server's stdout that are not JSON-RPC (stdio), skipped and

@@ -1,11 +1,15 @@
-"""The rule table: an MCP server's failure text to a declared code, configured rules first."""
+"""The rule table: an MCP server's failure text to a declared code, configured rules first,
+then the built-in ones (data: ``builtin.toml``)."""
 
 from __future__ import annotations
 
 import math
 import re
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from control_plane.core.pack import CodeDoc
 from control_plane.core.redact import scrub
@@ -46,119 +50,39 @@ class Rule:
         return self.pattern.search(text) is not None
 
 
-def _rule(pattern: str, code: str) -> Rule:
-    return Rule(re.compile(pattern, re.IGNORECASE), code)
+with Path(__file__).with_name("builtin.toml").open("rb") as _handle:
+    _BUILTIN: dict[str, Any] = tomllib.load(_handle)
 
 
-#: Built-in rules, in the order they are tried (after the configured ones). Narrow before
-#: broad: "path outside allowed directories" is a permission problem even though the text
-#: also names a path, and "Invalid timezone: no time zone found" is an invalid argument.
-BUILTIN_RULES: tuple[Rule, ...] = (
-    _rule(
-        r"rate[ _-]?limit|too many requests|\bquota\b|\b429\b|throttl",
-        "rate_limited",
-    ),
-    _rule(
-        r"timed? ?out\b|deadline exceeded|\bETIMEDOUT\b",
-        "timeout",
-    ),
-    _rule(
-        r"access denied|permission denied|\bEACCES\b|\bEPERM\b|outside (of )?(the )?allowed"
-        r"|not (in|within) (the )?allowed|\bforbidden\b|not permitted|unauthori[sz]ed access"
-        # mcp-server-fetch: robots.txt refuses autonomous fetching
-        r"|autonomous fetching (of this page )?is not allowed",
-        "permission_denied",
-    ),
-    # git "Cannot create branch 'x': refs/heads/x already exists", filesystem
-    # "EEXIST: file already exists, mkdir '...'" and "Destination already exists: ..."
-    _rule(r"already exists|\bEEXIST\b", "already_exists"),
-    _rule(
-        r"(^|: )(invalid|malformed) [a-z]|validation error|input validation"
-        r"|cannot specify both|invalid arguments?\b|\bmissing required\b|-32602"
-        # filesystem: a file where a directory is expected, or the other way round
-        r"|\bENOTDIR\b|\bEISDIR\b|not a directory|illegal operation on a directory",
-        "invalid_arguments",
-    ),
-    _rule(
-        r"\bENOENT\b|no such (file|directory|path)|\bnot found\b|does not exist|doesn'?t exist"
-        r"|did not resolve|unknown revision|no such \w+"
-        # git "pathspec 'x' did not match any files", "No item found with id x" (a base
-        # branch), filesystem "Could not find exact match for edit", fetch "status code 404"
-        r"|did not match any|\bno \w+ found\b|could not find|status code (404|410)\b",
-        "not_found",
-    ),
+def _doc(code: str, raw: Mapping[str, Any]) -> CodeDoc:
+    known: Mapping[str, Any] = WELL_KNOWN_PACK_CODES[code] if raw.get("well_known") else raw
+    return CodeDoc(
+        description=known["description"],
+        retryable=bool(raw.get("retryable", False)),
+        recovery_hint=known["recovery_hint"],
+        absorbs=tuple(raw.get("absorbs", ())),
+    )
+
+
+#: Built-in rules (``builtin.toml``, in the format of a config's ``[[rules]]``), in the
+#: order they are tried (after the configured ones). Narrow before broad: "path outside
+#: allowed directories" is a permission problem even though the text also names a path.
+BUILTIN_RULES: tuple[Rule, ...] = tuple(
+    Rule(re.compile(row["match"], re.IGNORECASE), row["code"]) for row in _BUILTIN["rules"]
 )
-
 #: The code of a failure whose whole text is one of the call's own argument values (after
 #: the SDK's "Error executing tool T: " prefix): the server's exception named only what it
-#: was looking up -- mcp-server-git's InvalidGitRepositoryError and NoSuchPathError
-#: (``Error executing tool git_status: /some/path``), a ``KeyError('name')``. Tried before
-#: the rules: the words of a caller's path ("/tmp/timeout") are not the server's.
-BARE_ARGUMENT_CODES: tuple[str, ...] = ("not_found", "invalid_arguments")
-
+#: was looking up (mcp-server-git's ``NoSuchPathError``: ``Error executing tool git_status:
+#: /some/path``, a ``KeyError('name')``). Tried before the rules: the words of a caller's
+#: path ("/tmp/timeout") are not the server's.
+BARE_ARGUMENT_CODES: tuple[str, ...] = tuple(_BUILTIN["bare_argument_codes"])
 #: Pack codes the MCP source can produce, with their documentation (a config may override
 #: a description or hint under ``code_docs``).
 BUILTIN_CODES: Mapping[str, CodeDoc] = {
-    "invalid_arguments": CodeDoc(
-        description=(
-            "The MCP server refused the arguments (JSON-RPC invalid params, or a failure text "
-            "saying an argument is invalid) although they matched the tool's input schema."
-        ),
-        retryable=False,
-        recovery_hint=(
-            "Fix the argument the message names (format, range, combination); retrying "
-            "unchanged fails the same way."
-        ),
-    ),
-    "permission_denied": CodeDoc(
-        description=(
-            "The MCP server refused access: a path outside its allowed roots or repository, "
-            "or a permission its process lacks."
-        ),
-        retryable=False,
-        recovery_hint=(
-            "Use a path inside the server's allowed directories; if the access is needed, "
-            "ask the operator to widen the server's roots."
-        ),
-    ),
-    "server_unavailable": CodeDoc(
-        description=(
-            "The MCP server is not running or not answering: its process died or did not "
-            "start, it is being restarted, or its HTTP endpoint refused the connection."
-        ),
-        retryable=True,
-        recovery_hint=(
-            "Retry after a few seconds: the control plane restarts the server with backoff. "
-            "If it persists, the operator should read the server's log."
-        ),
-        absorbs=("network_error",),
-    ),
-    "already_exists": CodeDoc(
-        description=WELL_KNOWN_PACK_CODES["already_exists"]["description"],
-        retryable=False,
-        recovery_hint=WELL_KNOWN_PACK_CODES["already_exists"]["recovery_hint"],
-    ),
-    "tool_unavailable": CodeDoc(
-        description=(
-            "The MCP server no longer offers this tool (JSON-RPC method not found, or "
-            "'unknown tool'): it changed since the control plane listed it."
-        ),
-        retryable=False,
-        recovery_hint="Do not retry; list the packs again or tell the operator.",
-    ),
+    code: _doc(code, raw) for code, raw in _BUILTIN["code_docs"].items()
 }
-
 #: What a server declares when its config names no ``codes``.
-DEFAULT_CODES: tuple[str, ...] = (
-    "not_found",
-    "timeout",
-    "rate_limited",
-    "invalid_arguments",
-    "permission_denied",
-    "already_exists",
-    "server_unavailable",
-    "tool_unavailable",
-)
+DEFAULT_CODES: tuple[str, ...] = tuple(_BUILTIN["codes"])
 
 _RETRY_AFTER = re.compile(
     r"(?:retry[ -]?after|try again in|wait|reset(?:s)? in)\D{0,12}?(\d+(?:\.\d+)?)\s*"

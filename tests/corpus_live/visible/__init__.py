@@ -1,0 +1,1 @@
+"""Families written before the new classification engine (the visible half)."""

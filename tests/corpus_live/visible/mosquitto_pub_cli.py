@@ -1,0 +1,85 @@
+"""The ``mosquitto_pub`` CLI (Debian's mosquitto-clients) against a real Mosquitto broker."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from corpus_live.core import AUTH, LOOPBACK, NET, TO, UNRESOLVABLE, Net, cli, family, net
+from corpus_live.servers import Mosquitto, mosquitto
+
+
+@dataclass
+class Ctx:
+    mq: Mosquitto
+    net: Net
+
+
+def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
+    return Ctx(mosquitto(stack, work), net(stack))
+
+
+FAM = family(
+    "mosquitto_pub", "mosquitto_pub against Mosquitto 2.0 (Debian), real", _setup, half="visible"
+)
+
+
+def _pub(
+    port: Any,
+    *,
+    user: str | None = "app",
+    password: str = "app-pw",
+    host: str = LOOPBACK,
+    v: str = "mqttv311",
+) -> Any:
+    def run(ctx: Ctx) -> None:
+        argv = [
+            "mosquitto_pub",
+            "-h",
+            host,
+            "-p",
+            str(port(ctx)),
+            "-t",
+            "app/x",
+            "-m",
+            "hi",
+            "-q",
+            "1",
+            "-V",
+            v,
+        ]
+        if user is not None:
+            argv += ["-u", user, "-P", password]
+        cli(argv, timeout=5)
+
+    return run
+
+
+AUTHP = lambda c: c.mq.port  # noqa: E731
+FAM.add(
+    "bad_password",
+    AUTH,
+    "Connection error: Connection Refused: not authorised.",
+    _pub(AUTHP, password="nope"),
+)
+FAM.add("anonymous", AUTH, "not authorised (anonymous)", _pub(AUTHP, user=None))
+FAM.add(
+    "bad_password_v5",
+    AUTH,
+    "Connection error: Bad user name or password",
+    _pub(AUTHP, password="nope", v="mqttv5"),
+)
+FAM.add(
+    "anonymous_v5", AUTH, "Connection error: Not authorized", _pub(AUTHP, user=None, v="mqttv5")
+)
+FAM.add("refused", NET, "Error: Connection refused", _pub(lambda c: c.net.closed))
+FAM.add("dns", NET, "Error: Name or service not known", _pub(lambda c: 1883, host=UNRESOLVABLE))
+FAM.add("dropped", NET, "the broker closes at once", _pub(lambda c: c.net.close_now))
+FAM.add(
+    "silent",
+    TO,
+    "the broker never answers (the CLI is killed at its deadline)",
+    _pub(lambda c: c.net.silent),
+)
