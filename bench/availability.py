@@ -24,11 +24,9 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import signal
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -38,23 +36,14 @@ from typing import Any
 import grpc
 import orjson
 
+from bench.harness import invoke_request, serve_piped
+
 ROOT = Path(__file__).resolve().parent.parent
 METHOD = "/control_plane.v1.ControlPlaneService/InvokePack"
 
 
 def _request(pack: str, doc: dict[str, Any]) -> bytes:
-    # InvokePackRequest{pack=1, input=2}, hand-encoded: the same bytes whichever tree runs.
-    def field(number: int, data: bytes) -> bytes:
-        size, prefix = len(data), b""
-        while True:
-            byte = size & 0x7F
-            size >>= 7
-            prefix += bytes([byte | (0x80 if size else 0)])
-            if not size:
-                break
-        return bytes([(number << 3) | 2]) + prefix + data
-
-    return field(1, pack.encode()) + field(2, orjson.dumps(doc))
+    return invoke_request(pack, orjson.dumps(doc))
 
 
 def _start(root: Path, tests: Path) -> tuple[subprocess.Popen[str], str]:
@@ -63,25 +52,8 @@ def _start(root: Path, tests: Path) -> tuple[subprocess.Popen[str], str]:
     env["CAPABILITY_PACKS_PLUGINS"] = "hostilepacks"
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("CAPABILITY_PACKS_INCIDENT_DB", "/tmp/bench-availability/incidents.db")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "control_plane.adapters.cli", "serve", "--address",
-         "127.0.0.1:0", "--plugin", "hostilepacks", "--log-level", "error"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=root,
-        start_new_session=True,
-    )  # fmt: skip
-    stderr = proc.stderr
-    assert stderr is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = stderr.readline()
-        match = re.search(r"serving \d+ pack\(s\) on (127\.0\.0\.1:\d+)", line)
-        if match:
-            threading.Thread(target=lambda: [None for _ in stderr], daemon=True).start()
-            return proc, match.group(1)
-        if not line:
-            break
-    proc.kill()
-    raise SystemExit("packctl serve did not start")
+    args = ["--address", "127.0.0.1:0", "--plugin", "hostilepacks", "--log-level", "error"]
+    return serve_piped(args, env, root)
 
 
 def _load(target: str, calls: int, concurrency: int, deadline: float) -> dict[str, Any]:

@@ -21,12 +21,10 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -34,54 +32,26 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import closed_loop, pythonpath, serve_logged  # noqa: E402
+
 DOC = {"n": 7, "text": "x" * 200}
 
 
 def start_control_plane(workdir: Path) -> tuple[subprocess.Popen[bytes], str, str]:
-    log = workdir / "serve.log"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env = pythonpath(ROOT)
     env["CAPABILITY_PACKS_PLUGINS"] = "bench.confine_packs"
-    proc = subprocess.Popen(
+    log = workdir / "serve.log"
+    proc, target = serve_logged(
         [
-            *(sys.executable, "-m", "control_plane.adapters.cli", "serve"),
             *("--address", "127.0.0.1:0", "--plugin", "bench.confine_packs"),
             *("--log-level", "warning", "--no-incident-db"),
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-        env=env,
+        env,
+        log,
         cwd=workdir,
+        ready=lambda text: "confine.undeclared declares no reach" in text,
     )
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        text = log.read_text()
-        match = re.search(r"serving \d+ pack\(s\) on (127\.0\.0\.1:\d+)", text)
-        if match and "confine.undeclared declares no reach" in text:
-            return proc, match.group(1), text
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("packctl serve did not start:\n" + log.read_text())
-
-
-async def closed_loop(
-    call: Callable[[], Awaitable[Any]], concurrency: int, seconds: float
-) -> float:
-    """Calls per second of ``concurrency`` tasks calling back to back for ``seconds``."""
-    count = 0
-    end = time.perf_counter() + seconds
-
-    async def worker() -> None:
-        nonlocal count
-        while time.perf_counter() < end:
-            await call()
-            count += 1
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return count / (time.perf_counter() - started)
+    return proc, target, log.read_text()
 
 
 async def run(seconds: float, concurrencies: list[int], rounds: int) -> dict[str, Any]:

@@ -25,18 +25,17 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.harness import closed_loop, pythonpath, serve_logged  # noqa: E402
 
 ARGS = {"timezone": "Europe/Paris"}
 SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "Etc/UTC"]
@@ -54,54 +53,11 @@ def start_control_plane(workdir: Path) -> tuple[subprocess.Popen[bytes], str, Pa
     config = workdir / "packctl-mcp.toml"
     config.write_text(CONFIG.format(command=json.dumps(SERVER[0]), args=json.dumps(SERVER[1:])))
     log = workdir / "serve.log"
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env = pythonpath(ROOT)
     env["CAPABILITY_PACKS_PLUGINS"] = ""  # only the MCP packs
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "control_plane.adapters.cli",
-            "serve",
-            "--address",
-            "127.0.0.1:0",
-            "--mcp-config",
-            str(config),
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-        env=env,
-    )
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        match = re.search(r"serving \d+ pack\(s\) on (127\.0\.0\.1:\d+)", log.read_text())
-        if match:
-            return proc, match.group(1), log
-        if proc.poll() is not None:
-            break
-        time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("packctl serve did not start:\n" + log.read_text())
-
-
-async def closed_loop(
-    call: Callable[[], Awaitable[Any]], concurrency: int, seconds: float
-) -> float:
-    """Calls per second of ``concurrency`` tasks calling back to back for ``seconds``."""
-    count = 0
-    end = time.perf_counter() + seconds
-
-    async def worker() -> None:
-        nonlocal count
-        while time.perf_counter() < end:
-            await call()
-            count += 1
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return count / (time.perf_counter() - started)
+    args = ["--address", "127.0.0.1:0", "--mcp-config", str(config), "--log-level", "warning"]
+    proc, target = serve_logged(args, env, log)
+    return proc, target, log
 
 
 async def run(seconds: float, concurrencies: list[int], rounds: int) -> dict[str, Any]:

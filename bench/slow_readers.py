@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -37,23 +35,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from slow_reader import SlowReader, rss_kib  # noqa: E402
 
+from bench.harness import invoke_request, serve_piped  # noqa: E402
+
 METHOD = "/control_plane.v1.ControlPlaneService/InvokePack"
-
-
-def _request(pack: str, doc: bytes) -> bytes:
-    """InvokePackRequest{pack=1, input=2}, hand-encoded: the same bytes whichever tree runs."""
-
-    def field(number: int, data: bytes) -> bytes:
-        size, prefix = len(data), b""
-        while True:
-            byte = size & 0x7F
-            size >>= 7
-            prefix += bytes([byte | (0x80 if size else 0)])
-            if not size:
-                break
-        return bytes([(number << 3) | 2]) + prefix + data
-
-    return field(1, pack.encode()) + field(2, doc)
 
 
 def _start(root: Path, extra: list[str]) -> tuple[subprocess.Popen[str], str]:
@@ -61,25 +45,8 @@ def _start(root: Path, extra: list[str]) -> tuple[subprocess.Popen[str], str]:
     env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "tests")])
     env["CAPABILITY_PACKS_PLUGINS"] = "testpacks"
     env["PYTHONUNBUFFERED"] = "1"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "control_plane.adapters.cli", "serve", "--address",
-         "127.0.0.1:0", "--plugin", "testpacks", "--no-incident-db", *extra],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=root,
-        start_new_session=True,
-    )  # fmt: skip
-    stderr = proc.stderr
-    assert stderr is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = stderr.readline()
-        if not line:
-            break
-        match = re.search(r"serving \d+ pack\(s\) on (127\.0\.0\.1:\d+)", line)
-        if match:
-            threading.Thread(target=lambda: [None for _ in stderr], daemon=True).start()
-            return proc, match.group(1)
-    proc.kill()
-    raise SystemExit("packctl serve did not start")
+    args = ["--address", "127.0.0.1:0", "--plugin", "testpacks", "--no-incident-db", *extra]
+    return serve_piped(args, env, root)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,13 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with grpc.insecure_channel(target) as channel:
             call = channel.unary_unary(METHOD)
-            small = _request("test.echo", b"{}")
+            small = invoke_request("test.echo", b"{}")
             call(small, timeout=10)
             time.sleep(0.5)
             before = mib()
             host, port = target.rsplit(":", 1)
             readers = [SlowReader(host, int(port)) for _ in range(args.connections)]
-            big = _request("test.big", b'{"size": %d}' % args.size)
+            big = invoke_request("test.big", b'{"size": %d}' % args.size)
             for n in range(args.calls):
                 readers[n % len(readers)].call("InvokePack", big)
             peak, slowest, refused = before, 0.0, 0
