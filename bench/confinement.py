@@ -17,10 +17,8 @@ written (a smoke run never replaces a committed result).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -32,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import closed_loop, pythonpath, serve_logged  # noqa: E402
+from bench.harness import closed_loop, pythonpath, rate_parser, serve_logged, write_record  # noqa: E402
 
 DOC = {"n": 7, "text": "x" * 200}
 
@@ -99,27 +97,11 @@ async def run(seconds: float, concurrencies: list[int], rounds: int) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="per window (default 3)")
-    parser.add_argument("--concurrency", default="1,8", help="comma-separated (default 1,8)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument(
-        "--out", default=None, metavar="PATH", help="also write the figures as JSON to PATH"
-    )
+    parser = rate_parser(__doc__)
     args = parser.parse_args(argv)
     concurrencies = [int(c) for c in args.concurrency.split(",") if c]
     result = asyncio.run(run(args.seconds, concurrencies, args.rounds))
-    if args.out:
-        record = {
-            "command": "python bench/confinement.py " + " ".join(argv or sys.argv[1:]),
-            "seconds": args.seconds,
-            "rounds": args.rounds,
-            "loadavg_1m": round(os.getloadavg()[0], 2),
-            "cpus": os.cpu_count(),
-            **result,
-        }
-        Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
+    write_record(args, "bench/confinement.py", argv, result)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -3,7 +3,9 @@ closed loop of calls, a hand-encoded ``InvokePack`` request."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -109,3 +111,33 @@ def pythonpath(*paths: Path) -> dict[str, str]:
         p for p in (*map(str, paths), env.get("PYTHONPATH", "")) if p
     )
     return env
+
+
+def rate_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The options of a closed-loop rate comparison: window, concurrencies, rounds, output."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=3.0, help="per window (default 3)")
+    parser.add_argument("--concurrency", default="1,8", help="comma-separated (default 1,8)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--out", default=None, metavar="PATH", help="also write the figures as JSON to PATH"
+    )
+    return parser
+
+
+def write_record(
+    args: argparse.Namespace, script: str, argv: list[str] | None, figures: dict[str, Any]
+) -> None:
+    """With ``--out``, the figures and how they were taken (command, load, CPUs) as JSON."""
+    if not args.out:
+        return
+    record = {
+        "command": f"python {script} " + " ".join(argv or sys.argv[1:]),
+        "seconds": args.seconds,
+        "rounds": args.rounds,
+        "loadavg_1m": round(os.getloadavg()[0], 2),
+        "cpus": os.cpu_count(),
+        **figures,
+    }
+    Path(args.out).write_text(json.dumps(record, indent=2) + "\n")

@@ -21,10 +21,8 @@ machine the figures are noisy: read the ratio, not the absolute numbers.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -35,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import closed_loop, pythonpath, serve_logged  # noqa: E402
+from bench.harness import closed_loop, pythonpath, rate_parser, serve_logged, write_record  # noqa: E402
 
 ARGS = {"timezone": "Europe/Paris"}
 SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "Etc/UTC"]
@@ -113,27 +111,11 @@ async def run(seconds: float, concurrencies: list[int], rounds: int) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0, help="per window (default 3)")
-    parser.add_argument("--concurrency", default="1,8", help="comma-separated (default 1,8)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument(
-        "--out", default=None, metavar="PATH", help="also write the figures as JSON to PATH"
-    )
+    parser = rate_parser(__doc__)
     args = parser.parse_args(argv)
     concurrencies = [int(c) for c in args.concurrency.split(",") if c]
     figures = asyncio.run(run(args.seconds, concurrencies, args.rounds))
-    if args.out:
-        record = {
-            "command": "python bench/mcp_source.py " + " ".join(argv or sys.argv[1:]),
-            "seconds": args.seconds,
-            "rounds": args.rounds,
-            "loadavg_1m": round(os.getloadavg()[0], 2),
-            "cpus": os.cpu_count(),
-            "by_concurrency": figures,
-        }
-        Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
+    write_record(args, "bench/mcp_source.py", argv, {"by_concurrency": figures})
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
