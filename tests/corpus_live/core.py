@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 LOOPBACK = "127.0.0.1"
 UNRESOLVABLE = "no-such-host.invalid"
@@ -337,6 +337,29 @@ class Net:
 
 def net(stack: contextlib.ExitStack) -> Net:
     return Net(closed_port(), silent(stack), close_now(stack), garbage(stack))
+
+
+S = TypeVar("S")
+
+
+@dataclass
+class Served(Generic[S]):
+    """A family's context: the real server its cases fail against, and the transport
+    failures of :class:`Net`."""
+
+    server: S
+    net: Net
+
+
+def served(
+    start: Callable[[contextlib.ExitStack, Path], S],
+) -> Callable[[contextlib.ExitStack, Path], Served[S]]:
+    """The setup of a family against one real server: ``start`` it, then the :func:`net`."""
+
+    def setup(stack: contextlib.ExitStack, work: Path) -> Served[S]:
+        return Served(start(stack, work), net(stack))
+
+    return setup
 
 
 def run_async(coro: Any) -> Any:

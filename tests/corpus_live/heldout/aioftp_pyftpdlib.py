@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from corpus_live.core import (
@@ -16,24 +13,16 @@ from corpus_live.core import (
     NF,
     TO,
     UNRESOLVABLE,
-    Net,
+    Served,
     family,
-    net,
+    served,
 )
 from corpus_live.servers import Ftp, ftp
 
-
-@dataclass
-class Ctx:
-    ftp: Ftp
-    net: Net
+Ctx = Served[Ftp]
 
 
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(ftp(stack, work), net(stack))
-
-
-FAM = family("aioftp", "pyftpdlib 2.2 FTP server, real", _setup, half="heldout")
+FAM = family("aioftp", "pyftpdlib 2.2 FTP server, real", served(ftp), half="heldout")
 
 
 def _do(
@@ -47,7 +36,7 @@ def _do(
     async def run(ctx: Ctx) -> Any:
         import aioftp
 
-        p = ctx.ftp.port if port is None else port(ctx)
+        p = ctx.server.port if port is None else port(ctx)
         async with aioftp.Client.context(
             host, p, user, password, socket_timeout=1, connection_timeout=1
         ) as client:

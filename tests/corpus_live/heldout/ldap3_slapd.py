@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from corpus_live.core import (
@@ -16,24 +13,16 @@ from corpus_live.core import (
     NF,
     TO,
     UNRESOLVABLE,
-    Net,
+    Served,
     family,
-    net,
+    served,
 )
 from corpus_live.servers import ADMIN_DN, ADMIN_PW, BASE_DN, USER_DN, USER_PW, Slapd, slapd
 
-
-@dataclass
-class Ctx:
-    ldap: Slapd
-    net: Net
+Ctx = Served[Slapd]
 
 
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(slapd(stack, work), net(stack))
-
-
-FAM = family("ldap3", "OpenLDAP 2.5 slapd (Debian slapd), real", _setup, half="heldout")
+FAM = family("ldap3", "OpenLDAP 2.5 slapd (Debian slapd), real", served(slapd), half="heldout")
 
 
 def _conn(
@@ -47,7 +36,9 @@ def _conn(
 ) -> Any:
     import ldap3
 
-    server = ldap3.Server(host, port=port or ctx.ldap.port, connect_timeout=1, get_info=ldap3.NONE)
+    server = ldap3.Server(
+        host, port=port or ctx.server.port, connect_timeout=1, get_info=ldap3.NONE
+    )
     return ldap3.Connection(
         server,
         user=user,

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from corpus_live.core import (
@@ -16,28 +13,20 @@ from corpus_live.core import (
     NF,
     TO,
     UNRESOLVABLE,
-    Net,
+    Served,
     cli,
     family,
-    net,
+    served,
 )
 from corpus_live.servers import ADMIN_DN, ADMIN_PW, BASE_DN, USER_DN, USER_PW, Slapd, slapd
 
-
-@dataclass
-class Ctx:
-    ldap: Slapd
-    net: Net
-
-
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(slapd(stack, work), net(stack))
+Ctx = Served[Slapd]
 
 
 FAM = family(
     "ldap-utils",
     "ldapsearch/ldapadd against OpenLDAP 2.5 slapd (Debian), real",
-    _setup,
+    served(slapd),
     half="heldout",
 )
 
@@ -51,7 +40,7 @@ def _search(
     filt: str = "(objectClass=*)",
 ) -> Any:
     def run(ctx: Ctx) -> None:
-        u = url(ctx) if url else ctx.ldap.url
+        u = url(ctx) if url else ctx.server.url
         cli(
             [
                 "ldapsearch",
@@ -79,7 +68,7 @@ def _search(
 def _add(ldif: str, user: str = ADMIN_DN, password: str = ADMIN_PW) -> Any:
     def run(ctx: Ctx) -> None:
         cli(
-            ["ldapadd", "-x", "-H", ctx.ldap.url, "-D", user, "-w", password],
+            ["ldapadd", "-x", "-H", ctx.server.url, "-D", user, "-w", password],
             input=ldif.encode(),
             timeout=10,
         )

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from corpus_live.core import AUTH, LOOPBACK, NET, NF, TO, UNRESOLVABLE, Net, cli, family, net
+from corpus_live.core import AUTH, LOOPBACK, NET, NF, TO, UNRESOLVABLE, Served, cli, family, served
 from corpus_live.servers import Ftp, ftp
 
-
-@dataclass
-class Ctx:
-    ftp: Ftp
-    net: Net
+Ctx = Served[Ftp]
 
 
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(ftp(stack, work), net(stack))
-
-
-FAM = family("lftp", "lftp against pyftpdlib, real", _setup, half="heldout")
+FAM = family("lftp", "lftp against pyftpdlib, real", served(ftp), half="heldout")
 
 SETTINGS = "set net:max-retries 1; set net:timeout 1; set net:reconnect-interval-base 1; set ftp:passive-mode true; "
 
@@ -35,7 +24,7 @@ def _lftp(
     host: str = LOOPBACK,
 ) -> Any:
     def run(ctx: Ctx) -> None:
-        p = ctx.ftp.port if port is None else port(ctx)
+        p = ctx.server.port if port is None else port(ctx)
         cli(
             ["lftp", "-c", f"{SETTINGS}open -u {user},{password} -p {p} {host}; {commands}"],
             timeout=15,

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from corpus_live.core import (
@@ -16,24 +14,16 @@ from corpus_live.core import (
     NF,
     TO,
     UNRESOLVABLE,
-    Net,
+    Served,
     family,
-    net,
+    served,
 )
 from corpus_live.servers import Nats, nats
 
-
-@dataclass
-class Ctx:
-    nats: Nats
-    net: Net
+Ctx = Served[Nats]
 
 
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(nats(stack, work), net(stack))
-
-
-FAM = family("nats-py", "nats-server 2.9 (Debian nats-server), real", _setup, half="heldout")
+FAM = family("nats-py", "nats-server 2.9 (Debian nats-server), real", served(nats), half="heldout")
 
 
 async def _connect(url: str) -> Any:
@@ -54,7 +44,7 @@ async def _connect(url: str) -> Any:
 
 def _with(op: Any, user: str = "app", password: str = "app-pw") -> Any:
     async def run_async(ctx: Ctx) -> Any:
-        nc = await _connect(ctx.nats.url(user, password))
+        nc = await _connect(ctx.server.url(user, password))
         try:
             return await op(nc)
         finally:
@@ -128,13 +118,13 @@ FAM.add(
     "bad_password",
     AUTH,
     "-ERR 'Authorization Violation'",
-    lambda c: _connect(c.nats.url("app", "nope")),
+    lambda c: _connect(c.server.url("app", "nope")),
 )
 FAM.add(
     "no_credentials",
     AUTH,
     "-ERR 'Authorization Violation' (no user)",
-    lambda c: _connect(f"nats://{LOOPBACK}:{c.nats.port}"),
+    lambda c: _connect(f"nats://{LOOPBACK}:{c.server.port}"),
 )
 FAM.add(
     "no_responders",

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from corpus_live.core import AUTH, INT, LOOPBACK, NET, NF, RL, TO, UNRESOLVABLE, Net, family, net
+from corpus_live.core import (
+    AUTH,
+    INT,
+    LOOPBACK,
+    NET,
+    NF,
+    RL,
+    TO,
+    UNRESOLVABLE,
+    Served,
+    family,
+    served,
+)
 from corpus_live.servers import Smtp, smtp
 
-
-@dataclass
-class Ctx:
-    smtp: Smtp
-    net: Net
+Ctx = Served[Smtp]
 
 
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(smtp(stack, work), net(stack))
-
-
-FAM = family("aiosmtplib", "aiosmtpd 1.4 SMTP server, real", _setup, half="visible")
+FAM = family("aiosmtplib", "aiosmtpd 1.4 SMTP server, real", served(smtp), half="visible")
 
 
 def _send(
@@ -54,8 +55,8 @@ def _send(
     return run
 
 
-OPEN = lambda c: c.smtp.open_port  # noqa: E731
-AUTHP = lambda c: c.smtp.port  # noqa: E731
+OPEN = lambda c: c.server.open_port  # noqa: E731
+AUTHP = lambda c: c.server.port  # noqa: E731
 FAM.add("refused", NET, "nothing listens", _send(lambda c: c.net.closed))
 FAM.add("dns", NET, "host does not resolve", _send(25, host=UNRESOLVABLE))
 FAM.add("silent", TO, "server never greets", _send(lambda c: c.net.silent))

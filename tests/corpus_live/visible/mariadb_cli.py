@@ -3,9 +3,6 @@ the pack sees ``CalledProcessError`` with the client's stderr (``ERROR 1045 (280
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from corpus_live.core import (
@@ -18,26 +15,21 @@ from corpus_live.core import (
     NF,
     TO,
     UNRESOLVABLE,
-    Net,
+    Served,
     cli,
     family,
-    net,
+    served,
 )
 from corpus_live.servers import MariaDB, mariadb
 
-
-@dataclass
-class Ctx:
-    db: MariaDB
-    net: Net
-
-
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(mariadb(stack, work), net(stack))
+Ctx = Served[MariaDB]
 
 
 FAM = family(
-    "mariadb-cli", "the mariadb client against MariaDB 10.11 (Debian), real", _setup, half="visible"
+    "mariadb-cli",
+    "the mariadb client against MariaDB 10.11 (Debian), real",
+    served(mariadb),
+    half="visible",
 )
 
 
@@ -52,7 +44,7 @@ def _q(
     extra: tuple[str, ...] = (),
 ) -> Any:
     def run(ctx: Ctx) -> None:
-        p = ctx.db.port if port is None else port(ctx)
+        p = ctx.server.port if port is None else port(ctx)
         argv = [
             "mariadb",
             "--no-defaults",

@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from corpus_live.core import AUTH, LOOPBACK, NET, TO, UNRESOLVABLE, Net, cli, family, net
+from corpus_live.core import AUTH, LOOPBACK, NET, TO, UNRESOLVABLE, Served, cli, family, served
 from corpus_live.servers import Mosquitto, mosquitto
 
-
-@dataclass
-class Ctx:
-    mq: Mosquitto
-    net: Net
-
-
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(mosquitto(stack, work), net(stack))
+Ctx = Served[Mosquitto]
 
 
 FAM = family(
-    "mosquitto_pub", "mosquitto_pub against Mosquitto 2.0 (Debian), real", _setup, half="visible"
+    "mosquitto_pub",
+    "mosquitto_pub against Mosquitto 2.0 (Debian), real",
+    served(mosquitto),
+    half="visible",
 )
 
 
@@ -57,7 +49,7 @@ def _pub(
     return run
 
 
-AUTHP = lambda c: c.mq.port  # noqa: E731
+AUTHP = lambda c: c.server.port  # noqa: E731
 FAM.add(
     "bad_password",
     AUTH,

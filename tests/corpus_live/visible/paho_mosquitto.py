@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from corpus_live.core import AUTH, LOOPBACK, NET, TO, UNRESOLVABLE, Net, family, net
+from corpus_live.core import AUTH, LOOPBACK, NET, TO, UNRESOLVABLE, Served, family, served
 from corpus_live.servers import Mosquitto, mosquitto
 
-
-@dataclass
-class Ctx:
-    mq: Mosquitto
-    net: Net
+Ctx = Served[Mosquitto]
 
 
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(mosquitto(stack, work), net(stack))
-
-
-FAM = family("paho-mqtt", "Mosquitto 2.0 (Debian mosquitto), real", _setup, half="visible")
+FAM = family(
+    "paho-mqtt", "Mosquitto 2.0 (Debian mosquitto), real", served(mosquitto), half="visible"
+)
 
 
 def _publish(
@@ -81,30 +72,30 @@ FAM.add(
     "bad_password",
     AUTH,
     "CONNACK 5 not authorised (bad password)",
-    lambda c: _publish(c.mq.port, password="nope"),
+    lambda c: _publish(c.server.port, password="nope"),
 )
 FAM.add(
     "no_credentials",
     AUTH,
     "CONNACK 5 not authorised (anonymous refused)",
-    lambda c: _publish(c.mq.port, user=None),
+    lambda c: _publish(c.server.port, user=None),
 )
 FAM.add(
     "bad_password_v5",
     AUTH,
     "MQTT 5 reason 134 bad user name or password",
-    lambda c: _publish(c.mq.port, password="nope", v5=True),
+    lambda c: _publish(c.server.port, password="nope", v5=True),
 )
 FAM.add(
     "anon_v5",
     AUTH,
     "MQTT 5 reason 135 not authorized",
-    lambda c: _publish(c.mq.port, user=None, v5=True),
+    lambda c: _publish(c.server.port, user=None, v5=True),
 )
 FAM.add(
     "acl_denied_v5",
     AUTH,
     "MQTT 5 PUBACK 135 not authorized (ACL)",
-    lambda c: _publish(c.mq.port, user="reader", password="reader-pw", v5=True),
+    lambda c: _publish(c.server.port, user="reader", password="reader-pw", v5=True),
 )
-# FAM.add("too_large_v5", INT, "packet over max_packet_size: the broker disconnects", lambda c: _publish(c.mq.anon_port, user=None, payload=b"x" * 5000, v5=True))
+# FAM.add("too_large_v5", INT, "packet over max_packet_size: the broker disconnects", lambda c: _publish(c.server.anon_port, user=None, payload=b"x" * 5000, v5=True))

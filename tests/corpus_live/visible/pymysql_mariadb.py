@@ -5,31 +5,35 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from corpus_live.core import AUTH, EXISTS, INT, NET, NF, RL, TO, UNRESOLVABLE, Net, family, net
+from corpus_live.core import (
+    AUTH,
+    EXISTS,
+    INT,
+    NET,
+    NF,
+    RL,
+    TO,
+    UNRESOLVABLE,
+    Served,
+    family,
+    served,
+)
 from corpus_live.servers import MariaDB, mariadb
 
-
-@dataclass
-class Ctx:
-    db: MariaDB
-    net: Net
+Ctx = Served[MariaDB]
 
 
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(mariadb(stack, work), net(stack))
-
-
-FAM = family("pymysql", "MariaDB 10.11 (Debian mariadb-server), real", _setup, half="visible")
+FAM = family(
+    "pymysql", "MariaDB 10.11 (Debian mariadb-server), real", served(mariadb), half="visible"
+)
 
 
 def _connect(ctx: Ctx, **over: Any) -> Any:
     import pymysql
 
-    return pymysql.connect(**ctx.db.kw(**over))
+    return pymysql.connect(**ctx.server.kw(**over))
 
 
 def _sql(*statements: str, **over: Any) -> Any:

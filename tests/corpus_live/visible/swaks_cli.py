@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from corpus_live.core import (
@@ -16,25 +13,17 @@ from corpus_live.core import (
     RL,
     TO,
     UNRESOLVABLE,
-    Net,
+    Served,
     cli,
     family,
-    net,
+    served,
 )
 from corpus_live.servers import Smtp, smtp
 
-
-@dataclass
-class Ctx:
-    smtp: Smtp
-    net: Net
+Ctx = Served[Smtp]
 
 
-def _setup(stack: contextlib.ExitStack, work: Path) -> Ctx:
-    return Ctx(smtp(stack, work), net(stack))
-
-
-FAM = family("swaks", "swaks against aiosmtpd, real", _setup, half="visible")
+FAM = family("swaks", "swaks against aiosmtpd, real", served(smtp), half="visible")
 
 
 def _swaks(
@@ -68,14 +57,14 @@ def _swaks(
     return run
 
 
-OPEN = lambda c: c.smtp.open_port  # noqa: E731
+OPEN = lambda c: c.server.open_port  # noqa: E731
 FAM.add(
     "bad_password",
     AUTH,
     "535 authentication failed",
-    _swaks(lambda c: c.smtp.port, auth=("app", "nope")),
+    _swaks(lambda c: c.server.port, auth=("app", "nope")),
 )
-FAM.add("auth_required", AUTH, "530 authentication required", _swaks(lambda c: c.smtp.port))
+FAM.add("auth_required", AUTH, "530 authentication required", _swaks(lambda c: c.server.port))
 FAM.add("user_unknown", NF, "550 5.1.1 user unknown", _swaks(OPEN, to="nobody@example.org"))
 FAM.add("relay_denied", AUTH, "554 relay access denied", _swaks(OPEN, to="relay@elsewhere.test"))
 FAM.add("greylisted", RL, "450 greylisted", _swaks(OPEN, to="greylist@example.org"))
