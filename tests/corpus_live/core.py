@@ -406,6 +406,25 @@ def http_setup(stack: contextlib.ExitStack, work: Path) -> Http:
     return Http(fake_http(stack), net(stack))
 
 
+def transport_cases(
+    fam: Family,
+    connect: Callable[[str, int], Any],
+    *,
+    dns_port: int,
+    refused: str = "nothing listens",
+    dns: str = "host does not resolve",
+    silent: str = "server never answers",
+    dropped: str = "closed at once",
+) -> None:
+    """The transport failures every family meets, each with its reason: ``connect(host,
+    port)`` to a port nothing listens on, to an unresolvable host (at ``dns_port``), to a
+    listener that never answers and to one that closes at once."""
+    fam.add("refused", NET, refused, lambda c: connect(LOOPBACK, c.net.closed))
+    fam.add("dns", NET, dns, lambda c: connect(UNRESOLVABLE, dns_port))
+    fam.add("silent", TO, silent, lambda c: connect(LOOPBACK, c.net.silent))
+    fam.add("dropped", NET, dropped, lambda c: connect(LOOPBACK, c.net.close_now))
+
+
 #: (id, status, body, headers, expect, retry_after, reason)
 Row = tuple[str, int, Any, Mapping[str, str], frozenset[str], float | None, str]
 
@@ -428,16 +447,4 @@ def http_cases(
 
         fam.add(id, expect, f"HTTP {status}: {why}", run, retry_after=ra)
     if transport:
-        fam.add(
-            "refused", NET, "nothing listens", lambda c: call(f"http://{LOOPBACK}:{c.net.closed}")
-        )
-        fam.add("dns", NET, "host does not resolve", lambda c: call(f"http://{UNRESOLVABLE}:80"))
-        fam.add(
-            "silent",
-            TO,
-            "server never answers",
-            lambda c: call(f"http://{LOOPBACK}:{c.net.silent}"),
-        )
-        fam.add(
-            "dropped", NET, "closed at once", lambda c: call(f"http://{LOOPBACK}:{c.net.close_now}")
-        )
+        transport_cases(fam, lambda host, port: call(f"http://{host}:{port}"), dns_port=80)

@@ -13,10 +13,10 @@ from corpus_live.core import (
     NET,
     NF,
     TO,
-    UNRESOLVABLE,
     Served,
     family,
     served,
+    transport_cases,
 )
 from corpus_live.servers import Nats, nats
 
@@ -106,13 +106,11 @@ async def _js_publish_no_stream(nc: Any) -> Any:
     return await nc.jetstream(timeout=1).publish("nostream.subject", b"x")
 
 
-FAM.add("refused", NET, "nothing listens", lambda c: _connect(f"nats://{LOOPBACK}:{c.net.closed}"))
-FAM.add("dns", NET, "host does not resolve", lambda c: _connect(f"nats://{UNRESOLVABLE}:4222"))
-FAM.add(
-    "silent", TO, "server never sends INFO", lambda c: _connect(f"nats://{LOOPBACK}:{c.net.silent}")
-)
-FAM.add(
-    "dropped", NET, "closed at once", lambda c: _connect(f"nats://{LOOPBACK}:{c.net.close_now}")
+transport_cases(
+    FAM,
+    lambda host, port: _connect(f"nats://{host}:{port}"),
+    dns_port=4222,
+    silent="server never sends INFO",
 )
 FAM.add(
     "bad_password",

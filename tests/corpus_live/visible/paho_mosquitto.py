@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from corpus_live.core import AUTH, LOOPBACK, NET, TO, UNRESOLVABLE, Served, family, served
+from corpus_live.core import AUTH, LOOPBACK, Served, family, served, transport_cases
 from corpus_live.servers import Mosquitto, mosquitto
 
 Ctx = Served[Mosquitto]
@@ -64,10 +64,12 @@ def _publish(
         client.disconnect()
 
 
-FAM.add("refused", NET, "nothing listens", lambda c: _publish(c.net.closed))
-FAM.add("dns", NET, "host does not resolve", lambda c: _publish(1883, host=UNRESOLVABLE))
-FAM.add("silent", TO, "broker never answers CONNECT", lambda c: _publish(c.net.silent))
-FAM.add("dropped", NET, "closed at once", lambda c: _publish(c.net.close_now))
+transport_cases(
+    FAM,
+    lambda host, port: _publish(port, host=host),
+    dns_port=1883,
+    silent="broker never answers CONNECT",
+)
 FAM.add(
     "bad_password",
     AUTH,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corpus_live.core import INT, LOOPBACK, NET, TO, UNRESOLVABLE, Net, family, net
+from corpus_live.core import INT, LOOPBACK, NET, Net, family, net, transport_cases
 from corpus_live.servers import memcached
 
 
@@ -32,10 +32,7 @@ def _client(port: int, host: str = LOOPBACK, **kw: Any) -> Any:
     return Client((host, port), connect_timeout=1, timeout=1, **kw)
 
 
-FAM.add("refused", NET, "nothing listens", lambda c: _client(c.net.closed).get("k"))
-FAM.add("dns", NET, "host does not resolve", lambda c: _client(80, UNRESOLVABLE).get("k"))
-FAM.add("silent", TO, "server never answers", lambda c: _client(c.net.silent).get("k"))
-FAM.add("dropped", NET, "closed at once", lambda c: _client(c.net.close_now).get("k"))
+transport_cases(FAM, lambda host, port: _client(port, host).get("k"), dns_port=80)
 FAM.add(
     "garbage", NET | INT, "not the memcached protocol", lambda c: _client(c.net.garbage).get("k")
 )
