@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from control_plane import Pack, errors  # noqa: E402
+from control_plane import Pack, Reach, errors  # noqa: E402
 from control_plane.core.invoke import Invoker  # noqa: E402
 from control_plane.core.registry import Registry  # noqa: E402
 
@@ -83,7 +83,15 @@ def _invoker() -> Invoker:
     for name, (handler, _) in SCENARIOS.items():
         pack_name = "bench." + name.replace("/", "_")
         registry.register(
-            Pack(pack_name, "1.0.0", "Bench.", {"type": "object"}, OUTPUT_SCHEMA, handler),
+            Pack(
+                pack_name,
+                "1.0.0",
+                "Bench.",
+                {"type": "object"},
+                OUTPUT_SCHEMA,
+                handler,
+                reach=Reach(),
+            ),
             "bench",
         )
     return Invoker(registry, max_workers=4)

@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from control_plane import Pack, hookimpl  # noqa: E402
+from control_plane import Pack, Reach, hookimpl  # noqa: E402
 
 PACK = "bench.noop"
 MODULE = "bench.mcp_compare"
@@ -58,7 +58,7 @@ _SCHEMA = {
 
 @hookimpl
 def register_packs(register: Any) -> None:
-    register(Pack(PACK, "1.0.0", "No-op.", {"type": "object"}, _SCHEMA, _noop))
+    register(Pack(PACK, "1.0.0", "No-op.", {"type": "object"}, _SCHEMA, _noop, reach=Reach()))
 
 
 # -- children --------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import grpc
 
 from bench import packs
 from bench.scenarios import SCENARIOS, Scenario
-from control_plane import Context, Pack, hookimpl
+from control_plane import Context, Pack, Reach, hookimpl
 from control_plane.adapters.observability_cli import add_serve_arguments, observability_config
 from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
@@ -87,6 +87,7 @@ def register_packs(register: Any) -> None:
                 },
             },
             _large,
+            reach=Reach(),  # reaches nothing: in-process, as measured
         )
     )
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from control_plane import Check, Context, Pack, Result, hookimpl
+from control_plane import Check, Context, Pack, Reach, Result, hookimpl
 
 __all__ = ["PACK_NAMES", "SECRET", "register_packs", "request_document"]
 
@@ -122,6 +122,7 @@ def register_packs(register: Any) -> None:
             _INPUT_SCHEMA,
             _output_schema(_CODES),
             noop,
+            reach=Reach(),  # reaches nothing: in-process, as measured
         )
     )
     register(
@@ -132,6 +133,7 @@ def register_packs(register: Any) -> None:
             _INPUT_SCHEMA,
             _output_schema(_CODES),
             refused,
+            reach=Reach(),  # reaches nothing: in-process, as measured
         )
     )
     register(
@@ -143,6 +145,7 @@ def register_packs(register: Any) -> None:
             _output_schema(_CODES, validation=True),
             strict_checks,
             validates=True,
+            reach=Reach(),
         )
     )
     register(
@@ -153,5 +156,6 @@ def register_packs(register: Any) -> None:
             _INPUT_SCHEMA,
             _output_schema(_CODES),
             unclassified,
+            reach=Reach(),  # reaches nothing: in-process, as measured
         )
     )
