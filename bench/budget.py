@@ -18,7 +18,6 @@ import asyncio
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,9 +38,11 @@ def _payload() -> bytes:
 
 
 async def _window(target: str, seconds: float, concurrency: int) -> tuple[float, int]:
+    """Calls per second of the measured window, and every call answered (warm-up included),
+    so the server's CPU divides by the calls that really spent it."""
     payload = _payload()
     async with grpc.aio.insecure_channel(target) as channel:
-        await measure(
+        warm = await measure(
             channel,
             method_for("success"),
             payload,
@@ -59,7 +60,7 @@ async def _window(target: str, seconds: float, concurrency: int) -> tuple[float,
             duration=seconds,
             warmup=0,
         )
-    return m.rps, m.calls
+    return m.rps, warm.calls + m.calls
 
 
 def run(work: Sequence[float], rounds: int, seconds: float, concurrency: int) -> dict[str, Any]:
@@ -76,13 +77,10 @@ def run(work: Sequence[float], rounds: int, seconds: float, concurrency: int) ->
                 try:
                     wait_ready(server)
                     c0 = tree_cpu_seconds(server.pid)
-                    t0 = time.perf_counter()
                     r, calls = asyncio.run(_window(server.target, seconds, concurrency))
-                    elapsed = time.perf_counter() - t0
                     used = tree_cpu_seconds(server.pid) - c0
                     rps[w].append(r)
-                    # the short warm-up window is in the CPU figure: count its calls too
-                    cpu[w].append(used / max(calls * elapsed / seconds, 1) * 1e6)
+                    cpu[w].append(used / max(calls, 1) * 1e6)
                 finally:
                     server.stop()
     out: dict[str, Any] = {}
