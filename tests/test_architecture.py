@@ -8,7 +8,9 @@ Imports under ``if TYPE_CHECKING:`` are annotations, not dependencies, and are s
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -360,3 +362,73 @@ def test_the_docs_import_only_public_modules() -> None:
                 if name and not name.startswith("#"):
                     assert name in exported, f"{where}: {name} is not in its __all__"
     assert seen >= 5
+
+
+# -- the kernel: grants are data on the runtime, not on the process ----------------------------
+
+
+def _reading_pack() -> Any:
+    """``arch.read``: reads the file ``doc["path"]`` through ``ctx.reach`` (declares ``$TMP``)."""
+    from control_plane import Context, Pack, Reach
+
+    def read(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        fd = ctx.reach.open_read(str(doc["path"]))
+        with os.fdopen(fd, "rb") as fh:
+            return {"text": fh.read().decode()}
+
+    return Pack(
+        name="arch.read",
+        version="1.0.0",
+        summary="reads one file through ctx.reach",
+        input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+        output_schema={
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "error": {
+                    "type": "object",
+                    "properties": {"code": {"enum": ["internal_error"]}},
+                },
+            },
+        },
+        handler=read,
+        reach=Reach(reads=("$TMP",)),
+    )
+
+
+def test_two_runtimes_in_one_process_each_keep_their_own_grants(tmp_path: Path) -> None:
+    """Grants are data on the runtime: runtime B's grant for a pack does not replace runtime
+    A's for the same pack name, before or after B is built or used."""
+    from control_plane import hookimpl
+    from control_plane.core.reach import Grant, Grants
+    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+
+    allowed, other = tmp_path / "a", tmp_path / "b"
+    allowed.mkdir()
+    other.mkdir()
+    target = allowed / "file.txt"
+    target.write_text("granted to A")
+    pack = _reading_pack()
+
+    class Plugin:
+        @hookimpl
+        def register_packs(self, register: Any) -> None:
+            register(pack)
+
+    def config(root: Path) -> RuntimeConfig:
+        return RuntimeConfig(
+            builtins=False,
+            entry_points=False,
+            extra=(("arch_plugin", Plugin()),),
+            grants=Grants({"arch.read": Grant(reads=(str(root),))}),
+        )
+
+    payload = {"path": str(target)}
+    with build_runtime(config(allowed)) as a:
+        first = a.invoker.invoke_sync("arch.read", payload)
+        with build_runtime(config(other)) as b:
+            refused = b.invoker.invoke_sync("arch.read", payload)
+            again = a.invoker.invoke_sync("arch.read", payload)
+    assert first.error is None and first.result == {"text": "granted to A"}, first
+    assert refused.error is not None and refused.error.code == "not_permitted", refused
+    assert again.error is None and again.result == {"text": "granted to A"}, again
