@@ -62,7 +62,7 @@ from control_plane.adapters.reliability_cli import (
 from control_plane.core.errors import RequestRejected
 from control_plane.core.limits import ConfigError
 from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
-from control_plane.core.reach import GrantError, declared_reach, reach_for
+from control_plane.core.reach import GrantError
 from control_plane.core.registry import LoadFailure
 from control_plane.runtime.isolation import IsolationError
 from control_plane.runtime.log_queue import flush_logs
@@ -710,7 +710,9 @@ def _serve(args: argparse.Namespace) -> int:
         names = ", ".join(server.registry.names()) or "none"
         pools = runtime.invoker.isolation
         isolated = [n for n in server.registry.names() if pools is not None and n in pools]
-        notices = startup_lines(server.registry.names(), isolated, runtime.confinement)
+        notices = startup_lines(
+            server.registry.names(), isolated, runtime.reaches, runtime.confinement
+        )
         if worker is not None:
             print(
                 f"packctl: worker {worker} (pid {os.getpid()}) ready: "
@@ -888,10 +890,11 @@ def _describe_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _describe(args: argparse.Namespace) -> int:
     def body(backend: Backend) -> int:
         desc = backend.describe(args.name)
-        # What the pack may reach is this process's grants: shown with --local (and the
+        # What the pack may reach is the local runtime's grants: shown with --local (and the
         # server's --grant/--grants options), which build the same grants as serve.
-        reach = reach_for(desc.name) if args.local else None
-        declared = declared_reach(desc.name) if args.local else None
+        reaches = backend.runtime.reaches if isinstance(backend, LocalBackend) else None
+        reach = reaches.reach_for(desc.name) if reaches is not None else None
+        declared = reaches.declared_data(desc.name) if reaches is not None else None
         if args.output == "json":
             data = desc.to_dict()
             if reach is not None:

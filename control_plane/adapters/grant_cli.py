@@ -10,10 +10,9 @@ from control_plane.core.reach import (
     GrantError,
     Grants,
     PackReach,
+    Reaches,
     grants_from_file,
-    installed_grants,
     parse_grant,
-    reach_for,
 )
 from control_plane.runtime.runtime import Confinement
 
@@ -107,14 +106,17 @@ def reach_lines(reach: PackReach, declared: dict[str, object] | None) -> list[st
 
 
 def startup_lines(
-    names: Iterable[str], isolated: Iterable[str], confinement: Confinement | None = None
+    names: Iterable[str],
+    isolated: Iterable[str],
+    reaches: Reaches,
+    confinement: Confinement | None = None,
 ) -> list[str]:
     """Said aloud at start-up: each pack that declares no reach (confined in a worker, or
     trusted and unconfined), each grant wider than its pack's declaration, each confined
     pack that reads or writes files or reaches the network, one on kernel confinement when
     a confined pack is isolated, and one on what the kernel holds the programs of confined
     packs to (a pack that runs programs, or one the operator granted: an MCP server's)."""
-    granted = set(installed_grants().operator().by_pack)
+    granted = set(reaches.grants.operator().by_pack)
     lines = []
     isolated_confined = False
     runs_programs = False
@@ -137,7 +139,7 @@ def startup_lines(
                 f"packctl: {name} is granted more than it declares: "
                 f"{', '.join(held.wider[name])} (docs/grants.md)"
             )
-        reach = reach_for(name)
+        reach = reaches.reach_for(name)
         if not reach.confined:
             continue
         isolated_confined = isolated_confined or name in chosen

@@ -41,6 +41,7 @@ from control_plane.core.limits import (
 )
 from control_plane.core.outcome import ErrorEnvelope, Outcome, ValidationRecord
 from control_plane.core.pack import Context
+from control_plane.core.reach import Reaches
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.registry import LoadedPack, Registry, validation_field_schema
 from control_plane.core.rejection import Rejection
@@ -94,8 +95,12 @@ class Invoker:
         default_timeout: float | None = None,
         pack_threads: int | None = None,
         plugins: pluggy.PluginManager | None = None,
+        reaches: Reaches | None = None,
     ) -> None:
         self.registry = registry
+        #: What each pack may reach (``ctx.reach``): the runtime's grants over the packs'
+        #: declarations (by default the declarations alone, and no program runner).
+        self.reaches = reaches if reaches is not None else Reaches(None, registry.declared_reach)
         self.classifiers = tuple(classifiers)
         self.incidents = incidents if incidents is not None else Incidents()
         self.enforcer = Enforcer(self.incidents)
@@ -119,6 +124,7 @@ class Invoker:
         self.threads.shutdown()
         if self.isolation is not None:
             self.isolation.close()
+        self.reaches.close()
 
     # -- the pipeline ------------------------------------------------------------
 
@@ -141,7 +147,8 @@ class Invoker:
             raise
         rid = request_id or uuid.uuid4().hex
         budget = timeout if timeout is not None else self.default_timeout
-        ctx = Context(name, rid, None if budget is None else time.monotonic() + budget)
+        deadline = None if budget is None else time.monotonic() + budget
+        ctx = Context(name, rid, deadline, self.reaches)
         hooks = self.hooks
         if hooks.started:
             ends = hooks.started_call(loaded)

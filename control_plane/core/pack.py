@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
-from control_plane.core.reach import PackReach, Reach, declare, reach_for
+from control_plane.core.reach import PackReach, Reach, Reaches
 
 __all__ = [
     "Check",
@@ -102,13 +102,24 @@ def reset_traceparent(token: Token[str | None]) -> None:
 
 
 class Context:
-    """Per-call facts a handler may use: deadline, request id, cancellation, and the
-    W3C ``traceparent`` to continue the caller's trace downstream."""
+    """Per-call facts a handler may use: deadline, request id, cancellation, the W3C
+    ``traceparent`` to continue the caller's trace downstream, and what the pack may reach.
 
-    __slots__ = ("_cancelled", "_deadline", "_pack", "_request_id", "traceparent")
+    ``reaches``: the runtime's grant table (the invoker hands in its own); without one (a
+    handler called directly, outside any runtime) the pack reaches what an undeclared,
+    ungranted pack does, and runs no program."""
 
-    def __init__(self, pack: str, request_id: str, deadline: float | None) -> None:
+    __slots__ = ("_cancelled", "_deadline", "_pack", "_reaches", "_request_id", "traceparent")
+
+    def __init__(
+        self,
+        pack: str,
+        request_id: str,
+        deadline: float | None,
+        reaches: Reaches | None = None,
+    ) -> None:
         self._pack = pack
+        self._reaches = reaches
         self._request_id = request_id
         #: W3C ``traceparent`` of the control plane's span for this call (a child of the
         #: caller's trace) when tracing is on (``packctl serve --otel-endpoint``), else
@@ -154,8 +165,11 @@ class Context:
     def reach(self) -> PackReach:
         """What this pack may reach on this server, and the means to reach it: resolve a
         path to read (``readable``, ``open_read``), make a destination, run a program
-        (``run``). Built once per pack; nothing is looked up until a handler asks."""
-        return reach_for(self._pack)
+        (``run``). Built once per pack by the runtime; nothing is looked up until a handler
+        asks."""
+        if self._reaches is None:
+            self._reaches = Reaches()
+        return self._reaches.reach_for(self._pack)
 
 
 Handler: TypeAlias = Callable[
@@ -208,9 +222,6 @@ class Pack:
     #: narrows it per pack (docs/grants.md). ``None`` (a pack written before reach
     #: existed): unconfined unless the operator grants it something.
     reach: Reach | None = None
-
-    def __post_init__(self) -> None:
-        declare(self.name, self.reach)
 
     @functools.cached_property
     def is_async(self) -> bool:

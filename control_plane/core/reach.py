@@ -2,12 +2,13 @@
 
 :class:`PackReach` (``ctx.reach``) is the one place a grant is checked: paths resolved
 inside the roots, destinations made by us, granted programs run by the
-:class:`ProgramRunner` the runtime installs. Built once per pack (docs/grants.md).
+:class:`ProgramRunner` the runtime hands in. Each runtime holds one :class:`Reaches`: its
+operator's grants over its packs' declarations, its runner, its message limit and its
+scratch root; nothing here is shared by two runtimes of one process (docs/grants.md).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import shutil
@@ -15,6 +16,7 @@ import stat
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from control_plane.core.stderr import ToolRun
 
 __all__ = [
+    "DEFAULT_MESSAGE_LIMIT",
     "NOT_PERMITTED",
     "SCRATCH_KEEP",
     "SCRATCH_TTL",
@@ -42,21 +45,11 @@ __all__ = [
     "PackReach",
     "ProgramRunner",
     "Reach",
-    "adopt_scratch",
-    "check_roots",
-    "declare",
-    "declared_reach",
-    "empty_home",
+    "Reaches",
+    "Scratch",
     "grants_from_file",
-    "install_grants",
-    "install_message_limit",
-    "install_runner",
-    "installed_grants",
-    "message_limit",
     "not_permitted",
     "parse_grant",
-    "reach_for",
-    "scratch_root",
 ]
 
 
@@ -73,6 +66,10 @@ def _env_number(name: str, default: float) -> float:
 #: goes when the server stops. ``$CAPABILITY_PACKS_SCRATCH_TTL`` / ``_KEEP`` change them.
 SCRATCH_TTL = _env_number("CAPABILITY_PACKS_SCRATCH_TTL", 3600.0)
 SCRATCH_KEEP = int(_env_number("CAPABILITY_PACKS_SCRATCH_KEEP", 64))
+
+#: ``packctl serve --max-message-bytes``'s default (``wire.server.DEFAULT_MAX_MESSAGE_BYTES``):
+#: gRPC's 4 MiB.
+DEFAULT_MESSAGE_LIMIT = 4 * 1024 * 1024
 
 _KEYS = ("fs.read", "fs.write", "egress", "programs", "credentials")
 _SPECIAL = ("$CWD", "$TMP", "$SCRATCH")
@@ -165,12 +162,18 @@ class Grant:
         (what a pack that declares no reach runs under unless the operator trusts it)."""
         return cls(reads=(), writes=(), egress=(), programs=(), ambient_credentials=False)
 
-    def wider_than(self, declared: Reach | None) -> list[str]:
+    def wider_than(self, declared: Reach | None, start_dir: str | None = None) -> list[str]:
         """``KEY=VALUE`` for each value of this grant beyond what ``declared`` holds (a
         root not inside a declared root, an egress entry, a program not declared, ambient
-        credentials declared ``none``): what start-up says aloud."""
+        credentials declared ``none``): what start-up says aloud. ``$CWD`` is ``start_dir``
+        (default: the current directory)."""
         base = declared if declared is not None else Reach()
         wider: list[str] = []
+        here = start_dir if start_dir is not None else os.getcwd()
+
+        def _root(spelled: str) -> str:  # $SCRATCH stands for itself: no directory is made
+            return _resolve(spelled, here, lambda: _SCRATCH_WORD)
+
         own_writes = [_root(r) for r in base.writes]
         own_reads = [*(_root(r) for r in base.reads), *own_writes]
         for key, given, roots in (
@@ -365,29 +368,51 @@ class Grants:
 
 # -- the scratch root ----------------------------------------------------------------------
 
-_SCRATCH_LOCK = threading.Lock()
-_SCRATCH: list[str] = []
-
-
-def scratch_root() -> str:
-    """The server's own scratch directory (0700, made once per process).
-
-    It lies in a private directory of the server's (0700) beside the programs' ``HOME``
-    (:func:`_empty_home`): a caller who may write in the scratch root (``git.clone``'s
-    ``dest``) reaches neither that ``HOME`` nor anything else of the server's own state.
-    """
-    with _SCRATCH_LOCK:
-        if not _SCRATCH:
-            state = os.path.realpath(tempfile.mkdtemp(prefix="capability-packs-"))
-            made = tempfile.mkdtemp(prefix="capability-packs-scratch-", dir=state)
-            os.mkdir(os.path.join(state, _HOME), 0o500)
-            _SCRATCH.append(made)
-            atexit.register(_remove_scratch, state, os.getpid())
-        return _SCRATCH[0]
-
 
 #: The programs' empty ``HOME``: beside the scratch root, in the server's private directory.
 _HOME = "home"
+#: ``$SCRATCH`` as :meth:`Grant.wider_than` compares it (a word, no directory).
+_SCRATCH_WORD = "/\x00$SCRATCH"
+
+
+class Scratch:
+    """One runtime's scratch directory (0700, made on first use) and the programs' empty
+    ``HOME`` beside it.
+
+    Both lie in a private directory of the server's (0700): a caller who may write in the
+    scratch root (``git.clone``'s ``dest``) reaches neither that ``HOME`` nor anything else of
+    the server's own state. The directory goes when :meth:`close` is called (the runtime
+    closes), or at exit of the process that made it. ``Scratch(path)`` adopts a root made
+    elsewhere (an isolation worker shares its server's) and never removes it.
+    """
+
+    __slots__ = ("__weakref__", "_lock", "_remove", "_root")
+
+    def __init__(self, path: str | None = None) -> None:
+        self._lock = threading.Lock()
+        self._root = os.path.realpath(path) if path else None
+        self._remove: weakref.finalize[Any, Scratch] | None = None
+
+    def root(self) -> str:
+        """The scratch root (made now if it is not yet)."""
+        with self._lock:
+            if self._root is None:
+                state = os.path.realpath(tempfile.mkdtemp(prefix="capability-packs-"))
+                made = tempfile.mkdtemp(prefix="capability-packs-scratch-", dir=state)
+                os.mkdir(os.path.join(state, _HOME), 0o500)
+                self._root = made
+                self._remove = weakref.finalize(self, _remove_scratch, state, os.getpid())
+            return self._root
+
+    def home(self) -> str:
+        """An empty, read-only directory: ``HOME`` of programs without ambient credentials.
+        Outside every root a caller can write (not in the scratch root: beside it)."""
+        return os.path.join(os.path.dirname(self.root()), _HOME)
+
+    def close(self) -> None:
+        """Remove what this made (nothing for an adopted root)."""
+        if self._remove is not None:
+            self._remove()
 
 
 def _remove_scratch(path: str, owner: int) -> None:
@@ -396,23 +421,6 @@ def _remove_scratch(path: str, owner: int) -> None:
         with contextlib.suppress(OSError):
             os.chmod(os.path.join(path, _HOME), 0o700)
         shutil.rmtree(path, ignore_errors=True)
-
-
-def adopt_scratch(path: str) -> None:
-    """Use ``path`` as the scratch root (an isolation worker shares its server's)."""
-    with _SCRATCH_LOCK:
-        _SCRATCH[:] = [os.path.realpath(path)]
-
-
-def _empty_home() -> str:
-    """An empty, read-only directory: ``HOME`` of programs without ambient credentials.
-    Outside every root a caller can write (not in the scratch root: beside it)."""
-    return os.path.join(os.path.dirname(scratch_root()), _HOME)
-
-
-def empty_home() -> str:
-    """The programs' empty ``HOME`` (read by confined workers, written by nobody)."""
-    return _empty_home()
 
 
 def _sweep(root: str, now: float) -> None:
@@ -439,13 +447,14 @@ def _sweep(root: str, now: float) -> None:
 # -- the means -----------------------------------------------------------------------------
 
 
-def _root(spelled: str) -> str:
+def _resolve(spelled: str, start_dir: str, scratch: Callable[[], str]) -> str:
+    """A root as spelled, resolved: ``$CWD`` is ``start_dir``, ``$SCRATCH`` ``scratch()``."""
     if spelled == "$CWD":
-        return os.path.realpath(_START_DIR)
+        return os.path.realpath(start_dir)
     if spelled == "$TMP":
         return os.path.realpath(tempfile.gettempdir())
     if spelled == "$SCRATCH":
-        return scratch_root()
+        return scratch()
     return os.path.realpath(spelled)
 
 
@@ -527,22 +536,39 @@ class PackReach:
         "programs",
         "reads",
         "runner",
+        "scratch",
+        "start_dir",
         "whole_fs",
         "writes",
     )
 
-    def __init__(self, pack: str, reach: Reach | None, runner: ProgramRunner | None = None) -> None:
+    def __init__(
+        self,
+        pack: str,
+        reach: Reach | None,
+        runner: ProgramRunner | None = None,
+        *,
+        message_limit: int = DEFAULT_MESSAGE_LIMIT,
+        start_dir: str | None = None,
+        scratch: Scratch | None = None,
+    ) -> None:
         self.pack = pack
-        #: What :meth:`run` starts programs with (``None``: no runtime installed one).
+        #: What :meth:`run` starts programs with (``None``: no runtime handed one in).
         self.runner = runner
+        #: Where ``$CWD`` and relative paths (with no read root) lead: the directory the
+        #: server was started in.
+        self.start_dir = start_dir if start_dir is not None else os.getcwd()
+        #: The runtime's scratch root and the programs' empty ``HOME`` (its own without one).
+        self.scratch = scratch if scratch is not None else Scratch()
         #: False for a pack that declared nothing and was granted nothing: unconfined.
         self.confined = reach is not None
         reach = reach if reach is not None else Reach()
-        writes = [("fs.write", spelled, _root(spelled)) for spelled in reach.writes]
-        reads = [("fs.read", spelled, _root(spelled)) for spelled in reach.reads]
+        here, root = self.start_dir, self.scratch.root
+        writes = [("fs.write", spelled, _resolve(spelled, here, root)) for spelled in reach.writes]
+        reads = [("fs.read", spelled, _resolve(spelled, here, root)) for spelled in reach.reads]
         #: Roots that resolved to ``/`` (``$CWD`` of a server started in ``/``, a symlink to
         #: it, ``/`` itself): never a root; the runtime refuses to start with one
-        #: (:func:`check_roots`).
+        #: (:meth:`Reaches.check_roots`).
         self.whole_fs = tuple(
             f"{key} {spelled!r}" for key, spelled, real in [*reads, *writes] if real == _WHOLE_FS
         )
@@ -558,7 +584,7 @@ class PackReach:
         self.ambient_credentials = reach.ambient_credentials or not self.confined
         #: The server's message limit (``--max-message-bytes``): no result the pack builds
         #: can be larger and still reach the caller, so a pack caps what it reads by it.
-        self.message_limit = _MESSAGE_LIMIT[0]
+        self.message_limit = message_limit
 
     def describe(self) -> dict[str, Any]:
         """Plain data for ``packctl describe`` and the start-up line."""
@@ -588,7 +614,7 @@ class PackReach:
         if not self.confined:
             return os.path.abspath(path)
         if not os.path.isabs(path):
-            path = os.path.join(self.reads[0] if self.reads else _START_DIR, path)
+            path = os.path.join(self.reads[0] if self.reads else self.start_dir, path)
         real = os.path.realpath(path)
         if not _inside(real, self.reads):
             raise self._refuse_path("read", field_name)
@@ -645,7 +671,7 @@ class PackReach:
         if dest is not None and "\x00" in dest:
             raise self._refuse_path("write", field_name)
         if dest is None:
-            root = scratch_root()
+            root = self.scratch.root()
             _sweep(root, time.time())
             made = tempfile.mkdtemp(prefix=f"{self.pack}-", dir=root)
             return Destination(made, made)
@@ -749,7 +775,7 @@ class PackReach:
             home = os.path.expanduser("~")
             reads += [os.path.join(home, name) for name in _CREDENTIAL_FILES]
         else:
-            reads.append(_empty_home())
+            reads.append(self.scratch.home())
         ports: tuple[int, ...] | None
         if not self.egress:
             ports = ()
@@ -785,7 +811,7 @@ class PackReach:
             env = {k: v for k, v in os.environ.items() if drop is None or not drop(k)}
         else:
             env = {k: v for k, v in os.environ.items() if k in _KEPT_ENV}
-            home = _empty_home()
+            home = self.scratch.home()
             env.update(HOME=home, XDG_CONFIG_HOME=home, USERPROFILE=home)
         env.update(LC_ALL="C", LANGUAGE="C")
         if extra:
@@ -806,88 +832,90 @@ _CREDENTIAL_FILES = (
 #: The variables a program keeps without ambient credentials (no tokens, no agent sockets).
 _KEPT_ENV = frozenset({"PATH", "TZ", "LANG", "TMPDIR", "SYSTEMROOT"})
 
-#: The directory the server was started in (``$CWD``): read once, at import.
-_START_DIR = os.getcwd()
-
-
 # -- the table -----------------------------------------------------------------------------
 
-_LOCK = threading.Lock()
-_DECLARED: dict[str, Reach | None] = {}
-_GRANTS: list[Grants] = [Grants()]
-_BUILT: dict[str, PackReach] = {}
-_RUNNER: list[ProgramRunner | None] = [None]
-#: ``packctl serve --max-message-bytes``'s default (``wire.server.DEFAULT_MAX_MESSAGE_BYTES``).
-_MESSAGE_LIMIT: list[int] = [4 * 1024 * 1024]
 
+class Reaches:
+    """Every pack's effective reach on one runtime, built once per pack on first use.
 
-def declare(pack: str, reach: Reach | None) -> None:
-    """Record a pack's declaration (``Pack.__post_init__``)."""
-    with _LOCK:
-        _DECLARED[pack] = reach
-        _BUILT.pop(pack, None)
+    ``grants``: the operator's (:class:`Grants`); ``declared``: each pack's own
+    :class:`Reach` (a mapping by name, or a function of the name: the runtime's registry);
+    ``runner``: what :meth:`PackReach.run` starts programs with; ``message_limit``: the
+    server's (``ctx.reach.message_limit``); ``start_dir``: ``$CWD`` (default: the current
+    directory, read now); ``scratch``: the scratch root (default: one of its own, removed by
+    :meth:`close`). The invoker holds one and hands it to each call's ``Context``.
+    """
 
+    def __init__(
+        self,
+        grants: Grants | None = None,
+        declared: Mapping[str, Reach | None] | Callable[[str], Reach | None] | None = None,
+        *,
+        runner: ProgramRunner | None = None,
+        message_limit: int = DEFAULT_MESSAGE_LIMIT,
+        start_dir: str | None = None,
+        scratch: Scratch | None = None,
+    ) -> None:
+        if message_limit <= 0:
+            raise ValueError("the message limit is a positive number of bytes")
+        self.grants = grants if grants is not None else Grants()
+        if declared is None:
+            declared = {}
+        self._declared: Callable[[str], Reach | None] = (
+            declared if callable(declared) else dict(declared).get
+        )
+        self.runner = runner
+        self.message_limit = message_limit
+        self.start_dir = start_dir if start_dir is not None else os.getcwd()
+        self.scratch = scratch if scratch is not None else Scratch()
+        self._lock = threading.Lock()
+        self._built: dict[str, PackReach] = {}
 
-def declared_reach(pack: str) -> dict[str, Any] | None:
-    """What ``pack`` declared, as plain data (``None``: nothing, or no such pack)."""
-    reach = _DECLARED.get(pack)
-    return None if reach is None else reach.to_dict()
+    def declared(self, pack: str) -> Reach | None:
+        """What ``pack`` declared (``None``: nothing, or no such pack)."""
+        reach = self._declared(pack)
+        return reach if isinstance(reach, Reach) else None
 
+    def declared_data(self, pack: str) -> dict[str, Any] | None:
+        """What ``pack`` declared, as plain data (``None``: nothing, or no such pack)."""
+        reach = self.declared(pack)
+        return None if reach is None else reach.to_dict()
 
-def install_grants(grants: Grants) -> None:
-    """Make ``grants`` the operator's grants of this process (``build_runtime``)."""
-    with _LOCK:
-        _GRANTS[0] = grants
-        _BUILT.clear()
-
-
-def installed_grants() -> Grants:
-    return _GRANTS[0]
-
-
-def install_message_limit(limit: int) -> None:
-    """Make ``limit`` the server's message limit packs see (``ctx.reach.message_limit``)."""
-    if limit <= 0:
-        raise ValueError("the message limit is a positive number of bytes")
-    with _LOCK:
-        _MESSAGE_LIMIT[0] = limit
-        _BUILT.clear()
-
-
-def install_runner(runner: ProgramRunner) -> None:
-    """Make ``runner`` what every pack's :meth:`PackReach.run` starts programs with."""
-    with _LOCK:
-        _RUNNER[0] = runner
-        _BUILT.clear()
-
-
-def message_limit() -> int:
-    """The server's message limit as installed (default: gRPC's 4 MiB)."""
-    return _MESSAGE_LIMIT[0]
-
-
-def check_roots(packs: Iterable[str]) -> None:
-    """Refuse (:class:`GrantError`) when a pack's effective reach has a root that resolves to
-    ``/``: a default must not widen with the directory the server was started in, and a
-    grant of the whole file system is a mistake said at start-up, not a reach."""
-    for pack in packs:
-        whole = reach_for(pack).whole_fs
-        if whole:
-            raise GrantError(
-                f"{pack}: {', '.join(whole)} resolves to '/', the whole file system (the "
-                f"server was started in {_START_DIR!r}); no root may be '/': grant the "
-                f"directories it needs (--grant {pack}:fs.read=/srv/media; docs/grants.md)"
-            )
-
-
-def reach_for(pack: str) -> PackReach:
-    """The effective reach of ``pack`` (built on first use, then cached)."""
-    built = _BUILT.get(pack)
-    if built is not None:
+    def reach_for(self, pack: str) -> PackReach:
+        """The effective reach of ``pack`` (built on first use, then kept)."""
+        built = self._built.get(pack)
+        if built is not None:
+            return built
+        with self._lock:
+            built = self._built.get(pack)
+            if built is None:
+                declared = self.declared(pack)
+                grant = self.grants.by_pack.get(pack)
+                effective = grant.over(declared) if grant is not None else declared
+                built = self._built[pack] = PackReach(
+                    pack,
+                    effective,
+                    self.runner,
+                    message_limit=self.message_limit,
+                    start_dir=self.start_dir,
+                    scratch=self.scratch,
+                )
         return built
-    with _LOCK:
-        declared = _DECLARED.get(pack)
-        grant = _GRANTS[0].by_pack.get(pack)
-        effective = grant.over(declared) if grant is not None else declared
-        built = _BUILT[pack] = PackReach(pack, effective, _RUNNER[0])
-    return built
+
+    def check_roots(self, packs: Iterable[str]) -> None:
+        """Refuse (:class:`GrantError`) when a pack's effective reach has a root that
+        resolves to ``/``: a default must not widen with the directory the server was
+        started in, and a grant of the whole file system is a mistake said at start-up,
+        not a reach."""
+        for pack in packs:
+            whole = self.reach_for(pack).whole_fs
+            if whole:
+                raise GrantError(
+                    f"{pack}: {', '.join(whole)} resolves to '/', the whole file system (the "
+                    f"server was started in {self.start_dir!r}); no root may be '/': grant the "
+                    f"directories it needs (--grant {pack}:fs.read=/srv/media; docs/grants.md)"
+                )
+
+    def close(self) -> None:
+        """Remove the scratch root this made (the runtime closes)."""
+        self.scratch.close()

@@ -15,6 +15,7 @@ from control_plane._resources import load_schema_file
 from control_plane.core.errors import PluginLoadError, UnknownPack
 from control_plane.core.outside_schema import outside_schema_fault
 from control_plane.core.pack import CodeDoc, Pack, error_schema, schema_of
+from control_plane.core.reach import Reach
 from control_plane.core.redact import scrub
 from control_plane.core.schema import CompiledSchema, check_schema, json_pointer
 from control_plane.core.vocabulary import (
@@ -391,6 +392,13 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self._packs
+
+    def declared_reach(self, name: str) -> Reach | None:
+        """What pack ``name`` declares it reaches (``None``: nothing, or no such pack): read
+        from the pack itself, for the runtime's :class:`~control_plane.core.reach.Reaches`."""
+        loaded = self._packs.get(name)
+        reach = getattr(loaded.pack, "reach", None) if loaded is not None else None
+        return reach if isinstance(reach, Reach) else None
 
     def __iter__(self) -> Iterator[LoadedPack]:
         return iter(sorted(self._packs.values(), key=lambda p: p.name))

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from control_plane.core.reach import PackReach, empty_home
+from control_plane.core.reach import PackReach
 
 __all__ = ["PROC_READ", "SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
 
@@ -449,7 +449,7 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
             ruleset.allow([os.path.realpath("/proc/self"), *PROC_READ], read)
             if reach.confined:
                 ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
-                ruleset.allow([empty_home()], read)  # the programs' HOME: empty, read-only
+                ruleset.allow([reach.scratch.home()], read)  # the programs' HOME: empty, read-only
                 ruleset.allow(["/dev/urandom", "/dev/random"], read)
                 ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
                 ruleset.allow(reach.reads, read)

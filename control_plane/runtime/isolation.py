@@ -27,6 +27,7 @@ import orjson
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
+from control_plane.core.reach import Reaches, Scratch
 from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.suggest import unknown_names
 from control_plane.runtime import stderr_relay
@@ -269,11 +270,13 @@ def worker_main(conn: Connection, boot: Mapping[str, Any]) -> None:
     rss_limit = int(boot.get("rss_limit") or 0)
     handler: Callable[..., Any] | None = None
     setup_error: BaseException | None = None
+    reaches: Reaches | None = None
     _rss_bytes()  # opens statm while it may
     try:
-        _confine(locator.pack, boot)
+        # What the control plane knows the pack declared is its reach here, whatever its
+        # module declares when this worker imports it.
+        reaches = _confine(locator.pack, boot)
         handler = locator.resolve()
-        _redeclare(locator.pack, boot)
     # Process boundary: confining this process or importing the pack may raise anything;
     # each call reports it -- a worker that could not be confined never imports the pack.
     except BaseException as exc:  # noqa: BLE001
@@ -289,7 +292,7 @@ def worker_main(conn: Connection, boot: Mapping[str, Any]) -> None:
         retire = False
         reply: dict[str, Any]
         try:
-            returned = _run(handler, setup_error, locator.pack, doc, request_id, deadline)
+            returned = _run(handler, setup_error, locator.pack, doc, request_id, deadline, reaches)
             if inspect.isawaitable(returned):
                 if loop is None:
                     loop = asyncio.new_event_loop()
@@ -342,42 +345,35 @@ def _reach_from(data: Mapping[str, Any] | None) -> Any:
     )
 
 
-def _confine(pack: str, boot: Mapping[str, Any]) -> None:
+def _confine(pack: str, boot: Mapping[str, Any]) -> Reaches:
     """Take the server's scratch root, the pack's declared reach and the operator's grant
-    (all from the bootstrap, never from the pack's module), then confine this worker to
-    that reach in the kernel (no-new-privs, Landlock: :mod:`control_plane.runtime.confine`).
-    Only then is the worker's import path set: the pack's directories are not searched
-    before."""
-    from control_plane.core.reach import (
-        Grant,
-        Grants,
-        adopt_scratch,
-        declare,
-        install_grants,
-        install_message_limit,
-        reach_for,
-    )
+    (all from the bootstrap, never from the pack's module) as this worker's
+    :class:`~control_plane.core.reach.Reaches`, then confine this worker to that reach in
+    the kernel (no-new-privs, Landlock: :mod:`control_plane.runtime.confine`). Only then is
+    the worker's import path set: the pack's directories are not searched before."""
+    from control_plane.core.reach import DEFAULT_MESSAGE_LIMIT, Grant, Grants, Scratch
     from control_plane.runtime import tool_process
     from control_plane.runtime.confine import confine, import_paths
 
-    tool_process.install()  # ctx.reach.run in this worker
     reach = boot.get("reach") or {}
-    if reach.get("scratch"):
-        adopt_scratch(str(reach["scratch"]))
-    if reach.get("message_limit"):
-        install_message_limit(int(reach["message_limit"]))
-    declare(pack, _reach_from(reach.get("declared")))
     grant = reach.get("grant")
-    install_grants(Grants({} if grant is None else {pack: Grant.from_data(grant)}))
+    reaches = Reaches(
+        Grants({} if grant is None else {pack: Grant.from_data(grant)}),
+        {pack: _reach_from(reach.get("declared"))},
+        runner=tool_process.run_program,  # ctx.reach.run in this worker
+        message_limit=int(reach.get("message_limit") or DEFAULT_MESSAGE_LIMIT),
+        scratch=Scratch(str(reach["scratch"])) if reach.get("scratch") else None,
+    )
     paths = [str(p) for p in boot.get("sys_path") or ()]
     # The control plane's prefixes too: a venv's (its ``pyvenv.cfg``, which ``site`` reads
     # below) is not this interpreter's yet, started without ``site`` (``-S``).
     prefixes = [str(p) for p in boot.get("prefixes") or ()]
-    confine(reach_for(pack), import_paths([*prefixes, *paths]))
+    confine(reaches.reach_for(pack), import_paths([*prefixes, *paths]))
     # Confined now: the interpreter's site (``.pth`` files, ``exit``/``quit``) may run, then
     # the control plane's import path, packs' directories included.
     site.main()
     sys.path[:] = list(dict.fromkeys([*paths, *sys.path]))
+    return reaches
 
 
 def _prefixes() -> list[str]:
@@ -385,29 +381,14 @@ def _prefixes() -> list[str]:
     return list(dict.fromkeys([sys.prefix, sys.exec_prefix]))
 
 
-def _redeclare(pack: str, boot: Mapping[str, Any]) -> None:
-    """What the control plane knows the pack declared stays its reach here, whatever its
-    module declared when this worker imported it."""
-    from control_plane.core.reach import declare
-
-    declare(pack, _reach_from((boot.get("reach") or {}).get("declared")))
-
-
-def _reach_of(pack: str) -> dict[str, Any]:
-    """What a worker of ``pack`` needs of the server's reach (plain data)."""
-    from control_plane.core.reach import (
-        declared_reach,
-        installed_grants,
-        message_limit,
-        scratch_root,
-    )
-
-    grant = installed_grants().by_pack.get(pack)
+def _reach_of(pack: str, reaches: Reaches) -> dict[str, Any]:
+    """What a worker of ``pack`` needs of its runtime's reach (plain data)."""
+    grant = reaches.grants.by_pack.get(pack)
     return {
-        "scratch": scratch_root(),
-        "declared": declared_reach(pack),
+        "scratch": reaches.scratch.root(),
+        "declared": reaches.declared_data(pack),
         "grant": None if grant is None else grant.to_data(),
-        "message_limit": message_limit(),
+        "message_limit": reaches.message_limit,
     }
 
 
@@ -418,10 +399,11 @@ def _run(
     doc: Any,
     request_id: str,
     deadline: float | None,
+    reaches: Reaches | None,
 ) -> Any:
     if handler is None:
         raise IsolationError(f"the worker could not load pack {pack}") from setup_error
-    return handler(doc, Context(pack, request_id, deadline))
+    return handler(doc, Context(pack, request_id, deadline, reaches))
 
 
 async def _awaited(awaitable: Any) -> Any:
@@ -495,23 +477,35 @@ def _describe_main(conn: Connection, boot: Mapping[str, Any]) -> None:
 _MAX_DESCRIBE_TEXT = 2000
 
 
-def describe_module(module: str, timeout: float = DESCRIBE_TIMEOUT) -> dict[str, Any]:
+def describe_module(
+    module: str, timeout: float = DESCRIBE_TIMEOUT, *, scratch: Scratch | None = None
+) -> dict[str, Any]:
     """Import the plugin ``module`` in a fresh confined worker (never here) and return what
     it registers: ``{"kind": "ok", "packs": [declaration...], "refused": [[name, why]...],
-    "hook": bool}`` or ``{"kind": "error", "error": text}``. The reply is untrusted data."""
-    from control_plane.core.reach import message_limit, scratch_root
+    "hook": bool}`` or ``{"kind": "error", "error": text}``. The reply is untrusted data.
+    ``scratch``: the runtime's (its programs' empty ``HOME`` is the worker's); by default
+    one made for this description and removed after it."""
+    if scratch is not None:
+        return _describe(module, timeout, scratch)
+    own = Scratch()
+    try:
+        return _describe(module, timeout, own)
+    finally:
+        own.close()
 
+
+def _describe(module: str, timeout: float, scratch: Scratch) -> dict[str, Any]:
     boot = {
         "mode": "describe",
         "module": module,
-        "reach": {"scratch": scratch_root(), "grant": None, "message_limit": message_limit()},
+        "reach": {"scratch": scratch.root(), "grant": None},
         "sys_path": [p for p in sys.path if isinstance(p, str)],
         "prefixes": _prefixes(),
         "memory_limit": DEFAULT_MEMORY_LIMIT,
     }
     output = stderr_relay.relay().pipe(f"describing worker of {module}")
     try:
-        process, conn = _spawn(boot, worker_environment({}, None), output)
+        process, conn = _spawn(boot, worker_environment({}, None, scratch.home()), output)
     finally:
         os.close(output)
     late = {"kind": "error", "error": f"describing it took longer than {timeout:g}s"}
@@ -673,22 +667,21 @@ def _boot_path() -> str:
 
 
 def worker_environment(
-    declared: Mapping[str, Any] | None, grant: Mapping[str, Any] | None
+    declared: Mapping[str, Any] | None, grant: Mapping[str, Any] | None, home: str
 ) -> dict[str, str]:
     """The environment a worker starts with, built for it, never the control plane's: with
     ambient credentials (declared or granted) ours minus what the control plane keeps for
     itself (:func:`withhold_environment`); without, only ``PATH``, ``TZ``, ``LANG``,
-    ``TMPDIR`` and an empty ``HOME``."""
+    ``TMPDIR`` and ``home`` (the runtime's empty ``HOME``) as ``HOME``."""
     ambient = declared is None or declared.get("credentials") == "ambient"
     if grant is not None and grant.get("ambient_credentials") is not None:
         ambient = bool(grant["ambient_credentials"])
     if ambient:
         env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
     else:
-        from control_plane.core.reach import _KEPT_ENV, _empty_home
+        from control_plane.core.reach import _KEPT_ENV
 
         env = {k: v for k, v in os.environ.items() if k in _KEPT_ENV}
-        home = _empty_home()
         env.update(HOME=home, XDG_CONFIG_HOME=home)
     env.setdefault("PATH", os.defpath)
     return env
@@ -797,8 +790,11 @@ class WorkerPool:
         workers: int,
         memory_limit: int | None,
         rss_limit: int,
+        reaches: Reaches | None = None,
     ) -> None:
         self.locator = locator
+        #: The runtime's grant table: each worker is confined to the pack's reach in it.
+        self.reaches = reaches if reaches is not None else Reaches()
         self.size = max(1, workers)
         self.memory_limit = memory_limit
         self.rss_limit = rss_limit
@@ -827,7 +823,7 @@ class WorkerPool:
         return [w.pid for w in workers if w.pid is not None and w.alive()]
 
     def _start(self) -> _Worker:
-        reach = _reach_of(self.locator.pack)
+        reach = _reach_of(self.locator.pack, self.reaches)
         boot = {
             "mode": "serve",
             "locator": {
@@ -841,7 +837,7 @@ class WorkerPool:
             "memory_limit": self.memory_limit,
             "rss_limit": self.rss_limit,
         }
-        env = worker_environment(reach["declared"], reach["grant"])
+        env = worker_environment(reach["declared"], reach["grant"], self.reaches.scratch.home())
         # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
         output = stderr_relay.relay().pipe(f"isolated worker of {self.locator.pack}")
         try:
@@ -981,6 +977,7 @@ class Isolation:
         workers: int = DEFAULT_WORKERS,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
         rss_limit: int | None = None,
+        reaches: Reaches | None = None,
     ) -> None:
         rss = rss_limit if rss_limit is not None else int((memory_limit or 0) * 0.8)
         self.pools: dict[str, WorkerPool] = {}
@@ -991,6 +988,7 @@ class Isolation:
                     workers=workers,
                     memory_limit=memory_limit,
                     rss_limit=rss,
+                    reaches=reaches,
                 )
         except BaseException:
             self.close()

@@ -18,8 +18,8 @@ from control_plane.core.classifiers import BUILTIN_CLASSIFIERS
 from control_plane.core.classify import Classification, Classifier
 from control_plane.core.errors import PluginLoadError
 from control_plane.core.pack import Pack
+from control_plane.core.reach import Grants, Reaches, Scratch
 from control_plane.core.registry import LoadFailure, Registry
-from control_plane.runtime import tool_process
 from control_plane.runtime.events import ErrorEvent
 
 if TYPE_CHECKING:
@@ -281,17 +281,19 @@ def load_registry(
     extra: Iterable[tuple[str, object] | ModuleType] = (),
     mcp_config: McpConfig | None = None,
     builtin_classifiers: bool = True,
+    grants: Grants | None = None,
+    scratch: Scratch | None = None,
 ) -> LoadResult:
     """Load every plugin's packs into a fresh :class:`Registry`.
 
     ``extra`` adds plugins directly (a module, or ``(name, object)``), as tests do.
     ``mcp_config`` starts those MCP servers and adds their tools as packs; close the result
-    (:meth:`LoadResult.close`) to stop them.
+    (:meth:`LoadResult.close`) to stop them, each confined to its packs' grant in
+    ``grants`` (the runtime's; ``scratch`` holds the programs' empty ``HOME``).
     """
     named: list[tuple[str, object]] = [
         (p.__name__, p) if isinstance(p, ModuleType) else p for p in extra
     ]
-    tool_process.install()  # what ctx.reach.run starts the loaded packs' programs with
     registry = Registry()
     pm = get_plugin_manager(
         builtins=builtins,
@@ -323,7 +325,7 @@ def load_registry(
     if mcp_config is not None:
         from control_plane.runtime.mcp_source import open_source
 
-        mcp = open_source(mcp_config, registry)
+        mcp = open_source(mcp_config, registry, Reaches(grants, scratch=scratch))
     return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry), mcp=mcp)
 
 

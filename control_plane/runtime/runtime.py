@@ -17,19 +17,18 @@ from typing import Any, Protocol
 from control_plane.core.hookspecs import hookimpl
 from control_plane.core.invoke import Invoker
 from control_plane.core.reach import (
+    DEFAULT_MESSAGE_LIMIT,
     Grant,
     GrantError,
     Grants,
     Reach,
-    check_roots,
-    install_grants,
-    install_message_limit,
-    installed_grants,
+    Reaches,
+    Scratch,
 )
 from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.core.suggest import unknown_names
-from control_plane.runtime import isolation
+from control_plane.runtime import isolation, tool_process
 from control_plane.runtime.events import EventSink
 from control_plane.runtime.mcp_source.config import McpConfig, load_config
 from control_plane.runtime.observability import (
@@ -108,14 +107,14 @@ class RuntimeConfig:
     #: file's path or a loaded config; ``None``: none. The servers start with the runtime
     #: and stop when it closes.
     mcp_config: str | os.PathLike[str] | McpConfig | None = None
-    #: The operator's grants (``--grant``, ``--grants``; docs/grants.md), installed for the
-    #: whole process when the runtime is built; ``None``: keep what is installed (at first,
-    #: no grants: every pack reaches what it declares). A grant naming no loaded pack raises
+    #: The operator's grants (``--grant``, ``--grants``; docs/grants.md), this runtime's
+    #: alone (another runtime in the process keeps its own); ``None``: none (every pack
+    #: reaches what it declares). A grant naming no loaded pack raises
     #: :class:`~control_plane.core.reach.GrantError`.
     grants: Grants | None = None
     #: The server's message limit (``--max-message-bytes``), handed to packs as
-    #: ``ctx.reach.message_limit`` (e.g. ``http.fetch`` caps a body by it); ``None``: keep
-    #: what is installed (at first gRPC's default, 4 MiB).
+    #: ``ctx.reach.message_limit`` (e.g. ``http.fetch`` caps a body by it); ``None``:
+    #: gRPC's default, 4 MiB.
     max_message_bytes: int | None = None
     #: Packs that declare no reach and the operator trusts (``--trust PACK``; ``"all"``:
     #: every one): they run in this process, unconfined. Every other pack that declares
@@ -204,6 +203,12 @@ class Runtime:
     @property
     def registry(self) -> Registry:
         return self.invoker.registry
+
+    @property
+    def reaches(self) -> Reaches:
+        """What each pack may reach on this runtime: its grants over the packs'
+        declarations (``ctx.reach``; ``packctl describe --local``)."""
+        return self.invoker.reaches
 
     @property
     def isolated(self) -> frozenset[str]:
@@ -373,7 +378,7 @@ def _isolating(config: RuntimeConfig) -> bool:
 
 
 def _describe_plugins(
-    config: RuntimeConfig, plugins: Sequence[tuple[str, str]]
+    config: RuntimeConfig, plugins: Sequence[tuple[str, str]], scratch: Scratch
 ) -> tuple[list[tuple[str, object]], list[tuple[str, str]], set[str], list[LoadFailure]]:
     """Describe each third-party plugin module (``--plugin`` and entry points) in a fresh
     confined worker. A module registering a pack that is to be isolated (named by
@@ -404,7 +409,12 @@ def _describe_plugins(
     candidates = [c for c in candidates if c not in missing]
     # Described side by side (each a process of its own, a second or so to start).
     with ThreadPoolExecutor(max(1, min(4, len(candidates)))) as pool:
-        replies = list(pool.map(isolation.describe_module, [c[1] for c in candidates]))
+        replies = list(
+            pool.map(
+                lambda module: isolation.describe_module(module, scratch=scratch),
+                [c[1] for c in candidates],
+            )
+        )
     for (given, module, plugin), reply in zip(candidates, replies, strict=True):
         if reply.get("kind") != "ok":
             failed.append(
@@ -467,10 +477,19 @@ def build_runtime(
     """
     require_scrubber()  # a process whose scrubber leaks never serves (SystemExit)
     config = config if config is not None else RuntimeConfig()
+    operator = config.grants if config.grants is not None else Grants()
+    scratch = Scratch()
+    try:
+        return _build(config, load, operator, scratch)
+    except BaseException:
+        scratch.close()
+        raise
+
+
+def _build(
+    config: RuntimeConfig, load: LoadResult | None, operator: Grants, scratch: Scratch
+) -> Runtime:
     owns_load = load is None
-    if config.grants is not None:
-        # Before loading: the MCP servers start now, confined to their packs' grants.
-        install_grants(config.grants)
     if load is None:
         mcp = config.mcp_config
         mcp_config = mcp if isinstance(mcp, McpConfig) or mcp is None else load_config(mcp)
@@ -478,7 +497,7 @@ def build_runtime(
         described: list[tuple[str, object]] = []
         entry_points = config.entry_points
         if _isolating(config):
-            described, names, here, refused = _describe_plugins(config, names)
+            described, names, here, refused = _describe_plugins(config, names, scratch)
             failed.extend(refused)
             # The entry points were described: only those that hold no isolated pack load
             # here (as extra plugins), none through the plugin manager's own loading.
@@ -493,10 +512,12 @@ def build_runtime(
             entry_points_=entry_points,
             extra=[*config.extra, *described, *imported],
             mcp_config=mcp_config,
+            # The MCP servers start now, confined to their packs' grants.
+            grants=operator,
+            scratch=scratch,
         )
         for failure in (*config.failures, *failed):
             load.registry.record_failure(failure)
-    operator = config.grants if config.grants is not None else installed_grants().operator()
     served = load.registry.names()
     unknown = [
         *(config.grants.unknown(served) if config.grants is not None else ()),
@@ -506,18 +527,21 @@ def build_runtime(
         if owns_load:
             load.close()
         said = unknown_names(unknown, served)
-        install_grants(Grants())
         raise GrantError(f"a grant names unknown pack(s): {said}")
     confinement = decide_confinement(load.registry, operator, config.trust)
-    install_grants(confinement.grants())
+    reaches = Reaches(
+        confinement.grants(),
+        load.registry.declared_reach,
+        runner=tool_process.run_program,
+        message_limit=config.max_message_bytes or DEFAULT_MESSAGE_LIMIT,
+        scratch=scratch,
+    )
     try:
-        check_roots(served)
+        reaches.check_roots(served)
     except GrantError:
         if owns_load:
             load.close()
         raise
-    if config.max_message_bytes is not None:
-        install_message_limit(config.max_message_bytes)
     invoker = Invoker(
         load.registry,
         classifiers=load.classifiers,
@@ -525,6 +549,7 @@ def build_runtime(
         default_timeout=config.default_timeout,
         pack_threads=config.pack_threads,
         plugins=load.plugin_manager,
+        reaches=reaches,
     )
     try:
         for name in sorted(confinement.confined):
@@ -542,6 +567,7 @@ def build_runtime(
             (*config.isolate, *sorted(confinement.confined)),
             workers=config.isolation_workers,
             memory_limit=config.isolation_memory_limit,
+            reaches=reaches,
         )
     except BaseException:
         invoker.close()

@@ -1,8 +1,9 @@
 """Running a pack's programs: a session of their own, the whole group killed on timeout.
 
 :func:`run_tool` is ``control_plane.tools.run_tool``; :func:`run_program` is the
-:class:`~control_plane.core.reach.ProgramRunner` behind ``ctx.reach.run`` (installed by
-:func:`install`). What a failure means is core's (``core/stderr.py``); running is here.
+:class:`~control_plane.core.reach.ProgramRunner` behind ``ctx.reach.run`` (each runtime's
+:class:`~control_plane.core.reach.Reaches` holds it). What a failure means is core's
+(``core/stderr.py``); running is here.
 """
 
 from __future__ import annotations
@@ -16,22 +17,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from control_plane.core.errors import PackError
-from control_plane.core.reach import Confinement, install_runner
+from control_plane.core.reach import Confinement
 from control_plane.core.stderr import ToolRun, ToolTable, raise_for_failure, stderr_text, tool_name
 from control_plane.runtime.confine_program import wrap
 
-__all__ = ["STDERR_KEEP", "TICK", "confined", "install", "run_program", "run_tool"]
+__all__ = ["STDERR_KEEP", "TICK", "confined", "run_program", "run_tool"]
 
 #: How often a running program's call is checked for cancellation (seconds).
 TICK = 0.1
 #: The most of a granted program's stderr kept (its tail).
 STDERR_KEEP = 256 * 1024
 _CHUNK = 65536
-
-
-def install() -> None:
-    """Make :func:`run_program` what ``ctx.reach.run`` runs programs with, in this process."""
-    install_runner(run_program)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from control_plane.core.reach import Reaches
 from control_plane.core.registry import Registry
 from control_plane.runtime.mcp_source.config import (
     DEFAULT_FILE,
@@ -33,8 +34,9 @@ __all__ = [
 ]
 
 
-def open_source(config: McpConfig, registry: Registry) -> McpSource:
-    """Start ``config``'s servers and register their packs into ``registry``.
+def open_source(config: McpConfig, registry: Registry, reaches: Reaches | None = None) -> McpSource:
+    """Start ``config``'s servers and register their packs into ``registry``, each server
+    confined to its packs' grant in ``reaches`` (the runtime's grants; none by default).
 
     Raises :class:`McpConfigError` when the ``mcp`` SDK is not installed.
     """
@@ -45,6 +47,6 @@ def open_source(config: McpConfig, registry: Registry) -> McpSource:
             f"{config.path}: MCP servers need the MCP SDK ({exc}); "
             "install it with: pip install 'capability-packs[mcp]'"
         ) from None
-    source = McpSource(config)
+    source = McpSource(config, reaches)
     source.start(registry)
     return source

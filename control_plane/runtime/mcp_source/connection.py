@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from control_plane.core.errors import CapabilityPackError
-from control_plane.core.reach import Confinement, PackReach, installed_grants
+from control_plane.core.reach import Confinement, PackReach, Reaches
 from control_plane.core.redact import scrub
 from control_plane.runtime import stderr_relay
 from control_plane.runtime.mcp_source.config import ServerConfig
@@ -72,7 +72,7 @@ class GrantRefused(CapabilityPackError):
     """A grant an MCP server cannot be held to (its server does not start)."""
 
 
-def server_confinement(cfg: ServerConfig) -> Confinement | None:
+def server_confinement(cfg: ServerConfig, reaches: Reaches) -> Confinement | None:
     """What the kernel holds ``cfg``'s server process to: the operator's grant of its packs
     (``PREFIX.TOOL``), one grant for all of them (they share the process). ``None`` when
     none is granted (the server runs unconfined, as start-up says). A grant to the packs of
@@ -80,7 +80,7 @@ def server_confinement(cfg: ServerConfig) -> Confinement | None:
     enforced: :class:`GrantRefused` (the server does not start)."""
     granted = {
         name: grant
-        for name, grant in installed_grants().by_pack.items()
+        for name, grant in reaches.grants.by_pack.items()
         if name.startswith(cfg.prefix + ".")
     }
     if not granted:
@@ -97,7 +97,9 @@ def server_confinement(cfg: ServerConfig) -> Confinement | None:
             "grant them all the same (docs/grants.md)"
         )
     (grant,) = grants
-    return PackReach(f"{cfg.prefix}.*", grant.over(None)).confinement()
+    return PackReach(
+        f"{cfg.prefix}.*", grant.over(None), start_dir=reaches.start_dir, scratch=reaches.scratch
+    ).confinement()
 
 
 class ServerConnection:
@@ -109,8 +111,11 @@ class ServerConnection:
         on_state: Callable[[ServerConnection], None],
         *,
         errlog: Any = None,
+        reaches: Reaches | None = None,
     ) -> None:
         self.config = config
+        #: The runtime's grants (the server is confined to its packs' grant).
+        self.reaches = reaches if reaches is not None else Reaches()
         self.state: State = "stopped"
         #: The tools the server listed at its last start, by MCP name.
         self.tools: dict[str, Any] = {}
@@ -290,7 +295,7 @@ class ServerConnection:
         )
 
         cfg = self.config
-        confinement = server_confinement(cfg)
+        confinement = server_confinement(cfg, self.reaches)
         if cfg.command is not None:
             if self._noise is None:
                 self._noise = StdoutNoise(cfg.name)

@@ -12,6 +12,7 @@ from typing import Any
 
 from control_plane.core.errors import PackError, PluginLoadError
 from control_plane.core.pack import Context, Pack
+from control_plane.core.reach import Reaches
 from control_plane.core.registry import LoadFailure, Registry
 from control_plane.runtime.mcp_source.config import McpConfig, ServerConfig, ToolVocabulary
 from control_plane.runtime.mcp_source.connection import (
@@ -194,8 +195,10 @@ def _output(result: Any, structured: bool) -> dict[str, Any]:
 class McpSource:
     """Configured MCP servers, their tools as packs, on a loop and thread of their own."""
 
-    def __init__(self, config: McpConfig) -> None:
+    def __init__(self, config: McpConfig, reaches: Reaches | None = None) -> None:
         self.config = config
+        #: The runtime's grants: each server is confined to its packs' grant.
+        self.reaches = reaches if reaches is not None else Reaches()
         self.connections: dict[str, ServerConnection] = {}
         #: pack name -> server name, for the packs registered by :meth:`start`.
         self.packs: dict[str, str] = {}
@@ -248,7 +251,9 @@ class McpSource:
         """Start every server, register its tools' packs; failures go to ``registry``."""
         servers = self.config.servers
         for server in servers:
-            self.connections[server.name] = ServerConnection(server, self._on_state)
+            self.connections[server.name] = ServerConnection(
+                server, self._on_state, reaches=self.reaches
+            )
         budget = max((s.startup_timeout for s in servers), default=0.0) + START_SLACK
         try:
             results = self._run(self._start_all(), budget)
