@@ -13,7 +13,6 @@ import time
 from typing import Any
 
 from control_plane import Context, Pack, Reach, hookimpl
-from control_plane.core.reach import reach_for
 
 FORGED_RECORD = (
     '{"ts":1.0,"level":"error","logger":"capability_packs.server","msg":"forged by a pack",'
@@ -49,7 +48,7 @@ def attack(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if mode == "plant_home":
         # The HOME every program without ambient credentials runs with (git, ffprobe), and
         # a .gitconfig planted there, whatever its mode says.
-        home = reach_for(ctx.pack).environment()["HOME"]
+        home = ctx.reach.environment()["HOME"]
         try:
             os.chmod(home, 0o700)
             with open(os.path.join(home, ".gitconfig"), "w") as config:

@@ -8,14 +8,13 @@ from __future__ import annotations
 import ipaddress
 import os
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import control_plane.core.reach as reach_module
-import packs.av_validate  # noqa: F401  (declares av.validate's reach)
+import packs.av_validate as av_validate
+import packs.git as git_pack
 import packs.http_fetch.client as fetch_client
 from control_plane import Reach
 from control_plane.core.egress import EgressPolicy, EgressRefused, check_destination
@@ -25,58 +24,48 @@ from control_plane.core.reach import (
     GrantError,
     Grants,
     PackReach,
-    check_roots,
-    declared_reach,
-    install_grants,
-    installed_grants,
-    reach_for,
+    Reaches,
 )
 
 AV = "av.validate"
+#: What the built-in packs declare (read from each Pack, as a runtime does).
+DECLARED = {
+    AV: av_validate.PACK.reach,
+    **{pack.name: pack.reach for pack in (git_pack.LS_REMOTE, git_pack.CLONE)},
+}
 
 
-@pytest.fixture
-def started_in_root(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The server as if ``packctl serve`` had been started in ``/``."""
-    saved = installed_grants()
-    monkeypatch.setattr(reach_module, "_START_DIR", "/")
-    install_grants(saved)  # drops every built reach: rebuilt with the new start directory
-    yield
-    install_grants(saved)
+def started_in_root(grants: Grants | None = None) -> Reaches:
+    """The reaches of a server as if ``packctl serve`` had been started in ``/``."""
+    return Reaches(grants, DECLARED, start_dir="/")
 
 
-def test_av_validate_reads_the_same_wherever_the_server_starts(started_in_root: None) -> None:
-    assert declared_reach(AV) is not None
-    assert declared_reach(AV)["fs.read"] == ["$TMP"]  # type: ignore[index]
-    reach = reach_for(AV)
+def test_av_validate_reads_the_same_wherever_the_server_starts() -> None:
+    reaches = started_in_root()
+    assert reaches.declared_data(AV) is not None
+    assert reaches.declared_data(AV)["fs.read"] == ["$TMP"]  # type: ignore[index]
+    reach = reaches.reach_for(AV)
     assert reach.reads == (os.path.realpath(tempfile.gettempdir()),)
-    check_roots([AV])  # the default starts anywhere
+    reaches.check_roots([AV])  # the default starts anywhere
     with pytest.raises(PackError) as caught:
         reach.readable("/etc/passwd")
     assert caught.value.code == "not_permitted"
 
 
-def test_a_root_that_resolves_to_slash_is_never_a_root(
-    started_in_root: None, tmp_path: Path
-) -> None:
+def test_a_root_that_resolves_to_slash_is_never_a_root(tmp_path: Path) -> None:
     link = tmp_path / "everything"
     link.symlink_to("/")
     for spelled in ("$CWD", "/", str(link), "/tmp/.."):
-        reach = PackReach("team.pack", Reach(reads=(spelled, "$TMP"), writes=(spelled,)))
+        reach = PackReach(
+            "team.pack", Reach(reads=(spelled, "$TMP"), writes=(spelled,)), start_dir="/"
+        )
         assert "/" not in reach.reads and "/" not in reach.writes
         assert reach.whole_fs == (f"fs.read {spelled!r}", f"fs.write {spelled!r}")
         with pytest.raises(PackError):
             reach.readable("/etc/passwd")
-    saved = installed_grants()
-    try:
-        install_grants(Grants({**saved.by_pack, AV: Grant(reads=("/",))}))
-        with pytest.raises(GrantError) as refused:
-            check_roots(["git.clone", AV])
-        assert "av.validate: fs.read '/' resolves to '/', the whole file system" in str(
-            refused.value
-        )
-    finally:
-        install_grants(saved)
+    with pytest.raises(GrantError) as refused:
+        started_in_root(Grants({AV: Grant(reads=("/",))})).check_roots(["git.clone", AV])
+    assert "av.validate: fs.read '/' resolves to '/', the whole file system" in str(refused.value)
 
 
 #: Each well-known metadata address, and a network an operator might grant that covers it.

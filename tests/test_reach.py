@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +21,15 @@ from control_plane.core.reach import (
     GrantError,
     Grants,
     PackReach,
+    Reaches,
+    Scratch,
     grants_from_file,
-    install_grants,
-    installed_grants,
     parse_grant,
-    scratch_root,
 )
 from control_plane.core.stderr import ToolRun
 from control_plane.runtime.plugins import load_registry
+from control_plane.runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.runtime.tool_process import run_program
-
-
-@pytest.fixture(autouse=True)
-def _restore_grants() -> Iterator[None]:
-    saved = installed_grants()
-    yield
-    install_grants(saved)
 
 
 def test_flags_add_up_per_key_and_an_empty_value_grants_nothing() -> None:
@@ -113,10 +106,11 @@ def test_an_undeclared_pack_is_unconfined_until_granted(tmp_path: Path) -> None:
     assert ctx.reach.confined is False
     assert ctx.reach.egress is None  # the pack's own default (http.fetch: public only)
     assert ctx.reach.readable("/etc/hostname") == "/etc/hostname"
-    install_grants(Grants({"legacy.pack": Grant(reads=(str(tmp_path),))}))
-    assert Context("legacy.pack", "r2", None).reach.confined is True
+    assert Context("legacy.pack", "r2", None, Reaches()).reach.confined is False
+    reaches = Reaches(Grants({"legacy.pack": Grant(reads=(str(tmp_path),))}))
+    assert Context("legacy.pack", "r2", None, reaches).reach.confined is True
     with pytest.raises(PackError):
-        Context("legacy.pack", "r3", None).reach.readable("/etc/hostname")
+        Context("legacy.pack", "r3", None, reaches).reach.readable("/etc/hostname")
 
 
 @pytest.mark.system
@@ -198,11 +192,11 @@ def test_a_reach_no_runtime_gave_a_runner_refuses_to_run_and_says_why() -> None:
 
 
 @pytest.mark.system
-def test_loading_packs_gives_every_reach_the_runtime_runner() -> None:
-    """``load_registry`` (under ``build_runtime``, the kit, the packs' tests) installs
-    ``runtime/tool_process.run_program``: ``ctx.reach.run`` starts a real process."""
-    load_registry(builtins=False, entry_points_=False).close()
-    reach = Context("legacy.pack", "r1", None).reach
+def test_a_runtime_gives_every_reach_its_runner() -> None:
+    """``build_runtime`` hands its reaches ``runtime/tool_process.run_program``:
+    ``ctx.reach.run`` starts a real process."""
+    with build_runtime(RuntimeConfig(builtins=False, entry_points=False)) as runtime:
+        reach = Context("legacy.pack", "r1", None, runtime.reaches).reach
     assert reach.runner is run_program
     done, stopped = reach.run(
         [sys.executable, "-c", "import sys; print('out'); sys.stderr.write('err'); sys.exit(3)"],
@@ -333,16 +327,18 @@ def test_the_runner_gets_the_grant_as_a_confinement(tmp_path: Path) -> None:
     """What the kernel holds a program to (issue 41 B): the read and write roots, the
     programs' HOME read-only, TCP only to the checked ports, none without egress."""
     runner = _Recorder()
+    scratch = Scratch()
     reach = PackReach(
         "p",
         Reach(reads=(str(tmp_path),), writes=("$SCRATCH",), egress=("public",), programs=("git",)),
         runner,
+        scratch=scratch,
     )
     reach.run(["git"], timeout=5, connect=(443,))
     reach.run(["git"], timeout=5)
     first, second = (c["confinement"] for c in runner.calls)
     assert first.connect == (443,) and second.connect is None
-    assert str(tmp_path) in first.reads and first.writes == (scratch_root(),)
+    assert str(tmp_path) in first.reads and first.writes == (scratch.root(),)
     home = first.reads[-1]
     assert runner.calls[0]["env"]["HOME"] == home
     silent = PackReach("q", Reach(programs=("git",)), runner)
@@ -354,10 +350,11 @@ def test_the_runner_gets_the_grant_as_a_confinement(tmp_path: Path) -> None:
 def test_the_programs_home_is_outside_every_root_a_caller_can_write() -> None:
     """On main HOME was ``.home`` inside the scratch root: ``git.clone`` with ``dest:
     ".home"`` planted a ``.netrc`` every later git run read."""
-    home = PackReach("p", Reach()).environment()["HOME"]
-    root = scratch_root()
+    scratch = Scratch()
+    home = PackReach("p", Reach(), scratch=scratch).environment()["HOME"]
+    root = scratch.root()
     assert not (home == root or home.startswith(root + "/"))
-    clone = PackReach("git.clone", Reach(writes=("$SCRATCH",)))
+    clone = PackReach("git.clone", Reach(writes=("$SCRATCH",)), scratch=scratch)
     made = clone.destination(".home")
     try:
         assert os.path.realpath(made.final) != os.path.realpath(home)

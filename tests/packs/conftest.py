@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pack_helpers import GIT_PASSWORD, GIT_USER
+from pack_helpers import GIT_PASSWORD, GIT_USER, granted
 from pack_servers import GitSmartHTTP, Repo, git_daemon, make_repo
 
-from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
+from control_plane.core.reach import Grant
 
 
 @pytest.fixture(autouse=True)
@@ -17,21 +17,16 @@ def tmp_granted() -> Iterator[None]:
     """The tests' repositories and destinations live under the temporary directory and
     their git servers on loopback: the git packs are granted both (by default they read
     nothing, write only to scratch and reach public addresses only). Other packs' grants
-    installed by a module's fixture stay."""
-    saved = installed_grants()
+    given by a module's fixture stay."""
     tmp = ("$TMP",)
     egress = ("public", "loopback")
-    install_grants(
-        Grants(
-            {
-                **saved.by_pack,
-                "git.ls_remote": Grant(reads=tmp, egress=egress),
-                "git.clone": Grant(reads=tmp, writes=tmp, egress=egress),
-            }
-        )
-    )
-    yield
-    install_grants(saved)
+    with granted(
+        {
+            "git.ls_remote": Grant(reads=tmp, egress=egress),
+            "git.clone": Grant(reads=tmp, writes=tmp, egress=egress),
+        }
+    ):
+        yield
 
 
 @pytest.fixture(scope="session")

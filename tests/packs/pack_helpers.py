@@ -11,17 +11,45 @@ import orjson
 
 from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
-from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
+from control_plane.core.reach import Grant, Grants, PackReach, Reach, Reaches
 from control_plane.runtime.plugins import load_registry
+from control_plane.runtime.tool_process import run_program
 
 Call = Callable[..., Outcome]
 
+#: The operator's grants the packs' tests run under (what ``RuntimeConfig.grants`` gives a
+#: runtime): :func:`granted` and the ``tmp_granted`` fixture change them for a test.
+GRANTS: list[Grants] = [Grants()]
+
+
+class TestReaches(Reaches):
+    """A runtime's grant table that follows :data:`GRANTS` (a test changes them while its
+    invoker lives); each set of grants gets a table of its own, as a runtime would."""
+
+    def __init__(self, declared: Callable[[str], Reach | None]) -> None:
+        super().__init__(None, declared, runner=run_program)
+        self._by = declared
+        self._under: tuple[Grants, Reaches] | None = None
+
+    def reach_for(self, pack: str) -> PackReach:
+        grants = GRANTS[0]
+        if self._under is None or self._under[0] is not grants:
+            table = Reaches(grants, self._by, runner=run_program, scratch=self.scratch)
+            self._under = (grants, table)
+        return self._under[1].reach_for(pack)
+
 
 def make_call(*modules: ModuleType) -> tuple[Invoker, Call]:
-    """An Invoker over just ``modules`` and a synchronous ``call(pack, doc, **kw)``."""
+    """An Invoker over just ``modules`` (under :data:`GRANTS`, running programs as a
+    runtime does) and a synchronous ``call(pack, doc, **kw)``."""
     loaded = load_registry(builtins=False, entry_points_=False, extra=list(modules))
     assert not loaded.registry.failures, loaded.registry.failures
-    invoker = Invoker(loaded.registry, classifiers=loaded.classifiers, max_workers=4)
+    invoker = Invoker(
+        loaded.registry,
+        classifiers=loaded.classifiers,
+        max_workers=4,
+        reaches=TestReaches(loaded.registry.declared_reach),
+    )
 
     def call(pack: str, doc: dict[str, Any], **kwargs: Any) -> Outcome:
         return invoker.invoke_sync(pack, doc, **kwargs)
@@ -32,15 +60,15 @@ def make_call(*modules: ModuleType) -> tuple[Invoker, Call]:
 @contextmanager
 def granted(by_pack: Mapping[str, Grant | None]) -> Iterator[None]:
     """The operator's grants ``by_pack`` (what ``RuntimeConfig.grants`` and ``--grant``
-    install for the process) over those installed, ``None`` removing a pack's; the grants
-    installed before are back on exit."""
-    saved = installed_grants()
+    give a runtime) over the tests' :data:`GRANTS`, ``None`` removing a pack's; the grants
+    before are back on exit."""
+    saved = GRANTS[0]
     merged = {**saved.by_pack, **by_pack}
-    install_grants(Grants({k: v for k, v in merged.items() if v is not None}))
+    GRANTS[0] = Grants({k: v for k, v in merged.items() if v is not None})
     try:
         yield
     finally:
-        install_grants(saved)
+        GRANTS[0] = saved
 
 
 def serialized(outcome: Outcome) -> bytes:

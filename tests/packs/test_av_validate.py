@@ -381,17 +381,15 @@ def test_text_and_fifos_are_unreadable_media(call: Call, tmp_path: Path) -> None
 
 def test_a_path_outside_the_read_grant_is_not_permitted(call: Call, media: Media) -> None:
     """Outside its roots the pack answers the same whether or not the file exists."""
-    from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
+    from pack_helpers import granted
 
-    saved = installed_grants()
-    install_grants(Grants({PACK: Grant(reads=(str(media.root / "elsewhere"),))}))
-    try:
+    from control_plane.core.reach import Grant
+
+    with granted({PACK: Grant(reads=(str(media.root / "elsewhere"),))}):
         answers = [
             assert_error(call(PACK, {"path": str(p)}), "not_permitted")["message"]
             for p in (media.mp4, media.root / "nope.mp4", Path("/etc/passwd"))
         ]
-    finally:
-        install_grants(saved)
     assert len(set(answers)) == 1, answers
 
 

@@ -47,7 +47,6 @@ import packs.git as git_pack
 from control_plane.core.errors import InvalidInput
 from control_plane.core.invoke import Invoker
 from control_plane.core.outcome import Outcome
-from control_plane.core.reach import scratch_root
 from packs.git.cli import GIT_ENV
 
 pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
@@ -438,7 +437,9 @@ def test_shallow_clone(
     assert commits_in(dest) == 1 and (dest / ".git" / "shallow").exists()
 
 
-def test_clone_branch_tag_depth_and_temporary_dest(call: Call, git_repo: Repo) -> None:
+def test_clone_branch_tag_depth_and_temporary_dest(
+    call: Call, invoker: Invoker, git_repo: Repo
+) -> None:
     feature = call(CLONE, {"url": str(git_repo.path), "ref": "feature"})
     assert feature.result is not None
     assert (feature.result["commit"], feature.result["branch"]) == (git_repo.feature_sha, "feature")
@@ -449,7 +450,7 @@ def test_clone_branch_tag_depth_and_temporary_dest(call: Call, git_repo: Repo) -
         assert outcome.result is not None
         path = Path(outcome.result["path"])
         # A default dest is a directory of the server's scratch root (swept after an hour).
-        assert path.is_dir() and path.parent == Path(scratch_root())
+        assert path.is_dir() and path.parent == Path(invoker.reaches.scratch.root())
         assert path.name.startswith("git.clone-")
         shutil.rmtree(path)
 
@@ -637,9 +638,11 @@ def test_tracing_variables_do_not_reach_git(
 def test_a_local_remote_outside_the_read_grant_is_not_permitted(call: Call, git_repo: Repo) -> None:
     """With the packs' own defaults (no fs.read grant), a file:// URL or a plain path is
     refused before git runs, the same whether or not a repository is there."""
-    from control_plane.core.reach import Grants, install_grants
+    from pack_helpers import GRANTS
 
-    install_grants(Grants())  # the packs' declarations only
+    from control_plane.core.reach import Grants
+
+    GRANTS[0] = Grants()  # the packs' declarations only (tmp_granted gives its own back)
     missing = git_repo.path.parent / "no-such.git"
     for url in (str(git_repo.path), f"file://{git_repo.path}", str(missing)):
         for pack, doc in ((LS, {"url": url}), (CLONE, {"url": url})):

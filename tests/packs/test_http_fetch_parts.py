@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from pack_helpers import granted
 from pack_servers import LOOPBACK, BacklogFull, RawTCPServer
 
 from control_plane.core.schema import CompiledSchema, check_schema, linear_pattern_fault
@@ -139,31 +138,28 @@ def test_a_name_whose_dns_never_answers_does_not_hold_the_fetch(
 
 
 def test_the_grant_and_the_message_limit_come_from_ctx_reach() -> None:
-    import packs.http_fetch  # noqa: F401  (its declaration: egress public)
     from control_plane import Context
-    from control_plane.core.reach import Grant, install_message_limit, message_limit
+    from control_plane.core.reach import DEFAULT_MESSAGE_LIMIT, Grant, Grants, Reaches
+    from packs.http_fetch import PACK as FETCH
     from packs.http_fetch.grant import body_limit, egress_policy
 
+    def ctx(grant: Grant | None = None, limit: int = DEFAULT_MESSAGE_LIMIT) -> Context:
+        """A call's context on a runtime granting ``grant`` (its declaration: egress public)."""
+        grants = Grants({} if grant is None else {FETCH.name: grant})
+        reaches = Reaches(grants, {FETCH.name: FETCH.reach}, message_limit=limit)
+        return Context(FETCH.name, "req-1", None, reaches)
+
     loopback, private = ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("10.0.0.1")
-    ctx = Context("http.fetch", "req-1", None)
-    with granted({"http.fetch": None}):  # the declaration: public only
-        policy = egress_policy(ctx)
-        assert not policy.allows("h", 80, loopback) and not policy.allows("h", 80, private)
-        assert policy.allows("h", 80, ipaddress.ip_address("93.184.216.34"))
-    with granted({"http.fetch": Grant(egress=("private",))}):  # replaces the declaration
-        policy = egress_policy(ctx)
-        assert policy.allows("h", 80, private) and not policy.allows("h", 80, loopback)
-    with granted({"http.fetch": Grant(egress=("loopback:not-a-port",))}):
-        with pytest.raises(PackError) as caught:  # broken: refuses, never widens
-            egress_policy(ctx)
-        assert caught.value.code == "not_permitted" and "invalid" in str(caught.value)
-    saved = message_limit()
-    assert body_limit(ctx) == saved
-    install_message_limit(1000)
-    try:
-        assert body_limit(ctx) == 1000
-    finally:
-        install_message_limit(saved)
+    policy = egress_policy(ctx())  # the declaration: public only
+    assert not policy.allows("h", 80, loopback) and not policy.allows("h", 80, private)
+    assert policy.allows("h", 80, ipaddress.ip_address("93.184.216.34"))
+    policy = egress_policy(ctx(Grant(egress=("private",))))  # replaces the declaration
+    assert policy.allows("h", 80, private) and not policy.allows("h", 80, loopback)
+    with pytest.raises(PackError) as caught:  # broken: refuses, never widens
+        egress_policy(ctx(Grant(egress=("loopback:not-a-port",))))
+    assert caught.value.code == "not_permitted" and "invalid" in str(caught.value)
+    assert body_limit(ctx()) == DEFAULT_MESSAGE_LIMIT
+    assert body_limit(ctx(limit=1000)) == 1000
 
 
 def test_an_egress_grant_flag_splits_on_commas_and_is_parsed_at_start_up() -> None:

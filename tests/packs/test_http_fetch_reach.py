@@ -21,13 +21,13 @@ import grpc
 import orjson
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from pack_helpers import assert_error, assert_no_secrets, granted, make_call
+from pack_helpers import GRANTS, assert_error, assert_no_secrets, granted, make_call
 from pack_servers import LOOPBACK, HTTPServerThread, QuietHandler, RawTCPServer
 from raw_wire import Received, Serve, invoke
 
 import packs.http_fetch as http_fetch
 import packs.http_fetch.client as fetch_client
-from control_plane.core.reach import Grant, Grants, install_grants, installed_grants
+from control_plane.core.reach import Grant, Grants
 from control_plane.v1 import control_plane_pb2 as pb
 
 # Starts processes (docs/setup.md, 'Test tiers').
@@ -199,14 +199,14 @@ GrantEgress = Callable[..., None]
 @pytest.fixture
 def grant_egress() -> Iterator[GrantEgress]:
     """``grant_egress(*entries)``: the operator grants http.fetch exactly ``entries`` (what
-    ``RuntimeConfig.grants``/``--grant`` install), until the test ends."""
-    saved = installed_grants()
+    ``RuntimeConfig.grants``/``--grant`` give a runtime), until the test ends."""
+    saved = GRANTS[0]
 
     def grant(*entries: str) -> None:
-        install_grants(Grants({**saved.by_pack, PACK: Grant(egress=entries)}))
+        GRANTS[0] = Grants({**saved.by_pack, PACK: Grant(egress=entries)})
 
     yield grant
-    install_grants(saved)
+    GRANTS[0] = saved
 
 
 def test_metadata_link_local_and_private_are_refused_before_connect(
