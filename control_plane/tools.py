@@ -18,17 +18,11 @@ from control_plane.core.classify import (
 )
 from control_plane.core.egress import (
     Address,
-    Connector,
     EgressGrantError,
     EgressPolicy,
     EgressRefused,
     Resolver,
-    check_destination,
-    check_url,
     curl_resolve,
-    open_connection,
-    system_resolver,
-    tcp_connector,
 )
 from control_plane.core.redact import scrub, scrub_data
 from control_plane.core.schema import CompiledSchema, check_schema
@@ -56,6 +50,14 @@ from control_plane.core.stderr import (
     resolve_binary,
     rule,
     table_for,
+)
+from control_plane.runtime.connect import (
+    Connector,
+    check_destination,
+    check_url,
+    open_connection,
+    system_resolver,
+    tcp_connector,
 )
 from control_plane.runtime.tool_process import run_tool
 

@@ -97,9 +97,14 @@ def test_no_module_imports_a_layer_above_its_own(path: Path) -> None:
 
 
 #: The runtime modules the author API may use: each imports only core (checked below), so a
-#: pack still depends on core alone, plus the one place that starts its programs and the
-#: one that confines them (standard library only: an exec wrapper runs it).
-AUTHOR_RUNTIME = {"control_plane.runtime.tool_process", "control_plane.runtime.confine_program"}
+#: pack still depends on core alone, plus the one place that starts its programs, the one
+#: that confines them (standard library only: an exec wrapper runs it) and the one that
+#: resolves and connects to a granted destination.
+AUTHOR_RUNTIME = {
+    "control_plane.runtime.tool_process",
+    "control_plane.runtime.confine_program",
+    "control_plane.runtime.connect",
+}
 
 
 def test_the_author_api_depends_on_core_only() -> None:
@@ -432,3 +437,236 @@ def test_two_runtimes_in_one_process_each_keep_their_own_grants(tmp_path: Path) 
     assert first.error is None and first.result == {"text": "granted to A"}, first
     assert refused.error is not None and refused.error.code == "not_permitted", refused
     assert again.error is None and again.result == {"text": "granted to A"}, again
+
+
+# -- the kernel: core imports no feature, keeps no module-level state, stays small -------------
+
+CORE = sorted((PACKAGE / "core").rglob("*.py"))
+#: What core may import of this repository: itself and the shared private modules.
+CORE_MAY_IMPORT = ("control_plane.core", "control_plane._resources", "control_plane._version")
+
+
+def _every_import(path: Path, source: str | None = None) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import in ``path`` (or ``source`` as if it were there):
+    function-level, ``TYPE_CHECKING``, relative (resolved against the module's package) and
+    ``import_module``/``__import__`` of a constant name."""
+    text = path.read_text() if source is None else source
+    tree = ast.parse(text, str(path))
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.extend((node.lineno, f"{module}.{alias.name}") for alias in node.names)
+        elif isinstance(node, ast.Call) and node.args:
+            func, first = node.func, node.args[0]
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("import_module", "__import__") and isinstance(first, ast.Constant):
+                found.append((node.lineno, str(first.value)))
+    return found
+
+
+def _feature(module: str) -> bool:
+    """Whether ``module`` is this repository's but not core's: a layer above, a feature,
+    a built-in pack, a public module."""
+    top = module.split(".", maxsplit=1)[0]
+    if top == "packs":
+        return True
+    if top != "control_plane":
+        return False
+    return not any(module == m or module.startswith(m + ".") for m in CORE_MAY_IMPORT)
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_core_imports_no_feature(path: Path) -> None:
+    """The kernel depends on nothing above it: not runtime, wire, adapters, the public
+    modules or a pack, not even inside a function or under ``TYPE_CHECKING``."""
+    for line, target in _every_import(path):
+        assert not _feature(target), (
+            f"{path.relative_to(ROOT)}:{line}: core imports {target}; core may import only "
+            f"{', '.join(CORE_MAY_IMPORT)} (docs/architecture.md)"
+        )
+
+
+def test_the_core_import_check_sees_what_it_looks_for() -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from control_plane.core.pack import Pack\n"
+        "from . import registry\n"
+        "if TYPE_CHECKING:\n    from control_plane.runtime.runtime import Runtime\n"
+        "def f():\n    from ..wire import server\n    import packs.git\n"
+        "    importlib.import_module('control_plane.adapters.cli')\n"
+    )
+    # Read as if it were a core module (relative imports resolve against core).
+    as_core = PACKAGE / "core" / "sample.py"
+    found = [t for _, t in _every_import(as_core, source) if _feature(t)]
+    assert found == [
+        "control_plane.runtime.runtime.Runtime",
+        "control_plane.wire.server",
+        "packs.git",
+        "control_plane.adapters.cli",
+    ]
+
+
+#: Module-level state in core that is not a constant, each with why it may stay.
+STATE_ALLOWED: dict[str, str] = {
+    "control_plane/core/redact.py:_CLEAN": (
+        "a bounded memo of texts that scrub to themselves (scrub is a function of the text):"
+        " it holds no secret and cannot change an answer; emptied when full"
+    ),
+    "control_plane/core/secret_rules.py:_WRITTEN": (
+        "filled while the module is imported (each compiled rule's pattern as written, for"
+        " written()); only read afterwards"
+    ),
+}
+
+#: Bounded memos of pure functions in core (``functools.lru_cache``): the same answer for the
+#: same input, so a memo cannot change a result. Each with why its function is pure.
+MEMOS: dict[str, str] = {
+    "control_plane/core/classify.py:_linked_attrs": "which attributes of a class are properties",
+    "control_plane/core/classify.py:_first_row": "first row of an immutable table naming a type",
+    "control_plane/core/classify.py:_class_names": "the (module, name) pairs of a type's MRO",
+    "control_plane/core/classify.py:_type_code_of": "a type's row in the built-in type table",
+    "control_plane/core/classify.py:_plain_verdict": "a verdict of a type, frozen facts, a text",
+    "control_plane/core/fact_rules.py:_compile": "a regex compiled from its pattern",
+    "control_plane/core/fact_rules.py:_any_of": "one regex of an immutable table's patterns",
+    "control_plane/core/classifiers/proxy.py:_rows_of": "the proxy rows a type matches",
+    "control_plane/core/error_event.py:_second": "the RFC 3339 text of a whole second",
+    "control_plane/core/evidence.py:tokens": "the word tokens of a text",
+    "control_plane/core/evidence.py:_words_row": "the vocabulary row a text names",
+    "control_plane/core/evidence.py:_text": "the proposals the phrase tables make of a text",
+    "control_plane/core/evidence.py:name_proposal": "the proposal of a tuple of type names",
+    "control_plane/core/redact.py:_judged_with_key": "whether a key holds a rule's trigger word",
+    "control_plane/core/redact.py:_self_test": "the scrubber's self-test on this interpreter",
+    "control_plane/core/facts.py:_dict_slot": "a type's __dict__ descriptor",
+    "control_plane/core/facts.py:_resolve": "where a type keeps an attribute",
+    "control_plane/core/facts.py:_words_of_type": "the words of a type's name",
+    "control_plane/core/facts.py:_protocol_of_type": "the protocol a type's module speaks",
+    "control_plane/core/facts.py:_class_fields_of": "the fields a type declares",
+    "control_plane/core/facts.py:_type_names_of": "the names of a type's MRO",
+}
+
+_MUTABLE_CALLS = frozenset(
+    {"list", "dict", "set", "defaultdict", "deque", "OrderedDict", "Counter", "bytearray"}
+)
+_MUTABLE_NODES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _mutable(value: ast.expr | None) -> bool:
+    """Whether ``value`` builds a mutable container (literal, comprehension, constructor)."""
+    if isinstance(value, _MUTABLE_NODES):
+        return True
+    if isinstance(value, ast.Call):
+        func = value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _MUTABLE_CALLS
+    return False
+
+
+def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements run at import: the body, into ``if``/``try``/``with`` blocks and class
+    bodies (a class attribute is shared by every instance: module-level state too)."""
+    found: list[ast.stmt] = []
+    for stmt in body:
+        found.append(stmt)
+        if isinstance(stmt, ast.If | ast.With):
+            found += _top_level(stmt.body) + _top_level(getattr(stmt, "orelse", []))
+        elif isinstance(stmt, ast.Try):
+            found += _top_level(stmt.body) + _top_level(stmt.orelse) + _top_level(stmt.finalbody)
+            for handler in stmt.handlers:
+                found += _top_level(handler.body)
+        elif isinstance(stmt, ast.ClassDef):
+            found += _top_level(stmt.body)
+    return found
+
+
+def _module_state(path: Path) -> list[tuple[int, str, str]]:
+    """``(line, name, what)`` of every piece of module-level mutable state in ``path``: a
+    ``global`` statement, a module-level (or class-level) mutable container, a memo."""
+    tree = ast.parse(path.read_text(), str(path))
+    found: list[tuple[int, str, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            found += [(node.lineno, name, "global") for name in node.names]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for deco in node.decorator_list:
+                text = ast.unparse(deco)
+                if "lru_cache" in text or text.split("(")[0].endswith("cache"):
+                    found.append((node.lineno, node.name, "memo"))
+    for stmt in _top_level(tree.body):
+        if isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign) and _mutable(stmt.value):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                name = ast.unparse(target)
+                if name != "__all__":
+                    found.append((stmt.lineno, name, "mutable"))
+    return found
+
+
+def test_core_keeps_no_module_level_mutable_state() -> None:
+    """The kernel's state lives on objects a runtime owns; constants are immutable
+    (tuples, frozensets, ``MappingProxyType``). What stays is listed above, with why."""
+    memos: set[str] = set()
+    for path in CORE:
+        rel = str(path.relative_to(ROOT))
+        for line, name, what in _module_state(path):
+            key = f"{rel}:{name}"
+            if what == "memo":
+                memos.add(key)
+                assert key in MEMOS, (
+                    f"{rel}:{line}: {name} is a memo: add it to MEMOS with why its function is "
+                    "pure (the same answer for the same input), or hold the state on an object "
+                    "the runtime owns"
+                )
+                continue
+            assert key in STATE_ALLOWED, (
+                f"{rel}:{line}: {name} is module-level mutable state ({what}); hold it on an "
+                "object the runtime owns, or make it immutable (a tuple, a frozenset, "
+                "MappingProxyType)"
+            )
+    assert memos == set(MEMOS), f"listed but gone: {sorted(set(MEMOS) - memos)}"
+
+
+def test_the_state_check_sees_what_it_looks_for(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import functools\n"
+        "__all__ = ['x']\n"
+        "A = {}\n"
+        "B: dict[str, int] = {k: 1 for k in 'ab'}\n"
+        "C = collections.deque()\n"
+        "D = (1, 2)\n"
+        "E = types.MappingProxyType({})\n"
+        "if True:\n    F = []\n"
+        "class K:\n    G = set()\n"
+        "def f():\n    global H\n    H = []\n    local = {}\n"
+        "@functools.lru_cache(maxsize=8)\ndef g(x):\n    return x\n"
+    )
+    assert sorted((n, w) for _, n, w in _module_state(sample)) == [
+        ("A", "mutable"),
+        ("B", "mutable"),
+        ("C", "mutable"),
+        ("F", "mutable"),
+        ("G", "mutable"),
+        ("H", "global"),
+        ("g", "memo"),
+    ]
+
+
+#: Lines of ``control_plane/core/`` (every ``.py``, blank and comment lines included):
+#: 11,954 before grants moved onto the runtime, 11,943 after. The kernel grows only when
+#: this does, on purpose.
+CORE_LINE_BUDGET = 12_000
+
+
+def test_core_stays_under_its_line_budget() -> None:
+    lines = sum(len(path.read_text().splitlines()) for path in CORE)
+    assert lines <= CORE_LINE_BUDGET, (
+        f"control_plane/core/ has {lines} lines, over its budget of {CORE_LINE_BUDGET}: move a "
+        "feature out of the kernel (docs/architecture.md), or raise the budget on purpose"
+    )

@@ -17,9 +17,11 @@ from control_plane.core.egress import (
     EgressPolicy,
     EgressRefused,
     category,
+    curl_resolve,
+)
+from control_plane.runtime.connect import (
     check_destination,
     check_url,
-    curl_resolve,
     open_connection,
     system_resolver,
 )

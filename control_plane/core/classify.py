@@ -15,6 +15,7 @@ import ssl
 import urllib.error
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any
 
 from control_plane.core.bounds import MAX_TEXT, safe_text
@@ -131,9 +132,9 @@ TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
 
 #: errno -> baseline code, for ``OSError`` subclasses the type table does not know
 #: (``[errno]`` of ``evidence.toml``, by name).
-ERRNO_CODES: Mapping[int, str] = {
-    getattr(errno, name): code for name, code in DATA["errno"].items()
-}
+ERRNO_CODES: Mapping[int, str] = MappingProxyType(
+    {getattr(errno, name): code for name, code in DATA["errno"].items()}
+)
 
 
 def iter_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -226,7 +227,11 @@ def _same_package(module: str, package: str) -> bool:
     return _same_package(want_top + dot + rest, package)
 
 
-def _first_row(klass: type, rules: Sequence[TypeRule]) -> int:
+@functools.lru_cache(maxsize=4096)
+def _first_row(klass: Any, rules: tuple[TypeRule, ...]) -> int:
+    """Index of the first row of ``rules`` naming a class of ``klass``'s MRO, or -1: a
+    function of the type and the table alone (the built-in tables are
+    :class:`~control_plane.core.fact_rules.Rows`, hashed once)."""
     mro = tuple(
         (getattr(k, "__module__", "") or "", getattr(k, "__name__", "")) for k in klass.__mro__
     )
@@ -236,26 +241,14 @@ def _first_row(klass: type, rules: Sequence[TypeRule]) -> int:
     return -1
 
 
-#: (id of a rules table, exception type) -> (the table, index of its matching row or -1).
-#: The answer depends on the type only, so it is computed once per type; bounded.
-_TYPE_CACHE: dict[tuple[int, type], tuple[Sequence[TypeRule], int]] = {}
-_TYPE_CACHE_MAX = 4096
-
-
 def match_type_rules(
     exc: BaseException, rules: Sequence[TypeRule], plugin: str
 ) -> Classification | None:
     """The first row of ``rules`` naming a class in ``exc``'s MRO, as a classification."""
-    klass = type(exc)
-    key = (id(rules), klass)
-    cached = _TYPE_CACHE.get(key)
-    if cached is None or cached[0] is not rules:
-        if len(_TYPE_CACHE) >= _TYPE_CACHE_MAX:
-            _TYPE_CACHE.clear()
-        cached = (rules, _first_row(klass, rules))
-        _TYPE_CACHE[key] = cached
-    index = cached[1]
-    return rules[index].classification(plugin) if index >= 0 else None
+    table = rules if isinstance(rules, tuple) else tuple(rules)
+    klass: type = type(exc)
+    index = _first_row(klass, table)
+    return table[index].classification(plugin) if index >= 0 else None
 
 
 @functools.lru_cache(maxsize=2048)
@@ -563,7 +556,7 @@ GROUP_PRECEDENCE: tuple[str, ...] = (
     "timeout",
     "network_error",
 )
-_RANK = {code: rank for rank, code in enumerate(GROUP_PRECEDENCE)}
+_RANK = MappingProxyType({code: rank for rank, code in enumerate(GROUP_PRECEDENCE)})
 
 
 def _decisive(found: Sequence[Classification]) -> Classification:

@@ -1,13 +1,17 @@
 """Egress: where a pack may connect, judged on the resolved address at connect time
 (docs/grants.md).
+
+The decision only: the address categories, the grant grammar, whether an address is
+allowed. Resolving a name and connecting are the runtime's
+(:mod:`control_plane.runtime.connect`): core opens no socket.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final, TypeAlias
 from urllib.parse import urlsplit
 
@@ -17,27 +21,21 @@ __all__ = [
     "CATEGORIES",
     "DEFAULT_EGRESS",
     "Address",
-    "Connector",
     "EgressGrantError",
     "EgressPolicy",
     "EgressRefused",
     "Resolver",
+    "allowed_addresses",
     "category",
-    "check_destination",
-    "check_url",
     "curl_resolve",
     "egress_rule",
-    "open_connection",
-    "system_resolver",
-    "tcp_connector",
+    "literal_address",
     "url_port",
 ]
 
 Address: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
-#: ``(host, port) -> addresses``; the system's by default, a table in tests.
+#: ``(host, port) -> addresses``; the system's by default (the runtime's), a table in tests.
 Resolver: TypeAlias = Callable[[str, int], Sequence[Address]]
-#: ``(address, port, timeout) -> connected socket``.
-Connector: TypeAlias = Callable[[Address, int, float], socket.socket]
 
 #: Every category an address falls in; ``reserved`` is never granted by a word.
 CATEGORIES: Final = ("public", "loopback", "private", "link-local", "metadata", "reserved")
@@ -310,44 +308,26 @@ def _name(host: str) -> str:
         return name  # matches no entry (entries are ASCII): refused unless an address rule
 
 
-def system_resolver(host: str, port: int) -> list[Address]:
-    """The system resolver's addresses for ``host`` (``socket.gaierror`` when none)."""
-    found: list[Address] = []
-    for family, _, _, _, sockaddr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
-        if family not in (socket.AF_INET, socket.AF_INET6):
-            continue
-        text = str(sockaddr[0])
-        if family == socket.AF_INET6 and len(sockaddr) == 4 and sockaddr[3] and "%" not in text:
-            text = f"{text}%{sockaddr[3]}"
-        address = ipaddress.ip_address(text)
-        if address not in found:
-            found.append(address)
-    return found
-
-
-def _literal(host: str) -> Address | None:
+def literal_address(host: str) -> Address | None:
+    """``host`` as an address when it is one (``[::1]`` too), else ``None``: a name."""
     try:
         return ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return None
 
 
-def check_destination(
-    host: str, port: int, policy: EgressPolicy, resolver: Resolver = system_resolver
+def allowed_addresses(
+    host: str, port: int, addresses: Sequence[Address], policy: EgressPolicy
 ) -> list[Address]:
-    """Resolve ``host`` once; the addresses the policy allows, in the resolver's order.
+    """The addresses ``host`` resolved to that ``policy`` allows on ``port``, in order.
 
-    Raises :class:`EgressRefused` when it allows none (naming the first refused address's
-    category, never the address, which may be the operator's secret) and lets the
-    resolver's own failure (``OSError``) through.
+    Raises :class:`EgressRefused` when it allows none of them (naming the first refused
+    address's category, never the address, which may be the operator's secret). Resolving
+    and connecting are the runtime's (``control_plane.runtime.connect``): core decides.
     """
-    literal = _literal(host)
-    addresses = [literal] if literal is not None else list(resolver(host, port))
     allowed = [a for a in addresses if policy.allows(host, port, a)]
-    if allowed:
+    if allowed or not addresses:
         return allowed
-    if not addresses:
-        raise socket.gaierror(socket.EAI_NONAME, "the name resolved to no address")
     kinds = sorted({category(a) for a in addresses})
     word = (
         " (granted only by the word 'metadata', never by a network)" if "metadata" in kinds else ""
@@ -357,18 +337,6 @@ def check_destination(
         port,
         f"the destination is {' and '.join(kinds)}, which this pack is not granted{word}",
     )
-
-
-def check_url(
-    url: str, policy: EgressPolicy, resolver: Resolver = system_resolver
-) -> list[Address]:
-    """:func:`check_destination` for a URL's host and port (git, http, ssh and the like).
-
-    A URL without a host (``file://``, a path, scp-like ``user@host:path``) is refused: a
-    tool given one reaches the local file system or parses the host its own way.
-    """
-    host, port = url_port(url)
-    return check_destination(host, port, policy, resolver)
 
 
 def url_port(url: str) -> tuple[str, int]:
@@ -394,53 +362,6 @@ def curl_resolve(url: str, addresses: Sequence[Address]) -> str:
     return f"{host}:{port}:{pinned}"
 
 
-_DEFAULT_PORTS: Final = {"http": 80, "https": 443, "git": 9418, "ssh": 22, "ftp": 21}
-
-
-def tcp_connector(
-    address: Address,
-    port: int,
-    timeout: float,
-    *,
-    on_socket: Callable[[socket.socket], None] | None = None,
-) -> socket.socket:
-    """A TCP socket connected to exactly ``address``.
-
-    ``on_socket`` sees the socket before the connect (to shut it down from another thread
-    when the call is cancelled: bind it with ``functools.partial``).
-    """
-    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        if on_socket is not None:
-            on_socket(sock)
-        sock.settimeout(timeout)
-        sock.connect((str(address), port))
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-def open_connection(
-    host: str,
-    port: int,
-    policy: EgressPolicy,
-    timeout: Callable[[], float],
-    *,
-    resolver: Resolver = system_resolver,
-    connector: Connector = tcp_connector,
-) -> socket.socket:
-    """A socket connected to a checked address of ``host`` (the first that answers).
-
-    ``timeout()`` gives the seconds left for each attempt (it may raise to stop). The last
-    connect failure is raised when every allowed address fails.
-    """
-    failure: OSError | None = None
-    for address in check_destination(host, port, policy, resolver):
-        try:
-            return connector(address, port, timeout())
-        except OSError as exc:
-            failure = exc
-    assert failure is not None
-    raise failure
+_DEFAULT_PORTS: Final = MappingProxyType(
+    {"http": 80, "https": 443, "git": 9418, "ssh": 22, "ftp": 21}
+)

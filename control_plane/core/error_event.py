@@ -6,6 +6,7 @@ the event stream, metrics and incident store (``runtime/events``, ...) consume i
 from __future__ import annotations
 
 import contextlib
+import functools
 import random
 import re
 import time
@@ -58,9 +59,11 @@ _CORRELATION: ContextVar[Mapping[str, str]] = ContextVar(
 )
 
 
-#: The last whole second formatted, ``(second, "YYYY-MM-DDTHH:MM:SS")``: events come in
-#: bursts, and formatting the date part once per second halves the cost of a timestamp.
-_LAST_SECOND: tuple[int, str] = (-1, "")
+@functools.lru_cache(maxsize=2)
+def _second(whole: int) -> str:
+    """``"YYYY-MM-DDTHH:MM:SS"`` of the whole second ``whole``: events come in bursts, and
+    formatting the date part once per second halves the cost of a timestamp."""
+    return datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def rfc3339(epoch: float) -> str:
@@ -69,7 +72,6 @@ def rfc3339(epoch: float) -> str:
     The same text as ``datetime.fromtimestamp(epoch, UTC).isoformat(timespec=
     "milliseconds")`` (microseconds rounded half-even, then cut to milliseconds).
     """
-    global _LAST_SECOND  # noqa: PLW0603 - a one-entry cache
     if not 0 <= epoch < 253402300799:  # before 1970 or past 9999: the general path
         stamp = datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
         return stamp.replace("+00:00", "Z")
@@ -78,11 +80,7 @@ def rfc3339(epoch: float) -> str:
     if micros >= 1_000_000:
         whole += 1
         micros -= 1_000_000
-    second, prefix = _LAST_SECOND
-    if second != whole:
-        prefix = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        _LAST_SECOND = (whole, prefix)
-    return f"{prefix}.{micros // 1000:03d}Z"
+    return f"{_second(whole)}.{micros // 1000:03d}Z"
 
 
 def parse_rfc3339(stamp: str) -> float:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import NamedTuple
 
 from control_plane.core import fact_rules
@@ -72,16 +73,18 @@ _DOWN, _MISSING, _THROTTLED = _message("@down"), _message("@missing"), _message(
 #: How much a kind of evidence weighs. What (a server's code word, a protocol's number, a
 #: SQLSTATE) over a library's name for it over a phrase of its text over how (a bare HTTP
 #: status, then a built-in type or an errno).
-STRENGTH: Mapping[str, int] = {
-    "code": 50,
-    "protocol": 50,
-    "sqlstate": 50,
-    "driver_phrase": 45,
-    "name": 40,
-    "phrase": 30,
-    "status": 20,
-    "how": 10,
-}
+STRENGTH: Mapping[str, int] = MappingProxyType(
+    {
+        "code": 50,
+        "protocol": 50,
+        "sqlstate": 50,
+        "driver_phrase": 45,
+        "name": 40,
+        "phrase": 30,
+        "status": 20,
+        "how": 10,
+    }
+)
 
 
 class Proposal(NamedTuple):
@@ -187,17 +190,21 @@ def _pair(row: list[str]) -> tuple[str, str]:
 #: A protocol's own numbers (read only from an exception of that protocol's library, never
 #: as an HTTP status): protocol -> number -> (code, message). SMTP and FTP 4xx replies are
 #: transient by definition (RFC 5321 4.2.1, RFC 959 4.2): ``network_error``.
-PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = {
-    protocol: {int(number): _pair(row) for number, row in rows.items()}
-    for protocol, rows in _DATA["protocol_codes"].items()
-}
+PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = MappingProxyType(
+    {
+        protocol: MappingProxyType({int(number): _pair(row) for number, row in rows.items()})
+        for protocol, rows in _DATA["protocol_codes"].items()
+    }
+)
 #: A protocol's number no row of :data:`PROTOCOL_CODES` names, by its class: SMTP and FTP
 #: 4xx replies are transient by definition (``network_error``, retryable); their other 5xx
 #: replies are a command or policy the server will not accept (no baseline code fits).
-PROTOCOL_CLASSES: Mapping[str, tuple[tuple[int, int, str, str], ...]] = {
-    protocol: tuple((low, high, code, _message(msg)) for low, high, code, msg in rows)
-    for protocol, rows in _DATA["protocol_classes"].items()
-}
+PROTOCOL_CLASSES: Mapping[str, tuple[tuple[int, int, str, str], ...]] = MappingProxyType(
+    {
+        protocol: tuple((low, high, code, _message(msg)) for low, high, code, msg in rows)
+        for protocol, rows in _DATA["protocol_classes"].items()
+    }
+)
 
 
 def protocol_code(protocol: str, number: int) -> tuple[str, str] | None:
@@ -213,9 +220,9 @@ def protocol_code(protocol: str, number: int) -> tuple[str, str] | None:
 
 #: Response codes replies quote in brackets (IMAP, RFC 5530; POP3, RFC 2449/3206) -> code.
 #: Read only in brackets: ``AUTH`` or ``EXPIRED`` alone in a field says too little.
-RESPONSE_CODES: Mapping[str, tuple[str, str]] = {
-    key: _pair(row) for key, row in _DATA["response_codes"].items()
-}
+RESPONSE_CODES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {key: _pair(row) for key, row in _DATA["response_codes"].items()}
+)
 
 
 # -- weigh -----------------------------------------------------------------------------------
@@ -321,17 +328,21 @@ def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
 
 #: Pairs of codes one rule settles at equal strength: quota over throttling (an exhausted
 #: quota is also "too many"), a timeout over the connection it happened on.
-SETTLED: Mapping[frozenset[str], str] = {
-    frozenset({QUOTA_CODE, "rate_limited"}): QUOTA_CODE,
-    frozenset({"timeout", "network_error"}): "timeout",
-}
+SETTLED: Mapping[frozenset[str], str] = MappingProxyType(
+    {
+        frozenset({QUOTA_CODE, "rate_limited"}): QUOTA_CODE,
+        frozenset({"timeout", "network_error"}): "timeout",
+    }
+)
 
 #: HTTP statuses that veto codes whatever else is said: a 413 or a 402 request never passes
 #: by waiting (not ``rate_limited``).
-VETOES: Mapping[int, frozenset[str]] = {
-    413: frozenset({"rate_limited", "network_error", "timeout"}),
-    402: frozenset({"rate_limited"}),
-}
+VETOES: Mapping[int, frozenset[str]] = MappingProxyType(
+    {
+        413: frozenset({"rate_limited", "network_error", "timeout"}),
+        402: frozenset({"rate_limited"}),
+    }
+)
 
 
 def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) -> Verdict | None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "STATUS_5XX_CODE",
     "STATUS_CODES",
     "FactRule",
+    "Rows",
     "Verdict",
     "message",
     "required_literal",
@@ -34,6 +36,22 @@ __all__ = [
 
 #: The well-known code of a quota or billing exhaustion (``schemas/vocabulary.json``).
 QUOTA_CODE = "quota_exhausted"
+
+
+class Rows(tuple[Any, ...]):
+    """A table of rules: a tuple whose hash is computed once, so a memo keyed by the table
+    (:func:`functools.lru_cache`) finds it at once instead of hashing every row each time
+    (which costs more than the search it saves). Equal to the plain tuple of its rows."""
+
+    _hash: int
+
+    def __new__(cls, rows: Iterable[Any]) -> Rows:
+        made = super().__new__(cls, rows)
+        made._hash = tuple.__hash__(made)
+        return made
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 @functools.lru_cache(maxsize=1024)
@@ -145,7 +163,7 @@ def message(text: str) -> str:
 
 
 def _rows(table: str) -> tuple[FactRule, ...]:
-    return tuple(
+    return Rows(
         FactRule(group["kind"], pattern, group["code"], message(group["message"]))
         for group in DATA["facts"][table]
         for pattern in group["patterns"]
@@ -155,7 +173,9 @@ def _rows(table: str) -> tuple[FactRule, ...]:
 #: Quota or billing exhaustion said in a text (error-code words are the engine's WORDS).
 QUOTA_RULES = _rows("quota_rules")
 #: HTTP status -> code. A 429 is ``rate_limited``, and so is a 503 that states a delay.
-STATUS_CODES: Mapping[int, str] = {int(k): v for k, v in DATA["http_status"].items()}
+STATUS_CODES: Mapping[int, str] = MappingProxyType(
+    {int(k): v for k, v in DATA["http_status"].items()}
+)
 #: The code of a 5xx status :data:`STATUS_CODES` does not list.
 STATUS_5XX_CODE = "network_error"
 #: SQLSTATE prefix -> code, most specific first (PostgreSQL's classes, standard SQL).
@@ -173,22 +193,10 @@ def _any_of(rules: tuple[FactRule, ...]) -> re.Pattern[str]:
     return _compile("|".join(f"(?:{row.pattern})" for row in rules))
 
 
-#: ``id(table) -> (table, its quick regex)`` for the module's own tuples: found by
-#: identity, not by hashing every row of the table on each search (that hash cost more
-#: than the regex itself). The table is kept in the entry, so its id cannot be reused.
-_QUICK: dict[int, tuple[tuple[FactRule, ...], re.Pattern[str]]] = {}
-
-
 def _quick(rules: Sequence[FactRule]) -> re.Pattern[str]:
-    entry = _QUICK.get(id(rules))
-    if entry is not None and entry[0] is rules:
-        return entry[1]
-    if not isinstance(rules, tuple):
-        return _any_of(tuple(rules))
-    pattern = _any_of(rules)
-    if len(_QUICK) < 64:
-        _QUICK[id(rules)] = (rules, pattern)
-    return pattern
+    """The quick regex of ``rules`` (the module's own tables are :class:`Rows`: found at
+    once; another sequence is hashed row by row)."""
+    return _any_of(rules if isinstance(rules, tuple) else tuple(rules))
 
 
 def search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:

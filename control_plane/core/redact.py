@@ -8,6 +8,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from control_plane.core.secret_rules import (
@@ -126,13 +127,15 @@ def scrub_tail(text: str, keep: int) -> str:
 #: ``re`` matches case-insensitively with an ASCII one (U+0130 and U+0131 with ``i``, the
 #: long s U+017F with ``s``, the Kelvin sign U+212A with ``k``). Other characters stay: no
 #: ASCII-only rule can match them either way.
-_FOLD: dict[int, int] = {
-    **{c: c + 32 for c in range(ord("A"), ord("Z") + 1)},
-    0x130: ord("i"),
-    0x131: ord("i"),
-    0x17F: ord("s"),
-    0x212A: ord("k"),
-}
+_FOLD: Mapping[int, int] = MappingProxyType(
+    {
+        **{c: c + 32 for c in range(ord("A"), ord("Z") + 1)},
+        0x130: ord("i"),
+        0x131: ord("i"),
+        0x17F: ord("s"),
+        0x212A: ord("k"),
+    }
+)
 
 
 def _fold(text: str) -> str:
@@ -340,8 +343,11 @@ def leaking_rules() -> list[str]:
     return failing
 
 
-#: Set once the self-test passed in this process (it is run again only after a failure).
-_VERIFIED: list[bool] = []
+@functools.lru_cache(maxsize=1)
+def _self_test() -> tuple[str, ...]:
+    """:func:`leaking_rules` of this interpreter, run once per process (the rules and the
+    ``re`` module do not change while it runs)."""
+    return tuple(leaking_rules())
 
 
 def require_scrubber() -> None:
@@ -349,9 +355,7 @@ def require_scrubber() -> None:
     check (``build_runtime``), so ``packctl serve``, ``worker``, ``mcp`` and ``--local``
     commands stop before serving, with a message naming the interpreter and the failing
     families, and exit status 1 (:class:`SystemExit`)."""
-    if _VERIFIED:
-        return
-    failing = leaking_rules()
+    failing = _self_test()
     if failing:
         raise SystemExit(
             "capability-packs: refusing to start: the secret scrubber's self-test failed on "
@@ -360,4 +364,3 @@ def require_scrubber() -> None:
             f"{', '.join(failing)}. Serving would leak secrets of these families; "
             "see docs/redaction.md (self-test)."
         )
-    _VERIFIED.append(True)

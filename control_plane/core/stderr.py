@@ -244,20 +244,30 @@ def _rules(name: str, built: dict[str, tuple[StderrRule, ...]]) -> tuple[StderrR
     return built[name]
 
 
-_BUILT: dict[str, tuple[StderrRule, ...]] = {}
+def _all_rules() -> Mapping[str, tuple[StderrRule, ...]]:
+    """Every table of the data file, each built once (a table may include another)."""
+    built: dict[str, tuple[StderrRule, ...]] = {}
+    for name in _DATA["rules"]:
+        _rules(name, built)
+    return MappingProxyType(built)
+
+
+_BUILT = _all_rules()
 #: OpenSSL/GnuTLS messages as curl, wget and git print them, in order.
-TLS_RULES = _rules("tls", _BUILT)
+TLS_RULES = _BUILT["tls"]
 #: OpenSSH client messages (``ssh``, and git's ssh transport).
-SSH_RULES = _rules("ssh", _BUILT)
+SSH_RULES = _BUILT["ssh"]
 #: git CLI messages (local, ``file://``, ``git://``, smart HTTP via curl, ssh), in order.
-GIT_RULES = _rules("git", _BUILT)
+GIT_RULES = _BUILT["git"]
 #: curl messages (with ``-sS``), tried before its exit status.
-CURL_RULES = _rules("curl", _BUILT)
+CURL_RULES = _BUILT["curl"]
 #: wget messages, tried before its exit status (run it with ``--tries=1``).
-WGET_RULES = _rules("wget", _BUILT)
+WGET_RULES = _BUILT["wget"]
 #: ffmpeg / ffprobe messages for network inputs and missing files.
-FFMPEG_RULES = _rules("ffmpeg", _BUILT)
-_CLASSIFIERS = {name: StderrClassifier(_rules(name, _BUILT), name=name) for name in _DATA["rules"]}
+FFMPEG_RULES = _BUILT["ffmpeg"]
+_CLASSIFIERS = MappingProxyType(
+    {name: StderrClassifier(rules, name=name) for name, rules in _BUILT.items()}
+)
 SSH, GIT, CURL = _CLASSIFIERS["ssh"], _CLASSIFIERS["git"], _CLASSIFIERS["curl"]
 WGET, FFMPEG = _CLASSIFIERS["wget"], _CLASSIFIERS["ffmpeg"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from control_plane.core.bounds import MAX_CHECKS
@@ -16,7 +17,7 @@ __all__ = ["MORE_CHECKS", "SEVERITY_RANK", "FailOn", "check_records", "failing",
 MORE_CHECKS = "more_checks"
 
 FailOn: TypeAlias = Literal["fail", "warn"]
-SEVERITY_RANK: Mapping[str, int] = {"pass": 0, "warn": 1, "fail": 2}
+SEVERITY_RANK: Mapping[str, int] = MappingProxyType({"pass": 0, "warn": 1, "fail": 2})
 _BY_RANK: tuple[Severity, Severity, Severity] = ("pass", "warn", "fail")
 
 

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from typing import Any
 
 from control_plane.core.classify import TypeRule
+from control_plane.core.fact_rules import Rows
 
 __all__ = ["code_table", "type_rules"]
 
@@ -24,7 +25,7 @@ def _message(text: str) -> str:
 
 def type_rules(plugin: str) -> tuple[TypeRule, ...]:
     """``plugin``'s ``types`` rows: ``["package.ClassName", code, message, "weak"?]``."""
-    return tuple(
+    return Rows(
         TypeRule(row[0], row[1], _message(row[2]), weak=row[3:] == ["weak"])
         for row in _DATA[plugin]["types"]
     )

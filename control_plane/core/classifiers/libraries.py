@@ -46,22 +46,11 @@ _TABLES = (
 )
 
 
-#: Exception type -> its answer (the rows read the class only); emptied when full.
-_BY_TYPE: dict[type, Classification | None] = {}
-
-
 @hookimpl
 def classify_exception(exc: BaseException) -> Classification | None:
     """The first row naming a class of ``exc``'s MRO, library by library."""
-    klass = type(exc)
-    if klass in _BY_TYPE:
-        return _BY_TYPE[klass]
-    found = None
     for plugin, rules in _TABLES:
         found = match_type_rules(exc, rules, plugin)
         if found is not None:
-            break
-    if len(_BY_TYPE) >= 4096:
-        _BY_TYPE.clear()
-    _BY_TYPE[klass] = found
-    return found
+            return found
+    return None
