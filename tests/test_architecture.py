@@ -670,3 +670,74 @@ def test_core_stays_under_its_line_budget() -> None:
         f"control_plane/core/ has {lines} lines, over its budget of {CORE_LINE_BUDGET}: move a "
         "feature out of the kernel (docs/architecture.md), or raise the budget on purpose"
     )
+
+
+#: Names that resolve a host or open a connection, by the module that holds them; an event
+#: loop's methods of the same kind on any object.
+NETWORK_NAMES = {
+    "socket": {
+        "socket",
+        "socketpair",
+        "fromfd",
+        "create_connection",
+        "create_server",
+        "getaddrinfo",
+        "gethostbyname",
+        "gethostbyname_ex",
+        "gethostbyaddr",
+        "getnameinfo",
+    },
+    "asyncio": {"open_connection", "open_unix_connection", "start_server"},
+}
+LOOP_NETWORK_METHODS = {"create_connection", "sock_connect", "getaddrinfo", "create_server"}
+
+
+def _network_uses(path: Path) -> list[tuple[int, str]]:
+    """``(line, what)`` of every import or call of a name that resolves or connects in
+    ``path`` (``isinstance(x, socket.socket)`` opens nothing and is not one)."""
+    tree = ast.parse(path.read_text(), str(path))
+    aliases: dict[str, str] = {}
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in NETWORK_NAMES:
+                    aliases[alias.asname or alias.name] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module in NETWORK_NAMES:
+            for alias in node.names:
+                if alias.name in NETWORK_NAMES[node.module]:
+                    found.append((node.lineno, f"from {node.module} import {alias.name}"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            func, owner = node.func, node.func.value
+            module = aliases.get(owner.id, "") if isinstance(owner, ast.Name) else ""
+            if func.attr in NETWORK_NAMES.get(module, ()):
+                found.append((node.lineno, f"{module}.{func.attr}()"))
+            elif not module and func.attr in LOOP_NETWORK_METHODS:
+                found.append((node.lineno, f".{func.attr}()"))
+    return sorted(found)
+
+
+def test_core_opens_no_connection() -> None:
+    """core decides where a pack may connect (``core/egress``); resolving a name and
+    connecting are the runtime's (``runtime/connect``): no network in core."""
+    for path in CORE:
+        for line, what in _network_uses(path):
+            raise AssertionError(
+                f"{path.relative_to(ROOT)}:{line}: {what}; resolve and connect in runtime/"
+            )
+
+
+def test_the_network_check_sees_what_it_looks_for(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import socket as s\nimport asyncio\nfrom socket import getaddrinfo, gaierror\n"
+        "def f(loop, x):\n    s.socket()\n    s.gaierror\n    asyncio.open_connection('h', 1)\n"
+        "    loop.sock_connect(None, None)\n    isinstance(x, s.socket)\n"
+    )
+    assert [what for _, what in _network_uses(sample)] == [
+        "from socket import getaddrinfo",
+        "socket.socket()",
+        "asyncio.open_connection()",
+        ".sock_connect()",
+    ]

@@ -506,7 +506,7 @@ class Confinement:
 
 
 class ProgramRunner(Protocol):
-    """Runs a program :meth:`PackReach.run` has checked; the runtime installs one
+    """Runs a program :meth:`PackReach.run` has checked; each runtime hands one in
     (``runtime/tool_process.run_program``): core starts no process itself."""
 
     def __call__(
