@@ -27,9 +27,9 @@ def describe(exc: BaseException) -> str:
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen and len(parts) < 4:
         seen.add(id(cur))
-        text = f"{type(cur).__module__}.{type(cur).__qualname__}: {str(cur)[:300]!r}"
+        text = f"{type(cur).__module__}.{type(cur).__qualname__}: {str(cur)[:1200]!r}"
         if isinstance(cur, subprocess.CalledProcessError):
-            err = (cur.stderr or b"").decode(errors="replace").strip()[:300]
+            err = (cur.stderr or b"").decode(errors="replace").strip()[:1200]
             text += f" rc={cur.returncode} stderr={err!r}"
         parts.append(text)
         cur = cur.__cause__ or cur.__context__

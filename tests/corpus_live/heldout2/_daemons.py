@@ -134,3 +134,89 @@ def beanstalkd(stack: contextlib.ExitStack, work: Path) -> Beanstalkd:
                   log=work / "beanstalkd-drain.log")
     proc.send_signal(10)  # SIGUSR1: enter drain mode (refuse new jobs)
     return Beanstalkd(port, drain)
+
+
+# -- etcd ---------------------------------------------------------------------------------
+
+ETCD_ROOT = "root:root-pw"
+
+
+@dataclass
+class Etcd:
+    port: int  # auth enabled; max request 4096 bytes; users app (rw app/), reader (ro app/)
+    full_port: int  # no auth; its 1 MiB backend quota filled: the NOSPACE alarm is raised
+    compacted_rev: int  # a revision of app/k older than the compaction
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+
+def _etcd(stack: contextlib.ExitStack, work: Path, name: str, *extra: str) -> int:
+    port, peer = free_port(), free_port()
+    daemon(
+        stack,
+        [
+            "etcd",
+            "--name",
+            name,
+            "--data-dir",
+            str(work / f"etcd-{name}"),
+            "--listen-client-urls",
+            f"http://{LOOPBACK}:{port}",
+            "--advertise-client-urls",
+            f"http://{LOOPBACK}:{port}",
+            "--listen-peer-urls",
+            f"http://{LOOPBACK}:{peer}",
+            "--initial-advertise-peer-urls",
+            f"http://{LOOPBACK}:{peer}",
+            "--initial-cluster",
+            f"{name}=http://{LOOPBACK}:{peer}",
+            *extra,
+        ],
+        port,
+        log=work / f"etcd-{name}.log",
+    )
+    return port
+
+
+def _ctl(port: int, *args: str, user: str | None = None, input: bytes | None = None) -> str:
+    argv = ["etcdctl", f"--endpoints=http://{LOOPBACK}:{port}", "--dial-timeout=5s"]
+    if user:
+        argv.append(f"--user={user}")
+    out = subprocess.run(
+        [*argv, *args], check=True, capture_output=True, input=input, timeout=30,
+        env=dict(os.environ, ETCDCTL_API="3"),
+    )
+    return out.stdout.decode()
+
+
+def etcd(stack: contextlib.ExitStack, work: Path) -> Etcd:
+    require("etcd", "etcdctl")
+    port = _etcd(stack, work, "main", "--max-request-bytes", "4096")
+    for args in (
+        ("user", "add", ETCD_ROOT),
+        ("role", "add", "rw"),
+        ("role", "grant-permission", "rw", "readwrite", "app/", "--prefix=true"),
+        ("role", "add", "ro"),
+        ("role", "grant-permission", "ro", "read", "app/", "--prefix=true"),
+        ("user", "add", "app:app-pw"),
+        ("user", "grant-role", "app", "rw"),
+        ("user", "add", "reader:reader-pw"),
+        ("user", "grant-role", "reader", "ro"),
+        ("put", "app/k", "v1"),
+    ):
+        _ctl(port, *args)
+    first = int(_ctl(port, "get", "app/k", "-w", "fields").split('"Revision" : ')[1].split()[0])
+    _ctl(port, "put", "app/k", "v2")
+    _ctl(port, "put", "app/k", "v3")
+    _ctl(port, "compaction", str(first + 2))
+    _ctl(port, "auth", "enable")
+    full = _etcd(stack, work, "full", "--quota-backend-bytes", str(1 << 20))
+    blob = os.urandom(600_000)
+    for i in range(4):
+        try:
+            _ctl(full, "put", f"fill/{i}", input=blob.hex().encode()[:600_000])
+        except subprocess.CalledProcessError:
+            break  # the alarm is raised: the quota is full
+    return Etcd(port, full, first)
