@@ -221,3 +221,99 @@ def etcd(stack: contextlib.ExitStack, work: Path) -> Etcd:
         except subprocess.CalledProcessError:
             break  # the alarm is raised: the quota is full
     return Etcd(port, full, first)
+
+
+# -- RabbitMQ -----------------------------------------------------------------------------
+
+
+def _rabbit_hash(password: str) -> str:
+    """RabbitMQ's rabbit_password_hashing_sha256: base64(salt + sha256(salt + password))."""
+    import base64
+    import hashlib
+
+    salt = os.urandom(4)
+    return base64.b64encode(salt + hashlib.sha256(salt + password.encode()).digest()).decode()
+
+
+@dataclass
+class Rabbit:
+    port: int  # users app (all on /), reader (read only on /), none on vhost "locked"
+
+
+def rabbitmq(stack: contextlib.ExitStack, work: Path) -> Rabbit:
+    bin_dir = Path("/usr/lib/rabbitmq/bin")
+    if not (bin_dir / "rabbitmq-server").exists():
+        raise RuntimeError("rabbitmq-server is not installed (scripts/setup, CP_APT_DEV)")
+    import json
+
+    port, dist = free_port(), free_port()
+    defs = {
+        "users": [
+            {
+                "name": name,
+                "password_hash": _rabbit_hash(f"{name}-pw"),
+                "hashing_algorithm": "rabbit_password_hashing_sha256",
+                "tags": [],
+            }
+            for name in ("app", "reader")
+        ],
+        "vhosts": [{"name": "/"}, {"name": "locked"}],
+        "permissions": [
+            {"user": "app", "vhost": "/", "configure": ".*", "write": ".*", "read": ".*"},
+            {"user": "reader", "vhost": "/", "configure": "^$", "write": "^$", "read": ".*"},
+        ],
+        "queues": [
+            {
+                "name": "jobs",
+                "vhost": "/",
+                "durable": True,
+                "auto_delete": False,
+                "arguments": {"x-max-length": 10},
+            }
+        ],
+        "exchanges": [],
+        "bindings": [],
+    }
+    (work / "defs.json").write_text(json.dumps(defs))
+    (work / "rabbitmq.conf").write_text(
+        f"listeners.tcp.default = {LOOPBACK}:{port}\n"
+        f"load_definitions = {work / 'defs.json'}\n"
+        "loopback_users = none\n"
+        "max_message_size = 4096\n"
+        "log.console = true\n"
+        "log.file = false\n"
+    )
+    (work / "enabled_plugins").write_text("[].\n")
+    home = work / "home"
+    home.mkdir()
+    node = f"corpus44-{port}@localhost"
+    env = {
+        "HOME": str(home),
+        "RABBITMQ_NODENAME": node,
+        "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
+        "RABBITMQ_NODE_PORT": str(port),
+        "RABBITMQ_DIST_PORT": str(dist),
+        "RABBITMQ_CONFIG_FILE": str(work / "rabbitmq"),
+        "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
+        "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
+        "RABBITMQ_LOG_BASE": str(work / "log"),
+        "RABBITMQ_PID_FILE": str(work / "rabbit.pid"),
+        "ERL_EPMD_ADDRESS": LOOPBACK,
+    }
+    epmd_was_running = subprocess.run(
+        ["epmd", "-names"], capture_output=True, check=False
+    ).returncode == 0
+    if not epmd_was_running:
+        # epmd outlives the node: stop it when the stack closes (it was ours)
+        stack.callback(
+            lambda: subprocess.run(["epmd", "-kill"], capture_output=True, check=False)
+        )
+    daemon(
+        stack,
+        [str(bin_dir / "rabbitmq-server")],
+        port,
+        log=work / "rabbitmq.log",
+        env=env,
+        timeout=90,
+    )
+    return Rabbit(port)
