@@ -42,7 +42,7 @@ def provoke(c: Case, ctx: object) -> str:
         result = c.run(ctx)
         if hasattr(result, "__await__"):
             run_async(result)
-    except BaseException as exc:  # noqa: BLE001 - a probe prints whatever the case raised
+    except BaseException as exc:  # a probe prints whatever the case raised
         return f"{time.monotonic() - started:5.1f}s {describe(exc)}"
     return "DID NOT FAIL"
 

@@ -106,8 +106,22 @@ def postgres(stack: contextlib.ExitStack, work: Path) -> Postgres:
     env = dict(os.environ, PGPASSWORD=PG_ADMIN_PW)
     for db, sql in (("postgres", _PG_SETUP), ("app", _PG_APP)):
         subprocess.run(
-            ["psql", "-h", LOOPBACK, "-p", str(port), "-U", "postgres", "-d", db, "-v",
-             "ON_ERROR_STOP=1", "-q", "-f", "-"],
+            [
+                "psql",
+                "-h",
+                LOOPBACK,
+                "-p",
+                str(port),
+                "-U",
+                "postgres",
+                "-d",
+                db,
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-f",
+                "-",
+            ],
             input=sql.encode(),
             check=True,
             capture_output=True,
@@ -129,10 +143,18 @@ class Beanstalkd:
 def beanstalkd(stack: contextlib.ExitStack, work: Path) -> Beanstalkd:
     require("beanstalkd")
     port, drain = free_port(), free_port()
-    daemon(stack, ["beanstalkd", "-l", LOOPBACK, "-p", str(port), "-z", "1024"], port,
-           log=work / "beanstalkd.log")
-    proc = daemon(stack, ["beanstalkd", "-l", LOOPBACK, "-p", str(drain)], drain,
-                  log=work / "beanstalkd-drain.log")
+    daemon(
+        stack,
+        ["beanstalkd", "-l", LOOPBACK, "-p", str(port), "-z", "1024"],
+        port,
+        log=work / "beanstalkd.log",
+    )
+    proc = daemon(
+        stack,
+        ["beanstalkd", "-l", LOOPBACK, "-p", str(drain)],
+        drain,
+        log=work / "beanstalkd-drain.log",
+    )
     proc.send_signal(10)  # SIGUSR1: enter drain mode (refuse new jobs)
     return Beanstalkd(port, drain)
 
@@ -186,7 +208,11 @@ def _ctl(port: int, *args: str, user: str | None = None, input: bytes | None = N
     if user:
         argv.append(f"--user={user}")
     out = subprocess.run(
-        [*argv, *args], check=True, capture_output=True, input=input, timeout=30,
+        [*argv, *args],
+        check=True,
+        capture_output=True,
+        input=input,
+        timeout=30,
         env=dict(os.environ, ETCDCTL_API="3"),
     )
     return out.stdout.decode()
@@ -300,14 +326,12 @@ def rabbitmq(stack: contextlib.ExitStack, work: Path) -> Rabbit:
         "RABBITMQ_PID_FILE": str(work / "rabbit.pid"),
         "ERL_EPMD_ADDRESS": LOOPBACK,
     }
-    epmd_was_running = subprocess.run(
-        ["epmd", "-names"], capture_output=True, check=False
-    ).returncode == 0
+    epmd_was_running = (
+        subprocess.run(["epmd", "-names"], capture_output=True, check=False).returncode == 0
+    )
     if not epmd_was_running:
         # epmd outlives the node: stop it when the stack closes (it was ours)
-        stack.callback(
-            lambda: subprocess.run(["epmd", "-kill"], capture_output=True, check=False)
-        )
+        stack.callback(lambda: subprocess.run(["epmd", "-kill"], capture_output=True, check=False))
     daemon(
         stack,
         [str(bin_dir / "rabbitmq-server")],
@@ -317,3 +341,89 @@ def rabbitmq(stack: contextlib.ExitStack, work: Path) -> Rabbit:
         timeout=90,
     )
     return Rabbit(port)
+
+
+# -- a POP3 server answering Dovecot's replies (RFC 2449/3206 response codes) -----------------
+
+#: PASS replies by user (any other user: app / app-pw is the only valid login)
+POP3_LOGIN = {
+    "busy": "-ERR [IN-USE] Mailbox is locked by another POP3 session.",
+    "slow": "-ERR [LOGIN-DELAY] Minimum time between logins not elapsed.",
+    "disabled": "-ERR [SYS/PERM] Your account has been disabled.",
+}
+
+
+@dataclass
+class Pop3:
+    port: int
+    home: Path  # a scratch directory for the client (its rc file, pid file)
+
+
+def pop3(stack: contextlib.ExitStack, work: Path) -> Pop3:
+    import socketserver
+
+    class Handler(socketserver.StreamRequestHandler):
+        def say(self, line: str) -> None:
+            self.wfile.write(line.encode() + b"\r\n")
+
+        def handle(self) -> None:
+            self.say("+OK Dovecot (Debian) ready.")
+            user = ""
+            logged_in = False
+            while True:
+                raw = self.rfile.readline(4096)
+                if not raw:
+                    return
+                verb, _, arg = raw.decode(errors="replace").strip().partition(" ")
+                verb = verb.upper()
+                if verb == "CAPA":
+                    self.say(
+                        "+OK\r\nCAPA\r\nTOP\r\nUIDL\r\nRESP-CODES\r\nPIPELINING\r\n"
+                        "AUTH-RESP-CODE\r\nUSER\r\n."
+                    )
+                elif verb == "USER":
+                    user = arg
+                    self.say("+OK")
+                elif verb == "PASS":
+                    if user in POP3_LOGIN:
+                        self.say(POP3_LOGIN[user])
+                    elif (user, arg) in {("app", "app-pw"), ("brokenstat", "brokenstat-pw")}:
+                        logged_in = True
+                        self.say("+OK Logged in.")
+                    else:
+                        self.say("-ERR [AUTH] Authentication failed.")
+                elif verb == "STAT" and logged_in:
+                    if user == "brokenstat":
+                        self.say(
+                            "-ERR [SYS/TEMP] Internal error occurred. Refer to server log "
+                            "for more information."
+                        )
+                    else:
+                        self.say("+OK 2 320")
+                elif verb == "QUIT":
+                    self.say("+OK Logging out.")
+                    return
+                elif not logged_in:
+                    self.say("-ERR Unknown command.")
+                else:
+                    self.say("-ERR Unknown command: " + verb)
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    server = Server((LOOPBACK, 0), Handler)
+    import threading
+
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
+    ).start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    stack.callback(stop)
+    home = work / "client"
+    home.mkdir()
+    return Pop3(int(server.server_address[1]), home)

@@ -67,7 +67,9 @@ def _publish(exchange: str, body: bytes) -> Any:
 
 
 FAM.add("wrong_password", AUTH, "403 ACCESS_REFUSED: login refused", _do(password="nope"))
-FAM.add("unknown_user", AUTH, "403 ACCESS_REFUSED for a user that does not exist", _do(user="ghost"))
+FAM.add(
+    "unknown_user", AUTH, "403 ACCESS_REFUSED for a user that does not exist", _do(user="ghost")
+)
 FAM.add(
     "vhost_refused",
     AUTH,

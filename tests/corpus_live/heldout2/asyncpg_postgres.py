@@ -131,7 +131,9 @@ FAM.add("no_table", NF, "42P01 relation does not exist", _sql("SELECT * FROM gho
 FAM.add("permission", AUTH, "42501 permission denied for table", _sql("SELECT * FROM secret"))
 FAM.add("unique", EXISTS, "23505 duplicate key value", _sql("INSERT INTO t VALUES (1, 'dup')"))
 FAM.add("syntax", INT, "42601 syntax error", _sql("SELEC 1"))
-FAM.add("too_long", INT, "22001 value too long for type", _sql("INSERT INTO t VALUES (9, 'longer')"))
+FAM.add(
+    "too_long", INT, "22001 value too long for type", _sql("INSERT INTO t VALUES (9, 'longer')")
+)
 FAM.add(
     "statement_timeout",
     TO,

@@ -27,7 +27,10 @@ from corpus_live.heldout2._daemons import Postgres, postgres
 Ctx = Served[Postgres]
 
 FAM = family(
-    "createdb", "createdb/dropdb against PostgreSQL 15 (Debian), real", served(postgres), half="heldout2"
+    "createdb",
+    "createdb/dropdb against PostgreSQL 15 (Debian), real",
+    served(postgres),
+    half="heldout2",
 )
 
 

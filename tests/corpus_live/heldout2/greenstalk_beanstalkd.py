@@ -49,10 +49,23 @@ def _reserve_empty(c: Any) -> Any:
     return c.reserve(timeout=0)
 
 
-FAM.add("peek_missing", NF, "NOT_FOUND: peek of a job id that does not exist", _do(lambda c: c.peek(987654)))
-FAM.add("delete_missing", NF, "NOT_FOUND: delete of a job id that does not exist", _do(lambda c: c.delete(987654)))
 FAM.add(
-    "tube_missing", NF, "NOT_FOUND: stats of a tube that does not exist", _do(lambda c: c.stats_tube("ghost-tube"))
+    "peek_missing",
+    NF,
+    "NOT_FOUND: peek of a job id that does not exist",
+    _do(lambda c: c.peek(987654)),
+)
+FAM.add(
+    "delete_missing",
+    NF,
+    "NOT_FOUND: delete of a job id that does not exist",
+    _do(lambda c: c.delete(987654)),
+)
+FAM.add(
+    "tube_missing",
+    NF,
+    "NOT_FOUND: stats of a tube that does not exist",
+    _do(lambda c: c.stats_tube("ghost-tube")),
 )
 FAM.add("reserve_timeout", TO, "TIMED_OUT: no job within reserve's timeout", _do(_reserve_empty))
 FAM.add(
@@ -80,7 +93,12 @@ FAM.add(
     _do(lambda c: c.ignore("default")),
 )
 FAM.add("refused", NET, "nothing listens", _do(lambda c: c.stats(), port=lambda c: c.net.closed))
-FAM.add("dns", NET, "host does not resolve", _do(lambda c: c.stats(), port=lambda c: 11300, host=UNRESOLVABLE))
+FAM.add(
+    "dns",
+    NET,
+    "host does not resolve",
+    _do(lambda c: c.stats(), port=lambda c: 11300, host=UNRESOLVABLE),
+)
 FAM.add(
     "silent",
     TO,

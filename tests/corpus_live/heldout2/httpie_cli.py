@@ -26,7 +26,9 @@ from corpus_live.core import (
     require,
 )
 
-FAM = family("httpie", "HTTPie 3.2 CLI against a fake Cloudflare API v4", http_setup, half="heldout2")
+FAM = family(
+    "httpie", "HTTPie 3.2 CLI against a fake Cloudflare API v4", http_setup, half="heldout2"
+)
 
 ZONE = "023e105f4ecef8ad9ca31a8372d0c353"
 
@@ -153,7 +155,11 @@ WRITE: list[Row] = [
     (
         "invalid_content",
         400,
-        _cf(1004, "DNS Validation Error", (9005, "Content for A record must be a valid IPv4 address.")),
+        _cf(
+            1004,
+            "DNS Validation Error",
+            (9005, "Content for A record must be a valid IPv4 address."),
+        ),
         {},
         INT,
         None,

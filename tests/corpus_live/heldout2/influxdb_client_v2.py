@@ -85,7 +85,7 @@ ROWS: list[Row] = [
         422,
         _e(
             "unprocessable entity",
-            'failure writing points to database: partial write: field type conflict: input field '
+            "failure writing points to database: partial write: field type conflict: input field "
             '"v" on measurement "cpu" is type float, already exists as type integer dropped=1',
         ),
         {},

@@ -57,7 +57,11 @@ ROWS: list[Row] = [
     (
         "capacity",
         429,
-        _e("Service tier capacity exceeded for this model.", "service_tier_capacity_exceeded", "3505"),
+        _e(
+            "Service tier capacity exceeded for this model.",
+            "service_tier_capacity_exceeded",
+            "3505",
+        ),
         {},
         RL,
         None,

@@ -136,7 +136,7 @@ GET_ROWS: list[Row] = [
     (
         "server_error",
         500,
-        _err("null_pointer_exception", "Cannot invoke \"Object.hashCode()\"", 500),
+        _err("null_pointer_exception", 'Cannot invoke "Object.hashCode()"', 500),
         {},
         NET,
         None,

@@ -19,7 +19,9 @@ from corpus_live.core import (
     http_setup,
 )
 
-FAM = family("qdrant-client", "fake Qdrant 1.x REST API (error bodies)", http_setup, half="heldout2")
+FAM = family(
+    "qdrant-client", "fake Qdrant 1.x REST API (error bodies)", http_setup, half="heldout2"
+)
 
 
 def _client(url: str) -> Any:

@@ -93,9 +93,7 @@ READ: list[Row] = [
     (
         "not_found",
         404,
-        _sabre(
-            "Sabre\\DAV\\Exception\\NotFound", "File with name docs could not be located"
-        ),
+        _sabre("Sabre\\DAV\\Exception\\NotFound", "File with name docs could not be located"),
         XML,
         NF,
         None,
@@ -116,9 +114,7 @@ READ: list[Row] = [
     (
         "maintenance",
         503,
-        _sabre(
-            "Sabre\\DAV\\Exception\\ServiceUnavailable", "System is in maintenance mode."
-        ),
+        _sabre("Sabre\\DAV\\Exception\\ServiceUnavailable", "System is in maintenance mode."),
         {**XML, "Retry-After": "120", "X-Nextcloud-Maintenance-Mode": "1"},
         RL,
         120.0,
