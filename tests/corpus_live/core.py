@@ -43,7 +43,7 @@ DEP = frozenset({"dependency_missing"})
 EXISTS = frozenset({"already_exists"})
 QUOTA = frozenset({"quota_exhausted"})
 
-HALVES = ("visible", "heldout")
+HALVES = ("visible", "heldout", "heldout2")
 
 
 @dataclass(frozen=True)
@@ -297,6 +297,7 @@ class FakeHTTP:
                     self.wfile.write(data)
 
             do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _any
+            do_OPTIONS = do_PROPFIND = do_MKCOL = do_COPY = do_MOVE = _any  # WebDAV
 
         self.server = ThreadingHTTPServer((LOOPBACK, 0), Handler)
         self.server.daemon_threads = True
