@@ -29,30 +29,7 @@ from control_plane.runtime import confine_program as landlock
 __all__ = ["PROC_READ", "SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
 
 #: System paths every worker may read and execute (those that exist).
-SYSTEM_READ = (
-    "/usr",
-    "/lib",
-    "/lib64",
-    "/lib32",
-    "/libx32",
-    "/bin",
-    "/sbin",
-    "/opt",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/localtime",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/etc/pki",
-    "/etc/resolv.conf",
-    "/etc/hosts",
-    "/etc/nsswitch.conf",
-    "/etc/gai.conf",
-    "/etc/host.conf",
-    "/etc/alternatives",
-    "/etc/mime.types",
-)
+SYSTEM_READ = (*landlock.SYSTEM_BASE, "/opt")
 #: What a worker may read of ``/proc`` beside its own ``/proc/PID``: nothing of another
 #: process (``/proc/net/unix`` lists every socket of the host, ``/proc/PID/environ`` of the
 #: control plane is its whole environment; Landlock's ptrace rule does not cover reading them).

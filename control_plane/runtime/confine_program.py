@@ -34,6 +34,7 @@ from typing import Any
 
 __all__ = [
     "ENV_SPEC",
+    "SYSTEM_BASE",
     "SYSTEM_READ",
     "Ruleset",
     "abi",
@@ -48,10 +49,10 @@ __all__ = [
 #: Removed before ``exec``: the program never sees it.
 ENV_SPEC = "CAPABILITY_PACKS_CONFINE"
 
-#: System paths every confined program may read and execute (those that exist): what a
-#: dynamically linked program, its libraries, TLS and name resolution need. Never a home,
-#: ``/tmp``, ``/var`` or ``/srv``.
-SYSTEM_READ = (
+#: What any dynamically linked program needs to run and may read and execute (those that
+#: exist): its libraries, TLS and name resolution. Never a home, ``/tmp``, ``/var`` or
+#: ``/srv``. An isolation worker's Python reads these too (``runtime/confine.py``).
+SYSTEM_BASE = (
     "/usr",
     "/lib",
     "/lib64",
@@ -62,7 +63,6 @@ SYSTEM_READ = (
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
-    "/etc/ld.so.preload",
     "/etc/localtime",
     "/etc/ssl",
     "/etc/ca-certificates",
@@ -72,10 +72,16 @@ SYSTEM_READ = (
     "/etc/nsswitch.conf",
     "/etc/gai.conf",
     "/etc/host.conf",
-    "/etc/services",
-    "/etc/protocols",
     "/etc/alternatives",
     "/etc/mime.types",
+)
+#: System paths every confined program may read and execute: :data:`SYSTEM_BASE` and what
+#: the programs packs run (git, ssh, ffprobe) read of the system's configuration.
+SYSTEM_READ = (
+    *SYSTEM_BASE,
+    "/etc/ld.so.preload",
+    "/etc/services",
+    "/etc/protocols",
     "/etc/passwd",
     "/etc/group",
     "/etc/ssh/ssh_config",
