@@ -54,7 +54,6 @@ __all__ = [
     "correlation_from_metadata",
     "correlation_scope",
     "current_correlation",
-    "emit_rejection",
     "fitted_line",
     "one_line",
     "parse_rfc3339",
@@ -442,12 +441,3 @@ class ErrorEvents:
         )
         self.emit(event)
         return event
-
-
-def emit_rejection(
-    events: ErrorEvents,
-    rejection: Rejection | RequestRejected | str,
-    **kwargs: Any,
-) -> ErrorEvent:
-    """Module-level form of :meth:`ErrorEvents.emit_rejection`."""
-    return events.emit_rejection(rejection, **kwargs)
