@@ -27,6 +27,7 @@ from control_plane.core.rejection import REASONS
 from control_plane.core.vocabulary import BASELINE, EVERY_PACK_CODES, CodeInfo
 from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
 from control_plane.wire import status as wire
+from scripts import gen_docs
 
 ROOT = Path(__file__).resolve().parent.parent
 VOCABULARY_FILE = ROOT / "schemas" / "vocabulary.json"
@@ -199,18 +200,33 @@ def _type_checking_names() -> dict[str, Any]:
 # --------------------------------------------------------------------------- tables
 
 
-def _embedded_table(path: Path) -> str:
-    text = path.read_text()
-    assert "<!-- status-table:begin -->\n" in text, f"{path.name}: no status table"
-    return text.split("<!-- status-table:begin -->\n", 1)[1].split("<!-- status-table:end -->")[0]
+def _block(page: Path, render: object) -> gen_docs.Block:
+    (block,) = (b for b in gen_docs.blocks() if b.page == page and b.render == render)
+    return block
+
+
+def test_every_generated_block_is_up_to_date() -> None:
+    assert gen_docs.main(["--check"]) == 0, "regenerate with: python scripts/gen_docs.py"
+    block = _block(ROOT / "docs" / "grpc.md", gen_docs.status_table)
+    text = block.page.read_text(encoding="utf-8")
+    assert gen_docs.update(text, block) == text
+    with pytest.raises(ValueError, match="markers"):
+        gen_docs.update("no markers here", block)
+
+
+def test_status_table_is_read_from_the_vocabulary() -> None:
+    rows = {code.strip("`"): (status, why) for code, status, _, why, _ in gen_docs.status_rows()}
+    for code, info in BASELINE.items():
+        assert rows[code] == (info.grpc_status, f"`{code.upper()}`")
+    assert rows["(unknown pack)"][0] == "NOT_FOUND"
+    assert rows["(invalid input)"][0] == "INVALID_ARGUMENT"
+    assert wire.STATUS_BY_CODE["auth_failed"] == grpc.StatusCode.PERMISSION_DENIED
 
 
 @pytest.mark.parametrize("doc", ["README.md", "docs/grpc.md"])
 def test_every_baseline_code_and_its_status_is_in_the_table(doc: str) -> None:
-    table = _embedded_table(ROOT / doc)
-    assert table == wire.markdown_table(), (
-        f"{doc}: regenerate the table with: python3 -m control_plane.wire.status"
-    )
+    table = gen_docs.embedded(_block(ROOT / doc, gen_docs.status_table))
+    assert table == gen_docs.status_table(), f"{doc}: regenerate with: python scripts/gen_docs.py"
     for code, info in BASELINE.items():
         row = re.search(rf"^\| `{code}` \| `([A-Z_]+)` \| (yes|no) \|", table, re.MULTILINE)
         assert row, f"{doc}: no row for {code}"
@@ -232,11 +248,8 @@ def test_every_baseline_code_and_its_status_is_in_the_table(doc: str) -> None:
 
 def test_every_rejection_reason_is_documented() -> None:
     """Each reason of schemas/rejections.json has a retryable flag, a hint and a docs row."""
-    text = (ROOT / "docs" / "grpc.md").read_text()
-    table = text.split("<!-- rejection-table:begin -->\n", 1)[1].split("<!-- rejection-table")[0]
-    assert table == wire.rejection_table(), (
-        "docs/grpc.md: regenerate with: python3 -m control_plane.wire.status rejections"
-    )
+    table = gen_docs.embedded(_block(ROOT / "docs" / "grpc.md", gen_docs.rejection_table))
+    assert table == gen_docs.rejection_table(), "regenerate with: python scripts/gen_docs.py"
     for reason, info in REASONS.items():
         assert info.recovery_hint and info.description, reason
         assert f"| `{reason}` |" in table, f"docs/grpc.md does not document rejection {reason}"

@@ -24,7 +24,6 @@ from control_plane.runtime.events import (
     StreamSink,
     correlation_from_metadata,
     correlation_scope,
-    emit_rejection,
 )
 from control_plane.runtime.plugins import load_registry
 
@@ -231,8 +230,8 @@ def test_transport_rejections_are_events_with_origin_transport() -> None:
         invoker.invoke_sync("t.fail", {"code": 5})
     invoker.close()
     with correlation_scope({"flow_id": "f-9"}):
-        emit_rejection(events, unknown.value, request_id="r1")
-    emit_rejection(events, invalid.value, version="1.2.3")
+        events.emit_rejection(unknown.value, request_id="r1")
+    events.emit_rejection(invalid.value, version="1.2.3")
     events.emit_rejection("overloaded", pack="t.fail", message="too many calls", request_id="r3")
     assert [e.code for e in seen] == ["unknown_pack", "invalid_input", "overloaded"]
     assert [e.pack for e in seen] == ["no.such", "t.fail", "t.fail"]

@@ -578,19 +578,6 @@ def test_unraisable_exceptions_and_warnings_print_scrubbed(
     assert testpacks.SECRET not in text
 
 
-# -- the table -------------------------------------------------------------------------
-
-
-def test_status_table_is_read_from_the_vocabulary() -> None:
-    rows = {r.code.strip("`"): r for r in wire.status_table()}
-    for code, info in BASELINE.items():
-        assert rows[code].grpc_status == info.grpc_status
-        assert rows[code].reason == code.upper()
-    assert rows["(unknown pack)"].grpc_status == "NOT_FOUND"
-    assert rows["(invalid input)"].grpc_status == "INVALID_ARGUMENT"
-    assert wire.STATUS_BY_CODE["auth_failed"] == grpc.StatusCode.PERMISSION_DENIED
-
-
 async def test_create_server_binds_an_ephemeral_port(load: Any) -> None:
     srv, port = create_server("127.0.0.1:0", build_runtime(RuntimeConfig(), load=load))
     assert port > 0 and srv.port == port

@@ -44,7 +44,7 @@ from control_plane.wire.client import PackDescription
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from control_plane.adapters.mcp_bridge.backends import LocalBridgeBackend  # noqa: E402
+from control_plane.adapters.backends import LocalBackend  # noqa: E402
 from control_plane.adapters.mcp_bridge.server import Bridge  # noqa: E402
 
 PLUGIN = ["--plugin", "testpacks"]
@@ -203,7 +203,7 @@ async def test_every_answer_matches_the_tools_output_schema() -> None:
     import jsonschema
     from referencing import Registry as RefRegistry
 
-    from control_plane.adapters.mcp_bridge.backends import LocalBridgeBackend
+    from control_plane.adapters.backends import LocalBackend
     from control_plane.adapters.mcp_bridge.server import Bridge
 
     def refs(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
@@ -227,7 +227,7 @@ async def test_every_answer_matches_the_tools_output_schema() -> None:
         ),
         "test",
     )
-    bridge = Bridge(LocalBridgeBackend(build_runtime(load=load)))
+    bridge = Bridge(LocalBackend(build_runtime(load=load)))
     try:
         assert await bridge.refresh()
         calls = [
@@ -261,7 +261,7 @@ async def test_every_answer_matches_the_tools_output_schema() -> None:
         await bridge.close()
 
 
-class _Refused(LocalBridgeBackend):
+class _Refused(LocalBackend):
     """A backend whose control plane answers every call with ``error`` (a TransportError)."""
 
     error: TransportError

@@ -16,9 +16,9 @@ import pytest
 import refusal_packs
 from server_support import ServerThread
 
+from control_plane.adapters.backends import LocalBackend
 from control_plane.adapters.cli import main
 from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget
-from control_plane.adapters.mcp_bridge.backends import LocalBridgeBackend
 from control_plane.adapters.mcp_bridge.server import Bridge
 from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
 from control_plane.runtime.plugins import load_registry
@@ -85,7 +85,7 @@ def test_mcp_bridge(seen: list[tuple[str, str]]) -> None:
     runtime = build_runtime(
         RuntimeConfig(builtins=False, entry_points=False, extra=(("rp", refusal_packs),))
     )
-    bridge = Bridge(LocalBridgeBackend(runtime))
+    bridge = Bridge(LocalBackend(runtime))
 
     async def calls() -> list[bool]:
         try:

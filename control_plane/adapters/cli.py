@@ -33,7 +33,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 # Before grpc is imported (its core reads this once, then): gRPC's fork handlers run in every
 # child forked while the server's threads are inside gRPC, and libuv (uvloop, the default
@@ -45,6 +45,7 @@ os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "0")
 import grpc
 import orjson
 
+from control_plane.adapters.backends import Blocking, LocalBackend, RemoteBackend
 from control_plane.adapters.grant_cli import add_grant_options, reach_lines, startup_lines
 from control_plane.adapters.observability_cli import (
     add_serve_arguments,
@@ -72,7 +73,6 @@ from control_plane.wire import event_loop
 from control_plane.wire.client import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_TARGET,
-    Client,
     DeadlineExceeded,
     PackCallError,
     PackDescription,
@@ -85,9 +85,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_PACK_ERROR",
     "EXIT_USAGE",
-    "Backend",
-    "LocalBackend",
-    "RemoteBackend",
     "UsageProblem",
     "add_backend_options",
     "add_mcp_config_option",
@@ -289,70 +286,7 @@ def _print_description(desc: PackDescription) -> None:
     _json(desc.output_schema)
 
 
-# -- backends: a server (Client) or the in-process Invoker ---------------------------
-
-
-class Backend(Protocol):
-    """What list/describe/call need; failures of ``invoke`` come back as outcomes."""
-
-    def list_packs(self) -> PackListing: ...
-
-    def describe(self, name: str) -> PackDescription: ...
-
-    def invoke(
-        self, name: str, payload: bytes, *, strict: bool, fail_on: Any, deadline: float | None
-    ) -> Outcome: ...
-
-    def close(self) -> None: ...
-
-
-class RemoteBackend:
-    """A control plane over gRPC."""
-
-    def __init__(self, target: str, **credentials: Any) -> None:
-        self.client = Client(target, **credentials)
-
-    def list_packs(self) -> PackListing:
-        return self.client.list_packs(timeout=QUERY_DEADLINE)
-
-    def describe(self, name: str) -> PackDescription:
-        return self.client.describe(name, timeout=QUERY_DEADLINE)
-
-    def invoke(
-        self, name: str, payload: bytes, *, strict: bool, fail_on: Any, deadline: float | None
-    ) -> Outcome:
-        try:
-            return self.client.invoke(
-                name, payload, strict=strict, fail_on=fail_on, timeout=deadline
-            )
-        except PackCallError as exc:
-            return exc.outcome
-
-    def close(self) -> None:
-        self.client.close()
-
-
-class LocalBackend:
-    """Packs in this process, under the same runtime as the server."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-
-    def list_packs(self) -> PackListing:
-        return PackListing.from_registry(self.runtime.registry)
-
-    def describe(self, name: str) -> PackDescription:
-        return PackDescription.from_loaded(self.runtime.registry.get(name))
-
-    def invoke(
-        self, name: str, payload: bytes, *, strict: bool, fail_on: Any, deadline: float | None
-    ) -> Outcome:
-        return self.runtime.invoker.invoke_sync(
-            name, payload, strict=strict, fail_on=fail_on, timeout=deadline
-        )
-
-    def close(self) -> None:
-        self.runtime.close()
+# -- backends: a server or the in-process runtime (adapters/backends.py) -------------
 
 
 def local_runtime(args: argparse.Namespace) -> Runtime:
@@ -402,9 +336,10 @@ def _reference_line(reference_id: str, local: bool) -> str:
 # -- end --local incidents ----------------------------------------------------------------
 
 
-def _backend(args: argparse.Namespace) -> Backend:
+def _backend(args: argparse.Namespace) -> Blocking:
     if args.local:
-        return LocalBackend(local_runtime(args))
+        runtime = local_runtime(args)
+        return Blocking(lambda: LocalBackend(runtime))
     if getattr(args, "mcp_config", None):
         raise UsageProblem(
             "--mcp-config applies with --local; a control plane started with "
@@ -412,7 +347,8 @@ def _backend(args: argparse.Namespace) -> Backend:
             "usage",
         )
     try:
-        return RemoteBackend(args.target, **client_kwargs(args))
+        credentials = client_kwargs(args)
+        return Blocking(lambda: RemoteBackend(args.target, **credentials))
     except (ConfigError, UnicodeDecodeError) as exc:
         raise UsageProblem(str(exc), "credentials") from None
 
@@ -438,7 +374,7 @@ def rejection_problem(exc: RequestRejected) -> UsageProblem:
     return UsageProblem(rejection.message, rejection.reason, **fields)
 
 
-def run_with_backend(args: argparse.Namespace, body: Callable[[Backend], int]) -> int:
+def run_with_backend(args: argparse.Namespace, body: Callable[[Blocking], int]) -> int:
     try:
         backend = _backend(args)
     except UsageProblem as exc:
@@ -867,7 +803,7 @@ def _list_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 
 def _list(args: argparse.Namespace) -> int:
-    def body(backend: Backend) -> int:
+    def body(backend: Blocking) -> int:
         listing = backend.list_packs()
         if args.output == "json":
             _json(listing.to_dict())
@@ -888,7 +824,7 @@ def _describe_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _describe(args: argparse.Namespace) -> int:
-    def body(backend: Backend) -> int:
+    def body(backend: Blocking) -> int:
         desc = backend.describe(args.name)
         # What the pack may reach is the local runtime's grants: shown with --local (and the
         # server's --grant/--grants options), which build the same grants as serve.
@@ -965,7 +901,7 @@ def _read_input(spec: str) -> bytes:
 
 
 def _call(args: argparse.Namespace) -> int:
-    def body(backend: Backend) -> int:
+    def body(backend: Blocking) -> int:
         payload = _read_input(args.input)
         outcome = backend.invoke(
             args.name, payload, strict=args.strict, fail_on=args.fail_on, deadline=args.deadline

@@ -5,18 +5,23 @@ alone."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pluggy
+from pluggy import HookImpl
 
 from control_plane.core import hookspecs
 
-__all__ = ["CallHooks", "new_plugin_manager"]
+__all__ = ["Bound", "CallHooks", "bound", "new_plugin_manager"]
 
 logger = logging.getLogger("capability_packs.plugins")
 
 _Fn = Callable[..., Any]
+
+#: One hook implementation, ready to call with the spec's arguments in the spec's order,
+#: and the name of its plugin.
+Bound = tuple[_Fn, str]
 
 
 def new_plugin_manager() -> pluggy.PluginManager:
@@ -26,15 +31,17 @@ def new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
-def _resolved(caller: Any, names: tuple[str, ...]) -> tuple[tuple[_Fn, str], ...]:
-    """The implementations of one hook in pluggy's call order (newest and ``tryfirst``
-    first), each bound to the arguments it names (it may take fewer than the spec)."""
-    found: list[tuple[_Fn, str]] = []
-    for impl in reversed(caller.get_hookimpls()):
+def bound(impls: Iterable[HookImpl], names: tuple[str, ...]) -> tuple[Bound, ...]:
+    """Each of ``impls``, in the order given, bound to take ``names`` positionally (an
+    implementation may name fewer arguments than the spec offers, in any order). The one
+    hand-written hook caller: everything that walks a hook's implementations itself, to call
+    each inside a plugin boundary, resolves them here (pluggy's order is
+    ``reversed(caller.get_hookimpls())``: newest and ``tryfirst`` first)."""
+    found: list[Bound] = []
+    for impl in impls:
         fn = impl.function
         if impl.argnames != names:
-            picked = tuple(names.index(n) for n in impl.argnames)
-            fn = _picking(fn, picked)
+            fn = _picking(fn, tuple(names.index(n) for n in impl.argnames))
         found.append((fn, impl.plugin_name))
     return tuple(found)
 
@@ -63,19 +70,21 @@ class CallHooks:
 
     def __init__(self, pm: pluggy.PluginManager | None = None) -> None:
         self.plugin_manager = pm if pm is not None else new_plugin_manager()
-        self.started: tuple[tuple[_Fn, str], ...] = ()
-        self.finished: tuple[tuple[_Fn, str], ...] = ()
-        self.incident: tuple[tuple[_Fn, str], ...] = ()
-        self.refused: tuple[tuple[_Fn, str], ...] = ()
+        self.started: tuple[Bound, ...] = ()
+        self.finished: tuple[Bound, ...] = ()
+        self.incident: tuple[Bound, ...] = ()
+        self.refused: tuple[Bound, ...] = ()
         self.refresh()
 
     def refresh(self) -> None:
         """Read the implementations again (after a plugin was registered elsewhere)."""
         hook = self.plugin_manager.hook
-        self.started = _resolved(hook.call_started, ("pack",))
-        self.finished = _resolved(hook.call_finished, ("pack", "outcome", "elapsed_s"))
-        self.incident = _resolved(hook.incident_recorded, ("incident",))
-        self.refused = _resolved(hook.request_refused, ("event",))
+        self.started = bound(reversed(hook.call_started.get_hookimpls()), ("pack",))
+        self.finished = bound(
+            reversed(hook.call_finished.get_hookimpls()), ("pack", "outcome", "elapsed_s")
+        )
+        self.incident = bound(reversed(hook.incident_recorded.get_hookimpls()), ("incident",))
+        self.refused = bound(reversed(hook.request_refused.get_hookimpls()), ("event",))
 
     def register(self, plugin: object, name: str | None = None) -> None:
         """Register ``plugin`` (an object or module with ``@hookimpl`` functions)."""
@@ -88,7 +97,7 @@ class CallHooks:
             self.plugin_manager.unregister(plugin)
             self.refresh()
 
-    def notify(self, impls: tuple[tuple[_Fn, str], ...], *args: Any) -> None:
+    def notify(self, impls: Sequence[Bound], *args: Any) -> None:
         """Call each implementation with ``args``; results are ignored."""
         for fn, plugin in impls:
             try:
@@ -98,7 +107,7 @@ class CallHooks:
             except BaseException as exc:  # noqa: BLE001
                 _failed(plugin, exc)
 
-    def started_call(self, pack: Any) -> list[tuple[Callable[[], None], str]]:
+    def started_call(self, pack: Any) -> list[Bound]:
         """Run ``call_started``; the end callbacks its implementations returned."""
         ends = []
         for fn, plugin in self.started:
@@ -112,11 +121,6 @@ class CallHooks:
                 ends.append((end, plugin))
         return ends
 
-    def ended(self, ends: list[tuple[Callable[[], None], str]]) -> None:
+    def ended(self, ends: Sequence[Bound]) -> None:
         """Run each end callback of :meth:`started_call`, each failing alone."""
-        for end, plugin in ends:
-            try:
-                end()
-            # Plugin boundary, as in :meth:`notify`.
-            except BaseException as exc:  # noqa: BLE001
-                _failed(plugin, exc)
+        self.notify(ends)

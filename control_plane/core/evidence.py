@@ -20,7 +20,7 @@ unavailable service that states when to come back is ``rate_limited``.
 The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
 errno) and the delay names are data (the vocabulary, number spaces and fact tables in
 ``control_plane/core/evidence.toml``, read by :mod:`control_plane.core.fact_rules`);
-``scripts/gen_classification_docs.py`` writes them into docs/classification.md.
+``scripts/gen_docs.py`` writes them into docs/classification.md.
 """
 
 from __future__ import annotations

@@ -232,6 +232,18 @@ class Incident:
     #: Incidents built anywhere else are scrubbed on the way in.
     scrubbed: bool = field(default=False, compare=False, repr=False)
 
+    def row(self) -> tuple[str, str, str, str, str, str, float]:
+        """Its fields, in the order the incident store and its journal keep them."""
+        return (
+            self.reference_id,
+            self.pack,
+            self.request_id,
+            self.kind,
+            self.summary,
+            self.traceback,
+            float(self.created_at),
+        )
+
 
 def format_exception(exc: BaseException | None) -> str:
     """``exc`` with its chain and traceback as text (valid UTF-8); never raises, whatever

@@ -1,8 +1,9 @@
 """Kernel confinement of an isolation worker, applied before any of its pack's code runs:
 no-new-privs, no capability, and Landlock (filesystem, TCP, abstract unix sockets, signals).
 
-Landlock is used through its three system calls directly (``landlock_create_ruleset``,
-``landlock_add_rule``, ``landlock_restrict_self``), every right the kernel's ABI knows:
+The Landlock ruleset is built by :class:`~.confine_program.Ruleset` (the one place that
+calls Landlock; a pack's programs are confined with it too), every right the kernel's ABI
+knows:
 
 - filesystem (ABI 1-5): the system's and the interpreter's files read and executed, the
   pack's reads and writes as granted; nothing else;
@@ -23,35 +24,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from control_plane.core.reach import PackReach
+from control_plane.runtime import confine_program as landlock
 
 __all__ = ["PROC_READ", "SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
 
 #: System paths every worker may read and execute (those that exist).
-SYSTEM_READ = (
-    "/usr",
-    "/lib",
-    "/lib64",
-    "/lib32",
-    "/libx32",
-    "/bin",
-    "/sbin",
-    "/opt",
-    "/etc/ld.so.cache",
-    "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d",
-    "/etc/localtime",
-    "/etc/ssl",
-    "/etc/ca-certificates",
-    "/etc/pki",
-    "/etc/resolv.conf",
-    "/etc/hosts",
-    "/etc/nsswitch.conf",
-    "/etc/gai.conf",
-    "/etc/host.conf",
-    "/etc/alternatives",
-    "/etc/mime.types",
-)
-_PR_SET_NO_NEW_PRIVS = 38
+SYSTEM_READ = (*landlock.SYSTEM_BASE, "/opt")
 #: What a worker may read of ``/proc`` beside its own ``/proc/PID``: nothing of another
 #: process (``/proc/net/unix`` lists every socket of the host, ``/proc/PID/environ`` of the
 #: control plane is its whole environment; Landlock's ptrace rule does not cover reading them).
@@ -67,78 +45,15 @@ PROC_READ = (
     "/proc/sys/vm/overcommit_memory",
 )
 
-# -- Landlock's kernel interface (include/uapi/linux/landlock.h) ---------------------------
-
-_SYS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446), "riscv64": (444, 445, 446)}
-_CREATE_RULESET_VERSION = 1
-_RULE_PATH_BENEATH = 1
-_RULE_NET_PORT = 2
-
-_EXECUTE = 1 << 0
-_WRITE_FILE = 1 << 1
-_READ_FILE = 1 << 2
-_READ_DIR = 1 << 3
-_TRUNCATE = 1 << 14
-_IOCTL_DEV = 1 << 15
-#: Filesystem rights by the ABI that brought them (1: 13 rights; 2: REFER; 3: TRUNCATE;
-#: 5: IOCTL_DEV).
-_FS_BY_ABI = ((1, (1 << 13) - 1), (2, 1 << 13), (3, _TRUNCATE), (5, _IOCTL_DEV))
-#: The rights that apply to a file (not a directory).
-_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
-_NET_BIND_TCP = 1 << 0
-_NET_CONNECT_TCP = 1 << 1
-_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
-_SCOPE_SIGNAL = 1 << 1
-
-
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = (
-        ("handled_access_fs", ctypes.c_uint64),
-        ("handled_access_net", ctypes.c_uint64),
-        ("scoped", ctypes.c_uint64),
-    )
-
-
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
-
-
-_LIBC: list[ctypes.CDLL] = []
-
-
-def _libc() -> ctypes.CDLL:
-    if not _LIBC:
-        _LIBC.append(ctypes.CDLL(None, use_errno=True))
-    return _LIBC[0]
-
-
-def _syscall(number: int, *args: object) -> int:
-    fn = _libc().syscall
-    fn.restype = ctypes.c_long
-    result = int(fn(ctypes.c_long(number), *args))
-    if result < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return result
-
-
-def _abi() -> int:
-    numbers = _SYS.get(platform.machine())
-    if numbers is None:
-        raise OSError(38, f"Landlock system calls unknown on {platform.machine()}")
-    return _syscall(numbers[0], None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
-
 
 def kernel_support() -> tuple[int, str]:
     """The Landlock ABI this kernel offers (0: none) and a sentence saying so."""
     if not sys.platform.startswith("linux"):
         return 0, "Landlock is Linux's: isolated packs are held by ctx.reach only"
-    try:
-        abi = _abi()
-    except OSError as exc:
+    abi, why = landlock.probe()
+    if abi <= 0:
         return 0, (
-            f"this kernel ({platform.release()}) offers no Landlock ({exc.strerror}): "
+            f"this kernel ({platform.release()}) offers no Landlock ({why}): "
             "isolated packs are held by no-new-privs and ctx.reach only"
         )
     held = ["files"]
@@ -175,12 +90,6 @@ class Confinement:
         }
 
 
-def _no_new_privs() -> None:
-    if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(err)}")
-
-
 _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -207,7 +116,7 @@ def _drop_capabilities() -> None:
     neither Landlock nor the seccomp filter holds. The bounding set is emptied first (it
     needs ``CAP_SETPCAP``: a server that has none has no capability to drop there either),
     then the ambient set, then the effective, permitted and inheritable sets."""
-    libc = _libc()
+    libc = landlock.libc()
     for cap in range(64):
         if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == _EINVAL:
             break  # past the kernel's last capability
@@ -345,53 +254,10 @@ def _seccomp(families: tuple[int, ...] | None) -> bool:
         *(_SockFilter(c, offset(i, t), offset(i, f), k) for i, (c, t, f, k) in enumerate(program))
     )
     prog = _SockFprog(len(program), filters)
-    if _libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+    if landlock.libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"prctl(PR_SET_SECCOMP): {os.strerror(err)}")
     return True
-
-
-def _fs_rights(abi: int) -> int:
-    return sum(bits for since, bits in _FS_BY_ABI if abi >= since)
-
-
-class _Ruleset:
-    def __init__(self, abi: int, fs: int, net: int, scoped: int) -> None:
-        numbers = _SYS[platform.machine()]
-        self._add, self._restrict = numbers[1], numbers[2]
-        attr = _RulesetAttr(fs, net, scoped)
-        size = 24 if abi >= 6 else 16 if abi >= 4 else 8
-        self.fd = _syscall(
-            numbers[0], ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
-        )
-        self.handled_fs = fs
-
-    def allow(self, paths: Iterable[str], rights: int) -> None:
-        for path in dict.fromkeys(paths):
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # a root that does not exist grants nothing
-            try:
-                mask = rights & self.handled_fs
-                if not os.path.isdir(path):
-                    mask &= _FILE_RIGHTS
-                rule = _PathBeneath(mask, fd)
-                _syscall(
-                    self._add,
-                    ctypes.c_int(self.fd),
-                    ctypes.c_int(_RULE_PATH_BENEATH),
-                    ctypes.byref(rule),
-                    ctypes.c_uint32(0),
-                )
-            finally:
-                os.close(fd)
-
-    def apply(self) -> None:
-        try:
-            _syscall(self._restrict, ctypes.c_int(self.fd), ctypes.c_uint32(0))
-        finally:
-            os.close(self.fd)
 
 
 def import_paths(paths: Iterable[str]) -> list[str]:
@@ -427,36 +293,27 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
     the filesystem but ``/proc`` (the operator has not said what it may touch), the network
     and unix sockets, but not the other processes (their ``/proc``, signals, abstract
     sockets). Raises :class:`OSError` when the kernel refuses a restriction it offers."""
-    _no_new_privs()
+    landlock.no_new_privs()
     _first_to_die()
     _drop_capabilities()
     abi, _ = kernel_support()
-    files = abi > 0
     # A pack granted no egress (an empty list) connects and binds no TCP port; one granted
     # egress is held to it by ctx.reach (Landlock restricts ports, not destinations).
     tcp = abi >= 4 and reach.egress is not None and not reach.egress
-    scoped = abi >= 6
-    if files or tcp or scoped:
-        ruleset = _Ruleset(
-            abi,
-            _fs_rights(abi) if files else 0,
-            (_NET_BIND_TCP | _NET_CONNECT_TCP) if tcp else 0,
-            (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if scoped else 0,
-        )
-        if files:
-            everything = _fs_rights(abi)
-            read = _READ_FILE | _READ_DIR
-            ruleset.allow([os.path.realpath("/proc/self"), *PROC_READ], read)
-            if reach.confined:
-                ruleset.allow([*SYSTEM_READ, *import_paths], read | _EXECUTE)
-                ruleset.allow([reach.scratch.home()], read)  # the programs' HOME: empty, read-only
-                ruleset.allow(["/dev/urandom", "/dev/random"], read)
-                ruleset.allow(["/dev/null", "/dev/zero"], _READ_FILE | _WRITE_FILE)
-                ruleset.allow(reach.reads, read)
-                ruleset.allow(reach.writes, everything)
-            else:  # everything the operator has not restricted: all but other processes
-                ruleset.allow(_top_level_but_proc(), everything)
-        ruleset.apply()
+    if abi > 0:
+        ruleset = landlock.Ruleset(abi, tcp=tcp)
+        everything, read = ruleset.handled_fs, landlock.READ
+        ruleset.allow([os.path.realpath("/proc/self"), *PROC_READ], read)
+        if reach.confined:
+            ruleset.allow([*SYSTEM_READ, *import_paths], read | landlock.EXECUTE)
+            ruleset.allow([reach.scratch.home()], read)  # the programs' HOME: empty, read-only
+            ruleset.allow(["/dev/urandom", "/dev/random"], read)
+            ruleset.allow(["/dev/null", "/dev/zero"], landlock.READ_FILE | landlock.WRITE_FILE)
+            ruleset.allow(reach.reads, read)
+            ruleset.allow(reach.writes, everything)
+        else:  # everything the operator has not restricted: all but other processes
+            ruleset.allow(_top_level_but_proc(), everything)
+        ruleset.restrict()
     # Sockets (seccomp): a pack granted no egress makes no network socket (UDP included,
     # which Landlock does not restrict); one without ambient credentials no unix socket
     # (Landlock does not restrict connecting to a pathname one: a fork server's, an agent's).
@@ -478,4 +335,4 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
         families, sockets = None, "any"
     if not _seccomp(families):
         sockets = "any"
-    return Confinement(abi, files, tcp, scoped, sockets)
+    return Confinement(abi, abi > 0, tcp, abi >= 6, sockets)

@@ -34,9 +34,13 @@ from typing import Any
 
 __all__ = [
     "ENV_SPEC",
+    "SYSTEM_BASE",
     "SYSTEM_READ",
+    "Ruleset",
     "abi",
     "apply",
+    "no_new_privs",
+    "probe",
     "support_line",
     "wrap",
 ]
@@ -45,10 +49,10 @@ __all__ = [
 #: Removed before ``exec``: the program never sees it.
 ENV_SPEC = "CAPABILITY_PACKS_CONFINE"
 
-#: System paths every confined program may read and execute (those that exist): what a
-#: dynamically linked program, its libraries, TLS and name resolution need. Never a home,
-#: ``/tmp``, ``/var`` or ``/srv``.
-SYSTEM_READ = (
+#: What any dynamically linked program needs to run and may read and execute (those that
+#: exist): its libraries, TLS and name resolution. Never a home, ``/tmp``, ``/var`` or
+#: ``/srv``. An isolation worker's Python reads these too (``runtime/confine.py``).
+SYSTEM_BASE = (
     "/usr",
     "/lib",
     "/lib64",
@@ -59,7 +63,6 @@ SYSTEM_READ = (
     "/etc/ld.so.cache",
     "/etc/ld.so.conf",
     "/etc/ld.so.conf.d",
-    "/etc/ld.so.preload",
     "/etc/localtime",
     "/etc/ssl",
     "/etc/ca-certificates",
@@ -69,10 +72,16 @@ SYSTEM_READ = (
     "/etc/nsswitch.conf",
     "/etc/gai.conf",
     "/etc/host.conf",
-    "/etc/services",
-    "/etc/protocols",
     "/etc/alternatives",
     "/etc/mime.types",
+)
+#: System paths every confined program may read and execute: :data:`SYSTEM_BASE` and what
+#: the programs packs run (git, ssh, ffprobe) read of the system's configuration.
+SYSTEM_READ = (
+    *SYSTEM_BASE,
+    "/etc/ld.so.preload",
+    "/etc/services",
+    "/etc/protocols",
     "/etc/passwd",
     "/etc/group",
     "/etc/ssh/ssh_config",
@@ -85,34 +94,38 @@ _PROC_READ = ("/proc", "/dev/urandom", "/dev/random", "/dev/zero")
 #: Readable and writable files every program may use.
 _DEV_WRITE = ("/dev/null",)
 
-# -- the kernel's interface (include/uapi/linux/landlock.h) --------------------------------
+# -- Landlock (include/uapi/linux/landlock.h): the one place a ruleset is built -------------
+#
+# Both confinements use it: this wrapper's (a pack's programs) and the isolation worker's
+# (``runtime/confine.py``, which adds seccomp and capabilities around it).
 
 _SYS_CREATE, _SYS_ADD_RULE, _SYS_RESTRICT = 444, 445, 446  # the same on every architecture
 _CREATE_VERSION = 1
 _RULE_PATH_BENEATH, _RULE_NET_PORT = 1, 2
 _PR_SET_NO_NEW_PRIVS = 38
 
-_EXECUTE = 1 << 0
-_WRITE_FILE = 1 << 1
-_READ_FILE = 1 << 2
-_READ_DIR = 1 << 3
-_TRUNCATE = 1 << 14
-_IOCTL_DEV = 1 << 15
+EXECUTE = 1 << 0
+WRITE_FILE = 1 << 1
+READ_FILE = 1 << 2
+READ_DIR = 1 << 3
+READ = READ_FILE | READ_DIR
+TRUNCATE = 1 << 14
+IOCTL_DEV = 1 << 15
 #: File rights (what a rule on a non-directory may hold).
-_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
+_FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 _NET_BIND, _NET_CONNECT = 1 << 0, 1 << 1
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 
-def _fs_rights(version: int) -> int:
+def fs_rights(version: int) -> int:
     """Every filesystem right the kernel's ABI ``version`` knows (all of them handled)."""
     rights = (1 << 13) - 1  # ABI 1: execute .. make_sym
     if version >= 2:
         rights |= 1 << 13  # refer
     if version >= 3:
-        rights |= _TRUNCATE
+        rights |= TRUNCATE
     if version >= 5:
-        rights |= _IOCTL_DEV
+        rights |= IOCTL_DEV
     return rights
 
 
@@ -133,24 +146,111 @@ class _NetPort(ctypes.Structure):
     _fields_ = (("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64))
 
 
-def _libc() -> Any:
-    return ctypes.CDLL(None, use_errno=True)
+_LIBC: list[Any] = []
 
 
-_ABI: list[int] = []
+def libc() -> Any:
+    """The C library (``errno`` kept), its ``syscall`` returning a ``long``."""
+    if not _LIBC:
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.syscall.restype = ctypes.c_long
+        _LIBC.append(lib)
+    return _LIBC[0]
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"landlock {what}: {os.strerror(errno)}")
+    return result
+
+
+_PROBED: list[tuple[int, str]] = []
+
+
+def probe() -> tuple[int, str]:
+    """The Landlock ABI version this kernel offers and, when it offers none (0), why."""
+    if not _PROBED:
+        if not sys.platform.startswith("linux"):
+            _PROBED.append((0, "not Linux"))
+        else:
+            found = int(libc().syscall(_SYS_CREATE, None, ctypes.c_size_t(0), _CREATE_VERSION))
+            why = os.strerror(ctypes.get_errno()) if found < 0 else ""
+            _PROBED.append((max(0, found), why))
+    return _PROBED[0]
 
 
 def abi() -> int:
     """The Landlock ABI version this kernel offers (0: none, or not Linux)."""
-    if not _ABI:
-        version = 0
-        if sys.platform.startswith("linux"):
-            libc = _libc()
-            libc.syscall.restype = ctypes.c_long
-            found = libc.syscall(_SYS_CREATE, None, ctypes.c_size_t(0), _CREATE_VERSION)
-            version = max(0, int(found))
-        _ABI.append(version)
-    return _ABI[0]
+    return probe()[0]
+
+
+def no_new_privs() -> None:
+    """Set no-new-privs on this process (Landlock needs it unprivileged; kept for good)."""
+    _check(libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+
+class Ruleset:
+    """A Landlock ruleset being built for this process: every filesystem right of ``version``
+    handled (so denied but where :meth:`allow` grants it), TCP ``bind`` and ``connect``
+    handled when ``tcp`` (ABI 4; denied but the ports :meth:`connect` grants), abstract unix
+    sockets and signals scoped to the domain where the kernel offers it (ABI 6). Nothing
+    holds until :meth:`restrict`."""
+
+    def __init__(self, version: int, *, tcp: bool) -> None:
+        self.version = version
+        self.handled_fs = fs_rights(version)
+        self.tcp = tcp and version >= 4
+        self.scoped = version >= 6
+        attr = _RulesetAttr(
+            self.handled_fs,
+            _NET_BIND | _NET_CONNECT if self.tcp else 0,
+            _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL if self.scoped else 0,
+        )
+        size = 24 if version >= 6 else 16 if version >= 4 else 8
+        self.fd = _check(
+            libc().syscall(_SYS_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), 0), "create"
+        )
+
+    def allow(self, paths: Iterable[str], rights: int) -> None:
+        """Grant ``rights`` beneath each of ``paths`` (a file: its file rights only); a path
+        that does not exist grants nothing."""
+        for path in dict.fromkeys(paths):
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                mask = rights & self.handled_fs
+                if not os.path.isdir(path):
+                    mask &= _FILE_RIGHTS
+                rule = _PathBeneath(mask, fd)
+                _check(
+                    libc().syscall(
+                        _SYS_ADD_RULE, self.fd, _RULE_PATH_BENEATH, ctypes.byref(rule), 0
+                    ),
+                    f"rule for {path}",
+                )
+            finally:
+                os.close(fd)
+
+    def connect(self, ports: Iterable[int]) -> None:
+        """Grant TCP ``connect`` to each of ``ports`` (only when TCP is handled)."""
+        if not self.tcp:
+            return
+        for port in ports:
+            net = _NetPort(_NET_CONNECT, int(port))
+            _check(
+                libc().syscall(_SYS_ADD_RULE, self.fd, _RULE_NET_PORT, ctypes.byref(net), 0),
+                f"rule for port {port}",
+            )
+
+    def restrict(self) -> None:
+        """Confine this process, and what it starts, to the ruleset, for good."""
+        try:
+            _check(libc().syscall(_SYS_RESTRICT, self.fd, 0), "restrict_self")
+        finally:
+            os.close(self.fd)
 
 
 def support_line() -> str:
@@ -229,13 +329,6 @@ def wrap(
 # -- the child's side (the wrapper) --------------------------------------------------------
 
 
-def _check(result: int, what: str) -> int:
-    if result < 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"landlock {what}: {os.strerror(errno)}")
-    return result
-
-
 def apply(
     reads: Iterable[str],
     writes: Iterable[str],
@@ -245,62 +338,20 @@ def apply(
     """Confine this process (and what it ``exec``s) to ``reads`` (read-only), ``writes``
     (everything but executing), ``runs`` (read and execute: the program) and TCP ``connect``
     ports (``None``: TCP not restricted); the ABI applied (0: none)."""
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    _check(libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    no_new_privs()
     version = abi()
     if version <= 0:
         return 0
-    everything = _fs_rights(version)
-    attr = _RulesetAttr(everything, 0, 0)
-    size = 8
-    if version >= 4 and connect is not None:
-        attr.handled_access_net = _NET_BIND | _NET_CONNECT
-        size = 16
-    if version >= 6:
-        attr.scoped = _SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL
-        size = 24
-    ruleset = _check(
-        libc.syscall(_SYS_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), 0), "create"
-    )
-    read = _READ_FILE | _READ_DIR
-    run = read | _EXECUTE
-
-    def allow(paths: Iterable[str], rights: int) -> None:
-        for path in dict.fromkeys(paths):
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue  # not there: nothing to allow
-            try:
-                mask = rights & everything
-                if not os.path.isdir(path):
-                    mask &= _FILE_RIGHTS
-                rule = _PathBeneath(mask, fd)
-                _check(
-                    libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0),
-                    f"rule for {path}",
-                )
-            finally:
-                os.close(fd)
-
-    allow(SYSTEM_READ, run)
-    allow(_PROC_READ, read)
-    allow(_DEV_WRITE, read | _WRITE_FILE | _TRUNCATE | _IOCTL_DEV)
-    allow(runs, run)
-    allow(reads, read)
-    allow(writes, everything & ~_EXECUTE)
-    if version >= 4 and connect is not None:
-        for port in connect:
-            net = _NetPort(_NET_CONNECT, int(port))
-            _check(
-                libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_NET_PORT, ctypes.byref(net), 0),
-                f"rule for port {port}",
-            )
-    try:
-        _check(libc.syscall(_SYS_RESTRICT, ruleset, 0), "restrict_self")
-    finally:
-        os.close(ruleset)
+    ruleset = Ruleset(version, tcp=connect is not None)
+    everything = ruleset.handled_fs
+    ruleset.allow(SYSTEM_READ, READ | EXECUTE)
+    ruleset.allow(_PROC_READ, READ)
+    ruleset.allow(_DEV_WRITE, READ | WRITE_FILE | TRUNCATE | IOCTL_DEV)
+    ruleset.allow(runs, READ | EXECUTE)
+    ruleset.allow(reads, READ)
+    ruleset.allow(writes, everything & ~EXECUTE)
+    ruleset.connect(connect or ())
+    ruleset.restrict()
     return version
 
 

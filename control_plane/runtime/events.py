@@ -11,7 +11,6 @@ import os
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any, TypeAlias
@@ -38,10 +37,12 @@ from control_plane.core.hookspecs import hookimpl
 from control_plane.core.outcome import Outcome
 from control_plane.core.registry import LoadedPack
 from control_plane.core.rejection import Rejection
+from control_plane.runtime.log_queue import PIPE_BUF, Batches, pipe_chunks
 
 __all__ = [
     "CORRELATION_METADATA_KEYS",
     "CORRELATION_METADATA_PREFIX",
+    "PIPE_BUF",
     "ErrorEvent",
     "ErrorEvents",
     "EventKind",
@@ -53,7 +54,6 @@ __all__ = [
     "correlation_from_metadata",
     "correlation_scope",
     "current_correlation",
-    "emit_rejection",
     "fitted_line",
     "one_line",
     "parse_rfc3339",
@@ -71,12 +71,10 @@ logger = logging.getLogger("capability_packs.events")
 EventSink: TypeAlias = Callable[[ErrorEvent], None]
 
 
-#: Bytes a pipe takes atomically in one ``write`` (POSIX ``PIPE_BUF`` on Linux): a buffered
-#: stream sink writes whole lines in chunks no larger than this, so the lines of several
-#: processes sharing one stderr pipe (``serve --workers N``) never interleave.
-PIPE_BUF = 4096
-#: Lines a buffered stream sink holds before the caller writes them itself (backpressure
-#: when the stream is slow: nothing is dropped).
+#: Lines a buffered stream sink holds before the caller waits for the stream (backpressure
+#: when the stream is slow: nothing is dropped). Its writes are whole lines in chunks of at
+#: most :data:`PIPE_BUF` bytes, so the lines of several processes sharing one stderr pipe
+#: (``serve --workers N``) never interleave.
 MAX_PENDING_LINES = 4096
 
 
@@ -128,83 +126,50 @@ class StreamSink:
 
     ``delay=0`` (the default) writes and flushes each line as its event arrives. ``delay >
     0`` (what ``packctl serve`` uses) takes the write off the serving thread: lines are
-    queued and a background thread writes them at most ``delay`` seconds after the first
-    queued one, in chunks of whole lines of at most :data:`PIPE_BUF` bytes, one ``write``
-    and ``flush`` per chunk; a longer line is cut to fit (:func:`fitted_line`). ``flush()``
-    writes what is queued now; ``close()`` flushes and stops the thread. Lines arrive up to
-    ``delay`` late, in order; a process killed outright loses at most that much (the
-    incident store's rows are held the same way).
+    queued (:class:`~control_plane.runtime.log_queue.Batches`) and a background thread
+    writes them at most ``delay`` seconds after the first queued one, in chunks of whole
+    lines of at most :data:`PIPE_BUF` bytes, one ``write`` and ``flush`` per chunk; a longer
+    line is cut to fit (:func:`fitted_line`). ``flush()`` writes what is queued now;
+    ``close()`` flushes and stops the thread. Lines arrive up to ``delay`` late, in order; a
+    process killed outright loses at most that much (the incident store's rows are held the
+    same way). With :data:`MAX_PENDING_LINES` queued, the caller waits for the stream.
     """
 
     def __init__(self, stream: IO[str] | None = None, *, delay: float = 0.0) -> None:
         self._stream = stream
-        self._lock = threading.Lock()  # the queue (held for an append only)
         self._write_lock = threading.Lock()  # the stream: one writer, lines in order
-        self._delay = max(0.0, delay)
-        self._pending: list[bytes] = []
-        self._wake = threading.Event()
-        self._closing = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._batches = (
+            Batches(self._write, capacity=MAX_PENDING_LINES, linger=delay, name="event-stream")
+            if delay > 0
+            else None
+        )
 
     def __call__(self, event: ErrorEvent) -> None:
-        if self._delay == 0.0 or self._closing.is_set():
-            self._write([fitted_line(event)])
-            return
-        with self._lock:
-            pending = self._pending
-            pending.append(fitted_line(event))
-            first = len(pending) == 1
-            full = len(pending) >= MAX_PENDING_LINES
-            if first and self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="event-stream", daemon=True)
-                self._thread.start()
-        if full:
-            self.flush()
-        elif first:
-            self._wake.set()
-
-    def _run(self) -> None:
-        while not self._closing.is_set():
-            self._wake.wait()
-            self._closing.wait(self._delay)  # let the lines of concurrent calls join
-            self._wake.clear()
-            self.flush()
+        line = fitted_line(event)
+        batches = self._batches
+        if batches is None or batches.closed:
+            self._write([line])
+        elif not batches.put(line):  # the stream is slow: the caller waits, nothing is lost
+            batches.flush()
+            self._write([line])
 
     def flush(self) -> None:
         """Write every queued line now."""
-        with self._write_lock:
-            with self._lock:
-                lines, self._pending = self._pending, []
-            if lines:
-                self._write_locked(lines)
+        if self._batches is not None:
+            self._batches.flush()
 
     def _write(self, lines: list[bytes]) -> None:
-        with self._write_lock:
-            self._write_locked(lines)
-
-    def _write_locked(self, lines: list[bytes]) -> None:
         stream = self._stream if self._stream is not None else sys.stderr
-        chunk: list[bytes] = []
-        size = 0
-        for line in lines:
-            if chunk and size + len(line) > PIPE_BUF:
-                stream.write(b"".join(chunk).decode())
+        with self._write_lock:
+            for chunk in pipe_chunks(lines):
+                stream.write(chunk.decode())
                 stream.flush()
-                chunk, size = [], 0
-            chunk.append(line)
-            size += len(line)
-        if chunk:
-            stream.write(b"".join(chunk).decode())
-            stream.flush()
 
     def close(self) -> None:
         """Write what is queued and stop the background thread (idempotent)."""
-        self._closing.set()
-        self._wake.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(5.0)
-        self.flush()
+        if self._batches is not None:
+            self._batches.flush(5.0)
+            self._batches.close()
 
     def __repr__(self) -> str:
         name = getattr(self._stream, "name", "stderr") if self._stream is not None else "stderr"
@@ -325,71 +290,24 @@ class SinkQueue:
         linger: float = SINK_LINGER,
     ) -> None:
         self.sink = sink
-        self.capacity = capacity
-        self.linger = linger
         self.dropped = 0
         self._failed = failed
-        self._items: deque[ErrorEvent] = deque()
-        self._busy = False
-        self._closed = False
-        self._cond = threading.Condition()
-        self._hurry = threading.Event()  # a flush or close: stop lingering
-        self._thread: threading.Thread | None = None
+        self._batches = Batches(self._deliver, capacity=capacity, linger=linger, name="event-sink")
+
+    def _deliver(self, events: list[ErrorEvent]) -> None:
+        for event in events:
+            _deliver(self.sink, event, self._failed)
 
     def put(self, event: ErrorEvent) -> None:
-        with self._cond:
-            if self._closed:
-                return
-            if len(self._items) >= self.capacity:
-                self.dropped += 1
-                return
-            self._items.append(event)
-            if len(self._items) == self.capacity // 2:
-                self._hurry.set()  # a burst: deliver now rather than fill the queue
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="event-sink", daemon=True)
-                self._thread.start()
-            if not self._busy:  # the thread waits for a first event (else it will look)
-                self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._items and not self._closed:
-                    self._busy = False
-                    self._cond.notify_all()
-                    self._cond.wait()
-                if not self._items:
-                    self._busy = False
-                    self._cond.notify_all()
-                    return
-                self._busy = True
-            # Let the events of the calls that follow join this one (flush ends it).
-            self._hurry.wait(self.linger)
-            with self._cond:
-                batch = list(self._items)
-                self._items.clear()
-                self._hurry.clear()
-            for event in batch:
-                _deliver(self.sink, event, self._failed)
+        if not self._batches.put(event) and not self._batches.closed:
+            self.dropped += 1
 
     def join(self, deadline: float) -> bool:
         """Wait until the queue is empty and the sink idle, or until ``deadline``."""
-        self._hurry.set()
-        with self._cond:
-            while self._items or self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._hurry.set()
-                self._cond.wait(left)
-        return True
+        return self._batches.flush(max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._hurry.set()
-            self._cond.notify_all()
+        self._batches.close()
 
 
 # -- the emitter -------------------------------------------------------------------------
@@ -523,12 +441,3 @@ class ErrorEvents:
         )
         self.emit(event)
         return event
-
-
-def emit_rejection(
-    events: ErrorEvents,
-    rejection: Rejection | RequestRejected | str,
-    **kwargs: Any,
-) -> ErrorEvent:
-    """Module-level form of :meth:`ErrorEvents.emit_rejection`."""
-    return events.emit_rejection(rejection, **kwargs)

@@ -159,15 +159,7 @@ def _incident_row(incident: Incident) -> tuple[Any, ...]:
     # Incidents the runtime recorded (``Incidents.record``) were scrubbed field by field as
     # they were made (``Incident.scrubbed``); any other is scrubbed here.
     if incident.scrubbed:
-        return (
-            incident.reference_id,
-            incident.pack,
-            incident.request_id,
-            incident.kind,
-            incident.summary,
-            incident.traceback,
-            float(incident.created_at),
-        )
+        return incident.row()
     return (
         incident.reference_id,
         scrub(incident.pack),

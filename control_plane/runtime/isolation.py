@@ -130,15 +130,25 @@ class Locator:
             if not callable(obj):
                 raise IsolationError(f"{self.module}.{self.qualname} is not callable")
             return obj  # type: ignore[no-any-return]
-        hook = getattr(mod, "register_packs", None)
-        if hook is None:
+        found = _registered(mod)
+        if found is None:
             raise IsolationError(f"module {self.module} has no register_packs hook")
-        found: dict[str, Any] = {}
-        hook(register=lambda pack: found.setdefault(getattr(pack, "name", ""), pack))
-        if self.pack not in found:
-            raise IsolationError(f"plugin module {self.module} does not register {self.pack}")
-        handler: Callable[..., Any] = found[self.pack].handler
-        return handler
+        for pack in found:
+            if getattr(pack, "name", "") == self.pack:
+                handler: Callable[..., Any] = pack.handler
+                return handler
+        raise IsolationError(f"plugin module {self.module} does not register {self.pack}")
+
+
+def _registered(plugin: object) -> list[Any] | None:
+    """What ``plugin``'s ``register_packs`` hook registers (in a worker: no plugin manager
+    there), or ``None`` when it has no such hook."""
+    hook = getattr(plugin, "register_packs", None)
+    if hook is None:
+        return None
+    found: list[Any] = []
+    hook(register=found.append)
+    return found
 
 
 def _out_of_process(loaded: Any) -> str | None:
@@ -451,21 +461,19 @@ def _describe_main(conn: Connection, boot: Mapping[str, Any]) -> None:
         _confine(
             f"<describe {module}>", {**boot, "reach": {**(boot.get("reach") or {}), "declared": {}}}
         )
-        hook = getattr(_plugin_object(module), "register_packs", None)
-        found: list[Any] = []
-        if hook is not None:
-            said = "register_packs raised "  # what fails now is the hook, said as here
-            hook(register=found.append)
-            said = ""
+        plugin = _plugin_object(module)
+        said = "register_packs raised "  # what fails now is the hook, said as here
+        found = _registered(plugin)
+        said = ""
         packs, refused = [], []
-        for pack in found:
+        for pack in found or ():
             try:
                 packs.append(_pack_data(pack))
             # Process boundary: a declaration the pack built may fail to serialize in
             # any way; it is reported as that pack's load failure.
             except Exception as exc:  # noqa: BLE001
                 refused.append([str(getattr(pack, "name", "?")), f"{type(exc).__name__}: {exc}"])
-        reply = {"kind": "ok", "packs": packs, "refused": refused, "hook": hook is not None}
+        reply = {"kind": "ok", "packs": packs, "refused": refused, "hook": found is not None}
     # Process boundary: importing the module may raise anything (SystemExit too).
     except BaseException as exc:  # noqa: BLE001
         said += f"{type(exc).__name__}: {exc}"

@@ -124,17 +124,7 @@ class IncidentJournal:
 
     def append(self, incident: Incident) -> None:
         """Write ``incident`` to the kernel (one ``write``); never raises."""
-        line = orjson.dumps(
-            [
-                incident.reference_id,
-                incident.pack,
-                incident.request_id,
-                incident.kind,
-                incident.summary,
-                incident.traceback,
-                incident.created_at,
-            ]
-        )
+        line = orjson.dumps(incident.row())
         with self._lock:
             if self._closed:
                 return

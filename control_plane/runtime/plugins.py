@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import os
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 from pluggy import HookImpl
 
-from control_plane.core import hookspecs
+from control_plane.core.call_hooks import Bound, bound, new_plugin_manager
 from control_plane.core.classifiers import BUILTIN_CLASSIFIERS
 from control_plane.core.classify import Classification, Classifier
 from control_plane.core.errors import PluginLoadError
@@ -74,8 +75,7 @@ def get_plugin_manager(
     builtin_classifiers: bool = True,
 ) -> pluggy.PluginManager:
     """A plugin manager with built-in, entry-point and ``extra`` plugins registered."""
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs)
+    pm = new_plugin_manager()
     allowed = _allowed()
     sink = failures if failures is not None else []
 
@@ -139,12 +139,6 @@ class LoadResult:
             self.mcp.close()
 
 
-def _call_impl(impl: HookImpl, **kwargs: Any) -> Any:
-    """Call one hook implementation as pluggy does: with the arguments its signature names
-    (an implementation may take fewer than the spec offers)."""
-    return impl.function(*(kwargs[name] for name in impl.argnames))
-
-
 #: The attribute of a plugin (module or object) naming the top-level modules of the exception
 #: classes its ``classify_exception`` answers for (``EXCEPTION_MODULES = ("httpx",
 #: "httpcore")``): it is asked only about exceptions with a class from one of them in their
@@ -194,22 +188,25 @@ class _HookClassifier:
         self._hook = pm.hook.classify_exception
         #: Per exception type: the implementations asked, and the list they came from (a
         #: plugin registered later changes it).
-        self._by_type: dict[type, tuple[list[HookImpl], tuple[HookImpl, ...]]] = {}
+        self._by_type: dict[type, tuple[list[HookImpl], tuple[Bound, ...]]] = {}
 
     @property
     def remembered(self) -> int:
         """How many exception types the per-type memory holds (at most ``_BY_TYPE_MAX``)."""
         return len(self._by_type)
 
-    def _chosen(self, kind: type, impls: list[HookImpl]) -> tuple[HookImpl, ...]:
+    def _chosen(self, kind: type, impls: list[HookImpl]) -> tuple[Bound, ...]:
         known = self._by_type.get(kind)
         if known is not None and known[0] == impls:
             return known[1]
         modules = _type_modules(kind)
-        asked = tuple(
-            impl
-            for impl in reversed(impls)
-            if (wanted := exception_modules(impl.plugin)) is None or wanted & modules
+        asked = bound(
+            (
+                impl
+                for impl in reversed(impls)
+                if (wanted := exception_modules(impl.plugin)) is None or wanted & modules
+            ),
+            ("exc",),
         )
         if len(self._by_type) >= _BY_TYPE_MAX:
             self._by_type.clear()
@@ -227,12 +224,12 @@ class _HookClassifier:
                 logger.exception("a classify_exception hook wrapper raised; plugins skipped")
                 return None
             return result if isinstance(result, Classification) else None
-        for impl in self._chosen(type(exc), impls):
+        for classify, plugin in self._chosen(type(exc), impls):
             try:
-                found = impl.function(exc) if impl.argnames else impl.function()
+                found = classify(exc)
             # Plugin boundary: a broken classifier must not break classification.
             except Exception:
-                logger.exception("classifier of plugin %s raised; skipped", impl.plugin_name)
+                logger.exception("classifier of plugin %s raised; skipped", plugin)
                 continue
             if isinstance(found, Classification):
                 return found
@@ -304,22 +301,14 @@ def load_registry(
     )
     _check_pending(pm, registry)
     pm.check_pending()  # nothing left to report: every implementation matches a spec
-    for impl in pm.hook.register_packs.get_hookimpls():
-        plugin = impl.plugin_name
 
-        def register(pack: Pack, plugin: str = plugin) -> None:
-            try:
-                registry.register(pack, plugin)
-            except PluginLoadError as exc:
-                registry.record_failure(LoadFailure(exc.plugin, exc.reason, exc.pack))
-
+    def register(plugin: str, pack: Pack) -> None:
         try:
-            _call_impl(impl, register=register)
-        # Plugin boundary: a plugin's hook may raise anything (SystemExit too).
-        except PLUGIN_FAULTS as exc:
-            registry.record_failure(
-                LoadFailure(plugin, f"register_packs raised {type(exc).__name__}: {exc}")
-            )
+            registry.register(pack, plugin)
+        except PluginLoadError as exc:
+            registry.record_failure(LoadFailure(exc.plugin, exc.reason, exc.pack))
+
+    _each_registering(pm, registry, "register_packs", register)
     classifiers = classifiers_of(pm)
     mcp: McpSource | None = None
     if mcp_config is not None:
@@ -329,28 +318,37 @@ def load_registry(
     return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry), mcp=mcp)
 
 
+def _each_registering(
+    pm: pluggy.PluginManager,
+    registry: Registry,
+    hook: str,
+    accept: Callable[[str, Any], None],
+) -> None:
+    """Call every implementation of ``hook`` (``register_packs``, ``register_event_sinks``)
+    in registration order with a ``register`` callback that hands what it is given, and the
+    plugin's name, to ``accept``; a plugin whose hook raises is a load failure."""
+    for fn, plugin in bound(getattr(pm.hook, hook).get_hookimpls(), ("register",)):
+        try:
+            fn(functools.partial(accept, plugin))
+        # Plugin boundary: a plugin's hook may raise anything (SystemExit too).
+        except PLUGIN_FAULTS as exc:
+            registry.record_failure(
+                LoadFailure(plugin, f"{hook} raised {type(exc).__name__}: {exc}")
+            )
+
+
 def _event_sinks(
     pm: pluggy.PluginManager, registry: Registry
 ) -> list[Callable[[ErrorEvent], None]]:
     sinks: list[Callable[[ErrorEvent], None]] = []
-    for impl in pm.hook.register_event_sinks.get_hookimpls():
-        plugin = impl.plugin_name
 
-        def register(sink: Callable[[ErrorEvent], None], plugin: str = plugin) -> None:
-            if not callable(sink):
-                registry.record_failure(
-                    LoadFailure(
-                        plugin, f"register_event_sinks: {type(sink).__name__} is not callable"
-                    )
-                )
-                return
-            sinks.append(sink)
-
-        try:
-            _call_impl(impl, register=register)
-        # Plugin boundary: a plugin's hook may raise anything (SystemExit too).
-        except PLUGIN_FAULTS as exc:
+    def register(plugin: str, sink: Callable[[ErrorEvent], None]) -> None:
+        if not callable(sink):
             registry.record_failure(
-                LoadFailure(plugin, f"register_event_sinks raised {type(exc).__name__}: {exc}")
+                LoadFailure(plugin, f"register_event_sinks: {type(sink).__name__} is not callable")
             )
+            return
+        sinks.append(sink)
+
+    _each_registering(pm, registry, "register_event_sinks", register)
     return sinks

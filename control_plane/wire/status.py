@@ -44,7 +44,6 @@ __all__ = [
     "UNKNOWN_PACK_STATUS",
     "Encoded",
     "ParsedStatus",
-    "StatusRow",
     "check_from_proto",
     "check_to_proto",
     "encode_failure",
@@ -53,19 +52,16 @@ __all__ = [
     "error_status",
     "grpc_status",
     "json_object",
-    "markdown_table",
     "parse_call",
     "parse_status",
     "pushback_for",
     "reason_for",
     "rejection_from_status",
     "rejection_status",
-    "rejection_table",
     "retry_pushback",
     "retryable_for",
     "service_config",
     "status_for",
-    "status_table",
     "to_grpc_status",
     "validation_from_proto",
     "validation_to_proto",
@@ -124,75 +120,6 @@ def status_for(code: str, retryable: bool) -> grpc.StatusCode:
 def reason_for(code: str) -> str:
     """``ErrorInfo.reason`` for a code: the code in UPPER_SNAKE."""
     return code.upper()
-
-
-@dataclass(frozen=True, slots=True)
-class StatusRow:
-    """One row of the documented code -> gRPC status table."""
-
-    code: str
-    grpc_status: str
-    retryable: str
-    reason: str
-    note: str
-
-
-def status_table() -> list[StatusRow]:
-    """The whole table: baseline codes, pack codes, and refused requests (for docs)."""
-    rows = [
-        StatusRow(
-            code=f"`{code}`",
-            grpc_status=STATUS_BY_CODE[code].name,
-            retryable="yes" if info.retryable else "no",
-            reason=reason_for(code),
-            note=info.title,
-        )
-        for code, info in {**BASELINE, **EVERY_PACK_CODES}.items()
-    ]
-    rows.append(
-        StatusRow(
-            "pack code, retryable",
-            _PACK_CODE_STATUS[True].name,
-            "yes",
-            "the code in UPPER_SNAKE",
-            "a pack-specific code declared retryable",
-        )
-    )
-    rows.append(
-        StatusRow(
-            "pack code, permanent",
-            _PACK_CODE_STATUS[False].name,
-            "no",
-            "the code in UPPER_SNAKE",
-            "a pack-specific code declared not retryable",
-        )
-    )
-    rows.extend(
-        StatusRow(
-            f"({info.title.lower()})",
-            info.grpc_status,
-            "yes" if info.retryable else "no",
-            reason_for(reason),
-            f"rejection `{reason}`: {info.title}",
-        )
-        for reason, info in REASONS.items()
-    )
-    return rows
-
-
-def markdown_table() -> str:
-    """The table as Markdown (docs/grpc.md embeds it; a test keeps the two equal)."""
-    lines = [
-        "| code | gRPC status | retryable | `ErrorInfo.reason` | meaning |",
-        "|---|---|---|---|---|",
-    ]
-    lines.extend(
-        f"| {r.code} | `{r.grpc_status}` | {r.retryable} | `{r.reason}` | {r.note} |"
-        if r.reason.isupper()
-        else f"| {r.code} | `{r.grpc_status}` | {r.retryable} | {r.reason} | {r.note} |"
-        for r in status_table()
-    )
-    return "\n".join(lines) + "\n"
 
 
 # -- envelope <-> proto ----------------------------------------------------------------
@@ -1001,25 +928,5 @@ def _parsed(status: grpc.StatusCode, message: str | None, rich: status_pb2.Statu
     )
 
 
-def rejection_table() -> str:
-    """The rejection vocabulary as Markdown (docs/grpc.md embeds it; a test keeps it equal)."""
-    lines = [
-        "| reason | gRPC status | retryable | `ErrorInfo.reason` | when | what to do |",
-        "|---|---|---|---|---|---|",
-    ]
-    lines.extend(
-        f"| `{reason}` | `{info.grpc_status}` | {'yes' if info.retryable else 'no'} "
-        f"| `{reason_for(reason)}` | {info.description} | {info.recovery_hint} |"
-        for reason, info in REASONS.items()
-    )
-    return "\n".join(lines) + "\n"
-
-
 #: The fixed encoding when nothing else can be built (not even from constants per call).
 LAST_RESORT: grpc.Status = to_grpc_status(_last_resort_status("", "", ""))
-
-
-if __name__ == "__main__":
-    import sys
-
-    print(rejection_table() if sys.argv[1:] == ["rejections"] else markdown_table(), end="")

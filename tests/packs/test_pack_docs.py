@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 
 import pytest
 
 from control_plane.core.registry import LoadedPack, Registry
-from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
-from packs import docgen
+from scripts import gen_docs
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def registry() -> Registry:
-    modules = [importlib.import_module(m) for m in DEFAULT_PLUGINS]
-    loaded = load_registry(builtins=False, entry_points_=False, extra=modules)
-    assert not loaded.registry.failures
-    return loaded.registry
+    loaded = gen_docs.registry()
+    assert not loaded.failures
+    return loaded
 
 
 def declared(loaded: LoadedPack) -> list[str]:
@@ -29,13 +26,16 @@ def declared(loaded: LoadedPack) -> list[str]:
     return list(schema["properties"]["error"]["properties"]["code"]["enum"])
 
 
-@pytest.mark.parametrize("name", docgen.PACKS)
+@pytest.mark.parametrize("name", gen_docs.PACKS)
 def test_page_lists_every_code_and_is_up_to_date(registry: Registry, name: str) -> None:
     loaded = registry.get(name)
-    page = docgen.page_path(name)
+    page = gen_docs.page_path(name)
     text = page.read_text(encoding="utf-8")
     # The generated table is exactly what the declaration renders today.
-    assert docgen.render(loaded) in text, f"{page} is stale: run python -m packs.docgen"
+    (block,) = (b for b in gen_docs.blocks() if b.page == page)
+    assert gen_docs.embedded(block) == gen_docs.vocabulary_table(loaded), (
+        f"{page} is stale: run python scripts/gen_docs.py"
+    )
     table_codes = re.findall(r"^\| `([a-z_]+)` \| (?:yes|no) \|", text, flags=re.M)
     assert table_codes == list(loaded.vocabulary)  # nothing undeclared, declaration order
     # The hand-written "when" table explains every code too, and nothing else.
@@ -44,10 +44,10 @@ def test_page_lists_every_code_and_is_up_to_date(registry: Registry, name: str) 
     assert when_codes == list(loaded.vocabulary), page
 
 
-@pytest.mark.parametrize("name", docgen.PACKS)
+@pytest.mark.parametrize("name", gen_docs.PACKS)
 def test_page_documents_every_input_and_output_field(registry: Registry, name: str) -> None:
     loaded = registry.get(name)
-    text = docgen.page_path(name).read_text(encoding="utf-8")
+    text = gen_docs.page_path(name).read_text(encoding="utf-8")
     for field in loaded.pack.input_schema["properties"]:
         assert re.search(rf"^\| `{field}` \|", text, flags=re.M), (name, "input", field)
     for field in loaded.pack.output_schema["properties"]:
@@ -56,7 +56,7 @@ def test_page_documents_every_input_and_output_field(registry: Registry, name: s
     assert "```console" in text  # real examples
 
 
-@pytest.mark.parametrize("name", docgen.PACKS)
+@pytest.mark.parametrize("name", gen_docs.PACKS)
 def test_pack_docstring_names_its_codes_and_page(registry: Registry, name: str) -> None:
     loaded = registry.get(name)
     for code in declared(loaded):
@@ -67,14 +67,5 @@ def test_pack_docstring_names_its_codes_and_page(registry: Registry, name: str) 
 def test_readme_links_every_page() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Built-in packs", 1)[1]
-    for name in docgen.PACKS:
+    for name in gen_docs.PACKS:
         assert f"(docs/packs/{name}.md)" in section, name
-
-
-def test_docgen_check_passes_and_update_is_idempotent(registry: Registry) -> None:
-    assert docgen.main(["--check"]) == 0
-    loaded = registry.get("git.clone")
-    text = docgen.page_path("git.clone").read_text(encoding="utf-8")
-    assert docgen.update(text, loaded) == text
-    with pytest.raises(ValueError, match="markers"):
-        docgen.update("no markers here", loaded)

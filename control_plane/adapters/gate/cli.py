@@ -9,9 +9,9 @@ import sys
 import traceback
 from pathlib import Path
 
+from control_plane.adapters.backends import Blocking
 from control_plane.adapters.cli import (
     EXIT_USAGE,
-    Backend,
     UsageProblem,
     add_backend_options,
     run_with_backend,
@@ -136,7 +136,7 @@ def _gate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     target = "local" if args.local else args.target
 
-    def body(backend: Backend) -> int:
+    def body(backend: Blocking) -> int:
         packs: dict[str, tuple[str, str]] = {}
         for name in dict.fromkeys(step.pack for step in config.steps):
             desc = backend.describe(name)  # unknown pack / unreachable: exit 2, one line

@@ -35,7 +35,7 @@ from control_plane.wire.client import DeadlineExceeded, PackCallError, Transport
 __all__ = ["Progress", "expand", "run_gate"]
 
 if TYPE_CHECKING:
-    from control_plane.adapters.cli import Backend
+    from control_plane.adapters.backends import Blocking
 
 
 def expand(config: GateConfig) -> tuple[list[Invocation], list[JobResult]]:
@@ -173,7 +173,7 @@ _UNREACHABLE = frozenset(
 
 
 def run_one(
-    backend: Backend, invocation: Invocation, default_deadline: float = DEFAULT_DEADLINE
+    backend: Blocking, invocation: Invocation, default_deadline: float = DEFAULT_DEADLINE
 ) -> JobResult:
     """Run one invocation; a call that could not run becomes a result, never a raise.
 
@@ -216,7 +216,7 @@ def _declaration_order(result: JobResult) -> tuple[int, str]:
 
 def run_gate(
     config: GateConfig,
-    backend: Backend,
+    backend: Blocking,
     *,
     target: str,
     jobs: int = 1,

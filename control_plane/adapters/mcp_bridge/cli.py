@@ -112,11 +112,7 @@ def run_mcp(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    from control_plane.adapters.mcp_bridge.backends import (
-        BridgeBackend,
-        LocalBridgeBackend,
-        RemoteBridgeBackend,
-    )
+    from control_plane.adapters.backends import Backend, LocalBackend, RemoteBackend
 
     if args.mcp_config and not args.local:
         print(
@@ -154,11 +150,11 @@ def run_mcp(args: argparse.Namespace) -> int:
         print(f"packctl mcp: {line}", file=sys.stderr, flush=True)
 
     async def main() -> None:
-        backend: BridgeBackend
+        backend: Backend
         if runtime is not None:
-            backend = LocalBridgeBackend(runtime)
+            backend = LocalBackend(runtime)
         else:
-            backend = RemoteBridgeBackend(args.target, **remote_kwargs)
+            backend = RemoteBackend(args.target, **remote_kwargs)
         bridge = Bridge(backend, naming=args.tool_names, deadline=args.deadline)
         try:
             if args.http is None:

@@ -14,7 +14,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from control_plane._version import version as _version
-from control_plane.adapters.mcp_bridge.backends import BridgeBackend
+from control_plane.adapters.backends import Backend, catalogue
 from control_plane.adapters.mcp_bridge.cli import is_loopback
 from control_plane.adapters.mcp_bridge.tools import (
     ToolNaming,
@@ -49,7 +49,7 @@ class Bridge:
 
     def __init__(
         self,
-        backend: BridgeBackend,
+        backend: Backend,
         *,
         naming: ToolNaming = "dotted",
         deadline: float | None = None,
@@ -78,7 +78,7 @@ class Bridge:
         """(Re)load the tools from the backend; False when it cannot be reached."""
         async with self._lock:
             try:
-                descriptions, failures = await self.backend.catalogue()
+                descriptions, failures = await catalogue(self.backend)
             except CapabilityPackError as exc:  # unreachable, deadline, a pack gone meanwhile
                 logger.warning("cannot list packs at %s: %s", self.backend.where, exc)
                 return False

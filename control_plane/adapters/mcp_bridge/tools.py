@@ -220,6 +220,18 @@ def _result_schema(pack: str, output_schema: Mapping[str, Any]) -> dict[str, Any
     return schema
 
 
+def _violations_schema(field: dict[str, Any]) -> dict[str, Any]:
+    """A list of ``{"field", "description"}`` violations, ``field`` described by ``field``."""
+    return {
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["field", "description"],
+            "properties": {"field": field, "description": {"type": "string"}},
+        },
+    }
+
+
 def _envelope_schema(vocabulary: Mapping[str, CodeInfo]) -> dict[str, Any]:
     codes = list(vocabulary)
     check = validation_field_schema()["properties"]["checks"]
@@ -254,17 +266,7 @@ def _envelope_schema(vocabulary: Mapping[str, CodeInfo]) -> dict[str, Any]:
             "detail": {"type": "string"},
             "partial": {"const": True},
             "partial_result": {"type": "object"},
-            "violations": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["field", "description"],
-                    "properties": {
-                        "field": {"type": "string"},
-                        "description": {"type": "string"},
-                    },
-                },
-            },
+            "violations": _violations_schema({"type": "string"}),
             "checks": check,
         },
     }
@@ -281,17 +283,9 @@ def _rejection_schema() -> dict[str, Any]:
             "retryable": {"type": "boolean"},
             "recovery_hint": {"type": "string"},
             "retry_after": {"type": "number", "minimum": 0},
-            "violations": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["field", "description"],
-                    "properties": {
-                        "field": {"type": "string", "description": "JSON pointer into the input"},
-                        "description": {"type": "string"},
-                    },
-                },
-            },
+            "violations": _violations_schema(
+                {"type": "string", "description": "JSON pointer into the input"}
+            ),
         },
     }
 
