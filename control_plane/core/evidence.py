@@ -356,6 +356,10 @@ VETOES: Mapping[int, frozenset[str]] = {
 }
 
 
+def _event(p: Proposal) -> bool:
+    return not p.weak and p.rule != "words:text:timeout"
+
+
 def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) -> Verdict | None:
     """The code the strongest proposals agree on (:data:`SETTLED` for a known pair), else
     ``internal_error``; ``None`` when nothing was proposed. ``delay`` is the server's own
@@ -382,9 +386,10 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
         strongest = [p for p in strongest if p.code == settled]
     chosen = strongest[0]
     if chosen.code == "network_error":
-        # A connection lost *because* it timed out ("Lost connection (timed out)", a
-        # TimeoutError beneath): the timeout, said by any evidence not a guess, is the what.
-        chosen = next((p for p in found if p.code == "timeout" and not p.weak), chosen)
+        # A connection lost *because* it timed out ("Lost connection (timed out)", an
+        # ETIMEDOUT): the timeout, said as an event by any evidence not a guess, is the
+        # what. The noun alone ("timeout setting 5") may name a setting: it decides nothing.
+        chosen = next((p for p in found if p.code == "timeout" and _event(p)), chosen)
     code = chosen.code
     vetoed = VETOES.get(facts.status or 0, frozenset())
     if code in vetoed:
