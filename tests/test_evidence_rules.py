@@ -144,7 +144,7 @@ class _Response:
 
 def _library(name: str, source: str) -> types.ModuleType:
     module = types.ModuleType(name)
-    exec(compile(source, f"<{name}>", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
     sys.modules[name] = module
     return module
 
@@ -305,6 +305,33 @@ def test_class_names_that_say_how_and_what() -> None:
 
 def test_refused_qualified_by_an_authorisation_word() -> None:
     assert _code(ConnectionRefusedError("Connection Refused: not authorised.")) == "auth_failed"
-    assert _code(ConnectionRefusedError("Connection Refused: unknown reason.")) == (
-        "network_error"
-    )
+    assert _code(ConnectionRefusedError("Connection Refused: unknown reason.")) == ("network_error")
+
+
+# -- a refusal by the confinement of the product's own worker ------------------------------
+
+
+def test_the_kernels_refusal_in_a_confined_worker_is_not_permitted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+
+    from control_plane.runtime import worker_failures
+
+    def code(exc: BaseException) -> str:
+        data = worker_failures._classification_data(exc)
+        return "internal_error" if data is None else str(data["code"])
+
+    refused = PermissionError(errno.EACCES, "Permission denied")
+    wrapped = RuntimeError("could not open the socket")
+    wrapped.__cause__ = PermissionError(errno.EPERM, "Operation not permitted")
+    # must NOT match: outside confinement, or a server's refusal inside it
+    forbidden = _klass("someapi.errors", "ApiError")("forbidden")
+    forbidden.status_code = 403
+    forbidden.headers = {}
+    assert code(refused) == "auth_failed"
+    monkeypatch.setattr(worker_failures._Worker, "confined", True)
+    assert code(refused) == "not_permitted"
+    assert code(wrapped) == "not_permitted"
+    assert code(forbidden) == "auth_failed"
+    assert code(ConnectionRefusedError(errno.ECONNREFUSED, "refused")) == "network_error"

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from control_plane.core import evidence
 from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
-from control_plane.core import evidence
 from control_plane.core.evidence import Proposal, decide, name_proposal, weigh
 from control_plane.core.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict
 from control_plane.core.facts import Facts, extract, header_delay, parse_retry_after

@@ -11,11 +11,24 @@ errnos and text.
 SQLSTATE, a class name) is stronger than evidence that says only *how* (a bare HTTP status,
 a built-in exception type, an errno).
 
+A protocol's reply *class* (SMTP and FTP 4xx: transient, 5xx: permanent) says only how: it
+weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status code
+(:data:`ENHANCED_STATUS`, RFC 3463) say what.
+
 *Decide* (:func:`decide`): the strongest proposals decide. Proposals of equal strength that
 disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
 answer is ``internal_error`` -- never a guess. A fact may also *veto* a code (a 413 says the
 request can never pass: not ``rate_limited``). A server's delay decides retryability: an
-unavailable service that states when to come back is ``rate_limited``.
+unavailable service that states when to come back is ``rate_limited``. A connection failure
+that timed out (a timeout said as an event by evidence that is no guess: "timed out", a
+``TimeoutError``, ``ETIMEDOUT``; not the noun "timeout", which may name a setting) is
+``timeout``.
+
+A tool's output (:func:`read_tool`) is read by the same engine: its lines with the
+vocabulary (the first that says something over summary lines), the replies of a protocol
+it quotes in the format that names the protocol (an SMTP reply with its enhanced status
+code of the same class, in any tool's output; ``ERROR 1049 (42000)`` from a tool named for
+the protocol, ``mariadb``), and the errnos a line quotes (``system error: 110``).
 
 The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
 errno) and the delay names are data (the vocabulary, number spaces and fact tables in
@@ -415,7 +428,9 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
 # -- lines of a tool's output ----------------------------------------------------------------
 
 #: errno -> baseline code (``[errno]`` of ``evidence.toml``, by name).
-ERRNO_CODES: Mapping[int, str] = {getattr(errno, name): code for name, code in _DATA["errno"].items()}
+ERRNO_CODES: Mapping[int, str] = {
+    getattr(errno, name): code for name, code in _DATA["errno"].items()
+}
 
 #: A tool's line quoting a protocol's reply in that protocol's own format: an SMTP reply
 #: with its enhanced status code of the same class (``<** 550 5.1.1 ...``: the pair says

@@ -14,6 +14,7 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from control_plane.core.fact_rules import DATA
@@ -226,8 +227,9 @@ def _stores(obj: Any) -> Iterator[Any]:
     ``_internal``), read as data: its instance fields and slots."""
     inst = _instance_dict(obj)
     values = list(itertools.islice(dict.values(inst), MAX_ITEMS)) if inst else []
+    kind: Any = type(obj)
     try:
-        names = _slot_names(type(obj))
+        names = _slot_names(kind)
     # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
     except Exception:  # noqa: BLE001
         names = ()
@@ -785,7 +787,7 @@ def _raised_about(exc: BaseException, gather: _Gather) -> None:
     if package is None:
         return
     tb = BaseException.__dict__["__traceback__"].__get__(exc)
-    frames = []
+    frames: list[FrameType] = []
     while tb is not None and len(frames) < 64:
         frames.append(tb.tb_frame)
         tb = tb.tb_next
