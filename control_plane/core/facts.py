@@ -835,8 +835,9 @@ def extract(exc: BaseException) -> Facts:
         replies = tuple(_BRACKETED.findall(gather.text[0])[:4])
     elif gather.protocol == "smtp":
         replies = tuple(ENHANCED.findall("\n".join(gather.text)[:MAX_STRING])[:4])
-    if gather.status is None and gather.delay is None and gather.protocol is None:
-        _raised_about(exc, gather)
+    names = _type_names(type(exc))
+    if names and gather.status is None and gather.delay is None and gather.protocol is None:
+        _raised_about(exc, gather)  # a library's exception (a builtin's has no names)
     return Facts(
         replies=replies,
         status=gather.status,
@@ -846,6 +847,6 @@ def extract(exc: BaseException) -> Facts:
         sqlstate=gather.sqlstate,
         errnos=tuple(dict.fromkeys(gather.errnos[:MAX_ITEMS])),
         text="\n".join(gather.text)[: MAX_STRING * 2],
-        type_names=_type_names(type(exc)),
+        type_names=names,
         numbers=tuple(gather.numbers[:MAX_ITEMS]),
     )
