@@ -214,6 +214,13 @@ def test_a_tool_named_for_a_protocol_has_its_numbers_read(stderr: str, expected:
     assert found is not None and found.code == expected, found
 
 
+def test_an_errno_a_tool_quotes_is_read_only_for_a_connection() -> None:
+    found = read_tool("fetch: connect failed (errno 111)")
+    assert found is not None and found.code == "network_error"
+    # must NOT match: a missing file (ENOENT) may be the tool's own configuration
+    assert read_tool("fetch: open failed (errno 2)") is None
+
+
 def test_a_number_of_a_tool_named_for_no_protocol_is_not_read() -> None:
     # must NOT match: "ERROR 1045" of any other tool is its own number
     assert classify_tool(["mytool"], 1, b"ERROR 1045: step failed\n") is None
@@ -247,6 +254,8 @@ def test_an_smtp_reply_with_its_enhanced_status_says_smtp_in_any_tool() -> None:
         ("Error: The connection was lost.", "network_error"),
         ("Connection Refused: not authorised.", "auth_failed"),
         ("Flex tier capacity exceeded, try again later", "network_error"),
+        ("Malformed SMTP response line: NOT A PROTOCOL", "network_error"),
+        ("CONFLICT (content): Merge conflict in app.py", "internal_error"),
     ],
 )
 def test_words_of_a_text(text: str, code: str) -> None:
@@ -280,6 +289,8 @@ def test_code_words(word: str, code: str) -> None:
         "wrote not.found.txt",
         # "capacity" alone is no failure; "down" of a sentence is no class name
         "disk capacity is 80%",
+        # a malformed request is the caller's, not the downstream's
+        "malformed query: unknown field",
         "the job wound down",
     ],
 )

@@ -28,7 +28,8 @@ A tool's output (:func:`read_tool`) is read by the same engine: its lines with t
 vocabulary (the first that says something over summary lines), the replies of a protocol
 it quotes in the format that names the protocol (an SMTP reply with its enhanced status
 code of the same class, in any tool's output; ``ERROR 1049 (42000)`` from a tool named for
-the protocol, ``mariadb``), and the errnos a line quotes (``system error: 110``).
+the protocol, ``mariadb``), and the errno of a connection a line quotes (``system error:
+110``).
 
 The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
 errno) and the delay names are data (the vocabulary, number spaces and fact tables in
@@ -466,12 +467,13 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
         found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
     for m in _TEXT_ERRNO.finditer(text[:MAX_TOOL_TEXT]):
         code = ERRNO_CODES.get(int(m.group(1)))
-        if code is not None:
+        if code in _CONNECTION_CODES:  # how a connection failed; ENOENT may be anything
             found.append(Proposal(code, "how", "errno", f"the tool failed with errno {m.group(1)}"))
             break
     return decide(found, facts)
 
 
+_CONNECTION_CODES = frozenset({"network_error", "timeout"})
 #: Characters of a tool's output read for replies and errnos.
 MAX_TOOL_TEXT = 16 * 1024
 
