@@ -221,6 +221,12 @@ def test_an_errno_a_tool_quotes_is_read_only_for_a_connection() -> None:
     assert read_tool("fetch: open failed (errno 2)") is None
 
 
+def test_a_timeout_noun_in_a_tools_line_does_not_settle_its_connection_failure() -> None:
+    # must NOT match: the client's setting, not an event
+    found = classify_tool(["mariadb"], 1, b"ERROR 2003 (HY000): Can't connect (timeout 5)\n")
+    assert found is not None and found.code == "network_error"
+
+
 def test_a_number_of_a_tool_named_for_no_protocol_is_not_read() -> None:
     # must NOT match: "ERROR 1045" of any other tool is its own number
     assert classify_tool(["mytool"], 1, b"ERROR 1045: step failed\n") is None
