@@ -187,6 +187,8 @@ def _evidence() -> list[str]:
             out.append(f"| {protocol} | any other {low}-{high} | `{code}` | {_cell(message)} |")
     out += ["", "`RESPONSE_CODES` (quoted in brackets by a reply):", ""]
     out += [*_mapping_rows(evidence.RESPONSE_CODES)]
+    out += ["", "`ENHANCED_STATUS` (an SMTP reply's RFC 3463 code, by subject.detail):", ""]
+    out += [*_mapping_rows(evidence.ENHANCED_STATUS)]
     return out
 
 

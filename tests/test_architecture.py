@@ -545,6 +545,7 @@ MEMOS: dict[str, str] = {
     "control_plane/core/facts.py:_protocol_of_type": "the protocol a type's module speaks",
     "control_plane/core/facts.py:_class_fields_of": "the fields a type declares",
     "control_plane/core/facts.py:_type_names_of": "the names of a type's MRO",
+    "control_plane/core/facts.py:_slot_names": "the __slots__ names a type and its bases declare",
 }
 
 _MUTABLE_CALLS = frozenset(

@@ -4,12 +4,12 @@ pyftpdlib; fakes of each product's documented error bodies), raised inside a rea
 invoked through the control plane, and scored on the code the caller receives.
 
 The issue's targets are the visible half >= 95% correct, the held-out half >= 90% correct
-on its first run, and no wrong specific code anywhere; the engine is not there yet (the
-records in ``corpus_live/scores/``: ``*_main.json`` before the evidence engine,
-``visible_engine.json`` and ``heldout_engine_first.json`` after it, the held-out half's one
-first run). Until it is, the test holds the engine to its record: no case that was right
-goes wrong or missing, no new wrong code, nothing broken. ``heldout/`` was written without
-reading the classification code.
+on its first run, and no wrong specific code anywhere (the records in
+``corpus_live/scores/``: ``*_main.json`` before the evidence engine,
+``visible_engine.json`` the engine's latest visible run, ``heldout_engine_first.json`` the
+held-out half's one first run). The visible half is held to its target; both halves are held
+to their records: no case that was right goes wrong or missing, no new wrong code, nothing
+broken. ``heldout/`` was written without reading the classification code.
 ``PYTHONPATH=.:tests python -m corpus_live.score --half visible -v`` prints the figures.
 """
 
@@ -66,3 +66,6 @@ def test_every_case_fails_for_real_and_scores_no_worse_than_its_record(half: str
     assert not worse, "\n".join(worse)
     correct = sum(r.verdict == "correct" for r in results) / len(results)
     print(f"{half}: {correct:.1%} correct; the issue's target is {TARGET[half]:.0%}")
+    if half == "visible":  # the held-out half's first run is its measure, not a ratchet
+        assert correct >= TARGET[half]
+        assert not [r for r in results if r.verdict == "wrong"]

@@ -114,8 +114,10 @@ def test_a_protocol_reply_number_is_not_an_http_status() -> None:
     exc = smtp("authentication rejected by the relay")
     exc.code = 535
     assert _code(exc) == "auth_failed"
+    # 550 alone says only "permanent": RFC 5321's "mailbox unavailable" is also "no
+    # access" or "policy"; its enhanced status code says what (tests/test_evidence_rules.py)
     exc.code = 550
-    assert _code(exc) == "not_found"
+    assert _code(exc) == "internal_error"
 
 
 def test_a_number_in_a_field_named_code_is_no_status_outside_http() -> None:

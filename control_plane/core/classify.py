@@ -18,10 +18,11 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+from control_plane.core import evidence
 from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
 from control_plane.core.evidence import Proposal, decide, name_proposal, weigh
-from control_plane.core.fact_rules import DATA, STATUS_5XX_CODE, STATUS_CODES, Verdict
+from control_plane.core.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict
 from control_plane.core.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane.core.redact import scrub
 
@@ -132,9 +133,7 @@ TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
 
 #: errno -> baseline code, for ``OSError`` subclasses the type table does not know
 #: (``[errno]`` of ``evidence.toml``, by name).
-ERRNO_CODES: Mapping[int, str] = MappingProxyType(
-    {getattr(errno, name): code for name, code in DATA["errno"].items()}
-)
+ERRNO_CODES: Mapping[int, str] = evidence.ERRNO_CODES
 
 
 def iter_chain(exc: BaseException) -> Iterator[BaseException]:

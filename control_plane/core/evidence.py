@@ -11,11 +11,25 @@ errnos and text.
 SQLSTATE, a class name) is stronger than evidence that says only *how* (a bare HTTP status,
 a built-in exception type, an errno).
 
+A protocol's reply *class* (SMTP and FTP 4xx: transient, 5xx: permanent) says only how: it
+weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status code
+(:data:`ENHANCED_STATUS`, RFC 3463) say what.
+
 *Decide* (:func:`decide`): the strongest proposals decide. Proposals of equal strength that
 disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
 answer is ``internal_error`` -- never a guess. A fact may also *veto* a code (a 413 says the
 request can never pass: not ``rate_limited``). A server's delay decides retryability: an
-unavailable service that states when to come back is ``rate_limited``.
+unavailable service that states when to come back is ``rate_limited``. A connection failure
+that timed out (a timeout said as an event by evidence that is no guess: "timed out", a
+``TimeoutError``, ``ETIMEDOUT``; not the noun "timeout", which may name a setting) is
+``timeout``.
+
+A tool's output (:func:`read_tool`) is read by the same engine: its lines with the
+vocabulary (the first that says something over summary lines), the replies of a protocol
+it quotes in the format that names the protocol (an SMTP reply with its enhanced status
+code of the same class, in any tool's output; ``ERROR 1049 (42000)`` from a tool named for
+the protocol, ``mariadb``), and the errno of a connection a line quotes (``system error:
+110``).
 
 The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
 errno) and the delay names are data (the vocabulary, number spaces and fact tables in
@@ -25,6 +39,7 @@ errno) and the delay names are data (the vocabulary, number spaces and fact tabl
 
 from __future__ import annotations
 
+import errno
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,6 +63,8 @@ from control_plane.core.fact_rules import (
 from control_plane.core.facts import Facts
 
 __all__ = [
+    "ENHANCED_STATUS",
+    "ERRNO_CODES",
     "HOW_NAMES",
     "PROTOCOL_CLASSES",
     "PROTOCOL_CODES",
@@ -61,6 +78,7 @@ __all__ = [
     "name_proposal",
     "protocol_code",
     "read_lines",
+    "read_tool",
     "tokens",
     "weigh",
     "words_code",
@@ -151,9 +169,14 @@ def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
 _CODE_ONLY = frozenset({("declined",), ("unavailable",)})
 
 
+#: Auxiliary verbs are left out of a text's words: "the connection was lost" says
+#: "connection lost", "has not been found" says "not found".
+_FILLER = frozenset({"is", "are", "was", "were", "be", "been", "being", "has", "have"})
+
+
 @functools.lru_cache(maxsize=4096)
 def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
-    words = tokens(text)
+    words = tuple(w for w in tokens(text) if w not in _FILLER)
     if not words:
         return None
     # "doesn't" splits into doesn + t: the apostrophe form is looked for in the raw words too
@@ -167,9 +190,14 @@ def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
     return None
 
 
-#: What a text quotes rather than says: URLs, quoted values, paths. Not read for words (a
-#: path "/srv/not-found/x" or a name 'timeout' says nothing of the failure).
-_QUOTED = re.compile(r"\S+://\S*|'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|(?:^|\s)[~.]?/\S*")
+#: What a text quotes rather than says: URLs, quoted values (an apostrophe inside a word,
+#: "can't", opens no quote), paths, dotted names (hosts, addresses, files). Not read for
+#: words (a path "/srv/not-found/x", a host "no-such-host.invalid" or a name 'timeout'
+#: says nothing of the failure).
+_QUOTED = re.compile(
+    r"\S+://\S*|(?<![A-Za-z])'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|(?:^|\s)[~.]?/\S*"
+    r"|\b[a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)+"
+)
 
 
 def words_code(text: str, *, whole: bool = False) -> tuple[str, str, str] | None:
@@ -207,15 +235,22 @@ PROTOCOL_CLASSES: Mapping[str, tuple[tuple[int, int, str, str], ...]] = MappingP
 )
 
 
-def protocol_code(protocol: str, number: int) -> tuple[str, str] | None:
-    """``(code, message)`` of a protocol's number: its row, else its class, else ``None``."""
+def protocol_code(protocol: str, number: int) -> tuple[str, str, bool] | None:
+    """``(code, message, by_class)`` of a protocol's number: its row, else its class
+    (``by_class``: it says only how, as a bare HTTP status does), else ``None``."""
     hit = PROTOCOL_CODES.get(protocol, {}).get(number)
     if hit is not None:
-        return hit
+        return hit[0], hit[1], False
     for low, high, code, message in PROTOCOL_CLASSES.get(protocol, ()):
         if low <= number <= high:
-            return code, message
+            return code, message, True
     return None
+
+
+#: SMTP enhanced status codes (RFC 3463) by ``subject.detail`` -> (code, message).
+ENHANCED_STATUS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {key: _pair(row) for key, row in _DATA["enhanced_status"].items()}
+)
 
 
 #: Response codes replies quote in brackets (IMAP, RFC 5530; POP3, RFC 2449/3206) -> code.
@@ -284,12 +319,15 @@ def weigh(facts: Facts) -> list[Proposal]:
     found: list[Proposal] = list(_code_words(facts.codes))
     for reply in facts.replies:
         known = RESPONSE_CODES.get(reply)
+        if known is None and reply[:1].isdigit():  # "5.1.1": subject.detail
+            known = ENHANCED_STATUS.get(reply.partition(".")[2])
         if known is not None:
             found.append(Proposal(known[0], "code", f"reply:{reply}", known[1]))
     for protocol, number in facts.numbers:
         hit = protocol_code(protocol, number)
         if hit is not None:
-            found.append(Proposal(hit[0], "protocol", f"protocol:{protocol}:{number}", hit[1]))
+            kind = "status" if hit[2] else "protocol"
+            found.append(Proposal(hit[0], kind, f"protocol:{protocol}:{number}", hit[1]))
     if facts.sqlstate is not None:
         for row in SQLSTATE_RULES:
             if facts.sqlstate.upper().startswith(row.pattern):
@@ -315,14 +353,12 @@ def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
     (weak: a library's summary, the exception it wraps may know better); a name that says
     only how (:data:`HOW_NAMES`) is weaker still."""
     for name in type_names:
-        words = tokens(name)
-        for phrase in HOW_NAMES:
-            if _found(words, phrase):
-                return Proposal("network_error", "how", f"name:{name}", _DOWN, weak=True)
         hit = words_code(name, whole=True)
-        if hit is not None:
-            kind = "how" if hit[0] == "network_error" else "name"
-            return Proposal(hit[0], kind, f"name:{name}", hit[1], weak=True)
+        if hit is not None and hit[0] != "network_error":  # SlowDown: slow down, not down
+            return Proposal(hit[0], "name", f"name:{name}", hit[1], weak=True)
+        words = tokens(name)
+        if hit is not None or any(_found(words, phrase) for phrase in HOW_NAMES):
+            return Proposal("network_error", "how", f"name:{name}", _DOWN, weak=True)
     return None
 
 
@@ -343,6 +379,10 @@ VETOES: Mapping[int, frozenset[str]] = MappingProxyType(
         402: frozenset({"rate_limited"}),
     }
 )
+
+
+def _event(p: Proposal) -> bool:
+    return not p.weak and not p.rule.endswith(":timeout")  # the noun, in a text or a tool's
 
 
 def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) -> Verdict | None:
@@ -370,6 +410,11 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
             )
         strongest = [p for p in strongest if p.code == settled]
     chosen = strongest[0]
+    if chosen.code == "network_error":
+        # A connection lost *because* it timed out ("Lost connection (timed out)", an
+        # ETIMEDOUT): the timeout, said as an event by any evidence not a guess, is the
+        # what. The noun alone ("timeout setting 5") may name a setting: it decides nothing.
+        chosen = next((p for p in found if p.code == "timeout" and _event(p)), chosen)
     code = chosen.code
     vetoed = VETOES.get(facts.status or 0, frozenset())
     if code in vetoed:
@@ -393,6 +438,55 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
 
 
 # -- lines of a tool's output ----------------------------------------------------------------
+
+#: errno -> baseline code (``[errno]`` of ``evidence.toml``, by name).
+ERRNO_CODES: Mapping[int, str] = MappingProxyType(
+    {getattr(errno, name): code for name, code in _DATA["errno"].items()}
+)
+
+#: A tool's line quoting a protocol's reply in that protocol's own format: an SMTP reply
+#: with its enhanced status code of the same class (``<** 550 5.1.1 ...``: the pair says
+#: SMTP, whatever the tool); a tool named for a protocol (``mariadb``: MySQL) printing
+#: ``ERROR 1049 (42000): ...``; an errno a line quotes (``system error: 110``,
+#: ``errno 111``, ``os error 111``).
+_SMTP_LINE = re.compile(r"^\W*([245])(\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b", re.MULTILINE)
+_ERROR_LINE = re.compile(r"^\W*error\s+(\d{1,5})\b(?:\s*\((\w{5})\))?", re.I | re.MULTILINE)
+_TEXT_ERRNO = re.compile(r"\b(?:errno|system error|os error)\W{0,3}(\d{1,4})\b", re.I)
+
+
+def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verdict | None:
+    """A failed tool's verdict: ``text`` (its stderr, or its only output) read with the
+    vocabulary (:func:`read_lines`), the replies quoted in ``text`` or ``replies`` (its
+    other output) read as their protocol's numbers, the errnos ``text`` quotes, weighed
+    and decided as any exception's facts are."""
+    numbers: list[tuple[str, int]] = []
+    quoted: list[str] = []
+    sqlstate = None
+    for both in (text, replies):
+        for m in _SMTP_LINE.finditer(both[:MAX_TOOL_TEXT]):
+            if m.group(1) == m.group(3)[0]:
+                numbers.append(("smtp", int(m.group(1) + m.group(2))))
+                quoted.append(m.group(3))
+        if protocol is not None:
+            for m in _ERROR_LINE.finditer(both[:MAX_TOOL_TEXT]):
+                numbers.append((protocol, int(m.group(1))))
+                sqlstate = sqlstate or m.group(2)
+    facts = Facts(numbers=tuple(numbers[:8]), replies=tuple(quoted[:8]), sqlstate=sqlstate)
+    found = weigh(facts)
+    words = read_lines(text)
+    if words is not None:
+        found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
+    for m in _TEXT_ERRNO.finditer(text[:MAX_TOOL_TEXT]):
+        code = ERRNO_CODES.get(int(m.group(1)))
+        if code in _CONNECTION_CODES:  # how a connection failed; ENOENT may be anything
+            found.append(Proposal(code, "how", "errno", f"the tool failed with errno {m.group(1)}"))
+            break
+    return decide(found, facts)
+
+
+_CONNECTION_CODES = frozenset({"network_error", "timeout"})
+#: Characters of a tool's output read for replies and errnos.
+MAX_TOOL_TEXT = 16 * 1024
 
 #: Lines that summarise an earlier error (``no matching distribution``, ``exit status 1``,
 #: ``see the log``): read only when no other line says anything.

@@ -14,6 +14,7 @@ import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from control_plane.core.fact_rules import DATA
@@ -208,9 +209,32 @@ def _head(seq: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
     return tuple.__getitem__(seq, slice(0, MAX_ITEMS))
 
 
-#: Fields of a headers object (not a dict) that hold its entries as plain data: httpx's
-#: ``_list``, requests' ``_store``, urllib3's ``_container``, ``email.message``'s ``_headers``.
-_HEADER_STORES = ("_list", "_store", "_container", "_headers", "_dict", "_items")
+@functools.lru_cache(maxsize=1024)
+def _slot_names(klass: type) -> tuple[str, ...]:
+    """The ``__slots__`` names of ``klass`` and its bases (cached per type)."""
+    names: list[str] = []
+    for k in _mro(klass):
+        slots = _class_dict(k).get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if isinstance(name, str) and name not in names:
+                names.append(name)
+    return tuple(names[:MAX_ITEMS])
+
+
+def _stores(obj: Any) -> Iterator[Any]:
+    """The containers (dicts, lists) a headers object keeps its entries in, under any name
+    (httpx's ``_list``, requests' ``_store``, urllib3's ``_container``, a slot
+    ``_internal``), read as data: its instance fields and slots."""
+    inst = _instance_dict(obj)
+    values = list(itertools.islice(dict.values(inst), MAX_ITEMS)) if inst else []
+    kind: Any = type(obj)
+    try:
+        names = _slot_names(kind)
+    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
+    except Exception:  # noqa: BLE001
+        names = ()
+    values += [peek(obj, name) for name in names]
+    return (v for v in values if isinstance(v, dict | list | tuple))
 
 
 def _header_map(headers: Any, depth: int = 0) -> dict[str, str]:
@@ -237,10 +261,8 @@ def _header_map(headers: Any, depth: int = 0) -> dict[str, str]:
                 if text is not None:
                     found[name] = text
             return found
-    for store in _HEADER_STORES:
-        inner = peek(headers, store)
-        if inner is not None:
-            found.update(_header_map(inner, depth + 1))
+    for inner in _stores(headers):
+        found.update(_header_map(inner, depth + 1))
     return found
 
 
@@ -635,6 +657,26 @@ class _Gather:
                 linked_http = http or name in _HTTP_LINKS
                 self.visit(value, depth + 1, http=linked_http)
 
+    def response(self, node: Any) -> bool:
+        """Read ``node``'s status and delay if it is an HTTP response (an object holding
+        headers and a status); whether it is one."""
+        if isinstance(node, (*_SCALARS, dict, list, tuple, type, BaseException)):
+            return False
+        inst = _instance_dict(node)
+        present = _class_fields(type(node))
+        if inst:
+            present = present | (_ALL_FIELDS & inst.keys())
+        headers = next((_peek(node, n) for n in HEADER_FIELDS if n in present), None)
+        status = next(
+            (s for s in (_status(_peek(node, n)) for n in STATUS_FIELDS if n in present) if s),
+            None,
+        )
+        if headers is None or status is None:
+            return False
+        found = _header_map(headers)
+        self.status, self.delay, self.reset = status, header_delay(found), header_reset(found)
+        return True
+
     def number(self, node: Any, peek: Any) -> None:
         """The protocol's own number: a field, the first argument, or a reply's digits."""
         protocol = self.protocol
@@ -656,9 +698,16 @@ class _Gather:
                 self.numbers.append((protocol, number))
                 return
         # smtplib's SMTPRecipientsRefused: {recipient: (code, reply)}, one number each
-        for _, reply in _items(peek(node, "recipients")):
+        recipients = peek(node, "recipients")
+        for _, reply in _items(recipients):
             if isinstance(reply, tuple) and reply and isinstance(reply[0], int):
                 self.numbers.append((protocol, int(reply[0])))
+                self.text.extend(t for t in map(_string, reply[1:2]) if t)
+        if isinstance(recipients, list | tuple):  # aiosmtplib: [SMTPRecipientRefused, ...]
+            for held in _head(recipients):
+                if isinstance(held, BaseException):
+                    self.number(held, _peek)
+                    self.text.extend(t for t in map(_string, (_peek(held, "message"),)) if t)
 
 
 #: Keys of a decoded body whose string value is an error-code word (an API answering
@@ -668,6 +717,10 @@ _NUMBER_ONLY = frozenset(NUMBER_FIELDS) - {"code", "error_code"}
 #: A response code quoted in brackets: upper case, digits, ``/`` and ``-`` only.
 _BRACKETED = re.compile(r"\[([A-Z][A-Z0-9/-]{1,40})\]")
 _REPLY = re.compile(r"^[1-5][0-9]{2}[ -]")
+#: An SMTP enhanced status code (RFC 3463): class.subject.detail, quoted in a reply.
+ENHANCED = re.compile(r"(?<![\d.])([245]\.\d{1,3}\.\d{1,3})(?![\d.])")
+#: Frames of a traceback looked at for the response a library raised about.
+MAX_FRAMES = 8
 
 
 _ALL_FIELDS = frozenset(
@@ -724,6 +777,46 @@ def _type_names_of(klass: type) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _raised_about(exc: BaseException, gather: _Gather) -> None:
+    """The HTTP response a library raised an exception about without keeping it on the
+    exception (a status turned into a class, its ``Retry-After`` dropped): the first
+    response (an object holding headers and a status) among the locals of the innermost
+    frames that belong to the exception's own package. Frames of other code (the pack's)
+    are never read: a response they hold may be another call's."""
+    package = _package(type(exc))
+    if package is None:
+        return
+    tb = BaseException.__dict__["__traceback__"].__get__(exc)
+    frames: list[FrameType] = []
+    while tb is not None and len(frames) < 64:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames[-MAX_FRAMES:]):
+        name = frame.f_globals.get("__name__")
+        if not isinstance(name, str) or name.partition(".")[0] != package:
+            continue
+        try:
+            local = dict(frame.f_locals)
+        # Hostile input: a frame's locals mapping may be anything in odd interpreters.
+        except Exception:  # noqa: BLE001
+            continue
+        for value in itertools.islice(local.values(), MAX_ITEMS):
+            if gather.response(value):
+                return
+
+
+def _package(klass: type) -> str | None:
+    """The top-level package of a library's exception class (``None`` for a builtin's)."""
+    try:
+        module = _TYPE_MODULE.__get__(klass)
+    except (TypeError, AttributeError):
+        return None
+    if not isinstance(module, str):
+        return None
+    top = module.partition(".")[0]
+    return None if top in _BUILTIN_MODULES or top == "__main__" else top
+
+
 def extract(exc: BaseException) -> Facts:
     """The facts ``exc`` carries (see the module docs); bounded, runs none of its code."""
     gather = _Gather(protocol_of(exc))
@@ -740,6 +833,11 @@ def extract(exc: BaseException) -> Facts:
     replies: tuple[str, ...] = ()
     if gather.protocol in _BRACKETING and gather.text:
         replies = tuple(_BRACKETED.findall(gather.text[0])[:4])
+    elif gather.protocol == "smtp":
+        replies = tuple(ENHANCED.findall("\n".join(gather.text)[:MAX_STRING])[:4])
+    names = _type_names(type(exc))
+    if names and gather.status is None and gather.delay is None and gather.protocol is None:
+        _raised_about(exc, gather)  # a library's exception (a builtin's has no names)
     return Facts(
         replies=replies,
         status=gather.status,
@@ -749,6 +847,6 @@ def extract(exc: BaseException) -> Facts:
         sqlstate=gather.sqlstate,
         errnos=tuple(dict.fromkeys(gather.errnos[:MAX_ITEMS])),
         text="\n".join(gather.text)[: MAX_STRING * 2],
-        type_names=_type_names(type(exc)),
+        type_names=names,
         numbers=tuple(gather.numbers[:MAX_ITEMS]),
     )

@@ -22,7 +22,8 @@ from typing import Any
 
 from control_plane.core.classify import Classification
 from control_plane.core.errors import PackError
-from control_plane.core.evidence import read_lines
+from control_plane.core.evidence import read_tool
+from control_plane.core.facts import PROTOCOL_WORDS
 from control_plane.core.redact import scrub_tail
 
 __all__ = [
@@ -425,10 +426,13 @@ def classify_tool(
     argv: Sequence[str] | str | bytes | None,
     returncode: int | None,
     stderr: str | bytes | None,
+    output: str | bytes | None = None,
 ) -> Classification | None:
     """A failed tool run's classification: the stderr rules of :func:`tables_for`'s tables
-    in order, then the named tool's exit statuses, then any tool's stderr read with the
-    vocabulary of :mod:`control_plane.core.evidence`; ``None`` when none knows it."""
+    in order, then the named tool's exit statuses, then any tool's stderr read by the
+    engine of :mod:`control_plane.core.evidence` (:func:`~control_plane.core.evidence.
+    read_tool`: its vocabulary, and the protocol replies it or ``output`` quote); ``None``
+    when none knows it."""
     tables = tables_for(argv, stderr)
     if stderr:
         for table in tables:
@@ -438,12 +442,22 @@ def classify_tool(
     named = table_for(argv)
     found = named.classify(returncode, None) if named is not None else None
     if found is None and stderr:
-        # Any tool, with or without a table: its lines read with the engine's vocabulary,
-        # the first line that says something over lines that summarise it.
-        words = read_lines(stderr_text(stderr))
-        if words is not None:
-            code, message, phrase = words
-            return Classification(code=code, message=message, rule=f"stderr:words:{phrase}")
+        # Any tool, with or without a table: its lines read with the engine's vocabulary
+        # (the first line that says something over lines that summarise it), the replies
+        # of a protocol it quotes, in the format that names the protocol.
+        name = tool_name(argv)
+        verdict = read_tool(
+            stderr_text(stderr),
+            stderr_text(output) if output else "",
+            PROTOCOL_WORDS.get(name.lower()) if name else None,
+        )
+        if verdict is not None:
+            return Classification(
+                code=verdict.code,
+                message=verdict.message,
+                retry_after=verdict.retry_after,
+                rule=f"stderr:{verdict.rule}",
+            )
     return found
 
 

@@ -38,6 +38,7 @@ from control_plane.runtime.worker_failures import (
     _chain,
     _dumps,
     describe_exception,
+    mark_confined,
     thaw_exception,
 )
 
@@ -379,6 +380,7 @@ def _confine(pack: str, boot: Mapping[str, Any]) -> Reaches:
     # below) is not this interpreter's yet, started without ``site`` (``-S``).
     prefixes = [str(p) for p in boot.get("prefixes") or ()]
     confine(reaches.reach_for(pack), import_paths([*prefixes, *paths]))
+    mark_confined()  # the kernel's EACCES/EPERM from here on is the grant's refusal
     # Confined now: the interpreter's site (``.pth`` files, ``exit``/``quit``) may run, then
     # the control plane's import path, packs' directories included.
     site.main()

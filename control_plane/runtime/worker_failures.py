@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import itertools
 from typing import Any
@@ -19,6 +20,7 @@ from control_plane.core.classify import (
 )
 from control_plane.core.errors import FieldViolation
 from control_plane.core.incidents import format_exception
+from control_plane.core.vocabulary import NOT_PERMITTED
 
 #: Exceptions of a chain that travel (outermost first).
 _MAX_CHAIN = 16
@@ -26,8 +28,10 @@ _MAX_CHAIN = 16
 __all__ = [
     "MAX_REPLY_BYTES",
     "RemoteError",
+    "confinement_refusal",
     "describe_exception",
     "freeze_exception",
+    "mark_confined",
     "thaw_exception",
 ]
 
@@ -76,11 +80,48 @@ def _builtin_classifiers() -> tuple[Classifier, ...]:
     return tuple(plugins.classifiers_of(pm))
 
 
+class _Worker:
+    #: Set once this process is confined (:func:`mark_confined`): the kernel refuses what
+    #: the pack's grant does not allow.
+    confined = False
+
+
+def mark_confined() -> None:
+    """This worker is confined (Landlock, seccomp): an ``EACCES``/``EPERM`` the system
+    raises here is a refusal by the pack's grant (:func:`confinement_refusal`)."""
+    _Worker.confined = True
+
+
+#: errnos with which the kernel refuses a confined worker (Landlock and seccomp: EACCES;
+#: a refused capability or namespace: EPERM).
+_REFUSED = frozenset({errno.EACCES, errno.EPERM})
+
+
+def confinement_refusal(exc: BaseException, found: Classification | None) -> bool:
+    """Whether ``found`` (an ``auth_failed``) is the system refusing a confined worker: an
+    ``OSError`` of the system's own (a builtin type, not a library's) with ``EACCES`` or
+    ``EPERM`` in the chain -- ``socket()``, ``connect()``, ``open()`` outside the grant.
+    A server's refusal (a 403, a rejected login) raises no such error: it stays
+    ``auth_failed``."""
+    if not _Worker.confined or found is None or found.code != "auth_failed":
+        return False
+    return any(
+        isinstance(e, OSError) and type(e).__module__ == "builtins" and e.errno in _REFUSED
+        for e in iter_chain(exc)
+    )
+
+
 def _classification_data(exc: BaseException) -> dict[str, Any] | None:
     try:
         for current in iter_chain(exc):
             mark_origin(current)  # frames and live objects, recorded as data on the exception
         found = classify(exc, _builtin_classifiers())
+        if confinement_refusal(exc, found):
+            found = Classification(
+                code=NOT_PERMITTED,
+                message="the pack's confinement refused the operation (outside its grant)",
+                rule="confinement",
+            )
     # Worker side of the boundary: a hostile exception's attributes may raise anything;
     # the parent then classifies from the chain's data.
     except BaseException:  # noqa: BLE001

@@ -62,6 +62,8 @@ GRANT SELECT ON app.* TO 'single'@'%';
 CREATE USER 'locked'@'%' IDENTIFIED BY 'locked-pw' ACCOUNT LOCK;
 CREATE USER 'hourly'@'%' IDENTIFIED BY 'hourly-pw' WITH MAX_QUERIES_PER_HOUR 1;
 GRANT SELECT ON app.* TO 'hourly'@'%';
+CREATE USER 'wide'@'%' IDENTIFIED BY 'wide-pw';
+GRANT SELECT ON *.* TO 'wide'@'%';
 FLUSH PRIVILEGES;
 """
 

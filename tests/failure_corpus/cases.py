@@ -1521,7 +1521,13 @@ def _smtp_cases() -> None:
     )
     case("greeting_421", "smtp", NET, "421 service not available at greeting", busy)
     case("rcpt_550", "smtp", NF, "550 no such mailbox", rcpt)
-    case("rcpt_451_greylisted", "smtp", NET, "451 greylisting: transient, retry later", greylisted)
+    case(
+        "rcpt_451_greylisted",
+        "smtp",
+        NET | RL,
+        "451 greylisting: transient, retry later (a deferral: come back later, as a throttle)",
+        greylisted,
+    )
     case("mail_452_storage", "smtp", NET, "452 insufficient storage: transient", queue_full)
     case("refused", "smtp", NET, "nothing listens on the port", refused)
     case("greeting_timeout", "smtp", TO, "server never sends its greeting", silent)

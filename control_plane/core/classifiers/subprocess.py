@@ -82,10 +82,12 @@ def _tool_run(exc: BaseException) -> Classification | None:
             if stderr:
                 break
         code = safe_attr(exc, status)
+        output = safe_attr(exc, streams[-1])
         found = classify_tool(
             safe_attr(exc, argv),
             code if isinstance(code, int) and not isinstance(code, bool) else None,
             _unquoted(stderr) if isinstance(stderr, str | bytes) else None,
+            output if isinstance(output, str | bytes) and output is not stderr else None,
         )
         return found.for_plugin(plugin) if found is not None else None
     return None

@@ -72,7 +72,12 @@ FAM.add(
     "ERROR 1044 access denied to database",
     _q(user="limited", password="limited-pw", db="other"),
 )
-FAM.add("no_database", NF, "ERROR 1049 unknown database", _q(db="ghostdb"))
+FAM.add(
+    "no_database",
+    NF,
+    "ERROR 1049 unknown database (a user whose grants cover it: others are told 1044)",
+    _q(user="wide", password="wide-pw", db="ghostdb"),
+)
 FAM.add("no_table", NF, "ERROR 1146 table doesn't exist", _q("SELECT * FROM ghost_t"))
 FAM.add("syntax", INT, "ERROR 1064 syntax", _q("SELEC 1"))
 FAM.add("duplicate", EXISTS, "ERROR 1062 duplicate entry", _q("INSERT INTO t VALUES (1, 'd')"))

@@ -26,14 +26,22 @@ def _publish(
     v5: bool = False,
 ) -> None:
     """What a pack does: connect, publish QoS 1, wait; a refused CONNACK or PUBACK is
-    raised with paho's own words for the reason code (``connack_string`` / ``ReasonCode``)."""
+    raised with paho's own words for the reason code (``connack_string`` of MQTT 3.1.1's
+    return code, ``ReasonCode`` of MQTT 5's). MQTT 3.1.1 uses paho's 3.1.1 callbacks
+    (``VERSION1``: the CONNACK return code as an int, 5 for "not authorised"), so
+    ``connack_string`` gets the number it documents."""
     import paho.mqtt.client as mqtt
     from paho.mqtt.enums import CallbackAPIVersion
 
-    client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311)
+    api = CallbackAPIVersion.VERSION2 if v5 else CallbackAPIVersion.VERSION1
+    client = mqtt.Client(api, protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311)
     seen: dict[str, Any] = {}
-    client.on_connect = lambda c, u, flags, rc, props: seen.setdefault("connack", rc)
-    client.on_publish = lambda c, u, mid, rc, props: seen.setdefault("puback", rc)
+    if v5:
+        client.on_connect = lambda c, u, flags, rc, props: seen.setdefault("connack", rc)
+        client.on_publish = lambda c, u, mid, rc, props: seen.setdefault("puback", rc)
+    else:
+        client.on_connect = lambda c, u, flags, rc: seen.setdefault("connack", rc)
+        client.on_publish = lambda c, u, mid: seen.setdefault("puback", None)
     if user is not None:
         client.username_pw_set(user, password)
     client.connect(host, port, keepalive=5)
@@ -47,18 +55,17 @@ def _publish(
         rc = seen.get("connack")
         if rc is None:
             raise TimeoutError("MQTT CONNACK not received")
-        if rc.is_failure:
-            text = str(rc) if v5 else mqtt.connack_string(rc.value)
-            raise ConnectionRefusedError(text)
+        if rc.is_failure if v5 else rc != mqtt.CONNACK_ACCEPTED:
+            raise ConnectionRefusedError(mqtt.connack_string(rc))
         client.publish(topic, payload, qos=1)
         for _ in range(40):
             client.loop(timeout=0.05)
             if "puback" in seen:
                 break
-        ack = seen.get("puback")
-        if ack is None:
+        if "puback" not in seen:
             raise TimeoutError("MQTT PUBACK not received")
-        if ack.is_failure:
+        ack = seen["puback"]
+        if ack is not None and ack.is_failure:
             raise PermissionError(f"MQTT publish refused: {ack}")
     finally:
         client.disconnect()

@@ -64,7 +64,12 @@ FAM.add(
     "1044 access denied to database",
     _sql(user="limited", password="limited-pw", database="other"),
 )
-FAM.add("no_database", NF, "1049 unknown database", _sql(database="ghostdb"))
+FAM.add(
+    "no_database",
+    NF,
+    "1049 unknown database (a user whose grants cover it: others are told 1044)",
+    _sql(user="wide", password="wide-pw", database="ghostdb"),
+)
 FAM.add("no_table", NF, "1146 table doesn't exist", _sql("SELECT * FROM ghost_t"))
 FAM.add("no_table_insert", NF, "1146 on INSERT", _sql("INSERT INTO ghost_t VALUES (1)"))
 FAM.add(

@@ -1,0 +1,354 @@
+"""Rules of the evidence engine added for issue 44's live corpus (docs/classification.md,
+"Extract, then classify"): each rule as it must fire, and what it must *not* match.
+
+Exceptions are built as the libraries build them (a class of the library's module name,
+the fields it sets); ``tests/corpus_live`` provokes the real ones.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import pytest
+from failure_corpus.score import classifiers
+
+from control_plane.core.classify import Classification, classify
+from control_plane.core.evidence import name_proposal, read_tool, words_code
+from control_plane.core.stderr import classify_tool
+
+PLUGINS = classifiers()
+
+
+def _found(exc: BaseException) -> Classification | None:
+    return classify(exc, PLUGINS)
+
+
+def _code(exc: BaseException) -> str:
+    found = _found(exc)
+    return "internal_error" if found is None else found.code
+
+
+def _klass(module: str, name: str, *bases: type) -> type:
+    return type(name, bases or (Exception,), {"__module__": module})
+
+
+# -- SMTP: a reply's class says how, its words and enhanced status code say what -----------
+
+_Refused = _klass("aiosmtplib.errors", "SMTPRecipientRefused")
+_AllRefused = _klass("aiosmtplib.errors", "SMTPRecipientsRefused")
+
+
+def _recipients(code: int, message: str) -> BaseException:
+    """aiosmtplib's shape: the refusal holds one exception per recipient (code, message)."""
+    one = _Refused(code, message)
+    one.code, one.message = code, message
+    exc = _AllRefused([one])
+    exc.recipients = [one]
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("code", "message", "expected"),
+    [
+        (550, "5.1.1 <x@example.org>: Recipient address rejected: User unknown", "not_found"),
+        (551, "5.1.6 User has moved; please try <y@example.org>", "not_found"),
+        (554, "5.7.1 <x@example.org>: Relay access denied", "auth_failed"),
+        (421, "4.7.0 Too many messages from this sender, try again later", "rate_limited"),
+        (450, "4.7.1 Rate limit exceeded for this sender, slow down", "rate_limited"),
+        (451, "4.3.0 Temporary local problem", "network_error"),
+        # must NOT match: a 5xx class alone is no specific code (policy, spam, size)
+        (550, "5.7.1 Message rejected by local policy", "internal_error"),
+        (554, "5.7.1 Message rejected as spam", "internal_error"),
+        # must NOT be read as "transient, so network": a full mailbox is the recipient's
+        (452, "4.2.2 Mailbox full", "internal_error"),
+    ],
+)
+def test_an_smtp_reply_is_read_by_class_words_and_enhanced_status(
+    code: int, message: str, expected: str
+) -> None:
+    assert _code(_recipients(code, message)) == expected
+
+
+def test_an_enhanced_status_code_is_read_from_an_smtp_reply_only() -> None:
+    # must NOT match: a version or a section number in another library's text
+    other = _klass("jobrunner", "JobError")("step 5.1.1 of the job failed")
+    assert _code(other) == "internal_error"
+    text = _klass("reportlib", "ReportError")("550 5.1.1 quoted in a report")
+    assert _code(text) == "internal_error"
+
+
+# -- MySQL numbers, and a timeout beneath a lost connection --------------------------------
+
+_MySQL = _klass("pymysql.err", "OperationalError")
+
+
+@pytest.mark.parametrize(
+    ("number", "text", "expected"),
+    [
+        (1007, "Can't create database 'app'; database exists", "already_exists"),
+        (1969, "Query execution was interrupted (max_statement_time exceeded)", "timeout"),
+        (1226, "User 'u' has exceeded the 'max_queries_per_hour' resource", "rate_limited"),
+        (2013, "Lost connection to MySQL server during query (timed out)", "timeout"),
+        # must NOT match: a lost connection without a timeout stays a network failure
+        (2013, "Lost connection to MySQL server during query", "network_error"),
+    ],
+)
+def test_mysql_numbers(number: int, text: str, expected: str) -> None:
+    assert _code(_MySQL(number, text)) == expected
+
+
+def test_a_timeout_noun_does_not_settle_a_connection_failure() -> None:
+    # must NOT match: "timeout" as a noun may name a setting, not an event
+    refused = _MySQL(2003, "Can't connect to MySQL server on 'db' (timeout setting 5)")
+    assert _code(refused) == "network_error"
+
+
+# -- delays and statuses where libraries keep them ------------------------------------------
+
+
+class _SlotHeaders:
+    """A headers object keeping its entries in a slot of its own name, as
+    ``elastic_transport.HttpHeaders`` does (``{lower: (Name, value)}``)."""
+
+    __slots__ = ("_frozen", "_internal")
+
+    def __init__(self, entries: dict[str, str]) -> None:
+        self._internal = {k.lower(): (k, v) for k, v in entries.items()}
+        self._frozen = True
+
+
+class _Meta:
+    def __init__(self, status: int, headers: Any) -> None:
+        self.status = status
+        self.headers = headers
+
+
+def test_a_delay_in_headers_kept_under_any_store_name() -> None:
+    exc = _klass("searchlib", "ApiError")("es_rejected_execution_exception")
+    exc.meta = _Meta(429, _SlotHeaders({"Retry-After": "5", "Content-Type": "x"}))
+    found = _found(exc)
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 5.0)
+    # must NOT match: a slot holding something else is no delay
+    exc.meta = _Meta(429, _SlotHeaders({"X-Retry-Count": "5"}))
+    found = _found(exc)
+    assert found is not None and found.retry_after == 1.0  # the default: none stated
+
+
+class _Response:
+    def __init__(self, status: int, headers: dict[str, str]) -> None:
+        self.status_code = status
+        self.headers = headers
+
+
+def _library(name: str, source: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    sys.modules[name] = module
+    return module
+
+
+_VAULT = _library(
+    "vaultlike.adapters",
+    """
+class VaultError(Exception):
+    pass
+
+VaultError.__module__ = "vaultlike.exceptions"
+
+class RateLimitExceeded(VaultError):
+    pass
+
+RateLimitExceeded.__module__ = "vaultlike.exceptions"
+
+class InvalidPath(VaultError):
+    pass
+
+InvalidPath.__module__ = "vaultlike.exceptions"
+
+def _raise(status):
+    raise {404: InvalidPath, 429: RateLimitExceeded}[status]("on get /v1/secret")
+
+def request(response):
+    _raise(response.status_code)
+""",
+)
+
+
+def test_a_response_a_library_raised_about_is_read_from_its_own_frames() -> None:
+    with pytest.raises(Exception) as caught:
+        _VAULT.request(_Response(429, {"Retry-After": "3"}))
+    found = _found(caught.value)
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 3.0)
+    with pytest.raises(Exception) as caught:
+        _VAULT.request(_Response(404, {}))
+    assert _code(caught.value) == "not_found"
+
+
+def test_a_response_in_another_packages_frame_is_not_the_exceptions() -> None:
+    # must NOT match: the pack's own frame holds an earlier call's response
+    earlier = _Response(404, {"Retry-After": "30"})
+    with pytest.raises(Exception) as caught:
+        raise _VAULT.VaultError("on get /v1/secret")
+    assert earlier.status_code == 404
+    assert _code(caught.value) == "internal_error"
+
+
+# -- a tool's output, read by the engine ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stderr", "expected"),
+    [
+        ("ERROR 1049 (42000): Unknown database 'ghost'\n", "not_found"),
+        ("ERROR 1142 (42000) at line 1: SELECT command denied to user 'u'\n", "auth_failed"),
+        ("ERROR 1969 (70100) at line 1: Query execution was interrupted\n", "timeout"),
+        ("ERROR 2005 (HY000): Unknown server host 'db.invalid' (-2)\n", "network_error"),
+        ("ERROR 2013 (HY000): Lost connection to server, system error: 110\n", "timeout"),
+        ("ERROR 2013 (HY000): Lost connection to server, system error: 11\n", "network_error"),
+    ],
+)
+def test_a_tool_named_for_a_protocol_has_its_numbers_read(stderr: str, expected: str) -> None:
+    found = classify_tool(["mariadb", "-e", "SELECT 1"], 1, stderr.encode())
+    assert found is not None and found.code == expected, found
+
+
+def test_an_errno_a_tool_quotes_is_read_only_for_a_connection() -> None:
+    found = read_tool("fetch: connect failed (errno 111)")
+    assert found is not None and found.code == "network_error"
+    # must NOT match: a missing file (ENOENT) may be the tool's own configuration
+    assert read_tool("fetch: open failed (errno 2)") is None
+
+
+def test_a_timeout_noun_in_a_tools_line_does_not_settle_its_connection_failure() -> None:
+    # must NOT match: the client's setting, not an event
+    found = classify_tool(["mariadb"], 1, b"ERROR 2003 (HY000): Can't connect (timeout 5)\n")
+    assert found is not None and found.code == "network_error"
+
+
+def test_a_number_of_a_tool_named_for_no_protocol_is_not_read() -> None:
+    # must NOT match: "ERROR 1045" of any other tool is its own number
+    assert classify_tool(["mytool"], 1, b"ERROR 1045: step failed\n") is None
+    assert read_tool("ERROR 1049 (42000): step failed") is None
+
+
+def test_an_smtp_reply_with_its_enhanced_status_says_smtp_in_any_tool() -> None:
+    found = classify_tool(
+        ["swaks", "--to", "x"],
+        28,
+        b"*** No authentication type succeeded\n",
+        b"<** 535 5.7.8 Authentication credentials invalid\n",
+    )
+    assert found is not None and found.code == "auth_failed"
+    found = classify_tool(["sendtool"], 24, b"<** 550 5.1.1 <x@example.org>: rejected\n")
+    assert found is not None and found.code == "not_found"
+    # must NOT match: a reply number whose class disagrees with the status code's, a
+    # version number
+    assert read_tool("550 4.1.1 something") is None
+    assert read_tool("release 550 5.1.1 shipped") is None
+
+
+# -- the vocabulary -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("ERROR 2002 (HY000): Can't connect to server on '127.0.0.1' (115)", "network_error"),
+        ("*** Error connecting to no-such-host.invalid:25:", "network_error"),
+        ("Error: The connection was lost.", "network_error"),
+        ("Connection Refused: not authorised.", "auth_failed"),
+        ("Flex tier capacity exceeded, try again later", "network_error"),
+        ("Malformed SMTP response line: NOT A PROTOCOL", "network_error"),
+        ("CONFLICT (content): Merge conflict in app.py", "internal_error"),
+    ],
+)
+def test_words_of_a_text(text: str, code: str) -> None:
+    found = words_code(text)
+    assert found is not None and found[0] == code, found
+
+
+@pytest.mark.parametrize(
+    ("word", "code"),
+    [
+        ("not_authed", "auth_failed"),
+        ("token_revoked", "auth_failed"),
+        ("account_inactive", "auth_failed"),
+        ("missing_scope", "auth_failed"),
+        ("insufficient_scope", "auth_failed"),
+        ("invalid_grant", "auth_failed"),
+        ("version_conflict_engine_exception", "already_exists"),
+        ("capacity_exceeded", "network_error"),
+    ],
+)
+def test_code_words(word: str, code: str) -> None:
+    found = words_code(word, whole=True)
+    assert found is not None and found[0] == code, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a host or a file is named, not said (dotted names are quoted data)
+        "connecting to no-such-host.invalid failed",
+        "wrote not.found.txt",
+        # "capacity" alone is no failure; "down" of a sentence is no class name
+        "disk capacity is 80%",
+        # a malformed request is the caller's, not the downstream's
+        "malformed query: unknown field",
+        "the job wound down",
+    ],
+)
+def test_new_words_do_not_fire_on_what_they_must_not_match(text: str) -> None:
+    assert words_code(text) is None, text
+
+
+def test_a_deadlock_conflict_stays_a_deadlock() -> None:
+    found = words_code("deadlock detected; conflict with recovery")
+    assert found is not None and found[0] == "internal_error"
+
+
+def test_class_names_that_say_how_and_what() -> None:
+    slow = name_proposal(("SlowDown",))
+    assert slow is not None and slow.code == "rate_limited"
+    for name in ("VaultDown", "MemcacheUnexpectedCloseError", "InternalServerError"):
+        found = name_proposal((name,))
+        assert found is not None and found.code == "network_error" and found.weak, name
+    # must NOT match: a word that merely contains "down"
+    assert name_proposal(("DownloadError",)) is None
+    assert name_proposal(("CountdownError",)) is None
+
+
+def test_refused_qualified_by_an_authorisation_word() -> None:
+    assert _code(ConnectionRefusedError("Connection Refused: not authorised.")) == "auth_failed"
+    assert _code(ConnectionRefusedError("Connection Refused: unknown reason.")) == ("network_error")
+
+
+# -- a refusal by the confinement of the product's own worker ------------------------------
+
+
+def test_the_kernels_refusal_in_a_confined_worker_is_not_permitted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import errno
+
+    from control_plane.runtime import worker_failures
+
+    def code(exc: BaseException) -> str:
+        data = worker_failures._classification_data(exc)
+        return "internal_error" if data is None else str(data["code"])
+
+    refused = PermissionError(errno.EACCES, "Permission denied")
+    wrapped = RuntimeError("could not open the socket")
+    wrapped.__cause__ = PermissionError(errno.EPERM, "Operation not permitted")
+    # must NOT match: outside confinement, or a server's refusal inside it
+    forbidden = _klass("someapi.errors", "ApiError")("forbidden")
+    forbidden.status_code = 403
+    forbidden.headers = {}
+    assert code(refused) == "auth_failed"
+    monkeypatch.setattr(worker_failures._Worker, "confined", True)
+    assert code(refused) == "not_permitted"
+    assert code(wrapped) == "not_permitted"
+    assert code(forbidden) == "auth_failed"
+    assert code(ConnectionRefusedError(errno.ECONNREFUSED, "refused")) == "network_error"
