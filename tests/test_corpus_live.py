@@ -7,9 +7,10 @@ The issue's targets are the visible half >= 95% correct, the held-out half >= 90
 on its first run, and no wrong specific code anywhere (the records in
 ``corpus_live/scores/``: ``*_main.json`` before the evidence engine,
 ``visible_engine.json`` the engine's latest visible run, ``heldout_engine_first.json`` the
-held-out half's one first run). The visible half is held to its target; both halves are held
+held-out half's one first run; ``heldout2_engine_first.json`` the first run of a second held-out
+half of 17 more families, written after the engine by someone who never read it). The visible half is held to its target; both halves are held
 to their records: no case that was right goes wrong or missing, no new wrong code, nothing
-broken. ``heldout/`` was written without reading the classification code.
+broken. ``heldout/`` and ``heldout2/`` were written without reading the classification code.
 ``PYTHONPATH=.:tests python -m corpus_live.score --half visible -v`` prints the figures.
 """
 
@@ -24,8 +25,12 @@ from corpus_live.score import Result, run, table
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(1800)]  # system: real daemons, CLIs
 
-TARGET = {"visible": 0.95, "heldout": 0.90}
-RECORD = {"visible": "visible_engine.json", "heldout": "heldout_engine_first.json"}
+TARGET = {"visible": 0.95, "heldout": 0.90, "heldout2": 0.90}
+RECORD = {
+    "visible": "visible_engine.json",
+    "heldout": "heldout_engine_first.json",
+    "heldout2": "heldout2_engine_first.json",
+}
 SCORES = Path(__file__).resolve().parent / "corpus_live" / "scores"
 
 
@@ -49,7 +54,7 @@ def _scored(half: str) -> list[Result]:
     return results
 
 
-@pytest.mark.parametrize("half", ["visible", "heldout"])
+@pytest.mark.parametrize("half", ["visible", "heldout", "heldout2"])
 def test_every_case_fails_for_real_and_scores_no_worse_than_its_record(half: str) -> None:
     record = json.loads((SCORES / RECORD[half]).read_text())
     was = {r["id"]: r["verdict"] for r in record["results"]}
