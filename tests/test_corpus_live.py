@@ -7,10 +7,11 @@ The issue's targets are the visible half >= 95% correct, the held-out half >= 90
 on its first run, and no wrong specific code anywhere (the records in
 ``corpus_live/scores/``: ``*_main.json`` before the evidence engine,
 ``visible_engine.json`` the engine's latest visible run, ``heldout_engine_first.json`` the
-held-out half's one first run; ``heldout2_engine_first.json`` the first run of a second held-out
-half of 17 more families, written after the engine by someone who never read it). The visible half is held to its target; both halves are held
-to their records: no case that was right goes wrong or missing, no new wrong code, nothing
-broken. ``heldout/`` and ``heldout2/`` were written without reading the classification code.
+held-out half's one first run, ``heldout2_engine_first.json`` the first run of a second
+held-out half of 17 more families, written after the engine by someone who never read it).
+The visible half is held to its target; every half is held to its record: no case that was
+right goes wrong or missing, no new wrong code, nothing broken. ``heldout/`` and
+``heldout2/`` were written without reading the classification code.
 ``PYTHONPATH=.:tests python -m corpus_live.score --half visible -v`` prints the figures.
 """
 
