@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -349,11 +349,20 @@ class ControlPlaneServicer:
             correlation_from_metadata(context.invocation_metadata()) if obs is not None else None
         )
         try:
+            remaining = context.time_remaining()
+            call = self.invoker.invoke(
+                name,
+                request.input or b"{}",
+                strict=request.strict,
+                fail_on=_FAIL_ON.get(request.fail_on, "fail"),
+                request_id=request.request_id or None,
+                timeout=None if remaining is None else deadline_budget(remaining),
+            )
             if correlation:
                 with correlation_scope(correlation):
-                    outcome = await self._invoke(request, context)
+                    outcome = await call
             else:
-                outcome = await self._invoke(request, context)
+                outcome = await call
             if outcome.error is None:
                 if type(outcome.result) is LargeResult:
                     result = await _encode_large(outcome)
@@ -398,7 +407,9 @@ class ControlPlaneServicer:
             outcome = self._last_resort(outcome, encoded, started)
         # internal_error at WARNING; a classified, declared failure at DEBUG only: its error
         # event (same facts, plus the message) is already one line on the event stream.
-        level = logging.WARNING if outcome.code == INTERNAL_ERROR else logging.DEBUG
+        error = outcome.error
+        internal = error is not None and error.code == INTERNAL_ERROR
+        level = logging.WARNING if internal else logging.DEBUG
         if call_logger.isEnabledFor(level):
             self._log(level, "failed", outcome, encoded.status.code.value[0], started)
         await context.abort_with_status(encoded.status)
@@ -428,18 +439,6 @@ class ControlPlaneServicer:
         if self.observability is not None:
             self.observability.record_outcome(sent, time.perf_counter() - started)
         return sent
-
-    def _invoke(
-        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> Awaitable[Outcome]:
-        return self.invoker.invoke(
-            request.pack,
-            request.input or b"{}",
-            strict=request.strict,
-            fail_on=_FAIL_ON.get(request.fail_on, "fail"),
-            request_id=request.request_id or None,
-            timeout=deadline_budget(context.time_remaining()),
-        )
 
     async def _too_large(
         self, outcome: Outcome, size: int, context: grpc.aio.ServicerContext[Any, Any]
