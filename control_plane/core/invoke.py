@@ -178,18 +178,20 @@ class Invoker:
             raise AssertionError(f"{name!r} is loaded but not in the registry's view")
         doc = parse_input(name, payload)
         # The check holds the GIL (and this event loop) throughout: bounded before it runs.
-        raw = payload if isinstance(payload, bytes | str) else None
-        costly = loaded.input_validator.check_fault(doc, raw)
-        if costly is not None:
-            raise InvalidInput(name, [FieldViolation("", costly)])
+        check = loaded.input_validator
+        if not check.cheap:
+            raw = payload if isinstance(payload, bytes | str) else None
+            costly = check.check_fault(doc, raw)
+            if costly is not None:
+                raise InvalidInput(name, [FieldViolation("", costly)])
         try:
-            valid = loaded.input_validator.is_valid(doc)
+            valid = check.is_valid(doc)
         except (ValueError, TypeError, OverflowError) as exc:  # a dict payload of non-JSON data
             raise InvalidInput(
                 name, [FieldViolation("", f"input is not JSON data: {exc}")]
             ) from None
         if not valid:
-            raise InvalidInput(name, loaded.input_validator.violations(doc))
+            raise InvalidInput(name, check.violations(doc))
         if request_id is not None and len(request_id) > MAX_REQUEST_ID:
             check_request_id(name, request_id)
         return loaded, doc
@@ -439,11 +441,13 @@ class Invoker:
             return self._mismatch(
                 loaded, rid, f"pack output is not JSON data: {reason}", exc=copied.exc
             )
-        costly = loaded.output_validator.check_fault(output)
-        if costly is not None:
-            return self._mismatch(loaded, rid, f"pack output cannot be checked: {costly}")
-        if not loaded.output_validator.is_valid(output):
-            partial, violations = loaded.output_validator.partial(output)
+        check = loaded.output_validator
+        if not check.cheap:
+            costly = check.check_fault(output)
+            if costly is not None:
+                return self._mismatch(loaded, rid, f"pack output cannot be checked: {costly}")
+        if not check.is_valid(output):
+            partial, violations = check.partial(output)
             message = "pack output did not match its output schema"
             return self._mismatch(loaded, rid, message, partial, violations)
 
