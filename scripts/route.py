@@ -262,27 +262,82 @@ def _send(channel: grpc.Channel, doc: dict[str, Any]) -> str:
     return f"OK: {reply.result.decode()}"
 
 
-def _report(title: str, answer: str, recorder: Recorder, calls: bool) -> dict[str, int]:
-    events = list(recorder.events)
-    stops = route_of(events)
-    modules = {stop.module for stop in stops}
-    up = returns_up(stops)
-    print(f"== {title}: {answer}")
-    for n, stop in enumerate(stops, 1):
-        layer = _layer(stop.module)
-        label = next((k for k, v in LAYERS.items() if v == layer), "-")
-        print(f"{n:3} {label:<8} {stop}")
-    if calls:
-        print("-- every control_plane function entered:")
-        for kind, module, function in events:
-            if kind == "call":
-                print(f"      {_short(module)}:{function}")
-    entered = sum(1 for kind, _, _ in events if kind == "call")
-    print(
-        f"stops {len(stops)}, modules {len(modules)}, returns up {up}, "
-        f"functions entered {entered}\n"
+@dataclass(frozen=True)
+class Route:
+    """One call followed: its answer, its stops, and every function entered."""
+
+    title: str
+    answer: str
+    stops: list[Stop]
+    entered: list[str]
+
+    @property
+    def modules(self) -> set[str]:
+        return {stop.module for stop in self.stops}
+
+    @property
+    def returns_up(self) -> int:
+        return returns_up(self.stops)
+
+
+def follow(*, sync: bool = False, observe: bool = False) -> list[Route]:
+    """The routes of one successful call and one that fails with a declared code."""
+    recorder = Recorder()
+    routes: list[Route] = []
+    threading.setprofile(recorder.profile)  # the server's thread and the pack's pool
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            runtime = build_runtime(
+                RuntimeConfig(
+                    builtins=False, entry_points=False, extra=(("route", _TinyPlugin(sync)),)
+                )
+            )
+            try:
+                if observe:
+                    _observe(runtime, Path(tmp))
+                served = _Served(runtime).start()
+                recorder.threads.add(served.thread.ident or 0)
+                try:
+                    routes = _two_calls(served.port, recorder)
+                finally:
+                    served.stop()
+            finally:
+                runtime.close()
+    finally:
+        threading.setprofile(None)
+    return routes
+
+
+def _observe(runtime: Runtime, tmp: Path) -> None:
+    """What ``packctl serve`` installs: metrics, error events, the incident store."""
+    from control_plane.adapters.observability_cli import (
+        add_serve_arguments,
+        observability_config,
     )
-    return {"stops": len(stops), "modules": len(modules), "up": up, "functions": entered}
+
+    serve = argparse.ArgumentParser()
+    add_serve_arguments(serve)
+    options = serve.parse_args(["--incident-db", str(tmp / "incidents.db")])
+    runtime.observe(observability_config(options))
+
+
+def _two_calls(port: int, recorder: Recorder) -> list[Route]:
+    routes = []
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        for title, doc in (("success", {"name": "a"}), ("declared error", {"missing": 1})):
+            _send(channel, doc)  # warm: first-call work is not the route
+            time.sleep(0.3)  # the warm call's last steps (its answer released)
+            with recorder.lock:
+                recorder.events.clear()
+                recorder._live.clear()
+            recorder.armed = True
+            answer = _send(channel, doc)
+            time.sleep(0.3)  # this call's last steps, after the caller has its answer
+            recorder.armed = False
+            events = list(recorder.events)
+            entered = [f"{_short(m)}:{f}" for kind, m, f in events if kind == "call"]
+            routes.append(Route(title, answer, route_of(events), entered))
+    return routes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,48 +346,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--observe", action="store_true", help="metrics and error events")
     parser.add_argument("--calls", action="store_true", help="list every function entered")
     args = parser.parse_args(argv)
-
-    recorder = Recorder()
-    threading.setprofile(recorder.profile)  # the server's thread and the pack's pool
-    with tempfile.TemporaryDirectory() as tmp:
-        runtime = build_runtime(
-            RuntimeConfig(
-                builtins=False, entry_points=False, extra=(("route", _TinyPlugin(args.sync)),)
-            )
+    routes = follow(sync=args.sync, observe=args.observe)
+    for route in routes:
+        print(f"== {route.title}: {route.answer}")
+        for n, stop in enumerate(route.stops, 1):
+            layer = _layer(stop.module)
+            label = next((k for k, v in LAYERS.items() if v == layer), "-")
+            print(f"{n:3} {label:<8} {stop}")
+        if args.calls:
+            print("-- every control_plane function entered:")
+            for name in route.entered:
+                print(f"      {name}")
+        print(
+            f"stops {len(route.stops)}, modules {len(route.modules)}, "
+            f"returns up {route.returns_up}, functions entered {len(route.entered)}\n"
         )
-        if args.observe:
-            from control_plane.adapters.observability_cli import (
-                add_serve_arguments,
-                observability_config,
-            )
-
-            serve = argparse.ArgumentParser()
-            add_serve_arguments(serve)
-            options = serve.parse_args(["--incident-db", str(Path(tmp) / "incidents.db")])
-            runtime.observe(observability_config(options))
-        served = _Served(runtime).start()
-        recorder.threads.add(served.thread.ident or 0)
-        figures = {}
-        try:
-            with grpc.insecure_channel(f"127.0.0.1:{served.port}") as channel:
-                for title, doc in (("success", {"name": "a"}), ("declared error", {"missing": 1})):
-                    _send(channel, doc)  # warm: first-call work is not the route
-                    time.sleep(0.3)  # the warm call's last steps (its answer released)
-                    recorder.events.clear()
-                    recorder._live.clear()
-                    recorder.armed = True
-                    answer = _send(channel, doc)
-                    time.sleep(0.3)  # this call's last steps, after the caller has its answer
-                    recorder.armed = False
-                    figures[title] = _report(title, answer, recorder, args.calls)
-        finally:
-            threading.setprofile(None)
-            served.stop()
-            runtime.close()
     print("| call | stops | modules | returns up | functions entered |")
     print("|---|---|---|---|---|")
-    for title, f in figures.items():
-        print(f"| {title} | {f['stops']} | {f['modules']} | {f['up']} | {f['functions']} |")
+    for r in routes:
+        print(
+            f"| {r.title} | {len(r.stops)} | {len(r.modules)} | {r.returns_up} | {len(r.entered)} |"
+        )
     return 0
 
 
