@@ -29,7 +29,7 @@ from control_plane.core.call_hooks import CallHooks
 from control_plane.core.classify import Classification, Classifier, classify
 from control_plane.core.enforce import Enforcer
 from control_plane.core.error_event import ErrorEvent
-from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected
 from control_plane.core.incidents import Incidents
 from control_plane.core.limits import (
     MAX_INPUT_DEPTH,
@@ -171,11 +171,7 @@ class Invoker:
         """The input check: the pack and its input, or :class:`RequestRejected`."""
         loaded = self._packs.get(name)
         if loaded is None:
-            try:
-                self.registry.get(name)  # the refusal, naming the packs there are
-            except UnknownPack as exc:
-                raise refine_unknown_pack(exc) from None
-            raise AssertionError(f"{name!r} is loaded but not in the registry's view")
+            raise refine_unknown_pack(self.registry.unknown(name))
         doc = parse_input(name, payload)
         # The check holds the GIL (and this event loop) throughout: bounded before it runs.
         check = loaded.input_validator

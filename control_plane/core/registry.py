@@ -389,8 +389,13 @@ class Registry:
         try:
             return self._packs[name]
         except KeyError:
-            failed = next((f.reason for f in self.failures if f.pack == name), None)
-            raise UnknownPack(name, list(self._packs), failed=failed) from None
+            raise self.unknown(name) from None
+
+    def unknown(self, name: str) -> UnknownPack:
+        """The refusal of pack ``name``, which is not loaded: the packs there are, and why
+        ``name`` failed to load when it did."""
+        failed = next((f.reason for f in self.failures if f.pack == name), None)
+        return UnknownPack(name, list(self._packs), failed=failed)
 
     def __contains__(self, name: object) -> bool:
         return name in self._packs
