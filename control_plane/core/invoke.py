@@ -18,7 +18,7 @@ import math
 import time
 import types
 import uuid
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -28,7 +28,12 @@ from control_plane.core.bounds import safe_text
 from control_plane.core.call_hooks import CallHooks
 from control_plane.core.classify import Classification, Classifier, classify
 from control_plane.core.enforce import Enforcer
-from control_plane.core.error_event import ErrorEvent
+from control_plane.core.error_event import (
+    ErrorEvent,
+    correlation_from_metadata,
+    reset_correlation,
+    set_correlation,
+)
 from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected
 from control_plane.core.incidents import Incidents
 from control_plane.core.limits import (
@@ -139,31 +144,45 @@ class Invoker:
         fail_on: FailOn = "fail",
         request_id: str | None = None,
         timeout: float | None = None,
+        metadata: Iterable[tuple[str, str | bytes]] | None = None,
     ) -> Outcome:
-        """Invoke pack ``name`` with ``payload`` (JSON bytes/str or a dict)."""
-        started = time.perf_counter()
-        try:
-            loaded, doc = self._admit(name, payload, request_id)
-        except RequestRejected as exc:
-            self.report_refusal(exc, request_id=request_id)
-            raise
-        rid = request_id or uuid.uuid4().hex
-        budget = timeout if timeout is not None else self.default_timeout
-        deadline = None if budget is None else time.monotonic() + budget
-        ctx = Context(name, rid, deadline, self.reaches)
+        """Invoke pack ``name`` with ``payload`` (JSON bytes/str or a dict).
+
+        ``metadata``: the caller's request metadata (gRPC invocation metadata): its
+        correlation ids (:func:`~control_plane.core.error_event.correlation_from_metadata`)
+        go on every event of the call, read only when a plugin listens for them."""
         hooks = self.hooks
-        if hooks.started:
-            ends = hooks.started_call(loaded)
+        token = None
+        if metadata and (hooks.finished or hooks.refused):
+            ids = correlation_from_metadata(metadata)
+            if ids:
+                token = set_correlation(ids)
+        try:
+            started = time.perf_counter()
             try:
+                loaded, doc = self._admit(name, payload, request_id)
+            except RequestRejected as exc:
+                self.report_refusal(exc, request_id=request_id)
+                raise
+            rid = request_id or uuid.uuid4().hex
+            budget = timeout if timeout is not None else self.default_timeout
+            deadline = None if budget is None else time.monotonic() + budget
+            ctx = Context(name, rid, deadline, self.reaches)
+            if hooks.started:
+                ends = hooks.started_call(loaded)
+                try:
+                    outcome = await self._run(loaded, doc, ctx, rid, budget, strict, fail_on)
+                finally:
+                    hooks.ended(ends)
+            else:
                 outcome = await self._run(loaded, doc, ctx, rid, budget, strict, fail_on)
-            finally:
-                hooks.ended(ends)
-        else:
-            outcome = await self._run(loaded, doc, ctx, rid, budget, strict, fail_on)
-        elapsed = time.perf_counter() - started
-        if hooks.finished:
-            hooks.notify(hooks.finished, loaded, outcome, elapsed)
-        return outcome
+            elapsed = time.perf_counter() - started
+            if hooks.finished:
+                hooks.notify(hooks.finished, loaded, outcome, elapsed)
+            return outcome
+        finally:
+            if token is not None:
+                reset_correlation(token)
 
     def _admit(
         self, name: str, payload: bytes | str | Mapping[str, Any], request_id: str | None

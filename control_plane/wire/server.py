@@ -31,11 +31,7 @@ from control_plane.core.registry import LoadedPack, LoadFailure, Registry
 from control_plane.core.rejection import Rejection
 from control_plane.core.returned import LargeResult, encode_result
 from control_plane.core.vocabulary import INTERNAL_ERROR
-from control_plane.runtime.events import (
-    correlation_from_metadata,
-    correlation_scope,
-    one_line,
-)
+from control_plane.runtime.events import correlation_from_metadata, one_line
 from control_plane.runtime.log_queue import QueuedStreamHandler
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
@@ -345,24 +341,18 @@ class ControlPlaneServicer:
         started = time.perf_counter()
         name = request.pack
         obs = self.observability
-        correlation = (
-            correlation_from_metadata(context.invocation_metadata()) if obs is not None else None
-        )
         try:
             remaining = context.time_remaining()
-            call = self.invoker.invoke(
+            # The caller's correlation ids go on the call's events: the invoker reads them.
+            outcome = await self.invoker.invoke(
                 name,
                 request.input or b"{}",
                 strict=request.strict,
                 fail_on=_FAIL_ON.get(request.fail_on, "fail"),
                 request_id=request.request_id or None,
                 timeout=None if remaining is None else deadline_budget(remaining),
+                metadata=context.invocation_metadata(),
             )
-            if correlation:
-                with correlation_scope(correlation):
-                    outcome = await call
-            else:
-                outcome = await call
             if outcome.error is None:
                 if type(outcome.result) is LargeResult:
                     result = await _encode_large(outcome)
@@ -389,7 +379,8 @@ class ControlPlaneServicer:
                     "elapsed_ms": _ms(started),
                 },
             )
-            if obs is not None:
+            if obs is not None and not exc.reported:  # the invoker's own: reported there
+                correlation = correlation_from_metadata(context.invocation_metadata())
                 obs.emit_rejection(exc, request_id=rid or None, correlation=correlation)
             await context.abort_with_status(wire.to_grpc_status(rich))
         except (asyncio.CancelledError, grpc.aio.AbortError):
