@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from control_plane import Check, PackError, Result, hookimpl, rate_limited, schema_mismatch
-from control_plane.core.errors import InvalidInput, UnknownPack
+from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
 from control_plane.core.invoke import Invoker
 from control_plane.core.pack import Pack
 from control_plane.core.registry import Registry
@@ -24,6 +24,7 @@ from control_plane.runtime.events import (
     StreamSink,
     correlation_from_metadata,
     correlation_scope,
+    current_correlation,
 )
 from control_plane.runtime.plugins import load_registry
 
@@ -196,6 +197,27 @@ def test_events_carry_correlation_ids_of_the_running_request(tmp_path: Path) -> 
             assert event.correlation["flow_id"] == event.request_id
             assert SECRET not in event.correlation["token"]
         VALIDATOR.validate(event.to_dict())
+
+
+def test_the_invoker_reads_correlation_ids_from_the_callers_metadata() -> None:
+    """An adapter hands the request's metadata over as it is (the gRPC server does): the
+    call's events and refusals carry its ids, and nothing is left set after the call."""
+    invoker = make_invoker()
+    seen: list[ErrorEvent] = []
+    invoker.hooks.register(ErrorEvents([seen.append]))
+    metadata = [("x-correlation-flow_id", "f-7"), ("user-agent", "grpc-python")]
+
+    async def main() -> None:
+        await invoker.invoke("t.fail", {"code": "not_found"}, request_id="r-1", metadata=metadata)
+        with pytest.raises(RequestRejected):
+            await invoker.invoke("t.nope", {}, request_id="r-2", metadata=metadata)
+        await invoker.invoke("t.fail", {"code": "not_found"}, request_id="r-3")
+
+    asyncio.run(main())
+    invoker.close()
+    correlation = {event.request_id: dict(event.correlation) for event in seen}
+    assert correlation == {"r-1": {"flow_id": "f-7"}, "r-2": {"flow_id": "f-7"}, "r-3": {}}
+    assert dict(current_correlation()) == {}
 
 
 def test_correlation_from_grpc_metadata() -> None:

@@ -18,7 +18,7 @@ import math
 import time
 import types
 import uuid
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 import orjson
@@ -28,8 +28,13 @@ from control_plane.core.bounds import safe_text
 from control_plane.core.call_hooks import CallHooks
 from control_plane.core.classify import Classification, Classifier, classify
 from control_plane.core.enforce import Enforcer
-from control_plane.core.error_event import ErrorEvent
-from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected, UnknownPack
+from control_plane.core.error_event import (
+    ErrorEvent,
+    correlation_from_metadata,
+    reset_correlation,
+    set_correlation,
+)
+from control_plane.core.errors import FieldViolation, InvalidInput, RequestRejected
 from control_plane.core.incidents import Incidents
 from control_plane.core.limits import (
     MAX_INPUT_DEPTH,
@@ -98,6 +103,8 @@ class Invoker:
         reaches: Reaches | None = None,
     ) -> None:
         self.registry = registry
+        #: The registry's packs by name (its live, read-only view: one lookup per call).
+        self._packs = registry.packs
         #: What each pack may reach (``ctx.reach``): the runtime's grants over the packs'
         #: declarations (by default the declarations alone, and no program runner).
         self.reaches = reaches if reaches is not None else Reaches(None, registry.declared_reach)
@@ -137,61 +144,72 @@ class Invoker:
         fail_on: FailOn = "fail",
         request_id: str | None = None,
         timeout: float | None = None,
+        metadata: Iterable[tuple[str, str | bytes]] | None = None,
     ) -> Outcome:
-        """Invoke pack ``name`` with ``payload`` (JSON bytes/str or a dict)."""
-        started = time.perf_counter()
-        try:
-            loaded, doc = self._admit(name, payload, request_id)
-        except RequestRejected as exc:
-            self._refused(exc, request_id)
-            raise
-        rid = request_id or uuid.uuid4().hex
-        budget = timeout if timeout is not None else self.default_timeout
-        deadline = None if budget is None else time.monotonic() + budget
-        ctx = Context(name, rid, deadline, self.reaches)
+        """Invoke pack ``name`` with ``payload`` (JSON bytes/str or a dict).
+
+        ``metadata``: the caller's request metadata (gRPC invocation metadata): its
+        correlation ids (:func:`~control_plane.core.error_event.correlation_from_metadata`)
+        go on every event of the call, read only when a plugin listens for them."""
         hooks = self.hooks
-        if hooks.started:
-            ends = hooks.started_call(loaded)
+        token = None
+        if metadata and (hooks.finished or hooks.refused):
+            ids = correlation_from_metadata(metadata)
+            if ids:
+                token = set_correlation(ids)
+        try:
+            started = time.perf_counter()
             try:
-                outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
-            finally:
-                hooks.ended(ends)
-        else:
-            outcome = await self._run(loaded, doc, ctx, budget, strict, fail_on)
-        elapsed = time.perf_counter() - started
-        if hooks.finished:
-            hooks.notify(hooks.finished, loaded, outcome, elapsed)
-        return outcome
+                loaded, doc = self._admit(name, payload, request_id)
+            except RequestRejected as exc:
+                self.report_refusal(exc, request_id=request_id)
+                raise
+            rid = request_id or uuid.uuid4().hex
+            budget = timeout if timeout is not None else self.default_timeout
+            deadline = None if budget is None else time.monotonic() + budget
+            ctx = Context(name, rid, deadline, self.reaches)
+            if hooks.started:
+                ends = hooks.started_call(loaded)
+                try:
+                    outcome = await self._run(loaded, doc, ctx, rid, budget, strict, fail_on)
+                finally:
+                    hooks.ended(ends)
+            else:
+                outcome = await self._run(loaded, doc, ctx, rid, budget, strict, fail_on)
+            elapsed = time.perf_counter() - started
+            if hooks.finished:
+                hooks.notify(hooks.finished, loaded, outcome, elapsed)
+            return outcome
+        finally:
+            if token is not None:
+                reset_correlation(token)
 
     def _admit(
         self, name: str, payload: bytes | str | Mapping[str, Any], request_id: str | None
     ) -> tuple[LoadedPack, dict[str, Any]]:
         """The input check: the pack and its input, or :class:`RequestRejected`."""
-        try:
-            loaded = self.registry.get(name)
-        except UnknownPack as exc:
-            raise refine_unknown_pack(exc) from None
+        loaded = self._packs.get(name)
+        if loaded is None:
+            raise refine_unknown_pack(self.registry.unknown(name))
         doc = parse_input(name, payload)
         # The check holds the GIL (and this event loop) throughout: bounded before it runs.
-        raw = payload if isinstance(payload, bytes | str) else None
-        costly = loaded.input_validator.check_fault(doc, raw)
-        if costly is not None:
-            raise InvalidInput(name, [FieldViolation("", costly)])
+        check = loaded.input_validator
+        if not check.cheap:
+            raw = payload if isinstance(payload, bytes | str) else None
+            costly = check.check_fault(doc, raw)
+            if costly is not None:
+                raise InvalidInput(name, [FieldViolation("", costly)])
         try:
-            valid = loaded.input_validator.is_valid(doc)
+            valid = check.is_valid(doc)
         except (ValueError, TypeError, OverflowError) as exc:  # a dict payload of non-JSON data
             raise InvalidInput(
                 name, [FieldViolation("", f"input is not JSON data: {exc}")]
             ) from None
         if not valid:
-            raise InvalidInput(name, loaded.input_validator.violations(doc))
+            raise InvalidInput(name, check.violations(doc))
         if request_id is not None and len(request_id) > MAX_REQUEST_ID:
             check_request_id(name, request_id)
         return loaded, doc
-
-    def _refused(self, exc: RequestRejected, request_id: str | None) -> None:
-        if not exc.reported:
-            self.report_refusal(exc, request_id=request_id)
 
     def report_refusal(
         self, rejection: Rejection | RequestRejected, *, request_id: str | None = None
@@ -219,61 +237,43 @@ class Invoker:
         """:meth:`invoke` from synchronous code (CLI ``--local``, tests)."""
         return asyncio.run(self.invoke(name, payload, **kwargs))
 
-    async def _call_handler(
-        self, loaded: LoadedPack, doc: dict[str, Any], ctx: Context, finish: _Finish
-    ) -> Any:
-        if self.isolation is not None and loaded.name in self.isolation:
-            return await self.isolation.call(loaded.name, doc, ctx)
-        # A sync handler (async ones run inline, _guarded_run): its whole outcome is made
-        # in the pack's thread, under the call's deadline (:func:`_call_and_finish`). The
-        # copy to plain data, the output's checks and the enforcement of a failure cost
-        # time in proportion to what the pack hands back -- a huge result, an exception
-        # whose attributes or text are slow -- and that time is the pack's thread's, never
-        # the event loop's.
-        handler = loaded.pack.handler
-        settle = functools.partial(self._settle, loaded, ctx)
-        returned = await self.threads.run(
-            loaded.name, _call_and_finish, handler, doc, ctx, settle, finish
-        )
-        if inspect.isawaitable(returned):  # a sync callable returning a coroutine
-            returned = await _await_relayed(returned)
-        return returned
-
     async def _run(
         self,
         loaded: LoadedPack,
         doc: dict[str, Any],
         ctx: Context,
+        rid: str,
         budget: float | None,
         strict: bool,
         fail_on: FailOn,
     ) -> Outcome:
         try:
-            return await self._guarded_run(loaded, doc, ctx, budget, strict, fail_on)
+            return await self._guarded_run(loaded, doc, ctx, rid, budget, strict, fail_on)
         # The closed-set guarantee's last line: a bug of the runtime itself (or anything a
         # pack's object raised while it was classified -- SystemExit included) still ends as
         # internal_error, never as a stray raise. Only the caller's own cancellation passes.
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) and _caller_cancelled():
                 raise
-            return self._broken(loaded, ctx, exc)
+            return self._broken(loaded, rid, exc)
 
-    def _broken(self, loaded: LoadedPack, ctx: Context, bug: BaseException) -> Outcome:
+    def _broken(self, loaded: LoadedPack, rid: str, bug: BaseException) -> Outcome:
         """``internal_error`` for a failure of the pipeline itself (see :meth:`_run`)."""
         summary = f"enforcement failed: {safe_text(type(bug).__name__, 200)}"
         try:
-            envelope = self.enforcer.internal(loaded, bug, ctx.request_id, "runtime", summary)
+            envelope = self.enforcer.internal(loaded, bug, rid, "runtime", summary)
         # The incident of ``bug`` could not be written either (its text is the pack's
         # when it is the pack's exception): one without it.
         except BaseException:  # noqa: BLE001
-            envelope = self.enforcer.internal(loaded, None, ctx.request_id, "runtime", summary)
-        return self._outcome(loaded, ctx, error=envelope)
+            envelope = self.enforcer.internal(loaded, None, rid, "runtime", summary)
+        return _outcome(loaded, rid, error=envelope)
 
     async def _guarded_run(
         self,
         loaded: LoadedPack,
         doc: dict[str, Any],
         ctx: Context,
+        rid: str,
         budget: float | None,
         strict: bool,
         fail_on: FailOn,
@@ -281,10 +281,11 @@ class Invoker:
         origin = f"pack:{loaded.name}"
         scope: asyncio.Timeout | None = None
         own: _OwnCancels | None = None
+        isolation = self.isolation
+        if isolation is not None and loaded.name not in isolation:
+            isolation = None
         try:
-            if loaded.pack.is_async and (
-                self.isolation is None or loaded.name not in self.isolation
-            ):
+            if isolation is None and loaded.pack.is_async:
                 # Run the coroutine's first step before arming the deadline timer: most
                 # handlers finish (or raise) without ever suspending, and a timer cannot fire
                 # while code runs synchronously anyway, so the outcome is the same without
@@ -301,15 +302,35 @@ class Invoker:
                 else:
                     async with asyncio.timeout_at(when) as scope:
                         returned = await _resume(coro, pending, own)
-                if inspect.isawaitable(returned):  # as _call_handler: an awaitable returned
+                if inspect.isawaitable(returned):  # an awaitable returned: awaited too
                     async with asyncio.timeout_at(when) as scope:
                         returned = await _await_relayed(returned)
-            else:
-                finish = functools.partial(self._finish_guarded, loaded, ctx, strict, fail_on)
+            elif isolation is not None:
                 async with asyncio.timeout(budget) as scope:
-                    returned = await self._call_handler(loaded, doc, ctx, finish)
-                if type(returned) is _Settled:  # the outcome, made in the pack's thread
-                    return returned.outcome
+                    returned = await isolation.call(loaded.name, doc, ctx)
+            else:
+                # A sync handler: its whole outcome is made in the pack's thread, under the
+                # call's deadline (:func:`_call_and_finish`). The copy to plain data, the
+                # output's checks and the enforcement of a failure cost time in proportion
+                # to what the pack hands back -- a huge result, an exception whose
+                # attributes or text are slow -- and that time is the pack's thread's,
+                # never the event loop's.
+                finish = functools.partial(self._finish_guarded, loaded, rid, strict, fail_on)
+                settle = functools.partial(self._settle, loaded, rid)
+                async with asyncio.timeout(budget) as scope:
+                    returned = await self.threads.run(
+                        loaded.name,
+                        _call_and_finish,
+                        loaded.pack.handler,
+                        doc,
+                        ctx,
+                        settle,
+                        finish,
+                    )
+                    if type(returned) is _Settled:  # the outcome, made in the pack's thread
+                        return returned.outcome
+                    if inspect.isawaitable(returned):  # a sync callable returning a coroutine
+                        returned = await _await_relayed(returned)
             # Still inside the boundary: what the handler returned becomes plain JSON data
             # before anything else touches it (its methods may raise anything).
             copied = copy_returned(returned)
@@ -321,8 +342,8 @@ class Invoker:
                     message=f"the call's deadline of {budget:g}s passed before the pack finished",
                     rule="deadline",
                 )
-                return self._failed(loaded, ctx, cls, exc, "control_plane")
-            return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
+                return self._failed(loaded, rid, cls, exc, "control_plane")
+            return self._failed(loaded, rid, classify(exc, self.classifiers), exc, origin)
         # The pack boundary: a handler may raise anything -- KeyboardInterrupt, SystemExit,
         # GeneratorExit, a cancellation of its own (awaiting a cancelled task, a
         # concurrent.futures.CancelledError from a thread) -- and every failure is
@@ -336,12 +357,12 @@ class Invoker:
                 raise
             if own is not None and own.count:
                 await own.settle()
-            return self._failed(loaded, ctx, classify(exc, self.classifiers), exc, origin)
+            return self._failed(loaded, rid, classify(exc, self.classifiers), exc, origin)
         if own is not None and own.count:
             await own.settle()
-        return self._finish(loaded, ctx, copied, strict, fail_on)
+        return self._finish(loaded, rid, copied, strict, fail_on)
 
-    def _settle(self, loaded: LoadedPack, ctx: Context, exc: BaseException) -> _Settled:
+    def _settle(self, loaded: LoadedPack, rid: str, exc: BaseException) -> _Settled:
         """A sync handler's failure made an outcome in the pack's own thread, under the
         call's deadline: classification (the ``classify_exception`` hooks included),
         the enforcement and the incident (formatting the exception) all read the
@@ -349,41 +370,39 @@ class Invoker:
         failure while settling is an ``internal_error`` as in :meth:`_run`."""
         try:
             classification = classify(exc, self.classifiers)
-            return _Settled(self._failed(loaded, ctx, classification, exc, f"pack:{loaded.name}"))
+            return _Settled(self._failed(loaded, rid, classification, exc, f"pack:{loaded.name}"))
         # The pack boundary, in the pack's thread: reading the exception may raise anything.
         except BaseException as bug:  # noqa: BLE001
-            return _Settled(self._broken(loaded, ctx, bug))
+            return _Settled(self._broken(loaded, rid, bug))
 
     def _finish_guarded(
-        self, loaded: LoadedPack, ctx: Context, strict: bool, fail_on: FailOn, copied: Returned
+        self, loaded: LoadedPack, rid: str, strict: bool, fail_on: FailOn, copied: Returned
     ) -> _Settled:
         """A sync handler's copied return value made an outcome in the pack's own thread
         (:meth:`_finish`, the same checks as on the loop). Never raises: a bug there is an
         ``internal_error`` as in :meth:`_run`."""
         try:
-            return _Settled(self._finish(loaded, ctx, copied, strict, fail_on))
+            return _Settled(self._finish(loaded, rid, copied, strict, fail_on))
         # The runtime's own last line, in the pack's thread (as _run's on the loop).
         except BaseException as bug:  # noqa: BLE001
-            return _Settled(self._broken(loaded, ctx, bug))
+            return _Settled(self._broken(loaded, rid, bug))
 
     def _failed(
         self,
         loaded: LoadedPack,
-        ctx: Context,
+        rid: str,
         classification: Classification | None,
         exc: BaseException | None,
         origin: str,
         validation: ValidationRecord | None = None,
     ) -> Outcome:
-        envelope = self.enforcer.error(
-            loaded, classification, exc, request_id=ctx.request_id, origin=origin
-        )
-        return self._outcome(loaded, ctx, error=envelope, validation=validation)
+        envelope = self.enforcer.error(loaded, classification, exc, request_id=rid, origin=origin)
+        return _outcome(loaded, rid, error=envelope, validation=validation)
 
     def _mismatch(
         self,
         loaded: LoadedPack,
-        ctx: Context,
+        rid: str,
         message: str,
         partial: Mapping[str, Any] | None = None,
         violations: Sequence[FieldViolation] = (),
@@ -397,24 +416,24 @@ class Invoker:
             violations=tuple(violations),
             rule="output",
         )
-        return self._failed(loaded, ctx, cls, exc, f"pack:{loaded.name}")
+        return self._failed(loaded, rid, cls, exc, f"pack:{loaded.name}")
 
     def _finish(
-        self, loaded: LoadedPack, ctx: Context, copied: Returned, strict: bool, fail_on: FailOn
+        self, loaded: LoadedPack, rid: str, copied: Returned, strict: bool, fail_on: FailOn
     ) -> Outcome:
         """Check what the handler returned (already plain data, see :func:`copy_returned`);
         findings travel as data unless ``strict``."""
         if copied.kind is not None:
-            return self._mismatch(loaded, ctx, f"pack returned {copied.kind}")
+            return self._mismatch(loaded, rid, f"pack returned {copied.kind}")
         output = copied.output
         if copied.checks is not None:  # a Result
             if copied.checks and not loaded.validates:
                 summary = "pack returned validation checks but does not declare validation"
-                envelope = self.enforcer.contract_violation(loaded, None, ctx.request_id, summary)
-                return self._outcome(loaded, ctx, error=envelope)
+                envelope = self.enforcer.contract_violation(loaded, None, rid, summary)
+                return _outcome(loaded, rid, error=envelope)
             if loaded.validates:
                 if not copied.all_checks:
-                    return self._mismatch(loaded, ctx, "pack returned checks that are not Check")
+                    return self._mismatch(loaded, rid, "pack returned checks that are not Check")
                 output["validation"] = {
                     "status": worst_of(copied.checks),
                     "checks": copied.checks,
@@ -431,19 +450,21 @@ class Invoker:
                 rule="returned_error",
                 typed=True,
             )
-            return self._failed(loaded, ctx, cls, None, f"pack:{loaded.name}")
+            return self._failed(loaded, rid, cls, None, f"pack:{loaded.name}")
         if copied.problem is not None:
             reason = scrub(copied.problem)
             return self._mismatch(
-                loaded, ctx, f"pack output is not JSON data: {reason}", exc=copied.exc
+                loaded, rid, f"pack output is not JSON data: {reason}", exc=copied.exc
             )
-        costly = loaded.output_validator.check_fault(output)
-        if costly is not None:
-            return self._mismatch(loaded, ctx, f"pack output cannot be checked: {costly}")
-        if not loaded.output_validator.is_valid(output):
-            partial, violations = loaded.output_validator.partial(output)
+        check = loaded.output_validator
+        if not check.cheap:
+            costly = check.check_fault(output)
+            if costly is not None:
+                return self._mismatch(loaded, rid, f"pack output cannot be checked: {costly}")
+        if not check.is_valid(output):
+            partial, violations = check.partial(output)
             message = "pack output did not match its output schema"
-            return self._mismatch(loaded, ctx, message, partial, violations)
+            return self._mismatch(loaded, rid, message, partial, violations)
 
         validation: ValidationRecord | None = None
         raw_validation = output.pop("validation", None) if loaded.validates else None
@@ -451,7 +472,7 @@ class Invoker:
             if not _VALIDATION.is_valid(raw_validation):
                 message = "pack returned a malformed validation field"
                 violations = _VALIDATION.violations(raw_validation)
-                return self._mismatch(loaded, ctx, message, output, violations)
+                return self._mismatch(loaded, rid, message, output, violations)
             # Straight from the checked data to scrubbed records (no intermediate Check).
             records = check_records(raw_validation.get("checks", ()))
             validation = ValidationRecord.build(
@@ -462,28 +483,23 @@ class Invoker:
                 if failed:
                     # The envelope lists the validation's own (scrubbed) records.
                     envelope = self.enforcer.artifact_failed(loaded, failed, fail_on)
-                    return self._outcome(loaded, ctx, error=envelope, validation=validation)
+                    return _outcome(loaded, rid, error=envelope, validation=validation)
         if loaded.pack.scrub_output:  # the pack opted in: its result is scrubbed too
             output = scrub_data(output)
-        return self._outcome(loaded, ctx, result=output, validation=validation)
+        return _outcome(loaded, rid, result=output, validation=validation)
 
-    @staticmethod
-    def _outcome(
-        loaded: LoadedPack,
-        ctx: Context,
-        *,
-        result: dict[str, Any] | None = None,
-        validation: ValidationRecord | None = None,
-        error: ErrorEnvelope | None = None,
-    ) -> Outcome:
-        return Outcome.build(
-            loaded.name,
-            loaded.version,
-            ctx.request_id,
-            result=result,
-            validation=validation,
-            error=error,
-        )
+
+def _outcome(
+    loaded: LoadedPack,
+    rid: str,
+    *,
+    result: dict[str, Any] | None = None,
+    validation: ValidationRecord | None = None,
+    error: ErrorEnvelope | None = None,
+) -> Outcome:
+    return Outcome.build(
+        loaded.name, loaded.version, rid, result=result, validation=validation, error=error
+    )
 
 
 @types.coroutine

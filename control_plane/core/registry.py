@@ -7,6 +7,7 @@ import dataclasses
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import jsonschema
@@ -76,14 +77,13 @@ class LoadedPack:
     validates: bool
     #: baseline code -> the first declared pack code that absorbs it.
     absorbed_by: Mapping[str, str] = field(default_factory=dict)
+    #: The pack's name and version, read once at load (every call reads them).
+    name: str = field(init=False)
+    version: str = field(init=False)
 
-    @property
-    def name(self) -> str:
-        return self.pack.name
-
-    @property
-    def version(self) -> str:
-        return self.pack.version
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.pack.name)
+        object.__setattr__(self, "version", self.pack.version)
 
 
 def validation_field_schema() -> dict[str, Any]:
@@ -240,6 +240,8 @@ class Registry:
 
     def __init__(self) -> None:
         self._packs: dict[str, LoadedPack] = {}
+        #: The loaded packs by name, read-only (a live view: packs registered later show).
+        self.packs: Mapping[str, LoadedPack] = MappingProxyType(self._packs)
         self.failures: list[LoadFailure] = []
 
     # -- registration -------------------------------------------------------------
@@ -387,8 +389,13 @@ class Registry:
         try:
             return self._packs[name]
         except KeyError:
-            failed = next((f.reason for f in self.failures if f.pack == name), None)
-            raise UnknownPack(name, list(self._packs), failed=failed) from None
+            raise self.unknown(name) from None
+
+    def unknown(self, name: str) -> UnknownPack:
+        """The refusal of pack ``name``, which is not loaded: the packs there are, and why
+        ``name`` failed to load when it did."""
+        failed = next((f.reason for f in self.failures if f.pack == name), None)
+        return UnknownPack(name, list(self._packs), failed=failed)
 
     def __contains__(self, name: object) -> bool:
         return name in self._packs

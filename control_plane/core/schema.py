@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import jsonschema
@@ -164,22 +164,28 @@ class CompiledSchema:
     the linear-time engine and nothing is retrieved.
     """
 
-    __slots__ = ("_validator", "schema", "weights")
+    __slots__ = ("_heaviest", "_validator", "cheap", "is_valid", "schema", "weights")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.schema = dict(schema)
         #: Positions per instance depth (:func:`~control_plane.core.outside_schema.admit`).
         self.weights = admit(self.schema)
+        self._heaviest = max(self.weights)
+        #: At most :data:`CHEAP_WEIGHT` positions per value: :meth:`check_fault` has nothing
+        #: to say (decided once, here, not per call).
+        self.cheap = self._heaviest <= CHEAP_WEIGHT
         try:
             self._validator = _compile(self.schema)
         except jsonschema_rs.ReferencingError as exc:
             raise ValueError(str(exc)) from None
+        #: Whether an instance is valid: the compiled validator's own method, no wrapper.
+        self.is_valid: Callable[[Any], bool] = self._validator.is_valid
 
     def cost_fault(self, instance: Any, size: int | None = None) -> str | None:
         """Why checking ``instance`` would take too long (the validator holds the GIL: the
         whole server would wait), or None. ``size``: the instance's JSON length, a cheap
         upper bound on its values (no walk when it is small enough)."""
-        if size is not None and max(self.weights) * max(size, 1) <= MAX_CHECK_STEPS:
+        if size is not None and self._heaviest * max(size, 1) <= MAX_CHECK_STEPS:
             return None
         steps = check_cost(self.weights, instance)
         if steps is None:
@@ -196,9 +202,9 @@ class CompiledSchema:
         the cost of walking the document (no bound is computed); else, given the ``raw``
         JSON, its values are counted from its separators (an upper bound, C-speed) and a
         document that could cost more than the budget is refused without a walk."""
-        heaviest = max(self.weights)
-        if heaviest <= CHEAP_WEIGHT:
+        if self.cheap:
             return None
+        heaviest = self._heaviest
         if raw is None:
             return self.cost_fault(instance)
         if isinstance(raw, bytes):
@@ -212,9 +218,6 @@ class CompiledSchema:
             f"(up to {heaviest} schema positions, with its references followed, for each of "
             f"up to {values} values)"
         )
-
-    def is_valid(self, instance: Any) -> bool:
-        return bool(self._validator.is_valid(instance))
 
     def violations(self, instance: Any) -> list[FieldViolation]:
         """Field-level violations, JSON pointers into ``instance``; at most 20."""

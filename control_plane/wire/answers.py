@@ -153,9 +153,10 @@ class AnswerBudget:
     def held_by(self, peer: str) -> int:
         return self._by_peer.get(peer, 0)
 
-    def hold(self, context: Any, size: int) -> None:
-        """Count an answer of ``size`` bytes handed to grpc for the call of ``context``
-        until the call is done; past the budget, close the largest holders."""
+    def hold(self, context: Any, reply: Answer | Message) -> None:
+        """Count ``reply``, handed to grpc for the call of ``context``, until the call is
+        done; past the budget, close the largest holders."""
+        size = len(reply.raw) if type(reply) is Answer else answer_size(reply)
         peer = str(context.peer())
         self.held += size
         self._by_peer[peer] = self._by_peer.get(peer, 0) + size

@@ -13,7 +13,7 @@ from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.wire import status as wire
 from control_plane.wire.admission import DEFAULT_RETRY_AFTER
-from control_plane.wire.answers import AnswerBudget, answer_bytes, answer_size, refused_status
+from control_plane.wire.answers import AnswerBudget, answer_bytes, refused_status
 from control_plane.wire.drain import Drain
 
 __all__ = ["SERVICE_NAME", "Malformed", "add_service", "malformed_status"]
@@ -90,7 +90,7 @@ def _checked(
                 )
             )
         reply = await behavior(request, context)
-        budget.hold(context, answer_size(reply))
+        budget.hold(context, reply)
         return reply
 
     return budgeted

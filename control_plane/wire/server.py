@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -31,11 +31,7 @@ from control_plane.core.registry import LoadedPack, LoadFailure, Registry
 from control_plane.core.rejection import Rejection
 from control_plane.core.returned import LargeResult, encode_result
 from control_plane.core.vocabulary import INTERNAL_ERROR
-from control_plane.runtime.events import (
-    correlation_from_metadata,
-    correlation_scope,
-    one_line,
-)
+from control_plane.runtime.events import correlation_from_metadata, one_line
 from control_plane.runtime.log_queue import QueuedStreamHandler
 from control_plane.runtime.runtime import Runtime, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
@@ -345,15 +341,18 @@ class ControlPlaneServicer:
         started = time.perf_counter()
         name = request.pack
         obs = self.observability
-        correlation = (
-            correlation_from_metadata(context.invocation_metadata()) if obs is not None else None
-        )
         try:
-            if correlation:
-                with correlation_scope(correlation):
-                    outcome = await self._invoke(request, context)
-            else:
-                outcome = await self._invoke(request, context)
+            remaining = context.time_remaining()
+            # The caller's correlation ids go on the call's events: the invoker reads them.
+            outcome = await self.invoker.invoke(
+                name,
+                request.input or b"{}",
+                strict=request.strict,
+                fail_on=_FAIL_ON.get(request.fail_on, "fail"),
+                request_id=request.request_id or None,
+                timeout=None if remaining is None else deadline_budget(remaining),
+                metadata=context.invocation_metadata(),
+            )
             if outcome.error is None:
                 if type(outcome.result) is LargeResult:
                     result = await _encode_large(outcome)
@@ -380,7 +379,8 @@ class ControlPlaneServicer:
                     "elapsed_ms": _ms(started),
                 },
             )
-            if obs is not None:
+            if obs is not None and not exc.reported:  # the invoker's own: reported there
+                correlation = correlation_from_metadata(context.invocation_metadata())
                 obs.emit_rejection(exc, request_id=rid or None, correlation=correlation)
             await context.abort_with_status(wire.to_grpc_status(rich))
         except (asyncio.CancelledError, grpc.aio.AbortError):
@@ -398,7 +398,9 @@ class ControlPlaneServicer:
             outcome = self._last_resort(outcome, encoded, started)
         # internal_error at WARNING; a classified, declared failure at DEBUG only: its error
         # event (same facts, plus the message) is already one line on the event stream.
-        level = logging.WARNING if outcome.code == INTERNAL_ERROR else logging.DEBUG
+        error = outcome.error
+        internal = error is not None and error.code == INTERNAL_ERROR
+        level = logging.WARNING if internal else logging.DEBUG
         if call_logger.isEnabledFor(level):
             self._log(level, "failed", outcome, encoded.status.code.value[0], started)
         await context.abort_with_status(encoded.status)
@@ -428,18 +430,6 @@ class ControlPlaneServicer:
         if self.observability is not None:
             self.observability.record_outcome(sent, time.perf_counter() - started)
         return sent
-
-    def _invoke(
-        self, request: pb.InvokePackRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> Awaitable[Outcome]:
-        return self.invoker.invoke(
-            request.pack,
-            request.input or b"{}",
-            strict=request.strict,
-            fail_on=_FAIL_ON.get(request.fail_on, "fail"),
-            request_id=request.request_id or None,
-            timeout=deadline_budget(context.time_remaining()),
-        )
 
     async def _too_large(
         self, outcome: Outcome, size: int, context: grpc.aio.ServicerContext[Any, Any]

@@ -417,7 +417,8 @@ _MAX_INFO_VALUE = 256
 
 
 def _status_message(text: str) -> str:
-    text = valid_text(text)
+    if not text.isascii():  # ASCII is valid UTF-8 as it is
+        text = valid_text(text)
     raw = text.encode("utf-8")
     if len(raw) <= MAX_STATUS_MESSAGE_BYTES:
         return text
@@ -625,7 +626,8 @@ def encode_failure(
     try:
         env = outcome.error
         pushback = pushback_for(env.retryable, env.retry_after) if env is not None else None
-        return Encoded(to_grpc_status(error_status(outcome), pushback=pushback))
+        # error_status's message is bounded already (_status_message): not twice.
+        return Encoded(_ending(error_status(outcome), pushback))
     # The last line of the closed set: whatever went wrong, the caller gets a code.
     except Exception as exc:  # noqa: BLE001
         try:
@@ -760,6 +762,12 @@ def to_grpc_status(rich: status_pb2.Status, *, pushback: str | None = None) -> g
     (``BadRequest`` keeps the violations that fit, ``ErrorInfo`` always stays). Encoded by
     ``grpc_status.rpc_status.to_status``."""
     rich.message = _status_message(rich.message)
+    return _ending(rich, pushback)
+
+
+def _ending(rich: status_pb2.Status, pushback: str | None) -> grpc.Status:
+    """:func:`to_grpc_status` of a ``rich`` whose message is already bounded
+    (:func:`_status_message`)."""
     if rich.ByteSize() > MAX_DETAILS_BYTES:
         _fit_status(rich)
     if rich.code not in _CODE_BY_VALUE or rich.code == 0:
