@@ -362,6 +362,9 @@ def _confine(pack: str, boot: Mapping[str, Any]) -> Reaches:
         {pack: _reach_from(reach.get("declared"))},
         runner=tool_process.run_program,  # ctx.reach.run in this worker
         message_limit=int(reach.get("message_limit") or DEFAULT_MESSAGE_LIMIT),
+        # $CWD is where the parent runtime was built (what it checked and said at
+        # start-up), never the directory this worker happens to start in.
+        start_dir=str(reach["start_dir"]) if reach.get("start_dir") else None,
         scratch=Scratch(str(reach["scratch"])) if reach.get("scratch") else None,
     )
     paths = [str(p) for p in boot.get("sys_path") or ()]
@@ -389,6 +392,7 @@ def _reach_of(pack: str, reaches: Reaches) -> dict[str, Any]:
         "declared": reaches.declared_data(pack),
         "grant": None if grant is None else grant.to_data(),
         "message_limit": reaches.message_limit,
+        "start_dir": reaches.start_dir,
     }
 
 
