@@ -16,7 +16,7 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -27,7 +27,7 @@ import orjson
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
-from control_plane.core.reach import Reaches, Scratch
+from control_plane.core.reach import SERVER_SECRETS, Reaches, Scratch
 from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.suggest import unknown_names
 from control_plane.runtime import stderr_relay
@@ -188,17 +188,6 @@ _BOOT = (
     "sys.path.extend(p for p in tail.split(os.pathsep) if p); "
     "from control_plane.runtime.isolation import worker_entry; worker_entry()"
 )
-
-#: Environment variables the control plane keeps for itself: never handed to a worker,
-#: even one with ambient credentials (``--auth-token-env``'s, :func:`withhold_environment`).
-_WITHHELD: set[str] = {"CAPABILITY_PACKS_TOKENS", "CAPABILITY_PACKS_TOKEN"}
-
-
-def withhold_environment(*names: str) -> None:
-    """Keep the variables ``names`` (the control plane's own secrets, e.g. the bearer
-    tokens of ``--auth-token-env``) out of every worker's environment."""
-    _WITHHELD.update(names)
-
 
 #: This worker's ``/proc/self/statm``, opened before it is confined.
 _STATM: list[int] = []
@@ -671,17 +660,21 @@ def _boot_path() -> str:
 
 
 def worker_environment(
-    declared: Mapping[str, Any] | None, grant: Mapping[str, Any] | None, home: str
+    declared: Mapping[str, Any] | None,
+    grant: Mapping[str, Any] | None,
+    home: str,
+    withheld: Iterable[str] = SERVER_SECRETS,
 ) -> dict[str, str]:
     """The environment a worker starts with, built for it, never the control plane's: with
     ambient credentials (declared or granted) ours minus what the control plane keeps for
-    itself (:func:`withhold_environment`); without, only ``PATH``, ``TZ``, ``LANG``,
-    ``TMPDIR`` and ``home`` (the runtime's empty ``HOME``) as ``HOME``."""
+    itself (``withheld``: its runtime's ``Reaches.withheld``); without, only ``PATH``,
+    ``TZ``, ``LANG``, ``TMPDIR`` and ``home`` (the runtime's empty ``HOME``) as ``HOME``."""
+    withheld = frozenset(withheld)
     ambient = declared is None or declared.get("credentials") == "ambient"
     if grant is not None and grant.get("ambient_credentials") is not None:
         ambient = bool(grant["ambient_credentials"])
     if ambient:
-        env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
+        env = {k: v for k, v in os.environ.items() if k not in withheld}
     else:
         from control_plane.core.reach import _KEPT_ENV
 
@@ -841,7 +834,9 @@ class WorkerPool:
             "memory_limit": self.memory_limit,
             "rss_limit": self.rss_limit,
         }
-        env = worker_environment(reach["declared"], reach["grant"], self.reaches.scratch.home())
+        env = worker_environment(
+            reach["declared"], reach["grant"], self.reaches.scratch.home(), self.reaches.withheld
+        )
         # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
         output = stderr_relay.relay().pipe(f"isolated worker of {self.locator.pack}")
         try:

@@ -122,6 +122,10 @@ class RuntimeConfig:
     #: (:func:`decide_confinement`; docs/grants.md). ``grants`` may name more
     #: (``Grants.trusted``: the grants file's ``trust = true``).
     trust: tuple[str, ...] = ()
+    #: Environment variables that are this server's own secrets (``--auth-token-env``'s
+    #: name): never handed to a pack's program or worker, whatever its credentials grant
+    #: (beside :data:`~control_plane.core.reach.SERVER_SECRETS`).
+    withheld_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,6 +539,7 @@ def _build(
         runner=tool_process.run_program,
         message_limit=config.max_message_bytes or DEFAULT_MESSAGE_LIMIT,
         scratch=scratch,
+        withheld=config.withheld_env,
     )
     try:
         reaches.check_roots(served)
