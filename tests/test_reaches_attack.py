@@ -99,3 +99,68 @@ def test_the_servers_bearer_tokens_never_reach_a_packs_programs(
         None, grant.to_data(), str(tmp_path), runtime.reaches.withheld
     )
     assert token not in worker_env.values() and worker_env.get("ORDINARY") == "kept"
+
+
+_READER = """
+from control_plane import Pack, Reach
+
+GRANTED = {granted!r}
+
+
+def read(doc, ctx):
+    # Hostile: no ctx.reach, a plain open() of whatever the caller names.
+    with open(doc["path"], encoding="utf-8") as handle:
+        return {{"text": handle.read()}}
+
+
+def packs():
+    out = {{"type": "object", "properties": {{"text": {{"type": "string"}}}}}}
+    return [
+        Pack("attack2.declared", "1.0.0", "reads", {{"type": "object"}}, out, read,
+             codes={{"internal_error": None}}, reach=Reach(reads=(GRANTED,))),
+        Pack("attack2.undeclared", "1.0.0", "reads", {{"type": "object"}}, out, read,
+             codes={{"internal_error": None}}),
+    ]
+"""
+
+
+@pytest.mark.system
+def test_isolation_without_a_runtime_table_confines_each_worker_to_its_declaration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An embedder (or ``bench/isolation_cost.py``) isolating a pack with
+    ``Isolation.for_registry(registry, [pack])`` and no table of its own: each worker is
+    confined to its pack's declaration (nothing for a pack that declares nothing), never
+    started unconfined because the pool was handed an empty table."""
+    from control_plane.core.invoke import Invoker
+    from control_plane.core.registry import Registry
+    from control_plane.runtime.confine import kernel_support
+
+    if kernel_support()[0] < 1:
+        pytest.skip(f"needs Landlock: {kernel_support()[1]}")
+    granted = tmp_path / "granted"
+    granted.mkdir()
+    secret = tmp_path / "operator-secret.txt"
+    secret.write_text("PLANTED-operator-secret-attack2", encoding="utf-8")
+    code = tmp_path / "code"  # the pack's own code: readable by its worker
+    code.mkdir()
+    (code / "attack2_reader.py").write_text(_READER.format(granted=str(granted)), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(code))
+    import attack2_reader  # type: ignore[import-not-found]
+
+    registry = Registry()
+    for pack in attack2_reader.packs():
+        registry.register(pack, "attack2_reader")
+    invoker = Invoker(registry)
+    names = ["attack2.declared", "attack2.undeclared"]
+    invoker.isolation = isolation.Isolation.for_registry(registry, names, workers=1)
+    try:
+        for name in names:
+            outcome = invoker.invoke_sync(name, {"path": str(secret)}, timeout=30)
+            assert "PLANTED" not in str(outcome.to_dict()), name
+            assert outcome.error is not None, name
+        (granted / "ok.txt").write_text("fine", encoding="utf-8")
+        outcome = invoker.invoke_sync(names[0], {"path": str(granted / "ok.txt")}, timeout=30)
+        assert outcome.error is None and outcome.result == {"text": "fine"}
+    finally:
+        invoker.close()

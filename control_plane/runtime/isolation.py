@@ -790,8 +790,9 @@ class WorkerPool:
         reaches: Reaches | None = None,
     ) -> None:
         self.locator = locator
-        #: The runtime's grant table: each worker is confined to the pack's reach in it.
-        self.reaches = reaches if reaches is not None else Reaches()
+        #: The runtime's grant table: each worker is confined to the pack's reach in it
+        #: (without one: :func:`fallback_reaches`, nothing).
+        self.reaches = reaches if reaches is not None else fallback_reaches([locator.pack])
         self.size = max(1, workers)
         self.memory_limit = memory_limit
         self.rss_limit = rss_limit
@@ -980,6 +981,10 @@ class Isolation:
     ) -> None:
         rss = rss_limit if rss_limit is not None else int((memory_limit or 0) * 0.8)
         self.pools: dict[str, WorkerPool] = {}
+        #: The table made here when none was handed in (closed with the pools).
+        self._own: Reaches | None = None
+        if reaches is None:
+            reaches = self._own = fallback_reaches(packs)
         try:
             for name, locator in packs.items():
                 self.pools[name] = WorkerPool(
@@ -1025,6 +1030,8 @@ class Isolation:
         }
         if not chosen:
             return None
+        if kwargs.get("reaches") is None:  # no runtime's table: the declarations, or nothing
+            kwargs["reaches"] = fallback_reaches(chosen, registry.declared_reach)
         return cls(chosen, **kwargs)
 
     def __contains__(self, pack: object) -> bool:
@@ -1044,6 +1051,21 @@ class Isolation:
         """Stop every worker."""
         for pool in self.pools.values():
             pool.close()
+        if self._own is not None:
+            self._own.close()
+
+
+def fallback_reaches(packs: Iterable[str], declared: Callable[[str], Any] | None = None) -> Reaches:
+    """The grant table of workers started without a runtime's (an embedder's
+    ``Isolation.for_registry``, a bare :class:`WorkerPool`): each pack's declaration
+    (``declared``), and nothing (:meth:`~control_plane.core.reach.Grant.nothing`) for a pack
+    that declares none or whose declaration is not known here -- never an empty table, under
+    which a worker would start unconfined."""
+    from control_plane.core.reach import Grant, Grants
+
+    look = declared if declared is not None else (lambda name: None)
+    nothing = {name: Grant.nothing() for name in packs if look(name) is None}
+    return Reaches(Grants(nothing), look)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
