@@ -164,3 +164,26 @@ def test_isolation_without_a_runtime_table_confines_each_worker_to_its_declarati
         assert outcome.error is None and outcome.result == {"text": "fine"}
     finally:
         invoker.close()
+
+
+def test_a_context_without_a_runtimes_table_reaches_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ``Context`` built outside a runtime (a handler called directly, one pack calling
+    another's handler) knows no declaration and no grant: it falls back to nothing -- no
+    path, no destination, no program, no credentials -- never to an unconfined reach (the
+    declaration ``av.validate`` makes, ``$TMP`` only, was lost there, and ``/etc`` read)."""
+    from control_plane import Context
+    from control_plane.core.errors import PackError
+
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_PLANTED_attack2")
+    reach = Context("av.validate", "r1", None).reach
+    assert reach.confined is True and reach.egress == () and reach.programs == ()
+    with pytest.raises(PackError) as caught:
+        reach.readable("/etc/hostname")
+    assert caught.value.code == "not_permitted"
+    with pytest.raises(PackError) as caught:
+        reach.destination("/tmp/attack2-never-made")
+    assert caught.value.code == "not_permitted"
+    assert "GITHUB_TOKEN" not in reach.environment()
+    assert reach.confinement() is not None

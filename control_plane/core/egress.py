@@ -213,9 +213,8 @@ class _Rule:
         return kind == "public" and self.names(host)
 
     def may_admit(self, host: str, port: int) -> bool:
-        """Whether some address ``host`` resolves to could be admitted on ``port``: false
-        for another port, or a host entry naming another host (a category or a network
-        may hold any address, so it cannot say before the name is resolved)."""
+        """Whether an address of ``host`` could be admitted on ``port`` (a category or a
+        network may hold any address: it cannot say before the name is resolved)."""
         if self.port is not None and self.port != port:
             return False
         return self.host is None or self.names(host)
@@ -303,10 +302,8 @@ class EgressPolicy:
         return f"EgressPolicy({list(self.entries)!r})"
 
     def may_resolve(self, host: str, port: int) -> bool:
-        """Whether resolving the name ``host`` for ``port`` can lead anywhere: some entry
-        might admit an address of it. When none can, the name is refused unresolved
-        (:func:`refuse_unresolved`): a lookup would only carry the caller's text to a name
-        server (``<secret>.attacker.example`` is a message to the attacker's)."""
+        """Whether some entry might admit an address of the name ``host`` on ``port``; if
+        none can, a lookup would only carry the caller's text to a name server."""
         name = _name(host)
         return any(rule.may_admit(name, port) for rule in self._rules)
 

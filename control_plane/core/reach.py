@@ -352,13 +352,19 @@ class Grants:
     #: Packs whose grant the runtime implied (:meth:`Grant.nothing` for a pack that
     #: declares no reach), not the operator: :meth:`operator` leaves them out.
     implied: frozenset[str] = frozenset()
+    #: The grant of a pack ``by_pack`` does not name (``None``: its declaration alone).
+    default: Grant | None = None
+
+    def of(self, pack: str) -> Grant | None:
+        """The grant of ``pack``: its own, else :attr:`default`."""
+        return self.by_pack.get(pack, self.default)
 
     def operator(self) -> Grants:
         """These grants without the implied ones: the operator's word alone."""
         if not self.implied:
             return self
         kept = {n: g for n, g in self.by_pack.items() if n not in self.implied}
-        return Grants(kept, self.trusted)
+        return Grants(kept, self.trusted, default=self.default)
 
     def unknown(self, names: Iterable[str]) -> list[str]:
         """Granted or trusted pack names that are not among ``names`` (a typo grants
@@ -815,11 +821,8 @@ class PackReach:
         server's own secrets (:attr:`withheld`) and the names ``drop`` picks. Then
         ``extra``."""
         if self.ambient_credentials:
-            env = {
-                k: v
-                for k, v in os.environ.items()
-                if k not in self.withheld and (drop is None or not drop(k))
-            }
+            kept = ((k, v) for k, v in os.environ.items() if k not in self.withheld)
+            env = {k: v for k, v in kept if drop is None or not drop(k)}
         else:
             env = {k: v for k, v in os.environ.items() if k in _KEPT_ENV}
             home = self.scratch.home()
@@ -910,7 +913,7 @@ class Reaches:
             built = self._built.get(pack)
             if built is None:
                 declared = self.declared(pack)
-                grant = self.grants.by_pack.get(pack)
+                grant = self.grants.of(pack)
                 effective = grant.over(declared) if grant is not None else declared
                 built = self._built[pack] = PackReach(
                     pack,

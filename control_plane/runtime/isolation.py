@@ -375,7 +375,7 @@ def _prefixes() -> list[str]:
 
 def _reach_of(pack: str, reaches: Reaches) -> dict[str, Any]:
     """What a worker of ``pack`` needs of its runtime's reach (plain data)."""
-    grant = reaches.grants.by_pack.get(pack)
+    grant = reaches.grants.of(pack)
     return {
         "scratch": reaches.scratch.root(),
         "declared": reaches.declared_data(pack),
