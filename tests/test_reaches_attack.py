@@ -187,3 +187,33 @@ def test_a_context_without_a_runtimes_table_reaches_nothing(
     assert caught.value.code == "not_permitted"
     assert "GITHUB_TOKEN" not in reach.environment()
     assert reach.confinement() is not None
+
+
+def test_start_up_says_an_mcp_server_no_grant_confines() -> None:
+    """Issue 42: start-up says every pack that runs unconfined. An MCP server's tools granted
+    nothing run in a process no grant confines (it reads what the serving user can); the
+    operator must hear it, as for a trusted pack, and not hear it once it is granted."""
+    from control_plane.adapters.grant_cli import startup_lines
+    from control_plane.core.pack import Pack
+    from control_plane.core.registry import Registry
+    from control_plane.runtime.runtime import decide_confinement
+
+    def tool(doc: Any, ctx: Any) -> Any:
+        return {}
+
+    OUT, CODES = {"type": "object", "properties": {"ok": {"type": "boolean"}}}, {"not_found": None}
+    tool.out_of_process = "the MCP server fs"  # type: ignore[attr-defined]
+    registry = Registry()
+    for name in ("fs.read_text_file", "fs.list_directory"):
+        registry.register(
+            Pack(name, "1.0.0", "a tool", {"type": "object"}, OUT, tool, codes=CODES), "mcp"
+        )
+    for grants, said in ((Grants(), True), (Grants({"fs.read_text_file": Grant()}), False)):
+        confinement = decide_confinement(registry, grants)
+        reaches = Reaches(confinement.grants(), registry.declared_reach)
+        lines = startup_lines(registry.names(), [], reaches, confinement)
+        told = [line for line in lines if "the MCP server fs" in line and "unconfined" in line]
+        assert bool(told) is said, lines
+        if said:
+            assert len(told) == 1 and "fs.list_directory" in told[0]
+            assert "fs.read_text_file" in told[0]
