@@ -217,3 +217,45 @@ def test_start_up_says_an_mcp_server_no_grant_confines() -> None:
         if said:
             assert len(told) == 1 and "fs.list_directory" in told[0]
             assert "fs.read_text_file" in told[0]
+
+
+@pytest.mark.system
+def test_serve_workers_gives_no_isolated_pack_the_servers_working_directory(
+    tmp_path: Path,
+) -> None:
+    """``packctl serve --workers 2`` started where the operator keeps its files (a tokens
+    file, a grants file): each serving process was ``python -m ...``, whose import path
+    starts with the working directory, and every isolated worker may read its import
+    path -- so a pack confined to nothing read the operator's files. A single ``serve``
+    (the console script) never had it."""
+    from server_support import reap, subprocess_env
+    from test_cli import start_serve, stop_serve
+    from test_secure_default import SNOOP
+
+    from control_plane.runtime.confine import kernel_support
+    from control_plane.wire.client import Client, PackCallError
+
+    if kernel_support()[0] <= 0:
+        pytest.skip("no Landlock on this kernel")
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "snoop_plugin.py").write_text(SNOOP, encoding="utf-8")
+    operator = tmp_path / "operator"  # where the operator starts the server
+    operator.mkdir()
+    tokens = operator / "tokens.txt"
+    tokens.write_text("PLANTED-bearer-token-attack2", encoding="utf-8")
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="snoop_plugin")
+    proc, target = start_serve(
+        "--workers", "2", "--plugin", str(plugins / "snoop_plugin.py"), env=env, cwd=operator
+    )
+    try:
+        for _ in range(4):  # calls land on either serving process
+            with Client(target, timeout=30) as client:
+                try:
+                    got = str(client.invoke("snoop.read", {"path": str(tokens)}).result)
+                except PackCallError as exc:
+                    got = str(exc.outcome.to_dict())
+            assert "PLANTED" not in got, got
+        stop_serve(proc)
+    finally:
+        reap(proc)
