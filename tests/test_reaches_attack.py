@@ -77,6 +77,7 @@ def test_the_servers_bearer_tokens_never_reach_a_packs_programs(
     monkeypatch.setenv("MY_SERVER_TOKENS", token)
     monkeypatch.setenv("CAPABILITY_PACKS_TOKENS", token)
     monkeypatch.setenv("ORDINARY", "kept")
+    monkeypatch.delenv("CAPABILITY_PACKS_PLUGINS", raising=False)  # no plugin to describe
     args = build_parser().parse_args(
         [
             "serve",
