@@ -260,3 +260,45 @@ def test_serve_workers_gives_no_isolated_pack_the_servers_working_directory(
         stop_serve(proc)
     finally:
         reap(proc)
+
+
+@pytest.mark.system
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (attack2): a --plugin FILE's directory is on every worker's import path, "
+    "which Landlock lets it read whole; the fix is to grant the plugin's files, not the "
+    "directory (lead's decision)",
+)
+def test_a_plugin_files_directory_gives_its_worker_no_other_file_there(tmp_path: Path) -> None:
+    """``packctl serve --plugin ./snoop_plugin.py --auth-token-file tokens`` in one directory
+    (the not-found hint suggests ``--plugin ./NAME.py``; docs/reliability.md shows
+    ``--auth-token-file tokens``): the pack declares no reach, so it runs confined to
+    nothing, yet it reads the server's bearer tokens beside its own file."""
+    from server_support import reap, subprocess_env
+    from test_cli import start_serve, stop_serve
+    from test_secure_default import SNOOP
+
+    from control_plane.runtime.confine import kernel_support
+    from control_plane.wire.client import Client, PackCallError
+
+    if kernel_support()[0] <= 0:
+        pytest.skip("no Landlock on this kernel")
+    operator = tmp_path / "operator"
+    operator.mkdir()
+    (operator / "snoop_plugin.py").write_text(SNOOP, encoding="utf-8")
+    tokens = operator / "tokens"
+    tokens.write_text("PLANTED-token-attack2", encoding="utf-8")
+    env = subprocess_env(CAPABILITY_PACKS_PLUGINS="snoop_plugin")
+    proc, target = start_serve(
+        "--plugin", "./snoop_plugin.py", "--auth-token-file", "tokens", env=env, cwd=operator
+    )
+    try:
+        with Client(target, timeout=30, token="PLANTED-token-attack2") as client:
+            try:
+                got = str(client.invoke("snoop.read", {"path": str(tokens)}).result)
+            except PackCallError as exc:
+                got = str(exc.outcome.to_dict())
+        stop_serve(proc)
+    finally:
+        reap(proc)
+    assert "PLANTED" not in got, got
