@@ -6,6 +6,7 @@ reached through a test resolver and a connector spy that records every attempt.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 
@@ -275,3 +276,52 @@ def test_metadata_addresses_need_their_word_in_every_spelling(text: str) -> None
 def test_local_use_nat64_of_an_ordinary_address_stays_private() -> None:
     assert category(ip("64:ff9b:1::a00:1")) == "private"
     assert category(ip("64:ff9b:1::1")) == "private"
+
+
+#: Grants under which no address a name could resolve to is ever allowed for the name and
+#: port asked: resolving it would only send the caller's text to a DNS server (a lookup
+#: of ``<secret>.attacker.example`` is a message to the attacker's name server).
+NO_NAME_GRANTS = [
+    ((), "exfil.test", 80),  # nothing granted
+    (("public:443",), "exfil.test", 80),  # another port
+    (("loopback:8080", "10.0.0.0/8:22"), "exfil.test", 80),  # no entry on this port
+    (("api.test",), "exfil.test", 443),  # another name
+    (("*.api.test",), "api.test.exfil.test", 443),  # not under the suffix
+    (("api.test:443",), "api.test", 80),  # the name, another port
+]
+
+
+@pytest.mark.parametrize(("grant", "host", "port"), NO_NAME_GRANTS)
+def test_a_name_no_grant_entry_can_admit_is_refused_before_it_is_resolved(
+    grant: tuple[str, ...], host: str, port: int
+) -> None:
+    resolver = Resolver({host: ["93.184.216.34"]})
+    spy = Spy()
+    with pytest.raises(EgressRefused, match="not granted"):
+        open_connection(
+            host, port, EgressPolicy(grant), lambda: 1.0, resolver=resolver, connector=spy
+        )
+    with pytest.raises(EgressRefused, match="not granted"):
+        check_url(f"https://{host}:{port}/x", EgressPolicy(grant), resolver)
+    assert resolver.asked == []
+    assert spy.attempts == []
+
+
+@pytest.mark.parametrize(
+    ("grant", "host", "port"),
+    [
+        (("public",), "pub.test", 80),
+        (("private:80",), "pub.test", 80),  # a category: the name may resolve into it
+        (("10.0.0.0/8",), "pub.test", 80),
+        (("pub.test:80",), "pub.test", 80),
+        (("*.test",), "pub.test", 80),
+        (("PUB.test.",), "pub.test.", 80),  # spelled differently, the same name
+    ],
+)
+def test_a_name_some_entry_may_admit_is_still_resolved(
+    grant: tuple[str, ...], host: str, port: int
+) -> None:
+    resolver = Resolver({host: ["8.8.8.8"]})
+    with contextlib.suppress(EgressRefused):  # a category or network decides on the address
+        check_destination(host, port, EgressPolicy(grant), resolver)
+    assert resolver.asked == [(host, port)]

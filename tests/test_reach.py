@@ -102,11 +102,13 @@ def test_paths_resolve_inside_the_roots_or_are_refused_alike(tmp_path: Path) -> 
 
 
 def test_an_undeclared_pack_is_unconfined_until_granted(tmp_path: Path) -> None:
-    ctx = Context("legacy.pack", "r1", None)
+    # A table that neither declares nor grants it (a plain Invoker's, --trust's).
+    ctx = Context("legacy.pack", "r1", None, Reaches())
     assert ctx.reach.confined is False
     assert ctx.reach.egress is None  # the pack's own default (http.fetch: public only)
     assert ctx.reach.readable("/etc/hostname") == "/etc/hostname"
-    assert Context("legacy.pack", "r2", None, Reaches()).reach.confined is False
+    # No table at all (a bare Context, outside any runtime): nothing, never unconfined.
+    assert Context("legacy.pack", "r2", None).reach.confined is True
     reaches = Reaches(Grants({"legacy.pack": Grant(reads=(str(tmp_path),))}))
     assert Context("legacy.pack", "r2", None, reaches).reach.confined is True
     with pytest.raises(PackError):

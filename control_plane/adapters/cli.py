@@ -742,7 +742,10 @@ def _serve_workers(args: argparse.Namespace, loop: str) -> int:
     # The worker command line: this one, its last options overriding (argparse keeps the
     # last value): one process each, the resolved port, metrics on a loopback port of
     # their own (the supervisor serves the merged endpoint).
-    argv = [sys.executable, "-m", "control_plane.adapters.cli", *args.argv]
+    # -P: "-m" would put the working directory first on each process's import path, and
+    # every isolated worker may read its import path: the operator's files (a tokens file)
+    # would be readable by a pack confined to nothing. As the console script, it is not.
+    argv = [sys.executable, "-P", "-m", "control_plane.adapters.cli", *args.argv]
     argv += ["--workers", "1", "--address", address]
     if args.metrics_port is not None:
         argv += ["--metrics-port", "0", "--metrics-host", "127.0.0.1"]

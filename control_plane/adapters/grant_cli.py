@@ -114,8 +114,9 @@ def startup_lines(
     """Said aloud at start-up: each pack that declares no reach (confined in a worker, or
     trusted and unconfined), each grant wider than its pack's declaration, each confined
     pack that reads or writes files or reaches the network, one on kernel confinement when
-    a confined pack is isolated, and one on what the kernel holds the programs of confined
-    packs to (a pack that runs programs, or one the operator granted: an MCP server's)."""
+    a confined pack is isolated, one per MCP server no grant confines, and one on what the
+    kernel holds the programs of confined packs to (a pack that runs programs, or one the
+    operator granted: an MCP server's)."""
     granted = set(reaches.grants.operator().by_pack)
     lines = []
     isolated_confined = False
@@ -152,6 +153,15 @@ def startup_lines(
             parts.append(f"egress {_roots(reach.egress)}")
         if parts:
             lines.append(f"packctl: {name} {'; '.join(parts)} (docs/grants.md)")
+    by_process: dict[str, list[str]] = {}
+    for name, where in held.unconfined_elsewhere.items():
+        by_process.setdefault(where, []).append(name)
+    for where, packs in sorted(by_process.items()):
+        lines.append(
+            f"packctl: {', '.join(sorted(packs))} run in {where}, unconfined: no grant holds "
+            "that process -- it reaches whatever the serving user can; grant its packs to "
+            "confine it (docs/grants.md)"
+        )
     if isolated_confined or chosen:
         from control_plane.runtime.confine import kernel_support
 

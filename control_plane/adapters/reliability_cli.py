@@ -198,6 +198,8 @@ def runtime_config(args: argparse.Namespace) -> RuntimeConfig:
         mcp_config=mcp_config_path(args),
         grants=grants_from_args(args),
         max_message_bytes=getattr(args, "max_message_bytes", None),
+        # The bearer tokens are ours: never a pack's program's nor a worker's.
+        withheld_env=tuple(n for n in [getattr(args, "auth_token_env", None)] if n),
     )
 
 
@@ -234,10 +236,6 @@ def server_options(args: argparse.Namespace) -> ServerOptions:
         retry_after=args.retry_after,
     )
     auth: TokenAuth | None = None
-    if args.auth_token_env is not None:
-        from control_plane.runtime.isolation import withhold_environment
-
-        withhold_environment(args.auth_token_env)  # the tokens are ours, never a worker's
     if args.auth_token_file is not None or args.auth_token_env is not None:
         auth = TokenAuth.from_sources(
             token_file=args.auth_token_file,

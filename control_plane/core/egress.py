@@ -30,6 +30,7 @@ __all__ = [
     "curl_resolve",
     "egress_rule",
     "literal_address",
+    "refuse_unresolved",
     "url_port",
 ]
 
@@ -209,8 +210,18 @@ class _Rule:
                 return inner is not None and inner in self.network
             return bare in self.network
         assert self.host is not None
-        if kind != "public":
+        return kind == "public" and self.names(host)
+
+    def may_admit(self, host: str, port: int) -> bool:
+        """Whether an address of ``host`` could be admitted on ``port`` (a category or a
+        network may hold any address: it cannot say before the name is resolved)."""
+        if self.port is not None and self.port != port:
             return False
+        return self.host is None or self.names(host)
+
+    def names(self, host: str) -> bool:
+        """Whether this host entry names ``host`` (``*.`` for a suffix)."""
+        assert self.host is not None
         if self.host.startswith("*."):
             return host.endswith(self.host[1:])
         return host == self.host
@@ -290,6 +301,12 @@ class EgressPolicy:
     def __repr__(self) -> str:
         return f"EgressPolicy({list(self.entries)!r})"
 
+    def may_resolve(self, host: str, port: int) -> bool:
+        """Whether some entry might admit an address of the name ``host`` on ``port``; if
+        none can, a lookup would only carry the caller's text to a name server."""
+        name = _name(host)
+        return any(rule.may_admit(name, port) for rule in self._rules)
+
     def allows(self, host: str, port: int, address: Address) -> bool:
         """Whether connecting to ``address`` (resolved from ``host``) on ``port`` is granted."""
         name = _name(host)
@@ -314,6 +331,18 @@ def literal_address(host: str) -> Address | None:
         return ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return None
+
+
+def refuse_unresolved(host: str, port: int, policy: EgressPolicy) -> None:
+    """Raise :class:`EgressRefused` when ``policy`` could admit no address of the name
+    ``host`` on ``port`` (:meth:`EgressPolicy.may_resolve`): decided before any lookup."""
+    if not policy.may_resolve(host, port):
+        raise EgressRefused(
+            host,
+            port,
+            "no egress entry of this pack admits this name on this port, which this pack is "
+            "not granted (the name was not looked up)",
+        )
 
 
 def allowed_addresses(

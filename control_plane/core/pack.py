@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel
 
-from control_plane.core.reach import PackReach, Reach, Reaches
+from control_plane.core.reach import Grant, Grants, PackReach, Reach, Reaches
 
 __all__ = [
     "Check",
@@ -106,8 +106,9 @@ class Context:
     ``traceparent`` to continue the caller's trace downstream, and what the pack may reach.
 
     ``reaches``: the runtime's grant table (the invoker hands in its own); without one (a
-    handler called directly, outside any runtime) the pack reaches what an undeclared,
-    ungranted pack does, and runs no program."""
+    handler called directly, outside any runtime) the pack reaches nothing: no path, no
+    destination, no program, no credentials (a test hands in ``Reaches(grants, declared)``
+    for more)."""
 
     __slots__ = ("_cancelled", "_deadline", "_pack", "_reaches", "_request_id", "traceparent")
 
@@ -167,8 +168,8 @@ class Context:
         path to read (``readable``, ``open_read``), make a destination, run a program
         (``run``). Built once per pack by the runtime; nothing is looked up until a handler
         asks."""
-        if self._reaches is None:
-            self._reaches = Reaches()
+        if self._reaches is None:  # no runtime's table: nothing, never unconfined
+            self._reaches = Reaches(Grants(default=Grant.nothing()))
         return self._reaches.reach_for(self._pack)
 
 

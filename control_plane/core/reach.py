@@ -36,6 +36,7 @@ __all__ = [
     "NOT_PERMITTED",
     "SCRATCH_KEEP",
     "SCRATCH_TTL",
+    "SERVER_SECRETS",
     "Confinement",
     "Destination",
     "Grant",
@@ -351,13 +352,19 @@ class Grants:
     #: Packs whose grant the runtime implied (:meth:`Grant.nothing` for a pack that
     #: declares no reach), not the operator: :meth:`operator` leaves them out.
     implied: frozenset[str] = frozenset()
+    #: The grant of a pack ``by_pack`` does not name (``None``: its declaration alone).
+    default: Grant | None = None
+
+    def of(self, pack: str) -> Grant | None:
+        """The grant of ``pack``: its own, else :attr:`default`."""
+        return self.by_pack.get(pack, self.default)
 
     def operator(self) -> Grants:
         """These grants without the implied ones: the operator's word alone."""
         if not self.implied:
             return self
         kept = {n: g for n, g in self.by_pack.items() if n not in self.implied}
-        return Grants(kept, self.trusted)
+        return Grants(kept, self.trusted, default=self.default)
 
     def unknown(self, names: Iterable[str]) -> list[str]:
         """Granted or trusted pack names that are not among ``names`` (a typo grants
@@ -539,6 +546,7 @@ class PackReach:
         "scratch",
         "start_dir",
         "whole_fs",
+        "withheld",
         "writes",
     )
 
@@ -551,8 +559,12 @@ class PackReach:
         message_limit: int = DEFAULT_MESSAGE_LIMIT,
         start_dir: str | None = None,
         scratch: Scratch | None = None,
+        withheld: Iterable[str] = (),
     ) -> None:
         self.pack = pack
+        #: Variables never handed to a program (the server's secrets: :data:`SERVER_SECRETS`
+        #: and the runtime's own), whatever the pack's credentials.
+        self.withheld = SERVER_SECRETS | frozenset(withheld)
         #: What :meth:`run` starts programs with (``None``: no runtime handed one in).
         self.runner = runner
         #: Where ``$CWD`` and relative paths (with no read root) lead: the directory the
@@ -806,9 +818,11 @@ class PackReach:
         """A child's environment: without ambient credentials, only ``PATH``, ``TZ``,
         ``LANG`` and ``TMPDIR``, with ``HOME`` an empty directory (no ``~/.netrc``, no
         ``~/.gitconfig``, no agent socket, no token variables); with them, ours minus the
-        names ``drop`` picks. Then ``extra``."""
+        server's own secrets (:attr:`withheld`) and the names ``drop`` picks. Then
+        ``extra``."""
         if self.ambient_credentials:
-            env = {k: v for k, v in os.environ.items() if drop is None or not drop(k)}
+            kept = ((k, v) for k, v in os.environ.items() if k not in self.withheld)
+            env = {k: v for k, v in kept if drop is None or not drop(k)}
         else:
             env = {k: v for k, v in os.environ.items() if k in _KEPT_ENV}
             home = self.scratch.home()
@@ -832,6 +846,10 @@ _CREDENTIAL_FILES = (
 #: The variables a program keeps without ambient credentials (no tokens, no agent sockets).
 _KEPT_ENV = frozenset({"PATH", "TZ", "LANG", "TMPDIR", "SYSTEMROOT"})
 
+#: The control plane's own secrets: never in a program's or a worker's environment, even
+#: with ambient credentials (a runtime adds ``--auth-token-env``'s: ``Reaches(withheld=)``).
+SERVER_SECRETS = frozenset({"CAPABILITY_PACKS_TOKENS", "CAPABILITY_PACKS_TOKEN"})
+
 # -- the table -----------------------------------------------------------------------------
 
 
@@ -843,7 +861,9 @@ class Reaches:
     ``runner``: what :meth:`PackReach.run` starts programs with; ``message_limit``: the
     server's (``ctx.reach.message_limit``); ``start_dir``: ``$CWD`` (default: the current
     directory, read now); ``scratch``: the scratch root (default: one of its own, removed by
-    :meth:`close`). The invoker holds one and hands it to each call's ``Context``.
+    :meth:`close`); ``withheld``: environment variables of the server's own (bearer tokens)
+    no program or worker is handed, beside :data:`SERVER_SECRETS`. The invoker holds one
+    and hands it to each call's ``Context``.
     """
 
     def __init__(
@@ -855,6 +875,7 @@ class Reaches:
         message_limit: int = DEFAULT_MESSAGE_LIMIT,
         start_dir: str | None = None,
         scratch: Scratch | None = None,
+        withheld: Iterable[str] = (),
     ) -> None:
         if message_limit <= 0:
             raise ValueError("the message limit is a positive number of bytes")
@@ -868,6 +889,8 @@ class Reaches:
         self.message_limit = message_limit
         self.start_dir = start_dir if start_dir is not None else os.getcwd()
         self.scratch = scratch if scratch is not None else Scratch()
+        #: Environment variables no program or worker of this runtime is handed.
+        self.withheld = SERVER_SECRETS | frozenset(withheld)
         self._lock = threading.Lock()
         self._built: dict[str, PackReach] = {}
 
@@ -890,7 +913,7 @@ class Reaches:
             built = self._built.get(pack)
             if built is None:
                 declared = self.declared(pack)
-                grant = self.grants.by_pack.get(pack)
+                grant = self.grants.of(pack)
                 effective = grant.over(declared) if grant is not None else declared
                 built = self._built[pack] = PackReach(
                     pack,
@@ -899,6 +922,7 @@ class Reaches:
                     message_limit=self.message_limit,
                     start_dir=self.start_dir,
                     scratch=self.scratch,
+                    withheld=self.withheld,
                 )
         return built
 

@@ -16,6 +16,7 @@ from control_plane.core.egress import (
     Resolver,
     allowed_addresses,
     literal_address,
+    refuse_unresolved,
     url_port,
 )
 
@@ -50,13 +51,16 @@ def system_resolver(host: str, port: int) -> list[Address]:
 def check_destination(
     host: str, port: int, policy: EgressPolicy, resolver: Resolver = system_resolver
 ) -> list[Address]:
-    """Resolve ``host`` once; the addresses the policy allows, in the resolver's order.
+    """Resolve ``host`` once; the addresses the policy allows, in the resolver's order. A
+    name no entry of the policy can admit on ``port`` is refused without a lookup.
 
     Raises :class:`~control_plane.core.egress.EgressRefused` when it allows none (naming the
     first refused address's category, never the address, which may be the operator's
     secret) and lets the resolver's own failure (``OSError``) through.
     """
     literal = literal_address(host)
+    if literal is None:
+        refuse_unresolved(host, port, policy)  # no lookup for a name no entry can admit
     addresses = [literal] if literal is not None else list(resolver(host, port))
     if not addresses:
         raise socket.gaierror(socket.EAI_NONAME, "the name resolved to no address")

@@ -16,7 +16,7 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
@@ -27,7 +27,7 @@ import orjson
 from control_plane.core.errors import CapabilityPackError
 from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
-from control_plane.core.reach import Reaches, Scratch
+from control_plane.core.reach import SERVER_SECRETS, Reaches, Scratch
 from control_plane.core.returned import Returned, copy_returned
 from control_plane.core.suggest import unknown_names
 from control_plane.runtime import stderr_relay
@@ -200,17 +200,6 @@ _BOOT = (
     "from control_plane.runtime.isolation import worker_entry; worker_entry()"
 )
 
-#: Environment variables the control plane keeps for itself: never handed to a worker,
-#: even one with ambient credentials (``--auth-token-env``'s, :func:`withhold_environment`).
-_WITHHELD: set[str] = {"CAPABILITY_PACKS_TOKENS", "CAPABILITY_PACKS_TOKEN"}
-
-
-def withhold_environment(*names: str) -> None:
-    """Keep the variables ``names`` (the control plane's own secrets, e.g. the bearer
-    tokens of ``--auth-token-env``) out of every worker's environment."""
-    _WITHHELD.update(names)
-
-
 #: This worker's ``/proc/self/statm``, opened before it is confined.
 _STATM: list[int] = []
 
@@ -373,6 +362,9 @@ def _confine(pack: str, boot: Mapping[str, Any]) -> Reaches:
         {pack: _reach_from(reach.get("declared"))},
         runner=tool_process.run_program,  # ctx.reach.run in this worker
         message_limit=int(reach.get("message_limit") or DEFAULT_MESSAGE_LIMIT),
+        # $CWD is where the parent runtime was built (what it checked and said at
+        # start-up), never the directory this worker happens to start in.
+        start_dir=str(reach["start_dir"]) if reach.get("start_dir") else None,
         scratch=Scratch(str(reach["scratch"])) if reach.get("scratch") else None,
     )
     paths = [str(p) for p in boot.get("sys_path") or ()]
@@ -395,12 +387,13 @@ def _prefixes() -> list[str]:
 
 def _reach_of(pack: str, reaches: Reaches) -> dict[str, Any]:
     """What a worker of ``pack`` needs of its runtime's reach (plain data)."""
-    grant = reaches.grants.by_pack.get(pack)
+    grant = reaches.grants.of(pack)
     return {
         "scratch": reaches.scratch.root(),
         "declared": reaches.declared_data(pack),
         "grant": None if grant is None else grant.to_data(),
         "message_limit": reaches.message_limit,
+        "start_dir": reaches.start_dir,
     }
 
 
@@ -677,17 +670,21 @@ def _boot_path() -> str:
 
 
 def worker_environment(
-    declared: Mapping[str, Any] | None, grant: Mapping[str, Any] | None, home: str
+    declared: Mapping[str, Any] | None,
+    grant: Mapping[str, Any] | None,
+    home: str,
+    withheld: Iterable[str] = SERVER_SECRETS,
 ) -> dict[str, str]:
     """The environment a worker starts with, built for it, never the control plane's: with
     ambient credentials (declared or granted) ours minus what the control plane keeps for
-    itself (:func:`withhold_environment`); without, only ``PATH``, ``TZ``, ``LANG``,
-    ``TMPDIR`` and ``home`` (the runtime's empty ``HOME``) as ``HOME``."""
+    itself (``withheld``: its runtime's ``Reaches.withheld``); without, only ``PATH``,
+    ``TZ``, ``LANG``, ``TMPDIR`` and ``home`` (the runtime's empty ``HOME``) as ``HOME``."""
+    withheld = frozenset(withheld)
     ambient = declared is None or declared.get("credentials") == "ambient"
     if grant is not None and grant.get("ambient_credentials") is not None:
         ambient = bool(grant["ambient_credentials"])
     if ambient:
-        env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
+        env = {k: v for k, v in os.environ.items() if k not in withheld}
     else:
         from control_plane.core.reach import _KEPT_ENV
 
@@ -803,8 +800,9 @@ class WorkerPool:
         reaches: Reaches | None = None,
     ) -> None:
         self.locator = locator
-        #: The runtime's grant table: each worker is confined to the pack's reach in it.
-        self.reaches = reaches if reaches is not None else Reaches()
+        #: The runtime's grant table: each worker is confined to the pack's reach in it
+        #: (without one: :func:`fallback_reaches`, nothing).
+        self.reaches = reaches if reaches is not None else fallback_reaches([locator.pack])
         self.size = max(1, workers)
         self.memory_limit = memory_limit
         self.rss_limit = rss_limit
@@ -847,7 +845,9 @@ class WorkerPool:
             "memory_limit": self.memory_limit,
             "rss_limit": self.rss_limit,
         }
-        env = worker_environment(reach["declared"], reach["grant"], self.reaches.scratch.home())
+        env = worker_environment(
+            reach["declared"], reach["grant"], self.reaches.scratch.home(), self.reaches.withheld
+        )
         # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
         output = stderr_relay.relay().pipe(f"isolated worker of {self.locator.pack}")
         try:
@@ -991,6 +991,10 @@ class Isolation:
     ) -> None:
         rss = rss_limit if rss_limit is not None else int((memory_limit or 0) * 0.8)
         self.pools: dict[str, WorkerPool] = {}
+        #: The table made here when none was handed in (closed with the pools).
+        self._own: Reaches | None = None
+        if reaches is None:
+            reaches = self._own = fallback_reaches(packs)
         try:
             for name, locator in packs.items():
                 self.pools[name] = WorkerPool(
@@ -1036,6 +1040,8 @@ class Isolation:
         }
         if not chosen:
             return None
+        if kwargs.get("reaches") is None:  # no runtime's table: the declarations, or nothing
+            kwargs["reaches"] = fallback_reaches(chosen, registry.declared_reach)
         return cls(chosen, **kwargs)
 
     def __contains__(self, pack: object) -> bool:
@@ -1055,6 +1061,21 @@ class Isolation:
         """Stop every worker."""
         for pool in self.pools.values():
             pool.close()
+        if self._own is not None:
+            self._own.close()
+
+
+def fallback_reaches(packs: Iterable[str], declared: Callable[[str], Any] | None = None) -> Reaches:
+    """The grant table of workers started without a runtime's (an embedder's
+    ``Isolation.for_registry``, a bare :class:`WorkerPool`): each pack's declaration
+    (``declared``), and nothing (:meth:`~control_plane.core.reach.Grant.nothing`) for a pack
+    that declares none or whose declaration is not known here -- never an empty table, under
+    which a worker would start unconfined."""
+    from control_plane.core.reach import Grant, Grants
+
+    look = declared if declared is not None else (lambda name: None)
+    nothing = {name: Grant.nothing() for name in packs if look(name) is None}
+    return Reaches(Grants(nothing), look)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:

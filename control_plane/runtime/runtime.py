@@ -122,6 +122,10 @@ class RuntimeConfig:
     #: (:func:`decide_confinement`; docs/grants.md). ``grants`` may name more
     #: (``Grants.trusted``: the grants file's ``trust = true``).
     trust: tuple[str, ...] = ()
+    #: Environment variables that are this server's own secrets (``--auth-token-env``'s
+    #: name): never handed to a pack's program or worker, whatever its credentials grant
+    #: (beside :data:`~control_plane.core.reach.SERVER_SECRETS`).
+    withheld_env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,9 @@ class Confinement:
     trusted: frozenset[str] = frozenset()
     #: Pack -> each ``KEY=VALUE`` of its grant wider than what it declares.
     wider: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Packs whose work runs in another process no grant confines (an MCP server's tools
+    #: granted nothing) -> that process (``"the MCP server fs"``): said at start-up.
+    unconfined_elsewhere: Mapping[str, str] = field(default_factory=dict)
 
     def grants(self) -> Grants:
         """The grants to install: the operator's, and nothing for each confined pack the
@@ -157,6 +164,7 @@ def decide_confinement(
     confined: set[str] = set()
     trusted: set[str] = set()
     wider: dict[str, tuple[str, ...]] = {}
+    elsewhere: dict[str, str] = {}
     for loaded in registry:
         name = loaded.name
         grant = operator.by_pack.get(name)
@@ -166,13 +174,19 @@ def decide_confinement(
             found = grant.wider_than(declared)
             if found:
                 wider[name] = tuple(found)
-        if declared is not None or _runs_elsewhere(loaded):
+        if _runs_elsewhere(loaded):
+            elsewhere[name] = str(getattr(loaded.pack.handler, "out_of_process", ""))
+            continue
+        if declared is not None:
             continue
         if everything or name in trusted_names:
             trusted.add(name)
         else:
             confined.add(name)
-    return Confinement(operator, frozenset(confined), frozenset(trusted), wider)
+    # A grant to any tool of a process confines that process (and so all of its tools).
+    held = {where for name, where in elsewhere.items() if name in operator.by_pack}
+    elsewhere = {name: where for name, where in elsewhere.items() if where not in held}
+    return Confinement(operator, frozenset(confined), frozenset(trusted), wider, elsewhere)
 
 
 def _runs_elsewhere(loaded: Any) -> bool:
@@ -535,6 +549,7 @@ def _build(
         runner=tool_process.run_program,
         message_limit=config.max_message_bytes or DEFAULT_MESSAGE_LIMIT,
         scratch=scratch,
+        withheld=config.withheld_env,
     )
     try:
         reaches.check_roots(served)

