@@ -263,12 +263,6 @@ def test_serve_workers_gives_no_isolated_pack_the_servers_working_directory(
 
 
 @pytest.mark.system
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (attack2): a --plugin FILE's directory is on every worker's import path, "
-    "which Landlock lets it read whole; the fix is to grant the plugin's files, not the "
-    "directory (lead's decision)",
-)
 def test_a_plugin_files_directory_gives_its_worker_no_other_file_there(tmp_path: Path) -> None:
     """``packctl serve --plugin ./snoop_plugin.py --auth-token-file tokens`` in one directory
     (the not-found hint suggests ``--plugin ./NAME.py``; docs/reliability.md shows

@@ -17,16 +17,27 @@ knows:
 from __future__ import annotations
 
 import ctypes
+import importlib.machinery
+import itertools
 import os
 import platform
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from control_plane.core.reach import PackReach
 from control_plane.runtime import confine_program as landlock
 
-__all__ = ["PROC_READ", "SYSTEM_READ", "Confinement", "confine", "import_paths", "kernel_support"]
+__all__ = [
+    "PROC_READ",
+    "SYSTEM_READ",
+    "Confinement",
+    "ImportPaths",
+    "confine",
+    "import_paths",
+    "kernel_support",
+]
 
 #: System paths every worker may read and execute (those that exist).
 SYSTEM_READ = (*landlock.SYSTEM_BASE, "/opt")
@@ -260,16 +271,85 @@ def _seccomp(families: tuple[int, ...] | None) -> bool:
     return True
 
 
-def import_paths(paths: Iterable[str]) -> list[str]:
-    """The directories of ``paths`` (a ``sys.path``) and the interpreter's prefixes a worker
-    reads code from, resolved; never ``/`` nor the home directory as a whole."""
+#: How many entries of a loose import directory are looked at (the rest grant nothing).
+MAX_LOOSE_ENTRIES = 4096
+_METADATA = (".dist-info", ".egg-info")
+
+
+class ImportPaths(NamedTuple):
+    """What a worker reads code from: ``code`` (directories read whole, and single module
+    files), and ``listed`` (directories whose names it may list, and nothing more)."""
+
+    code: list[str]
+    listed: list[str]
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def _loose_code(directory: str) -> list[str]:
+    """The parts of ``directory`` (on the import path, outside every interpreter prefix: a
+    ``--plugin FILE``'s folder, a ``PYTHONPATH`` entry, a working directory) that Python
+    imports from: its packages (a folder with ``__init__.py``, or named as an identifier with
+    a module at its top: a namespace package), its modules (an import suffix, ``.pth``), its
+    ``__pycache__`` and its distributions' metadata -- never its other files (a token file,
+    an ``.env``, a configuration kept beside a plugin)."""
+    suffixes = (*importlib.machinery.all_suffixes(), ".pth")
+    found: list[str] = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in itertools.islice(entries, MAX_LOOSE_ENTRIES):
+                name = entry.name
+                try:
+                    if entry.is_dir():
+                        kept = name == "__pycache__" or name.endswith(_METADATA)
+                        if kept or (name.isidentifier() and _is_package(entry.path, suffixes)):
+                            found.append(entry.path)
+                    elif entry.is_file() and name.endswith(suffixes):
+                        found.append(entry.path)
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    return found
+
+
+def _is_package(path: str, suffixes: tuple[str, ...]) -> bool:
+    """``path`` holds ``__init__.py`` or a module at its top (a namespace package)."""
+    if os.path.isfile(os.path.join(path, "__init__.py")):
+        return True
+    try:
+        with os.scandir(path) as entries:
+            return any(
+                e.name.endswith(suffixes) for e in itertools.islice(entries, MAX_LOOSE_ENTRIES)
+            )
+    except OSError:
+        return False
+
+
+def import_paths(paths: Iterable[str], prefixes: Iterable[str] = ()) -> ImportPaths:
+    """What a worker reads code from, resolved: the interpreter's prefixes (and ``prefixes``,
+    a venv's) whole, with every entry of ``paths`` (a ``sys.path``) beneath one of them; of
+    any other entry of ``paths`` only the code Python imports (:func:`_loose_code`), its
+    names listed. Never ``/`` nor the home directory as a whole."""
     home = os.path.realpath(os.path.expanduser("~"))
-    given = [sys.prefix, sys.base_prefix, sys.exec_prefix, *paths]
-    return [
+    given = [sys.prefix, sys.base_prefix, sys.exec_prefix, *prefixes]
+    roots = [
         real
         for real in dict.fromkeys(os.path.realpath(p) for p in given if p)
         if real not in ("/", home) and os.path.exists(real)
     ]
+    code, listed = list(roots), []
+    for real in dict.fromkeys(os.path.realpath(p) for p in paths):
+        if real in ("/", home) or not os.path.exists(real) or _under(real, roots):
+            continue
+        if os.path.isdir(real):
+            listed.append(real)
+            code.extend(_loose_code(real))
+        else:  # a zip archive on the path: read whole
+            code.append(real)
+    return ImportPaths(code, listed)
 
 
 def _top_level_but_proc() -> list[str]:
@@ -282,12 +362,12 @@ def _top_level_but_proc() -> list[str]:
     return [os.path.join("/", name) for name in sorted(names) if name != "proc"]
 
 
-def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
+def confine(reach: PackReach, import_paths: ImportPaths | None = None) -> Confinement:
     """Confine this process (an isolation worker, before it imports its pack) to ``reach``:
     no-new-privs, first to die out of memory, no capability, then every Landlock
     restriction the kernel offers, then (a pack without ambient credentials) no new unix
-    sockets. ``import_paths``: the directories the worker imports code from (read and
-    executed, never written).
+    sockets. ``import_paths``: what the worker imports code from (:func:`import_paths`: read
+    and executed, never written; a loose directory's names listed, its code read).
 
     A pack that declared nothing and was granted nothing (``reach.confined`` false) keeps
     the filesystem but ``/proc`` (the operator has not said what it may touch), the network
@@ -305,7 +385,9 @@ def confine(reach: PackReach, import_paths: Sequence[str] = ()) -> Confinement:
         everything, read = ruleset.handled_fs, landlock.READ
         ruleset.allow([os.path.realpath("/proc/self"), *PROC_READ], read)
         if reach.confined:
-            ruleset.allow([*SYSTEM_READ, *import_paths], read | landlock.EXECUTE)
+            code = import_paths or ImportPaths([], [])
+            ruleset.allow([*SYSTEM_READ, *code.code], read | landlock.EXECUTE)
+            ruleset.allow(code.listed, landlock.READ_DIR)
             ruleset.allow([reach.scratch.home()], read)  # the programs' HOME: empty, read-only
             ruleset.allow(["/dev/urandom", "/dev/random"], read)
             ruleset.allow(["/dev/null", "/dev/zero"], landlock.READ_FILE | landlock.WRITE_FILE)

@@ -371,7 +371,7 @@ def _confine(pack: str, boot: Mapping[str, Any]) -> Reaches:
     # The control plane's prefixes too: a venv's (its ``pyvenv.cfg``, which ``site`` reads
     # below) is not this interpreter's yet, started without ``site`` (``-S``).
     prefixes = [str(p) for p in boot.get("prefixes") or ()]
-    confine(reaches.reach_for(pack), import_paths([*prefixes, *paths]))
+    confine(reaches.reach_for(pack), import_paths(paths, prefixes))
     mark_confined()  # the kernel's EACCES/EPERM from here on is the grant's refusal
     # Confined now: the interpreter's site (``.pth`` files, ``exit``/``quit``) may run, then
     # the control plane's import path, packs' directories included.
