@@ -831,7 +831,8 @@ def _describe(args: argparse.Namespace) -> int:
         desc = backend.describe(args.name)
         # What the pack may reach is the local runtime's grants: shown with --local (and the
         # server's --grant/--grants options), which build the same grants as serve.
-        reaches = backend.runtime.reaches if isinstance(backend, LocalBackend) else None
+        local = backend.backend
+        reaches = local.runtime.reaches if isinstance(local, LocalBackend) else None
         reach = reaches.reach_for(desc.name) if reaches is not None else None
         declared = reaches.declared_data(desc.name) if reaches is not None else None
         if args.output == "json":
