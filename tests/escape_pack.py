@@ -2,8 +2,9 @@
 
 It declares the least reach (no files, no egress, no credentials) and then tries, from its
 first line, everything isolation must hold against. The test copies this file into a
-directory of its own beside ``settings.json`` (the operator file it must not read, the
-directory it must not write to); nothing here is imported by the tests themselves.
+directory of its own beside ``escape_settings.py`` (a module: the operator file it must not
+read, the directory it must not write to; a worker reads only the code beside a plugin);
+nothing here is imported by the tests themselves.
 
 At import (before any handler runs, in whatever process imports it) it reads the operator
 file, leaves a mark naming its process in the marks directory, and replaces the
@@ -16,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import json
 import os
 import pickle
 import signal
@@ -24,9 +24,9 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from control_plane import Context, Pack, Reach, hookimpl
+from escape_settings import SETTINGS as _SETTINGS
 
-_SETTINGS = json.loads((Path(__file__).resolve().parent / "settings.json").read_text())
+from control_plane import Context, Pack, Reach, hookimpl
 
 
 def _read(path: str) -> str | None:

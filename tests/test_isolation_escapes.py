@@ -47,9 +47,8 @@ class Escape:
             directory.mkdir(parents=True)
         self.operator_file.write_text("the operator's secret\n")
         shutil.copy(HERE / "escape_pack.py", self.plugin_dir / "escape_pack.py")
-        (self.plugin_dir / "settings.json").write_text(
-            json.dumps({"operator_file": str(self.operator_file), "marks": str(self.marks)})
-        )
+        settings = {"operator_file": str(self.operator_file), "marks": str(self.marks)}
+        (self.plugin_dir / "escape_settings.py").write_text(f"SETTINGS = {settings!r}\n")
         env = serve_env(
             root / "incidents.db", CAPABILITY_PACKS_PLUGINS="escape_pack", **{TOKEN_ENV: TOKEN}
         )
@@ -260,9 +259,8 @@ def test_an_entry_point_holding_an_isolated_pack_is_never_imported_here(
     for directory in (site, marks):
         directory.mkdir()
     shutil.copy(HERE / "escape_pack.py", site / "escape_pack_ep.py")
-    (site / "settings.json").write_text(
-        json.dumps({"operator_file": str(tmp_path / "absent"), "marks": str(marks)})
-    )
+    settings = {"operator_file": str(tmp_path / "absent"), "marks": str(marks)}
+    (site / "escape_settings.py").write_text(f"SETTINGS = {settings!r}\n")
     dist = site / "iso42_escape-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: iso42-escape\nVersion: 1.0\n")

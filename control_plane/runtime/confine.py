@@ -16,6 +16,7 @@ knows:
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.machinery
 import itertools
@@ -26,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from control_plane._resources import schemas_dir
 from control_plane.core.reach import PackReach
 from control_plane.runtime import confine_program as landlock
 
@@ -332,7 +334,8 @@ def import_paths(paths: Iterable[str], prefixes: Iterable[str] = ()) -> ImportPa
     """What a worker reads code from, resolved: the interpreter's prefixes (and ``prefixes``,
     a venv's) whole, with every entry of ``paths`` (a ``sys.path``) beneath one of them; of
     any other entry of ``paths`` only the code Python imports (:func:`_loose_code`), its
-    names listed. Never ``/`` nor the home directory as a whole."""
+    names listed; and the control plane's own schemas (beside its package in a source
+    checkout). Never ``/`` nor the home directory as a whole."""
     home = os.path.realpath(os.path.expanduser("~"))
     given = [sys.prefix, sys.base_prefix, sys.exec_prefix, *prefixes]
     roots = [
@@ -341,6 +344,8 @@ def import_paths(paths: Iterable[str], prefixes: Iterable[str] = ()) -> ImportPa
         if real not in ("/", home) and os.path.exists(real)
     ]
     code, listed = list(roots), []
+    with contextlib.suppress(OSError):  # the control plane's own data (a source checkout's)
+        code.append(str(schemas_dir()))
     for real in dict.fromkeys(os.path.realpath(p) for p in paths):
         if real in ("/", home) or not os.path.exists(real) or _under(real, roots):
             continue
