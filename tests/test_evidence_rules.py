@@ -278,7 +278,6 @@ def test_words_of_a_text(text: str, code: str) -> None:
         ("missing_scope", "auth_failed"),
         ("insufficient_scope", "auth_failed"),
         ("invalid_grant", "auth_failed"),
-        ("version_conflict_engine_exception", "already_exists"),
         ("capacity_exceeded", "network_error"),
     ],
 )
@@ -352,3 +351,156 @@ def test_the_kernels_refusal_in_a_confined_worker_is_not_permitted(
     assert code(wrapped) == "not_permitted"
     assert code(forbidden) == "auth_failed"
     assert code(ConnectionRefusedError(errno.ECONNREFUSED, "refused")) == "network_error"
+
+
+# -- issue 44, held-out lessons: no wrong code from generic evidence -----------------------
+
+
+def _http(module: str, name: str, status: int, body: Any, text: str = "") -> BaseException:
+    exc = _klass(module, name)(text or f"HTTP {status}")
+    exc.status_code = status
+    exc.headers = {}
+    exc.body = body
+    return exc
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Conflict occurred while saving. Please try again.",
+        "received 409 (Conflict)",
+        "conflict_error",
+        # an optimistic-concurrency failure: another writer won, its text may say more
+        "version_conflict_engine_exception",
+        # a type conflict: the thing "exists as" another type, it is not a duplicate
+        'partial write: field type conflict: input field "v" is type float, '
+        "already exists as type integer",
+    ],
+)
+def test_a_conflict_alone_does_not_say_the_thing_exists(text: str) -> None:
+    found = words_code(text)
+    assert found is None or found[0] not in {"already_exists"}, found
+    found = words_code(text, whole=True)
+    assert found is None or found[0] != "already_exists", found
+
+
+def test_what_still_says_exists() -> None:
+    for text in (
+        "document already exists",
+        "duplicate key value",
+        "Collection `x` already exists!",
+    ):
+        found = words_code(text)
+        assert found is not None and found[0] == "already_exists", text
+    assert name_proposal(("ResourceConflict",)) is None
+    assert name_proposal(("AlreadyExistsError",)) is not None
+
+
+def test_a_conflict_status_with_try_again_is_no_duplicate() -> None:
+    exc = _http("notionlike.errors", "APIResponseError", 409, {"code": "conflict_error"})
+    assert _code(exc) != "already_exists"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("NOT_ALLOWED - access to vhost 'locked' refused for user 'app'", "auth_failed"),
+        ("Connection was closed by remote server: access to vhost refused", "auth_failed"),
+        ("Error: etcdserver: mvcc: database space exceeded", "quota_exhausted"),
+        (
+            "code = ResourceExhausted desc = etcdserver: mvcc: database space exceeded",
+            "quota_exhausted",
+        ),
+        ("Insufficient Storage on the server", "quota_exhausted"),
+    ],
+)
+def test_refusals_and_space_qualified_by_what(text: str, code: str) -> None:
+    found = words_code(text)
+    assert found is not None and found[0] == code, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # must NOT match: a TCP refusal, a connection closed, free space reported
+        "Connection refused",
+        "access log rotated; connection refused by peer",
+        "disk space: 80% used",
+    ],
+)
+def test_refusals_and_space_do_not_over_match(text: str) -> None:
+    found = words_code(text)
+    assert found is None or found[0] not in {"auth_failed", "quota_exhausted"}, found
+
+
+def test_insufficient_storage_status_is_quota() -> None:
+    exc = _http("davlike.exceptions", "InsufficientStorage", 507, None, "Insufficient Storage")
+    assert _code(exc) == "quota_exhausted"
+    # must NOT match: another 5xx stays a server failure
+    assert _code(_http("davlike.exceptions", "ServerError", 500, None, "oops")) == "network_error"
+
+
+def test_a_429_over_a_busy_server_word_is_throttling() -> None:
+    body = {"message": "Service tier capacity exceeded.", "type": "capacity_exceeded"}
+    found = _found(_http("llmlike.errors", "SDKError", 429, body))
+    assert found is not None and found.code == "rate_limited", found
+    # must NOT match: the same words under a 503 stay a busy server
+    found = _found(_http("llmlike.errors", "SDKError", 503, body))
+    assert found is not None and found.code == "network_error", found
+
+
+def test_a_delay_in_a_context_the_wrapper_suppressed_is_still_the_servers() -> None:
+    inner = _http("httplike", "HTTPStatusError", 429, None, "429 Too Many Requests")
+    inner.headers = {"Retry-After": "4"}
+    outer = _klass("llmclient", "ResponseError")("too many requests")
+    outer.status_code = 429
+    outer.__context__ = inner
+    outer.__suppress_context__ = True  # raise ... from None
+    found = _found(outer)
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 4.0)
+    # must NOT match: a suppressed context's delay never turns another code into a throttle
+    down = _klass("llmclient", "ResponseError")("server error")
+    down.status_code = 502
+    down.__context__ = inner
+    down.__suppress_context__ = True
+    found = _found(down)
+    assert found is not None and found.code == "network_error", found
+
+
+def test_a_sentence_in_a_code_field_is_read_as_text() -> None:
+    body = {
+        "error": {
+            "type": "version_conflict_engine_exception",
+            "reason": "[1]: version conflict, document already exists (current version [1])",
+        },
+        "status": 409,
+    }
+    exc = _klass("searchlike.exceptions", "ConflictError")("version_conflict_engine_exception")
+    exc.status_code = 409
+    exc.body = body
+    assert _code(exc) == "already_exists"
+    # must NOT match: a version conflict whose text says nothing of existence
+    body["error"]["reason"] = "[1]: version conflict, required seqNo [3], primary term [1]"
+    assert _code(exc) == "internal_error"
+
+
+def test_a_decoded_body_passed_as_an_argument_is_read() -> None:
+    body = {"error": {"type": "x_exception", "reason": "document already exists"}, "status": 409}
+    exc = _klass("searchlike.exceptions", "TransportError")(409, "x_exception", body)
+    assert _code(exc) == "already_exists"
+    # must NOT match: a dict argument holding no error fields says nothing
+    assert _code(_klass("searchlike.exceptions", "TransportError")({"hits": 3})) == (
+        "internal_error"
+    )
+
+
+def test_a_429_overrules_a_free_text_condition_but_not_a_code_word() -> None:
+    exc = _http("searchlike", "ApiError", 429, {"error": {"reason": "Data too large, [1024mb]"}})
+    assert _code(exc) == "rate_limited"
+    # must NOT match: the same text under a 413 or a 400 is a request that never passes;
+    # a code word that says what (a quota) keeps its code under a 429
+    for status in (413, 400):
+        exc = _http("searchlike", "ApiError", status, {"error": {"reason": "Data too large"}})
+        assert _code(exc) == "internal_error", status
+    exc = _http("llmlike", "ApiError", 429, {"error": {"code": "insufficient_quota"}})
+    assert _code(exc) == "quota_exhausted"

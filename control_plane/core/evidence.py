@@ -19,7 +19,8 @@ weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status c
 disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
 answer is ``internal_error`` -- never a guess. A fact may also *veto* a code (a 413 says the
 request can never pass: not ``rate_limited``). A server's delay decides retryability: an
-unavailable service that states when to come back is ``rate_limited``. A connection failure
+unavailable service that states when to come back is ``rate_limited``, and so is one that
+answered 429 (it says itself the call was throttled: :func:`_under_429`). A connection failure
 that timed out (a timeout said as an event by evidence that is no guess: "timed out", a
 ``TimeoutError``, ``ETIMEDOUT``; not the noun "timeout", which may name a setting) is
 ``timeout``.
@@ -385,6 +386,14 @@ def _event(p: Proposal) -> bool:
     return not p.weak and not p.rule.endswith(":timeout")  # the noun, in a text or a tool's
 
 
+def _under_429(p: Proposal) -> bool:
+    """A reading a 429 overrules: the server itself says the call was throttled. A busy or
+    overloaded server's words ("capacity exceeded"), and a condition no code fits said
+    only in free text ("data too large"), do not say otherwise; a code word or a name
+    that says what (a quota, a refused credential) does."""
+    return p.code == "network_error" or (p.code == "internal_error" and p.kind == "phrase")
+
+
 def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) -> Verdict | None:
     """The code the strongest proposals agree on (:data:`SETTLED` for a known pair), else
     ``internal_error``; ``None`` when nothing was proposed. ``delay`` is the server's own
@@ -428,6 +437,8 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     wait = delay if delay is not None else facts.reset
     if code == "network_error" and delay is not None:
         code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
+    elif facts.status == 429 and _under_429(chosen):
+        code = "rate_limited"
     return Verdict(
         code=code,
         message=chosen.message if code == chosen.code else _THROTTLED,

@@ -630,8 +630,13 @@ class _Gather:
                     break
         for _, raw in fields(CODE_FIELDS):
             value = _string(raw)
-            if value is not None and _CODE.match(value) and value not in self.codes:
-                self.codes.append(value)
+            if value is None:
+                continue
+            if _CODE.match(value):
+                if value not in self.codes:
+                    self.codes.append(value)
+            elif " " in value.strip():  # a sentence where a code may be ({"reason": "..."})
+                self.text.append(value)
         if self.sqlstate is None:
             for _, raw in fields(SQLSTATE_FIELDS):
                 value = _string(raw)
@@ -830,6 +835,8 @@ def extract(exc: BaseException) -> Facts:
             text = _string(arg)
             if text:
                 gather.text.insert(0, text)
+            elif isinstance(arg, dict):  # a decoded body passed as an argument
+                gather.visit(arg, 1)
     replies: tuple[str, ...] = ()
     if gather.protocol in _BRACKETING and gather.text:
         replies = tuple(_BRACKETED.findall(gather.text[0])[:4])
