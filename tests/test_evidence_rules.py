@@ -504,3 +504,141 @@ def test_a_429_overrules_a_free_text_condition_but_not_a_code_word() -> None:
         assert _code(exc) == "internal_error", status
     exc = _http("llmlike", "ApiError", 429, {"error": {"code": "insufficient_quota"}})
     assert _code(exc) == "quota_exhausted"
+
+
+_S3LIKE = _library(
+    "s3like.api",
+    """
+class ServerError(Exception):
+    def __init__(self, message, status_code):
+        super().__init__(message)
+        self._status_code = status_code
+
+    @property
+    def status_code(self):
+        return self._status_code
+
+ServerError.__module__ = "s3like.error"
+
+def request(response):
+    raise ServerError(f"server failed with HTTP status code {response.status_code}",
+                      response.status_code)
+""",
+)
+
+
+def test_a_delay_dropped_by_a_library_that_kept_the_status_is_read_from_its_frame() -> None:
+    with pytest.raises(Exception) as caught:
+        _S3LIKE.request(_Response(503, {"Retry-After": "2"}))
+    found = _found(caught.value)
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 2.0)
+    # must NOT match: no delay stated, the 503 stays a server failure
+    with pytest.raises(Exception) as caught:
+        _S3LIKE.request(_Response(503, {}))
+    assert _code(caught.value) == "network_error"
+
+
+def test_a_frames_response_of_another_status_is_not_the_exceptions() -> None:
+    retry = _library(
+        "s3like.retry",
+        "from s3like.api import ServerError\n"
+        "def go(previous):\n"
+        "    raise ServerError('server failed with HTTP status code 503', 503)\n",
+    )
+    # must NOT match: the 429's delay in a frame of the package is another answer's
+    with pytest.raises(Exception) as caught:
+        retry.go(_Response(429, {"Retry-After": "9"}))
+    found = _found(caught.value)
+    assert found is not None and (found.code, found.retry_after) == ("network_error", None)
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("API_KEY_INVALID", "auth_failed"),
+        ("API key not valid. Please pass a valid API key.", "auth_failed"),
+        ("Not allowed to send: you have run out of credits.", "quota_exhausted"),
+        ("account is out of credit", "quota_exhausted"),
+    ],
+)
+def test_credentials_and_credit_said_in_other_word_orders(text: str, code: str) -> None:
+    found = words_code(text)
+    assert found is not None and found[0] == code, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # must NOT match: a valid key, credits left, a credit card field
+        "the API key is valid until tomorrow",
+        "3 credits remain",
+        "credit card number",
+    ],
+)
+def test_credentials_and_credit_do_not_over_match(text: str) -> None:
+    assert words_code(text) is None, text
+
+
+def test_a_draining_server_says_how() -> None:
+    found = name_proposal(("DrainingError", "BeanstalkdError"))
+    assert found is not None and (found.code, found.weak) == ("network_error", True)
+    # must NOT match: a word that merely begins like it
+    assert name_proposal(("DrainageError",)) is None
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        (
+            "dropdb: error: database removal failed: ERROR:  must be owner of database app\n",
+            "auth_failed",
+        ),
+        (
+            'createdb: error: connection to server at "127.0.0.1", port 5 failed: FATAL:  '
+            'too many connections for role "single"\n',
+            "network_error",
+        ),
+        (
+            'createdb: error: connection to server at "127.0.0.1", port 5 failed: server closed '
+            "the connection unexpectedly\n\tThis probably means the server terminated\n",
+            "network_error",
+        ),
+    ],
+)
+def test_a_tool_passing_on_a_drivers_phrase_is_read(stderr: str, code: str) -> None:
+    found = classify_tool(["sometool"], 1, stderr.encode())
+    assert found is not None and found.code == code, found
+
+
+def test_a_drivers_phrase_in_a_tool_does_not_override_its_vocabulary_or_guess() -> None:
+    # must NOT match: a line of the vocabulary decides before any driver phrase
+    found = classify_tool(["sometool"], 1, b"error: access denied\ntoo many connections\n")
+    assert found is not None and found.code == "auth_failed"
+    # must NOT match: ownership said of something else, a count of connections
+    assert read_tool("the file must be owned by root") is None
+    assert read_tool("2 connections open") is None
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        (
+            "tool: WARNING: Running as root is discouraged.\n"
+            "tool: Authorization failure on app@127.0.0.1\n",
+            "auth_failed",
+        ),
+        ("tool: socket error while fetching from app@127.0.0.1\n", "network_error"),
+    ],
+)
+def test_authorisation_failures_and_socket_errors_in_a_tool(stderr: str, code: str) -> None:
+    found = classify_tool(["sometool"], 1, stderr.encode())
+    assert found is not None and found.code == code, found
+
+
+def test_authorisation_and_socket_words_do_not_over_match() -> None:
+    # must NOT match: an authorisation that succeeded, a socket named without an error
+    assert words_code("authorization succeeded for app") is None
+    assert words_code("socket opened on port 995") is None
+    # an authorisation word still wins over the socket it was said on
+    found = words_code("socket error: authorization failed")
+    assert found is not None and found[0] == "auth_failed"

@@ -467,7 +467,8 @@ _TEXT_ERRNO = re.compile(r"\b(?:errno|system error|os error)\W{0,3}(\d{1,4})\b",
 
 def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verdict | None:
     """A failed tool's verdict: ``text`` (its stderr, or its only output) read with the
-    vocabulary (:func:`read_lines`), the replies quoted in ``text`` or ``replies`` (its
+    vocabulary (:func:`read_lines`), else with the phrases of drivers and servers it passes
+    on (:data:`PHRASE_RULES`, the generic ones), the replies quoted in ``text`` or ``replies`` (its
     other output) read as their protocol's numbers, the errnos ``text`` quotes, weighed
     and decided as any exception's facts are."""
     numbers: list[tuple[str, int]] = []
@@ -487,6 +488,11 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     words = read_lines(text)
     if words is not None:
         found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
+    else:  # a driver's or server's phrase the tool passes on ("too many connections")
+        rules = (QUOTA_RULES, PHRASE_RULES, GENERIC_PHRASES)
+        said = next((hit for r in rules if (hit := search(r, [text[:MAX_TOOL_TEXT]]))), None)
+        if said is not None:
+            found.append(_row(said, "phrase"))
     for m in _TEXT_ERRNO.finditer(text[:MAX_TOOL_TEXT]):
         code = ERRNO_CODES.get(int(m.group(1)))
         if code in _CONNECTION_CODES:  # how a connection failed; ENOENT may be anything
