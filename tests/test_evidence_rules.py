@@ -642,3 +642,16 @@ def test_authorisation_and_socket_words_do_not_over_match() -> None:
     # an authorisation word still wins over the socket it was said on
     found = words_code("socket error: authorization failed")
     assert found is not None and found[0] == "auth_failed"
+
+
+def test_an_error_sentence_in_a_body_kept_as_content_is_read() -> None:
+    exc = _klass("vectorlike.exceptions", "UnexpectedResponse")()
+    exc.status_code = 409
+    exc.headers = {}
+    exc.content = b'{"status": {"error": "Wrong input: Collection `docs` already exists!"}}'
+    assert _code(exc) == "already_exists"
+    # must NOT match: an "ok" status object, a sentence that says nothing
+    exc.content = b'{"status": {"error": "Wrong input: vector dimension error"}}'
+    assert _code(exc) == "internal_error"
+    exc.content = b'{"status": "ok", "result": {"error": "none at all"}}'
+    assert _code(exc) == "internal_error"

@@ -654,6 +654,10 @@ class _Gather:
                 elif key in _ERROR_KEYS and isinstance(value, str) and _CODE.match(value):
                     if value not in self.codes:  # {"ok": false, "error": "ratelimited"}
                         self.codes.append(value)
+                elif key in _ERROR_KEYS and isinstance(value, str) and " " in value.strip():
+                    self.text.append(value)  # {"error": "Collection `x` already exists!"}
+                elif key == "status" and isinstance(value, dict):
+                    self.visit(value, depth + 1, http=http)  # {"status": {"error": ...}}
                 elif isinstance(key, str) and key in LINK_FIELDS:
                     self.visit(value, depth + 1, http=http)
             return
