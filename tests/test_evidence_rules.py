@@ -655,3 +655,30 @@ def test_an_error_sentence_in_a_body_kept_as_content_is_read() -> None:
     assert _code(exc) == "internal_error"
     exc.content = b'{"status": "ok", "result": {"error": "none at all"}}'
     assert _code(exc) == "internal_error"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("ldap_sasl_bind(SIMPLE): Can't contact LDAP server (-1)", "network_error"),
+        ("nats: no servers available for connection", "network_error"),
+        ("ldap_add: Insufficient access (50)", "auth_failed"),
+        ('nats: permissions violation for publish to "forbidden.x"', "auth_failed"),
+    ],
+)
+def test_contact_availability_and_access_words(text: str, code: str) -> None:
+    found = words_code(text)
+    assert found is not None and found[0] == code, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # must NOT match: a contact named, servers that are available, access granted
+        "contact the LDAP administrator",
+        "3 servers available for connection",
+        "access granted to alice",
+    ],
+)
+def test_contact_availability_and_access_words_do_not_over_match(text: str) -> None:
+    assert words_code(text) is None, text
