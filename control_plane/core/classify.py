@@ -368,6 +368,8 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
     verdict = decide(found, facts)
     if verdict is not None and facts.delay is None and _may_wait(verdict):
         delay = _chain_delay(exc)  # the server's delay, kept by an exception this one wraps
+        if delay is None and verdict.code == "rate_limited":
+            delay = _hidden_delay(exc)
         if delay is not None:
             verdict = decide(found, facts, delay)
     return _from_verdict(verdict) if verdict is not None else None
@@ -473,6 +475,21 @@ def _chain_delay(exc: BaseException) -> float | None:
             facts = extract(current)
             if facts.delay is not None:
                 return facts.delay
+    return None
+
+
+def _hidden_delay(exc: BaseException) -> float | None:
+    """The delay of a context the wrapper suppressed (``raise ... from None``): it hides a
+    traceback, not the server's answer. Read only for a verdict already ``rate_limited``
+    (it fills the wait, never changes the code)."""
+    hidden = exc.__context__
+    if hidden is None or not exc.__suppress_context__:
+        return None
+    for current in iter_chain(hidden):
+        if not isinstance(current, SystemExit):
+            delay = extract(current).delay
+            if delay is not None:
+                return delay
     return None
 
 

@@ -19,7 +19,8 @@ weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status c
 disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
 answer is ``internal_error`` -- never a guess. A fact may also *veto* a code (a 413 says the
 request can never pass: not ``rate_limited``). A server's delay decides retryability: an
-unavailable service that states when to come back is ``rate_limited``. A connection failure
+unavailable service that states when to come back is ``rate_limited``, and so is one that
+answered 429 (it says itself the call was throttled: :func:`_under_429`). A connection failure
 that timed out (a timeout said as an event by evidence that is no guess: "timed out", a
 ``TimeoutError``, ``ETIMEDOUT``; not the noun "timeout", which may name a setting) is
 ``timeout``.
@@ -385,6 +386,14 @@ def _event(p: Proposal) -> bool:
     return not p.weak and not p.rule.endswith(":timeout")  # the noun, in a text or a tool's
 
 
+def _under_429(p: Proposal) -> bool:
+    """A reading a 429 overrules: the server itself says the call was throttled. A busy or
+    overloaded server's words ("capacity exceeded"), and a condition no code fits said
+    only in free text ("data too large"), do not say otherwise; a code word or a name
+    that says what (a quota, a refused credential) does."""
+    return p.code == "network_error" or (p.code == "internal_error" and p.kind == "phrase")
+
+
 def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) -> Verdict | None:
     """The code the strongest proposals agree on (:data:`SETTLED` for a known pair), else
     ``internal_error``; ``None`` when nothing was proposed. ``delay`` is the server's own
@@ -428,6 +437,8 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     wait = delay if delay is not None else facts.reset
     if code == "network_error" and delay is not None:
         code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
+    elif facts.status == 429 and _under_429(chosen):
+        code = "rate_limited"
     return Verdict(
         code=code,
         message=chosen.message if code == chosen.code else _THROTTLED,
@@ -456,7 +467,8 @@ _TEXT_ERRNO = re.compile(r"\b(?:errno|system error|os error)\W{0,3}(\d{1,4})\b",
 
 def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verdict | None:
     """A failed tool's verdict: ``text`` (its stderr, or its only output) read with the
-    vocabulary (:func:`read_lines`), the replies quoted in ``text`` or ``replies`` (its
+    vocabulary (:func:`read_lines`), else with the phrases of drivers and servers it passes
+    on (:data:`PHRASE_RULES`, the generic ones), the replies quoted in ``text`` or ``replies`` (its
     other output) read as their protocol's numbers, the errnos ``text`` quotes, weighed
     and decided as any exception's facts are."""
     numbers: list[tuple[str, int]] = []
@@ -476,6 +488,11 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     words = read_lines(text)
     if words is not None:
         found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
+    else:  # a driver's or server's phrase the tool passes on ("too many connections")
+        rules = (QUOTA_RULES, PHRASE_RULES, GENERIC_PHRASES)
+        said = next((hit for r in rules if (hit := search(r, [text[:MAX_TOOL_TEXT]]))), None)
+        if said is not None:
+            found.append(_row(said, "phrase"))
     for m in _TEXT_ERRNO.finditer(text[:MAX_TOOL_TEXT]):
         code = ERRNO_CODES.get(int(m.group(1)))
         if code in _CONNECTION_CODES:  # how a connection failed; ENOENT may be anything

@@ -630,8 +630,13 @@ class _Gather:
                     break
         for _, raw in fields(CODE_FIELDS):
             value = _string(raw)
-            if value is not None and _CODE.match(value) and value not in self.codes:
-                self.codes.append(value)
+            if value is None:
+                continue
+            if _CODE.match(value):
+                if value not in self.codes:
+                    self.codes.append(value)
+            elif " " in value.strip():  # a sentence where a code may be ({"reason": "..."})
+                self.text.append(value)
         if self.sqlstate is None:
             for _, raw in fields(SQLSTATE_FIELDS):
                 value = _string(raw)
@@ -649,6 +654,10 @@ class _Gather:
                 elif key in _ERROR_KEYS and isinstance(value, str) and _CODE.match(value):
                     if value not in self.codes:  # {"ok": false, "error": "ratelimited"}
                         self.codes.append(value)
+                elif key in _ERROR_KEYS and isinstance(value, str) and " " in value.strip():
+                    self.text.append(value)  # {"error": "Collection `x` already exists!"}
+                elif key == "status" and isinstance(value, dict):
+                    self.visit(value, depth + 1, http=http)  # {"status": {"error": ...}}
                 elif isinstance(key, str) and key in LINK_FIELDS:
                     self.visit(value, depth + 1, http=http)
             return
@@ -657,9 +666,9 @@ class _Gather:
                 linked_http = http or name in _HTTP_LINKS
                 self.visit(value, depth + 1, http=linked_http)
 
-    def response(self, node: Any) -> bool:
+    def response(self, node: Any, known: int | None = None) -> bool:
         """Read ``node``'s status and delay if it is an HTTP response (an object holding
-        headers and a status); whether it is one."""
+        headers and a status) -- of status ``known``, when one is known --; whether it is."""
         if isinstance(node, (*_SCALARS, dict, list, tuple, type, BaseException)):
             return False
         inst = _instance_dict(node)
@@ -671,7 +680,7 @@ class _Gather:
             (s for s in (_status(_peek(node, n)) for n in STATUS_FIELDS if n in present) if s),
             None,
         )
-        if headers is None or status is None:
+        if headers is None or status is None or known not in (None, status):
             return False
         found = _header_map(headers)
         self.status, self.delay, self.reset = status, header_delay(found), header_reset(found)
@@ -777,12 +786,19 @@ def _type_names_of(klass: type) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _may_wait(status: int | None) -> bool:
+    """Whether a delay may matter for an answer of ``status``: none known, a 429 or a 5xx."""
+    return status is None or status == 429 or status >= 500
+
+
 def _raised_about(exc: BaseException, gather: _Gather) -> None:
     """The HTTP response a library raised an exception about without keeping it on the
     exception (a status turned into a class, its ``Retry-After`` dropped): the first
     response (an object holding headers and a status) among the locals of the innermost
     frames that belong to the exception's own package. Frames of other code (the pack's)
-    are never read: a response they hold may be another call's."""
+    are never read: a response they hold may be another call's. When the exception kept
+    its status but not the delay, only a response of that same status is read (for its
+    delay)."""
     package = _package(type(exc))
     if package is None:
         return
@@ -801,7 +817,7 @@ def _raised_about(exc: BaseException, gather: _Gather) -> None:
         except Exception:  # noqa: BLE001
             continue
         for value in itertools.islice(local.values(), MAX_ITEMS):
-            if gather.response(value):
+            if gather.response(value, gather.status):
                 return
 
 
@@ -830,13 +846,15 @@ def extract(exc: BaseException) -> Facts:
             text = _string(arg)
             if text:
                 gather.text.insert(0, text)
+            elif isinstance(arg, dict):  # a decoded body passed as an argument
+                gather.visit(arg, 1)
     replies: tuple[str, ...] = ()
     if gather.protocol in _BRACKETING and gather.text:
         replies = tuple(_BRACKETED.findall(gather.text[0])[:4])
     elif gather.protocol == "smtp":
         replies = tuple(ENHANCED.findall("\n".join(gather.text)[:MAX_STRING])[:4])
     names = _type_names(type(exc))
-    if names and gather.status is None and gather.delay is None and gather.protocol is None:
+    if names and gather.delay is None and gather.protocol is None and _may_wait(gather.status):
         _raised_about(exc, gather)  # a library's exception (a builtin's has no names)
     return Facts(
         replies=replies,
