@@ -29,9 +29,9 @@ from control_plane.core.limits import ConfigError
 from control_plane.core.pack import Context
 from control_plane.core.reach import SERVER_SECRETS, Reaches, Scratch
 from control_plane.core.returned import Returned, copy_returned
-from control_plane.core.suggest import unknown_names
 from control_plane.runtime import stderr_relay
 from control_plane.runtime.parent_death import signal_on_parent_death
+from control_plane.runtime.suggest import unknown_names
 from control_plane.runtime.worker_failures import (
     MAX_REPLY_BYTES,
     RemoteError,

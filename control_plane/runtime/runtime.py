@@ -27,7 +27,6 @@ from control_plane.core.reach import (
 )
 from control_plane.core.redact import require_scrubber
 from control_plane.core.registry import LoadFailure, Registry
-from control_plane.core.suggest import unknown_names
 from control_plane.runtime import isolation, tool_process
 from control_plane.runtime.events import EventSink
 from control_plane.runtime.mcp_source.config import McpConfig, load_config
@@ -44,6 +43,7 @@ from control_plane.runtime.plugins import (
     LoadResult,
     load_registry,
 )
+from control_plane.runtime.suggest import unknown_names
 
 __all__ = [
     "DEFAULT_TIMEOUT",
