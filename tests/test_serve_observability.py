@@ -106,9 +106,17 @@ def test_serve_exposes_metrics_events_and_incidents(served) -> None:  # type: ig
     ]
     assert sum(rejected) == 1
 
-    events = [json.loads(line) for line in events_path.read_text().splitlines()]
-    by_code = {e["code"]: e for e in events}
-    assert set(by_code) == {"not_found", "rate_limited", "internal_error", "unknown_pack"}
+    # The event stream is written by a batching writer thread: wait (bounded) for its lines.
+    wanted = {"not_found", "rate_limited", "internal_error", "unknown_pack"}
+    give_up = time.monotonic() + 15
+    while True:
+        text = events_path.read_text() if events_path.exists() else ""
+        events = [json.loads(line) for line in text.splitlines() if line.endswith("}")]
+        by_code = {e["code"]: e for e in events}
+        if set(by_code) >= wanted or time.monotonic() > give_up:
+            break
+        time.sleep(0.05)
+    assert set(by_code) == wanted
     assert by_code["unknown_pack"]["origin"] == "transport"
     assert by_code["not_found"]["request_id"] == "rq-not_found"
     assert by_code["not_found"]["correlation"] == {"task_id": "t-17"}
