@@ -171,7 +171,7 @@ def test_a_thousand_checks_and_a_megabyte_partial_result_fit() -> None:
 
 def test_rejections_are_bounded_too() -> None:
     many = [FieldViolation(f"/f{i}", "bad " * 20) for i in range(1000)]
-    status = wire.to_grpc_status(wire.rejection_status(InvalidInput("p.q", many)))
+    status = wire.refusal(InvalidInput("p.q", many))
     assert len(dict(status.trailing_metadata)[wire.DETAILS_KEY]) <= wire.MAX_DETAILS_BYTES
     parsed = decode(status)
     assert parsed.error_info is not None and parsed.error_info.reason == "INVALID_INPUT"

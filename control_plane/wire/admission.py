@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.rpc import status_pb2
 
 from control_plane.core.limits import MAX_REQUEST_ID, ConfigError, clip, input_too_large
 from control_plane.core.rejection import Rejection
@@ -126,9 +125,9 @@ class Admission:
 
 def overloaded_status(
     pack: str, scope: str, limit: int, retry_after: float, request_id: str = ""
-) -> status_pb2.Status:
-    """The rich ``RESOURCE_EXHAUSTED`` status of a call refused by a limit (the
-    ``overloaded`` rejection, rendered by :func:`control_plane.wire.status.rejection_status`)."""
+) -> grpc.Status:
+    """The ``RESOURCE_EXHAUSTED`` status of a call refused by a limit (the ``overloaded``
+    rejection, rendered by :func:`control_plane.wire.status.refusal`)."""
     where = "all packs" if scope == "global" else f"pack {scope}"
     rejection = Rejection.of(
         "overloaded",
@@ -138,7 +137,7 @@ def overloaded_status(
         retry_after=retry_after,
         metadata={"scope": scope, "limit": str(limit)},
     )
-    return wire.rejection_status(rejection)
+    return wire.refusal(rejection)
 
 
 class GuardedServicer:
@@ -167,9 +166,7 @@ class GuardedServicer:
         if limit is not None and len(request.input) > limit:
             rejected = input_too_large(request.pack, len(request.input), limit)
             rid = clip(request.request_id, MAX_REQUEST_ID)
-            await context.abort_with_status(
-                wire.to_grpc_status(wire.rejection_status(rejected, rid))
-            )
+            await context.abort_with_status(wire.refusal(rejected, rid))
         admission = self.admission
         if admission is None:
             return await self.inner.InvokePack(request, context)
@@ -188,14 +185,15 @@ class GuardedServicer:
                     "reason": scope,
                 },
             )
-            rich = overloaded_status(
-                clip(pack),
-                scope,
-                cap,
-                admission.limits.retry_after,
-                clip(request.request_id, MAX_REQUEST_ID),
+            await context.abort_with_status(
+                overloaded_status(
+                    clip(pack),
+                    scope,
+                    cap,
+                    admission.limits.retry_after,
+                    clip(request.request_id, MAX_REQUEST_ID),
+                )
             )
-            await context.abort_with_status(wire.to_grpc_status(rich))
         try:
             return await self.inner.InvokePack(request, context)
         finally:

@@ -26,8 +26,8 @@ import socket
 from collections.abc import Callable, Collection
 from typing import Any
 
+import grpc
 from google.protobuf.message import Message
-from google.rpc import status_pb2
 
 from control_plane.core.rejection import Rejection
 from control_plane.wire import status as wire
@@ -84,7 +84,9 @@ def answer_size(reply: Answer | Message) -> int:
     return reply.ByteSize()
 
 
-def refused_status(limit: int, retry_after: float, pack: str = "", request_id: str = "") -> Any:
+def refused_status(
+    limit: int, retry_after: float, pack: str = "", request_id: str = ""
+) -> grpc.Status:
     """The rich ``RESOURCE_EXHAUSTED`` status of a call refused by the budget (the
     ``overloaded`` rejection; nothing ran)."""
     rejection = Rejection.of(
@@ -96,8 +98,7 @@ def refused_status(limit: int, retry_after: float, pack: str = "", request_id: s
         retry_after=retry_after,
         metadata={"scope": ANSWERS_SCOPE, "limit": str(limit)},
     )
-    rich: status_pb2.Status = wire.rejection_status(rejection)
-    return wire.to_grpc_status(rich)
+    return wire.refusal(rejection)
 
 
 #: Closes the connection of a peer (grpc's ``context.peer()``); whether it found it.

@@ -45,7 +45,7 @@ def malformed_status(request: Malformed) -> grpc.Status:
             )
         ],
     )
-    return wire.to_grpc_status(wire.rejection_status(rejected))
+    return wire.refusal(rejected)
 
 
 def _deserializer(message: Any) -> Callable[[bytes], Any]:

@@ -330,7 +330,7 @@ class ControlPlaneServicer:
             try:
                 self.invoker.registry.get(request.name)
             except RequestRejected as exc:
-                await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(exc)))
+                await context.abort_with_status(wire.refusal(exc))
             raise AssertionError("unreachable")  # pragma: no cover
         return found
 
@@ -367,14 +367,13 @@ class ControlPlaneServicer:
                 return Answer(reply, outcome.version)
         except RequestRejected as exc:
             rid = clip(request.request_id, MAX_REQUEST_ID)  # echoed: keep it bounded
-            rich = wire.rejection_status(exc, rid)
             call_logger.info(
                 "rejected",
                 extra={
                     "event": "rejected",
                     "request_id": rid or None,
                     "pack": clip(name, MAX_PACK_NAME),
-                    "status": _status_name(rich.code),
+                    "status": exc.rejection.grpc_status,
                     "reason": exc.reason,
                     "elapsed_ms": _ms(started),
                 },
@@ -382,7 +381,7 @@ class ControlPlaneServicer:
             if obs is not None and not exc.reported:  # the invoker's own: reported there
                 correlation = correlation_from_metadata(context.invocation_metadata())
                 obs.emit_rejection(exc, request_id=rid or None, correlation=correlation)
-            await context.abort_with_status(wire.to_grpc_status(rich))
+            await context.abort_with_status(wire.refusal(exc, rid))
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
         # The wire boundary: anything else is a bug; never let its text reach the caller.
@@ -452,7 +451,7 @@ class ControlPlaneServicer:
         )
         if self.observability is not None:
             self.observability.emit_rejection(rejection)
-        await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(rejection)))
+        await context.abort_with_status(wire.refusal(rejection))
 
     def _internal(self, name: str, request_id: str, exc: BaseException) -> Outcome:
         rid = request_id or "-"
