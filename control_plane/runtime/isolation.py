@@ -15,7 +15,6 @@ import subprocess
 import sys
 import sysconfig
 import threading
-import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -508,7 +507,7 @@ def _describe(module: str, timeout: float, scratch: Scratch) -> dict[str, Any]:
     }
     output = stderr_relay.relay().pipe(f"describing worker of {module}")
     try:
-        process, conn = _spawn(boot, worker_environment({}, None, scratch.home()), output)
+        worker = _spawn(boot, worker_environment({}, None, scratch.home()), output)
     finally:
         os.close(output)
     late = {"kind": "error", "error": f"describing it took longer than {timeout:g}s"}
@@ -517,31 +516,28 @@ def _describe(module: str, timeout: float, scratch: Scratch) -> dict[str, Any]:
 
     def expire() -> None:
         expired.set()
-        _cut(conn)
+        _cut(worker.conn)
 
     timer = threading.Timer(timeout, expire)
     timer.daemon = True
     timer.start()
     try:
-        if not wait([conn, process.sentinel], timeout):
+        if not wait([worker.conn, worker.sentinel], timeout):
             return late
         try:
-            reply = orjson.loads(conn.recv_bytes(MAX_REPLY_BYTES))
+            reply = orjson.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
         except (EOFError, OSError, orjson.JSONDecodeError):
             if expired.is_set():
                 return late
-            process.join(2.0)
-            return {"kind": "error", "error": "its worker died: " + describe_exit(process.exitcode)}
+            worker.join(2.0)
+            return {"kind": "error", "error": "its worker died: " + describe_exit(worker.exitcode)}
         if not isinstance(reply, dict) or reply.get("kind") not in ("ok", "error"):
             return {"kind": "error", "error": "its worker sent a malformed reply"}
         return reply
     finally:
         timer.cancel()
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.kill()
-        process.join(5.0)
-        conn.close()
+        worker.kill()
+        worker.reap()
 
 
 def _cut(conn: Connection) -> None:
@@ -606,40 +602,6 @@ def declared_pack(data: Mapping[str, Any], module: str) -> Any:
 # -- starting a worker ----------------------------------------------------------------------
 
 
-class _Proc:
-    """A worker process started by :func:`_spawn` (what the pool asks of it)."""
-
-    __slots__ = ("popen", "sentinel")
-
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
-        self.popen = popen
-        #: Readable when the process has exited (a pidfd): waited on beside its socket.
-        self.sentinel = os.pidfd_open(popen.pid)
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    @property
-    def exitcode(self) -> int | None:
-        return self.popen.poll()
-
-    def is_alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self.popen.kill()
-
-    def join(self, timeout: float | None = None) -> None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(timeout)
-        if self.popen.returncode is not None and self.sentinel >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self.sentinel)
-            self.sentinel = -1
-
-
 #: The control plane's import path as it started (before any ``--plugin`` directory was
 #: put on it): where the directories its site added (``.pth`` files) are found.
 _STARTED_PATH = tuple(p for p in sys.path if isinstance(p, str))
@@ -694,9 +656,7 @@ def worker_environment(
     return env
 
 
-def _spawn(
-    boot: Mapping[str, Any], env: Mapping[str, str], output: int
-) -> tuple[_Proc, Connection]:
+def _spawn(boot: Mapping[str, Any], env: Mapping[str, str], output: int) -> _Worker:
     """Start a fresh worker interpreter, hand it ``boot`` (JSON) and return it with the
     control plane's end of its socket. ``output``: the descriptor of its stdout and stderr."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -732,7 +692,7 @@ def _spawn(
     conn = Connection(ours.detach())
     with contextlib.suppress(OSError):  # it died at once: the first call sees its death
         conn.send_bytes(orjson.dumps(boot))
-    return _Proc(popen), conn
+    return _Worker(popen, conn)
 
 
 # -- the parent side -----------------------------------------------------------------------
@@ -750,41 +710,54 @@ class PoolStats:
 
 
 class _Worker:
-    __slots__ = ("conn", "process")
+    """A worker process started by :func:`_spawn`, and the control plane's end of its
+    socket."""
 
-    def __init__(self, process: Any, conn: Connection) -> None:
-        self.process = process
+    __slots__ = ("conn", "popen", "sentinel")
+
+    def __init__(self, popen: subprocess.Popen[bytes], conn: Connection) -> None:
+        self.popen = popen
         self.conn = conn
+        #: Readable when the process has exited (a pidfd): waited on beside its socket.
+        self.sentinel = os.pidfd_open(popen.pid)
 
     @property
-    def pid(self) -> int | None:
-        pid: int | None = self.process.pid
-        return pid
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
 
     def alive(self) -> bool:
-        return bool(self.process.is_alive())
+        return self.popen.poll() is None
 
     def kill(self) -> None:
         """SIGKILL the worker and its process group: the children the pack started too
         (one that made a session of its own, ``setsid``, escapes), and shut our end of its
         socket (:func:`_cut`)."""
-        pid = self.pid
-        if pid is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            self.process.kill()
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            self.popen.kill()
         _cut(self.conn)
 
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout)
+        if self.popen.returncode is not None and self.sentinel >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.sentinel)
+            self.sentinel = -1
+
     def reap(self, timeout: float = 5.0) -> int | None:
-        self.process.join(timeout)
-        if self.process.exitcode is None:
+        self.join(timeout)
+        if self.exitcode is None:
             self.kill()
-            self.process.join(1.0)
+            self.join(1.0)
         with contextlib.suppress(OSError):
             self.conn.close()
-        code: int | None = self.process.exitcode
-        return code
+        return self.exitcode
 
 
 class WorkerPool:
@@ -851,11 +824,11 @@ class WorkerPool:
         # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
         output = stderr_relay.relay().pipe(f"isolated worker of {self.locator.pack}")
         try:
-            process, conn = _spawn(boot, env, output)
+            worker = _spawn(boot, env, output)
         finally:
             os.close(output)
         self.stats.started += 1
-        return _Worker(process, conn)
+        return worker
 
     def _exchange(self, worker: _Worker, data: bytes, seq: int) -> tuple[str, Any]:
         """Blocking: send one call, wait for the reply or the worker's death (a thread).
@@ -868,7 +841,7 @@ class WorkerPool:
         try:
             try:
                 worker.conn.send_bytes(data)
-                ready = wait([worker.conn, worker.process.sentinel])
+                ready = wait([worker.conn, worker.sentinel])
                 if worker.conn in ready:
                     reply = orjson.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
                     kind = reply.get("kind") if isinstance(reply, dict) else None
@@ -948,7 +921,7 @@ class WorkerPool:
         self.stats.crashes += 1
         if kind == "protocol":
             raise WorkerCrashed(self.pack, pid, None, "sent a malformed reply")
-        code = worker.process.exitcode
+        code = worker.exitcode
         logger.warning(
             "isolated worker of pack %s (pid %s) died during a call: %s",
             self.pack,
@@ -1054,9 +1027,6 @@ class Isolation:
         """Run ``pack``'s handler in one of its workers."""
         return await self.pools[pack].call(doc, ctx)
 
-    def stats(self) -> dict[str, PoolStats]:
-        return {name: pool.stats for name, pool in self.pools.items()}
-
     def close(self) -> None:
         """Stop every worker."""
         for pool in self.pools.values():
@@ -1076,13 +1046,3 @@ def fallback_reaches(packs: Iterable[str], declared: Callable[[str], Any] | None
     look = declared if declared is not None else (lambda name: None)
     nothing = {name: Grant.nothing() for name in packs if look(name) is None}
     return Reaches(Grants(nothing), look)
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll ``predicate`` until true or ``timeout`` seconds pass (tests and tools)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
