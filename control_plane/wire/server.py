@@ -363,7 +363,7 @@ class ControlPlaneServicer:
                 if len(reply) > self.max_send_bytes:  # the checks count too
                     await self._too_large(outcome, len(reply), context)
                 if call_logger.isEnabledFor(logging.DEBUG):
-                    self._log(logging.DEBUG, "ok", outcome, None, started)
+                    self._log(logging.DEBUG, "ok", outcome, "OK", started)
                 return Answer(reply, outcome.version)
         except RequestRejected as exc:
             rid = clip(request.request_id, MAX_REQUEST_ID)  # echoed: keep it bounded
@@ -401,7 +401,7 @@ class ControlPlaneServicer:
         internal = error is not None and error.code == INTERNAL_ERROR
         level = logging.WARNING if internal else logging.DEBUG
         if call_logger.isEnabledFor(level):
-            self._log(level, "failed", outcome, encoded.status.code.value[0], started)
+            self._log(level, "failed", outcome, encoded.status.code.name, started)
         await context.abort_with_status(encoded.status)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -463,7 +463,7 @@ class ControlPlaneServicer:
         return Outcome.build(name[:MAX_PACK_NAME], version, rid, error=ErrorEnvelope.internal(ref))
 
     @staticmethod
-    def _log(level: int, event: str, outcome: Outcome, status: int | None, started: float) -> None:
+    def _log(level: int, event: str, outcome: Outcome, status: str, started: float) -> None:
         error = outcome.error
         call_logger.log(
             level,
@@ -477,7 +477,7 @@ class ControlPlaneServicer:
                 "pack": outcome.pack,
                 "version": outcome.version,
                 "code": error.code if error is not None else None,
-                "status": _status_name(status) if status is not None else "OK",
+                "status": status,
                 "reference_id": error.reference_id if error is not None else None,
                 "elapsed_ms": _ms(started),
             },
@@ -537,13 +537,6 @@ def _free_in_thread(box: list[Outcome]) -> None:
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
-
-
-_STATUS_NAMES: Mapping[int, str] = {code.value[0]: code.name for code in grpc.StatusCode}
-
-
-def _status_name(value: int) -> str:
-    return _STATUS_NAMES.get(value, str(value))
 
 
 # -- server lifecycle ------------------------------------------------------------------

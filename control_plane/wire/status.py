@@ -37,8 +37,6 @@ from control_plane.v1 import control_plane_pb2 as pb
 
 __all__ = [
     "DETAILS_KEY",
-    "INVALID_INPUT_REASON",
-    "INVALID_INPUT_STATUS",
     "MAX_DETAILS_BYTES",
     "MAX_STATUS_MESSAGE_BYTES",
     "NO_RETRY_PUSHBACK",
@@ -46,8 +44,6 @@ __all__ = [
     "REJECTION_DOMAIN",
     "RETRYABLE_STATUSES",
     "STATUS_BY_CODE",
-    "UNKNOWN_PACK_REASON",
-    "UNKNOWN_PACK_STATUS",
     "Encoded",
     "ParsedStatus",
     "check_from_proto",
@@ -80,10 +76,6 @@ PUSHBACK_KEY = "grpc-retry-pushback-ms"
 NO_RETRY_PUSHBACK = "-1"
 #: ``ErrorInfo.domain`` of requests refused before any pack ran.
 REJECTION_DOMAIN = "control_plane"
-UNKNOWN_PACK_REASON = "UNKNOWN_PACK"
-INVALID_INPUT_REASON = "INVALID_INPUT"
-UNKNOWN_PACK_STATUS = grpc.StatusCode[REASONS["unknown_pack"].grpc_status]
-INVALID_INPUT_STATUS = grpc.StatusCode[REASONS["invalid_input"].grpc_status]
 #: Longest request id echoed in a rejection's metadata.
 MAX_REJECTION_ECHO = 128
 
