@@ -416,15 +416,11 @@ class ControlPlaneServicer:
 
     def _last_resort(self, outcome: Outcome, encoded: wire.Encoded, started: float) -> Outcome:
         """What the caller got instead of ``outcome``: recorded in metrics and events."""
-        parsed = wire.parse_status(
-            encoded.status.code, encoded.status.details, encoded.status.trailing_metadata
-        )
-        ref = parsed.error_info.metadata.get("reference_id") if parsed.error_info else None
         sent = Outcome.build(
             outcome.pack,
             outcome.version,
             outcome.request_id,
-            error=ErrorEnvelope.internal(ref or None),
+            error=ErrorEnvelope.internal(encoded.reference_id or None),
         )
         if self.observability is not None:
             self.observability.record_outcome(sent, time.perf_counter() - started)

@@ -554,10 +554,12 @@ def _end(rich: status_pb2.Status, retryable: bool, retry_after: float | None) ->
 @dataclass(frozen=True, slots=True)
 class Encoded:
     """A failed outcome as the caller receives it: the ``grpc.Status`` to end the call
-    with, and whether the last-resort ``internal_error`` encoding had to be used."""
+    with, and whether the last-resort ``internal_error`` encoding had to be used (with
+    the reference id it carries, if any)."""
 
     status: grpc.Status
     last_resort: bool = False
+    reference_id: str = ""
 
 
 def encode_failure(
@@ -579,7 +581,7 @@ def encode_failure(
         try:
             ref = reference(exc) if reference is not None else ""
             rich = _last_resort_status(outcome.pack, outcome.request_id, ref)
-            return Encoded(_end(rich, False, None), last_resort=True)
+            return Encoded(_end(rich, False, None), last_resort=True, reference_id=ref)
         # Even the constants failed (pack name or request id unencodable): fixed bytes.
         except Exception:  # noqa: BLE001
             return Encoded(LAST_RESORT, last_resort=True)
