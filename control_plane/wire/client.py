@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -109,21 +108,9 @@ class PackListing:
 
     @classmethod
     def from_registry(cls, registry: Registry) -> PackListing:
-        """The listing of an in-process registry (``packctl --local``)."""
-        return cls(
-            packs=tuple(
-                PackInfo(
-                    p.name,
-                    p.version,
-                    p.pack.summary,
-                    tuple(p.vocabulary),
-                    p.validates,
-                    p.plugin,
-                )
-                for p in registry
-            ),
-            failures=tuple(registry.failures),
-        )
+        """The listing of an in-process registry (``packctl --local``): what ``ListPacks``
+        answers for it (:func:`listing_message`), read as a client reads it."""
+        return _listing(listing_message(registry))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -161,22 +148,10 @@ class PackDescription:
 
     @classmethod
     def from_loaded(cls, loaded: LoadedPack) -> PackDescription:
-        """The description of an in-process pack (``packctl --local``)."""
-        vocabulary = {
-            code: dataclasses.replace(info, grpc_status=wire.status_for(code, info.retryable).name)
-            for code, info in loaded.vocabulary.items()
-        }
-        return cls(
-            name=loaded.name,
-            version=loaded.version,
-            summary=loaded.pack.summary,
-            input_schema=loaded.input_schema,
-            output_schema=loaded.output_schema,
-            vocabulary=MappingProxyType(vocabulary),
-            validates=loaded.validates,
-            docs=loaded.pack.docs,
-            plugin=loaded.plugin,
-        )
+        """The description of an in-process pack (``packctl --local``): what
+        ``DescribePack`` answers for it (:func:`description_message`), read as a client
+        reads it."""
+        return _description(description_message(loaded), "")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -203,6 +178,55 @@ class PackDescription:
             ],
             "docs": self.docs,
         }
+
+
+def listing_message(registry: Registry) -> pb.ListPacksResponse:
+    """The ``ListPacks`` reply for ``registry``: every loaded pack and every load failure."""
+    return pb.ListPacksResponse(
+        packs=[
+            pb.PackSummary(
+                name=p.name,
+                version=p.version,
+                summary=p.pack.summary,
+                codes=list(p.vocabulary),
+                validates=p.validates,
+                plugin=p.plugin,
+            )
+            for p in registry
+        ],
+        load_failures=[
+            pb.LoadFailure(plugin=f.plugin, pack=f.pack or "", reason=f.reason)
+            for f in registry.failures
+        ],
+    )
+
+
+def description_message(loaded: LoadedPack) -> pb.DescribePackResponse:
+    """The ``DescribePack`` reply for ``loaded``: its effective schemas and vocabulary, each
+    code with the gRPC status its failures end with."""
+    return pb.DescribePackResponse(
+        name=loaded.name,
+        version=loaded.version,
+        summary=loaded.pack.summary,
+        input_schema=orjson.dumps(loaded.input_schema),
+        output_schema=orjson.dumps(loaded.output_schema),
+        vocabulary=[
+            pb.CodeEntry(
+                code=code,
+                title=info.title,
+                description=info.description,
+                retryable=info.retryable,
+                recovery_hint=info.recovery_hint,
+                grpc_status=wire.status_for(code, info.retryable).name,
+                absorbs=list(info.absorbs),
+                baseline=info.baseline,
+            )
+            for code, info in loaded.vocabulary.items()
+        ],
+        validates=loaded.validates,
+        docs=loaded.pack.docs,
+        plugin=loaded.plugin,
+    )
 
 
 def _listing(msg: pb.ListPacksResponse) -> PackListing:

@@ -27,7 +27,7 @@ from control_plane.core.invoke import Invoker
 from control_plane.core.limits import MAX_PACK_NAME, MAX_REQUEST_ID, ConfigError, clip
 from control_plane.core.outcome import ErrorEnvelope, Outcome
 from control_plane.core.redact import scrub, scrub_data
-from control_plane.core.registry import LoadedPack, LoadFailure, Registry
+from control_plane.core.registry import Registry
 from control_plane.core.rejection import Rejection
 from control_plane.core.returned import LargeResult, encode_result
 from control_plane.core.vocabulary import INTERNAL_ERROR
@@ -45,6 +45,7 @@ from control_plane.wire.answers import (
     trim_freed_memory,
 )
 from control_plane.wire.auth import BearerAuthInterceptor, ServerTls, TokenAuth
+from control_plane.wire.client import description_message, listing_message
 from control_plane.wire.connections import ConnectionLimits, grpc_server_options
 from control_plane.wire.deadline import deadline_budget
 from control_plane.wire.decoding import add_service
@@ -245,47 +246,6 @@ def configure_logging(
 # -- the service -----------------------------------------------------------------------
 
 
-def _summary(loaded: LoadedPack) -> pb.PackSummary:
-    return pb.PackSummary(
-        name=loaded.name,
-        version=loaded.version,
-        summary=loaded.pack.summary,
-        codes=list(loaded.vocabulary),
-        validates=loaded.validates,
-        plugin=loaded.plugin,
-    )
-
-
-def _description(loaded: LoadedPack) -> pb.DescribePackResponse:
-    return pb.DescribePackResponse(
-        name=loaded.name,
-        version=loaded.version,
-        summary=loaded.pack.summary,
-        input_schema=orjson.dumps(loaded.input_schema),
-        output_schema=orjson.dumps(loaded.output_schema),
-        vocabulary=[
-            pb.CodeEntry(
-                code=code,
-                title=info.title,
-                description=info.description,
-                retryable=info.retryable,
-                recovery_hint=info.recovery_hint,
-                grpc_status=wire.status_for(code, info.retryable).name,
-                absorbs=list(info.absorbs),
-                baseline=info.baseline,
-            )
-            for code, info in loaded.vocabulary.items()
-        ],
-        validates=loaded.validates,
-        docs=loaded.pack.docs,
-        plugin=loaded.plugin,
-    )
-
-
-def _failure(failure: LoadFailure) -> pb.LoadFailure:
-    return pb.LoadFailure(plugin=failure.plugin, pack=failure.pack or "", reason=failure.reason)
-
-
 class ControlPlaneServicer:
     """``ControlPlaneService`` over one :class:`Invoker` (registered by
     :func:`~control_plane.wire.decoding.add_service`). Its replies go to grpc serialized
@@ -305,14 +265,9 @@ class ControlPlaneServicer:
         self.observability = observability
         registry = invoker.registry
         # Serialized once: each call hands grpc the same bytes.
-        self._list = Answer(
-            pb.ListPacksResponse(
-                packs=[_summary(p) for p in registry],
-                load_failures=[_failure(f) for f in registry.failures],
-            ).SerializeToString()
-        )
+        self._list = Answer(listing_message(registry).SerializeToString())
         self._describe = {
-            p.name: Answer(_description(p).SerializeToString(), p.version) for p in registry
+            p.name: Answer(description_message(p).SerializeToString(), p.version) for p in registry
         }
 
     async def ListPacks(
