@@ -122,15 +122,12 @@ class Locator:
 
     def resolve(self) -> Callable[..., Any]:
         """Import the module and return the handler (raises when it cannot)."""
-        mod = _plugin_object(self.module)
         if self.qualname is not None:
-            obj: Any = mod
-            for part in self.qualname.split("."):
-                obj = getattr(obj, part)
+            obj = _plugin_object(f"{self.module}:{self.qualname}")
             if not callable(obj):
                 raise IsolationError(f"{self.module}.{self.qualname} is not callable")
             return obj  # type: ignore[no-any-return]
-        found = _registered(mod)
+        found = _registered(_plugin_object(self.module))
         if found is None:
             raise IsolationError(f"module {self.module} has no register_packs hook")
         for pack in found:

@@ -17,7 +17,6 @@ from control_plane.wire import status as wire
 
 __all__ = [
     "DEFAULT_RETRY_AFTER",
-    "OVERLOADED_REASON",
     "Admission",
     "AdmissionLimits",
     "GuardedServicer",
@@ -27,8 +26,6 @@ __all__ = [
 
 logger = logging.getLogger("capability_packs.admission")
 
-#: ``ErrorInfo.reason`` of a call refused by an in-flight limit.
-OVERLOADED_REASON = "OVERLOADED"
 #: Seconds a refused caller is told to wait (``RetryInfo``).
 DEFAULT_RETRY_AFTER = 0.5
 

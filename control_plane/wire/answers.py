@@ -76,14 +76,6 @@ def answer_bytes(reply: Answer | Message) -> bytes:
     return reply.SerializeToString()
 
 
-def answer_size(reply: Answer | Message) -> int:
-    """What ``reply`` will hold once handed to grpc, in bytes."""
-    if type(reply) is Answer:
-        return len(reply.raw)
-    assert isinstance(reply, Message)
-    return reply.ByteSize()
-
-
 def refused_status(
     limit: int, retry_after: float, pack: str = "", request_id: str = ""
 ) -> grpc.Status:
@@ -157,7 +149,7 @@ class AnswerBudget:
     def hold(self, context: Any, reply: Answer | Message) -> None:
         """Count ``reply``, handed to grpc for the call of ``context``, until the call is
         done; past the budget, close the largest holders."""
-        size = len(reply.raw) if type(reply) is Answer else answer_size(reply)
+        size = len(reply.raw) if type(reply) is Answer else reply.ByteSize()  # type: ignore[union-attr]
         peer = str(context.peer())
         self.held += size
         self._by_peer[peer] = self._by_peer.get(peer, 0) + size
