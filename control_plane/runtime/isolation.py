@@ -550,10 +550,6 @@ def _cut(conn: Connection) -> None:
             sock.close()
 
 
-def _refuse_call(doc: Any, ctx: Context) -> Any:
-    raise IsolationError(f"pack {ctx.pack} runs in its isolated workers only")
-
-
 def declared_pack(data: Mapping[str, Any], module: str) -> Any:
     """The control plane's stand-in for a pack declared by a describing worker: its
     declaration (JSON data) and a handler that refuses to run here, carrying the
@@ -576,7 +572,7 @@ def declared_pack(data: Mapping[str, Any], module: str) -> Any:
             codes[str(code)] = None if doc is None else str(doc)
 
     def handler(doc: Any, ctx: Context) -> Any:
-        return _refuse_call(doc, ctx)
+        raise IsolationError(f"pack {ctx.pack} runs in its isolated workers only")
 
     handler.isolated_locator = Locator(name, module)  # type: ignore[attr-defined]
     validates = data.get("validates")

@@ -277,14 +277,11 @@ def envelope_from_proto(msg: pb.PackError) -> ErrorEnvelope:
             Violation.model_construct(field=v.field, description=v.description)
             for v in msg.violations
         ]
-    if msg.detail:
-        fields["detail"] = msg.detail
-    if msg.reference_id:
-        fields["reference_id"] = msg.reference_id
+    for name in ("detail", "reference_id", "recovery_hint"):
+        if text := getattr(msg, name):
+            fields[name] = text
     if msg.checks or msg.code == "artifact_failed":
         fields["checks"] = [check_from_proto(c) for c in msg.checks]
-    if msg.recovery_hint:
-        fields["recovery_hint"] = msg.recovery_hint
     return ErrorEnvelope.construct_trusted(**fields)
 
 
