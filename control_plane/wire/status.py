@@ -95,14 +95,11 @@ def grpc_status(name: str) -> grpc.StatusCode:
     return status
 
 
-def _baseline_table() -> Mapping[str, grpc.StatusCode]:
-    codes = {**BASELINE, **EVERY_PACK_CODES}
-    return MappingProxyType({code: grpc_status(info.grpc_status) for code, info in codes.items()})
-
-
 #: Baseline code (and every pack's well-known code, ``not_permitted``) -> gRPC status, read
 #: from the vocabulary.
-STATUS_BY_CODE: Mapping[str, grpc.StatusCode] = _baseline_table()
+STATUS_BY_CODE: Mapping[str, grpc.StatusCode] = MappingProxyType(
+    {code: grpc_status(info.grpc_status) for code, info in {**BASELINE, **EVERY_PACK_CODES}.items()}
+)
 _PACK_CODE_STATUS: Mapping[bool, grpc.StatusCode] = MappingProxyType(
     {flag: grpc_status(pack_code_status(flag)) for flag in (True, False)}
 )
