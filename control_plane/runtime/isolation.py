@@ -376,11 +376,6 @@ def _confine(pack: str, boot: Mapping[str, Any]) -> Reaches:
     return reaches
 
 
-def _prefixes() -> list[str]:
-    """This interpreter's prefixes (a venv's, with ``site``), handed to its workers."""
-    return list(dict.fromkeys([sys.prefix, sys.exec_prefix]))
-
-
 def _reach_of(pack: str, reaches: Reaches) -> dict[str, Any]:
     """What a worker of ``pack`` needs of its runtime's reach (plain data)."""
     grant = reaches.grants.of(pack)
@@ -498,15 +493,10 @@ def _describe(module: str, timeout: float, scratch: Scratch) -> dict[str, Any]:
         "mode": "describe",
         "module": module,
         "reach": {"scratch": scratch.root(), "grant": None},
-        "sys_path": [p for p in sys.path if isinstance(p, str)],
-        "prefixes": _prefixes(),
         "memory_limit": DEFAULT_MEMORY_LIMIT,
     }
-    output = stderr_relay.relay().pipe(f"describing worker of {module}")
-    try:
-        worker = _spawn(boot, worker_environment({}, None, scratch.home()), output)
-    finally:
-        os.close(output)
+    env = worker_environment({}, None, scratch.home())
+    worker = _spawn(boot, env, f"describing worker of {module}")
     late = {"kind": "error", "error": f"describing it took longer than {timeout:g}s"}
     # The whole reply within the timeout: a header that promises bytes never sent is cut.
     expired = threading.Event()
@@ -649,10 +639,22 @@ def worker_environment(
     return env
 
 
-def _spawn(boot: Mapping[str, Any], env: Mapping[str, str], output: int) -> _Worker:
-    """Start a fresh worker interpreter, hand it ``boot`` (JSON) and return it with the
-    control plane's end of its socket. ``output``: the descriptor of its stdout and stderr."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+def _spawn(boot: Mapping[str, Any], env: Mapping[str, str], label: str) -> _Worker:
+    """Start a fresh worker interpreter, hand it ``boot`` (JSON, with this interpreter's
+    import path and prefixes: a venv's, with ``site``) and return it with the control
+    plane's end of its socket. Its stdout and stderr: a pipe to the scrubbing relay
+    (:mod:`~control_plane.runtime.stderr_relay`), each line labelled ``label``."""
+    boot = {
+        **boot,
+        "sys_path": [p for p in sys.path if isinstance(p, str)],
+        "prefixes": list(dict.fromkeys([sys.prefix, sys.exec_prefix])),
+    }
+    output = stderr_relay.relay().pipe(label)
+    try:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    except BaseException:
+        os.close(output)
+        raise
     try:
         child_fd = theirs.fileno()
         popen = subprocess.Popen(
@@ -682,6 +684,7 @@ def _spawn(boot: Mapping[str, Any], env: Mapping[str, str], output: int) -> _Wor
         raise
     finally:
         theirs.close()
+        os.close(output)
     conn = Connection(ours.detach())
     with contextlib.suppress(OSError):  # it died at once: the first call sees its death
         conn.send_bytes(orjson.dumps(boot))
@@ -806,20 +809,13 @@ class WorkerPool:
                 "qualname": self.locator.qualname,
             },
             "reach": reach,
-            "sys_path": [p for p in sys.path if isinstance(p, str)],
-            "prefixes": _prefixes(),
             "memory_limit": self.memory_limit,
             "rss_limit": self.rss_limit,
         }
         env = worker_environment(
             reach["declared"], reach["grant"], self.reaches.scratch.home(), self.reaches.withheld
         )
-        # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
-        output = stderr_relay.relay().pipe(f"isolated worker of {self.locator.pack}")
-        try:
-            worker = _spawn(boot, env, output)
-        finally:
-            os.close(output)
+        worker = _spawn(boot, env, f"isolated worker of {self.locator.pack}")
         self.stats.started += 1
         return worker
 
