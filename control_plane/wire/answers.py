@@ -143,9 +143,6 @@ class AnswerBudget:
         """(bytes held, connections closed): the ``answer_*`` metrics."""
         return self.held, self.closed
 
-    def held_by(self, peer: str) -> int:
-        return self._by_peer.get(peer, 0)
-
     def hold(self, context: Any, reply: Answer | Message) -> None:
         """Count ``reply``, handed to grpc for the call of ``context``, until the call is
         done; past the budget, close the largest holders."""
