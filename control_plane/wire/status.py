@@ -527,8 +527,7 @@ def pushback_for(retryable: bool, retry_after: float | None) -> str:
         return NO_RETRY_PUSHBACK
     if retry_after is None:
         return ""
-    whole, nanos = _split(retry_after)
-    return str(whole * 1000 + math.ceil(nanos / 1e6))
+    return str(math.ceil(round(clamp_retry_after(retry_after) * 1e9) / 1e6))
 
 
 def _end(rich: status_pb2.Status, retryable: bool, retry_after: float | None) -> grpc.Status:
