@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -115,17 +116,7 @@ class PackListing:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
         return {
-            "packs": [
-                {
-                    "name": p.name,
-                    "version": p.version,
-                    "summary": p.summary,
-                    "codes": list(p.codes),
-                    "validates": p.validates,
-                    "plugin": p.plugin,
-                }
-                for p in self.packs
-            ],
+            "packs": [{**dataclasses.asdict(p), "codes": list(p.codes)} for p in self.packs],
             "load_failures": [
                 {"plugin": f.plugin, "pack": f.pack, "reason": f.reason} for f in self.failures
             ],
