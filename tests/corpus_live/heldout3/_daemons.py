@@ -53,3 +53,87 @@ def zookeeper(stack: contextlib.ExitStack, work: Path) -> ZooKeeper:
         timeout=60,
     )
     return ZooKeeper(port)
+
+
+# -- Subversion's svnserve ----------------------------------------------------------------
+
+
+@dataclass
+class Svnserve:
+    port: int  # repository "repo": users app (rw), reader (r); /secret only app; anon none
+    config: Path  # an empty --config-dir for the client (no cached credentials)
+
+    def url(self, path: str = "", repo: str = "repo") -> str:
+        return f"svn://{LOOPBACK}:{self.port}/{repo}{path}"
+
+
+_SVN_CONF = """[general]
+anon-access = none
+auth-access = write
+password-db = passwd
+authz-db = authz
+realm = corpus
+"""
+
+_SVN_AUTHZ = """[/]
+app = rw
+reader = r
+
+[/secret]
+app = rw
+reader =
+"""
+
+_PRE_COMMIT = """#!/bin/sh
+if svnlook log -t "$2" "$1" | grep -q WIP; then
+  echo "Commit blocked: log messages marked WIP are not accepted on this repository." >&2
+  exit 1
+fi
+exit 0
+"""
+
+
+def svnserve(stack: contextlib.ExitStack, work: Path) -> Svnserve:
+    import subprocess
+
+    require("svnserve", "svnadmin", "svn")
+    root = work / "svn"
+    root.mkdir()
+    repo = root / "repo"
+    subprocess.run(["svnadmin", "create", str(repo)], check=True, capture_output=True)
+    seed = work / "seed"
+    (seed / "trunk").mkdir(parents=True)
+    (seed / "trunk" / "a.txt").write_text("alpha\n")
+    (seed / "secret").mkdir()
+    (seed / "secret" / "key.txt").write_text("k\n")
+    subprocess.run(
+        ["svn", "import", "-q", "-m", "seed", str(seed), f"file://{repo}"],
+        check=True,
+        capture_output=True,
+    )
+    (repo / "conf" / "svnserve.conf").write_text(_SVN_CONF)
+    (repo / "conf" / "passwd").write_text("[users]\napp = app-pw\nreader = reader-pw\n")
+    (repo / "conf" / "authz").write_text(_SVN_AUTHZ)
+    hook = repo / "hooks" / "pre-commit"
+    hook.write_text(_PRE_COMMIT)
+    hook.chmod(0o755)
+    port = free_port()
+    daemon(
+        stack,
+        [
+            "svnserve",
+            "-d",
+            "--foreground",
+            "--listen-host",
+            LOOPBACK,
+            "--listen-port",
+            str(port),
+            "-r",
+            str(root),
+        ],
+        port,
+        log=work / "svnserve.log",
+    )
+    config = work / "svn-client"
+    config.mkdir()
+    return Svnserve(port, config)

@@ -79,7 +79,9 @@ def _with(fn: Any, auth: tuple[str, str] | None = None) -> Any:
     return run
 
 
-FAM.add("no_node", NF, "NONODE: get of a znode that does not exist", _with(lambda z: z.get("/nope")))
+FAM.add(
+    "no_node", NF, "NONODE: get of a znode that does not exist", _with(lambda z: z.get("/nope"))
+)
 FAM.add(
     "no_parent",
     NF,
