@@ -137,3 +137,88 @@ def svnserve(stack: contextlib.ExitStack, work: Path) -> Svnserve:
     config = work / "svn-client"
     config.mkdir()
     return Svnserve(port, config)
+
+
+# -- OpenSSH's sshd -----------------------------------------------------------------------
+
+
+@dataclass
+class Sshd:
+    port: int  # users root (a shell) and nobody (SFTP only), public keys only
+    key: Path  # the client's authorized key (root and nobody)
+    other_key: Path  # a key nobody authorized
+    known_hosts: Path  # the server's real host key
+    wrong_known_hosts: Path  # another host key under the server's name
+    secret: Path  # a file only root may read (mode 0600)
+    home: Path  # a directory the SFTP cases read (world-readable)
+
+
+def sshd(stack: contextlib.ExitStack, work: Path) -> Sshd:
+    import os
+    import subprocess
+
+    require("sshd", "ssh-keygen")
+    if os.geteuid() != 0:
+        raise RuntimeError("sshd needs root here (it switches to the logged-in user)")
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+    base = work / "ssh"
+    base.mkdir()
+    os.chmod(work.parent, 0o755)
+    os.chmod(work, 0o755)
+    os.chmod(base, 0o755)
+
+    def keygen(name: str, kind: str = "ed25519") -> Path:
+        path = base / name
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(path)],
+            check=True,
+            capture_output=True,
+        )
+        return path
+
+    host, other_host = keygen("host_key"), keygen("other_host_key")
+    key, other = keygen("client_key"), keygen("other_client_key")
+    keys = base / "authorized"
+    keys.mkdir()
+    pub = (base / "client_key.pub").read_text()
+    for user in ("root", "nobody"):
+        (keys / user).write_text(pub)
+        os.chmod(keys / user, 0o644)
+    home = base / "files"
+    home.mkdir()
+    (home / "hello.txt").write_text("hello\n")
+    secret = home / "secret.txt"
+    secret.write_text("s\n")
+    os.chmod(secret, 0o600)
+    os.chmod(home, 0o755)
+    port = free_port()
+    config = base / "sshd_config"
+    config.write_text(
+        f"HostKey {host}\n"
+        f"ListenAddress {LOOPBACK}\n"
+        "PasswordAuthentication no\n"
+        "KbdInteractiveAuthentication no\n"
+        "UsePAM no\n"
+        "PidFile none\n"
+        "StrictModes no\n"
+        f"AuthorizedKeysFile {keys}/%u\n"
+        "PermitRootLogin prohibit-password\n"
+        "MaxAuthTries 3\n"
+        "LoginGraceTime 20\n"
+        "Subsystem sftp internal-sftp\n"
+        "Match User nobody\n"
+        "  ForceCommand internal-sftp\n"
+    )
+    daemon(
+        stack,
+        ["/usr/sbin/sshd", "-D", "-e", "-f", str(config), "-p", str(port)],
+        port,
+        log=work / "sshd.log",
+    )
+    host_pub = (base / "host_key.pub").read_text().split()
+    other_pub = (base / "other_host_key.pub").read_text().split()
+    known = base / "known_hosts"
+    known.write_text(f"[{LOOPBACK}]:{port} {host_pub[0]} {host_pub[1]}\n")
+    wrong = base / "wrong_known_hosts"
+    wrong.write_text(f"[{LOOPBACK}]:{port} {other_pub[0]} {other_pub[1]}\n")
+    return Sshd(port, key, other, known, wrong, secret, home)
