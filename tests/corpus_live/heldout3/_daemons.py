@@ -222,3 +222,72 @@ def sshd(stack: contextlib.ExitStack, work: Path) -> Sshd:
     wrong = base / "wrong_known_hosts"
     wrong.write_text(f"[{LOOPBACK}]:{port} {other_pub[0]} {other_pub[1]}\n")
     return Sshd(port, key, other, known, wrong, secret, home)
+
+
+# -- Dovecot (IMAP) -----------------------------------------------------------------------
+
+
+@dataclass
+class Dovecot:
+    port: int  # users app / app-pw (quota 2 KiB), other / other-pw
+
+
+def dovecot(stack: contextlib.ExitStack, work: Path) -> Dovecot:
+    import os
+
+    require("dovecot")
+    base = work / "dovecot"
+    for d in ("run", "state", "mail"):
+        (base / d).mkdir(parents=True)
+    for p in (work.parent, work, base, base / "mail"):
+        os.chmod(p, 0o755)
+    os.chmod(base / "mail", 0o777)
+    users = base / "users"
+    users.write_text("app:{PLAIN}app-pw::::::\nother:{PLAIN}other-pw::::::\n")
+    port = free_port()
+    conf = base / "dovecot.conf"
+    conf.write_text(
+        f"base_dir = {base / 'run'}\n"
+        f"state_dir = {base / 'state'}\n"
+        "log_path = /dev/stderr\n"
+        "protocols = imap\n"
+        f"listen = {LOOPBACK}\n"
+        "ssl = no\n"
+        "disable_plaintext_auth = no\n"
+        "auth_mechanisms = plain login\n"
+        "auth_failure_delay = 0\n"
+        "login_trusted_networks = 127.0.0.0/8\n"
+        "mail_uid = nobody\n"
+        "mail_gid = nogroup\n"
+        "first_valid_uid = 1\n"
+        "mail_plugins = quota\n"
+        f"mail_location = maildir:{base / 'mail'}/%u\n"
+        "passdb {\n"
+        "  driver = passwd-file\n"
+        f"  args = scheme=PLAIN username_format=%u {users}\n"
+        "}\n"
+        "userdb {\n"
+        "  driver = static\n"
+        f"  args = uid=nobody gid=nogroup home={base / 'mail'}/%u\n"
+        "}\n"
+        "plugin {\n"
+        "  quota = maildir:User quota\n"
+        "  quota_rule = *:storage=2K\n"
+        "}\n"
+        "service imap-login {\n"
+        "  inet_listener imap {\n"
+        f"    address = {LOOPBACK}\n"
+        f"    port = {port}\n"
+        "  }\n"
+        "  inet_listener imaps {\n"
+        "    port = 0\n"
+        "  }\n"
+        "}\n"
+        "service auth {\n"
+        "  unix_listener auth-userdb {\n"
+        "    mode = 0666\n"
+        "  }\n"
+        "}\n"
+    )
+    daemon(stack, ["dovecot", "-F", "-c", str(conf)], port, log=work / "dovecot.log")
+    return Dovecot(port)
