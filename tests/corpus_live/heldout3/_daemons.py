@@ -176,7 +176,8 @@ def sshd(stack: contextlib.ExitStack, work: Path) -> Sshd:
         )
         return path
 
-    host, other_host = keygen("host_key"), keygen("other_host_key")
+    host = keygen("host_key")
+    keygen("other_host_key")  # the wrong known_hosts entry names it
     key, other = keygen("client_key"), keygen("other_client_key")
     keys = base / "authorized"
     keys.mkdir()
@@ -291,3 +292,79 @@ def dovecot(stack: contextlib.ExitStack, work: Path) -> Dovecot:
     )
     daemon(stack, ["dovecot", "-F", "-c", str(conf)], port, log=work / "dovecot.log")
     return Dovecot(port)
+
+
+# -- ProFTPD ------------------------------------------------------------------------------
+
+
+@dataclass
+class Proftpd:
+    port: int  # users app / app-pw (home files/, jailed), solo / solo-pw (one session)
+    home: Path
+
+
+def proftpd(stack: contextlib.ExitStack, work: Path) -> Proftpd:
+    import os
+    import subprocess
+
+    require("proftpd", "openssl")
+    base = work / "ftp"
+    home = base / "files"
+    (home / "docs").mkdir(parents=True)
+    (home / "full" / "x").mkdir(parents=True)
+    (home / "docs" / "readme.txt").write_text("hello\n")
+    (home / "locked").mkdir()
+    for p in (work.parent, work, base):
+        os.chmod(p, 0o755)
+    for root, dirs, files in os.walk(home):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), 65534, 65534)
+    os.chown(home, 65534, 65534)
+    os.chown(home / "locked", 0, 0)
+    os.chmod(home / "locked", 0o755)
+
+    def crypt(pw: str) -> str:
+        out = subprocess.run(
+            ["openssl", "passwd", "-6", pw], check=True, capture_output=True, text=True
+        )
+        return out.stdout.strip()
+
+    users = base / "passwd"
+    users.write_text(
+        f"app:{crypt('app-pw')}:65534:65534::{home}:/bin/false\n"
+        f"solo:{crypt('solo-pw')}:65534:65534::{home}:/bin/false\n"
+    )
+    os.chmod(users, 0o600)
+    groups = base / "group"
+    groups.write_text("nogroup:x:65534:\n")
+    os.chmod(groups, 0o600)
+    port = free_port()
+    conf = base / "proftpd.conf"
+    conf.write_text(
+        'ServerName "corpus"\n'
+        "ServerType standalone\n"
+        "DefaultServer on\n"
+        f"Port {port}\n"
+        f"DefaultAddress {LOOPBACK}\n"
+        "SocketBindTight on\n"
+        "UseIPv6 off\n"
+        "User nobody\n"
+        "Group nogroup\n"
+        f"PidFile {base / 'proftpd.pid'}\n"
+        f"ScoreboardFile {base / 'scoreboard'}\n"
+        "WtmpLog off\n"
+        "UseReverseDNS off\n"
+        "AuthOrder mod_auth_file.c\n"
+        f"AuthUserFile {users}\n"
+        f"AuthGroupFile {groups}\n"
+        "RequireValidShell off\n"
+        "DefaultRoot ~\n"
+        "MaxLoginAttempts 10\n"
+        "MaxStoreFileSize 4 Kb\n"
+        "PassivePorts 49152 65534\n"
+        "<Limit DELE>\n  DenyUser solo\n</Limit>\n"
+        "MaxClientsPerUser 2\n"
+        "AllowOverwrite on\n"
+    )
+    daemon(stack, ["proftpd", "-n", "-q", "-c", str(conf)], port, log=work / "proftpd.log")
+    return Proftpd(port, home)
