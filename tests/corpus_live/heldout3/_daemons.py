@@ -368,3 +368,131 @@ def proftpd(stack: contextlib.ExitStack, work: Path) -> Proftpd:
     )
     daemon(stack, ["proftpd", "-n", "-q", "-c", str(conf)], port, log=work / "proftpd.log")
     return Proftpd(port, home)
+
+
+# -- an SMTP submission server answering Postfix's replies --------------------------------
+
+#: RCPT TO replies by local part (any other recipient is accepted)
+SMTP_RCPT = {
+    "nobody": "550 5.1.1 <{rcpt}>: Recipient address rejected: User unknown in virtual mailbox "
+    "table",
+    "full": "552 5.2.2 <{rcpt}>: Recipient address rejected: Mailbox full",
+    "grey": "450 4.2.0 <{rcpt}>: Recipient address rejected: Greylisted, see "
+    "http://postgrey.schweikert.ch/help/example.org.html",
+}
+
+
+@dataclass
+class Submission:
+    port: int  # users app / app-pw; max message 2048 bytes
+    busy_port: int  # greets with 421 too many connections
+
+
+def submission(stack: contextlib.ExitStack, work: Path) -> Submission:
+    import base64
+    import socketserver
+    import threading
+
+    def handler(busy: bool) -> type[socketserver.StreamRequestHandler]:
+        class Handler(socketserver.StreamRequestHandler):
+            def say(self, line: str) -> None:
+                self.wfile.write(line.encode() + b"\r\n")
+
+            def handle(self) -> None:
+                if busy:
+                    self.say(
+                        "421 4.7.0 mail.example.org Error: too many connections from 127.0.0.1"
+                    )
+                    return
+                self.say("220 mail.example.org ESMTP Postfix (Debian/GNU)")
+                authed = False
+                while True:
+                    raw = self.rfile.readline(4096)
+                    if not raw:
+                        return
+                    line = raw.decode(errors="replace").rstrip("\r\n")
+                    verb = line.split(" ", 1)[0].upper()
+                    if verb in ("EHLO", "HELO"):
+                        self.say(
+                            "250-mail.example.org\r\n250-PIPELINING\r\n250-SIZE 2048\r\n"
+                            "250-AUTH PLAIN LOGIN\r\n250-ENHANCEDSTATUSCODES\r\n250-8BITMIME\r\n"
+                            "250 DSN"
+                        )
+                    elif verb == "AUTH":
+                        parts = line.split()
+                        blob = parts[2] if len(parts) > 2 else ""
+                        if not blob:
+                            self.say("334 ")
+                            blob = self.rfile.readline(4096).decode().strip()
+                        fields = base64.b64decode(blob + "==").split(b"\0")
+                        if fields[1:] == [b"app", b"app-pw"]:
+                            authed = True
+                            self.say("235 2.7.0 Authentication successful")
+                        else:
+                            self.say(
+                                "535 5.7.8 Error: authentication failed: authentication failure"
+                            )
+                    elif verb == "MAIL":
+                        if "blocked@" in line:
+                            self.say(
+                                "553 5.7.1 <blocked@example.org>: Sender address rejected: not "
+                                "owned by user app"
+                            )
+                        else:
+                            self.say("250 2.1.0 Ok")
+                    elif verb == "RCPT":
+                        rcpt = line.split("<", 1)[-1].rstrip(">")
+                        local, _, domain = rcpt.partition("@")
+                        if not authed and domain != "example.org":
+                            self.say(f"554 5.7.1 <{rcpt}>: Relay access denied")
+                        elif local in SMTP_RCPT:
+                            self.say(SMTP_RCPT[local].format(rcpt=rcpt))
+                        else:
+                            self.say("250 2.1.5 Ok")
+                    elif verb == "DATA":
+                        self.say("354 End data with <CR><LF>.<CR><LF>")
+                        size = 0
+                        body = b""
+                        while True:
+                            chunk = self.rfile.readline(65536)
+                            if not chunk or chunk in (b".\r\n", b".\n"):
+                                break
+                            size += len(chunk)
+                            body += chunk[:200]
+                        if size > 2048:
+                            self.say("552 5.3.4 Message size exceeds fixed limit")
+                        elif b"X-Spam: yes" in body:
+                            self.say("554 5.7.1 Spam message rejected")
+                        else:
+                            self.say("250 2.0.0 Ok: queued as 4XyZ1k0RZzz")
+                    elif verb == "RSET":
+                        self.say("250 2.0.0 Ok")
+                    elif verb == "QUIT":
+                        self.say("221 2.0.0 Bye")
+                        return
+                    else:
+                        self.say("502 5.5.2 Error: command not recognized")
+
+        return Handler
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+        def handle_error(self, request: object, client_address: object) -> None:
+            pass  # a client that hangs up after a refusal (msmtp pipelines) is not news
+
+    ports = []
+    for busy in (False, True):
+        server = Server((LOOPBACK, 0), handler(busy))
+        threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True
+        ).start()
+
+        def stop(s: Server = server) -> None:
+            s.shutdown()
+            s.server_close()
+
+        stack.callback(stop)
+        ports.append(int(server.server_address[1]))
+    return Submission(ports[0], ports[1])
