@@ -496,3 +496,58 @@ def submission(stack: contextlib.ExitStack, work: Path) -> Submission:
         stack.callback(stop)
         ports.append(int(server.server_address[1]))
     return Submission(ports[0], ports[1])
+
+
+# -- Redis (streams) ----------------------------------------------------------------------
+
+
+@dataclass
+class RedisStreams:
+    port: int  # users app / app-pw (all), reader / reader-pw (reads only); default user off
+    full_port: int  # maxmemory 1 byte, noeviction: every write is refused
+    replica_port: int  # a read-only replica whose primary is down (serve-stale-data no)
+
+
+def redis_streams(stack: contextlib.ExitStack, work: Path) -> RedisStreams:
+    require("redis-server")
+    acl = work / "users.acl"
+    acl.write_text(
+        "user default off\n"
+        "user app on >app-pw ~* &* +@all\n"
+        "user reader on >reader-pw ~* &* -@all +@read +@connection +xreadgroup\n"
+    )
+
+    def start(name: str, *extra: str) -> int:
+        port = free_port()
+        daemon(
+            stack,
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                LOOPBACK,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(work),
+                *extra,
+            ],
+            port,
+            log=work / f"redis-{name}.log",
+        )
+        return port
+
+    main = start("main", "--aclfile", str(acl))
+    full = start("full", "--maxmemory", "1", "--maxmemory-policy", "noeviction")
+    replica = start(
+        "replica",
+        "--replicaof",
+        LOOPBACK,
+        str(free_port()),
+        "--replica-serve-stale-data",
+        "no",
+    )
+    return RedisStreams(main, full, replica)
