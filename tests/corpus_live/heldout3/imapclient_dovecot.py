@@ -113,13 +113,13 @@ FAM.add(
     "wrong_password",
     AUTH,
     "NO [AUTHENTICATIONFAILED] Authentication failed.",
-    _as(lambda c: None, password="wrong-pw", timeout=10),
+    _as(lambda c: None, password="wrong-pw", timeout=20),
 )
 FAM.add(
     "unknown_user",
     AUTH,
     "NO [AUTHENTICATIONFAILED] for a user that does not exist",
-    _as(lambda c: None, user="ghost", password="x", timeout=10),
+    _as(lambda c: None, user="ghost", password="x", timeout=20),
 )
 
 
