@@ -9,6 +9,7 @@ import glob
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,3 +70,21 @@ def pg_initdb(base: Path, password: str, *, open_dirs: tuple[Path, ...] = ()) ->
         timeout=120,
     )
     return PgCluster(bindir, data, sock)
+
+
+def pg_wait_ready(cluster: PgCluster, host: str, port: int, timeout: float = 60.0) -> None:
+    """Wait until the server accepts connections: it listens on its port before it has
+    finished starting up, when a login is answered "the database system is starting up"."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ready = subprocess.run(
+            [str(cluster.bindir / "pg_isready"), "-q", "-h", host, "-p", str(port), "-t", "2"],
+            check=False,
+            capture_output=True,
+            timeout=10,
+        )
+        if ready.returncode == 0:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"PostgreSQL on port {port} was not ready within {timeout}s")
+        time.sleep(0.1)

@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from daemon_support import as_nobody, pg_initdb
+from daemon_support import as_nobody, pg_initdb, pg_wait_ready
 
 from corpus_live.core import LOOPBACK, daemon, free_port, require
 
@@ -65,6 +65,7 @@ def postgres(stack: contextlib.ExitStack, work: Path) -> Postgres:
         log=work / "postgres.log",
         timeout=60,
     )
+    pg_wait_ready(pg, LOOPBACK, port)
     env = dict(os.environ, PGPASSWORD=PG_ADMIN_PW)
     for db, sql in (("postgres", _PG_SETUP), ("app", _PG_APP)):
         subprocess.run(
