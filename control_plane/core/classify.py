@@ -494,8 +494,17 @@ def _hidden_delay(exc: BaseException) -> float | None:
 
 
 def _facts(exc: BaseException) -> Facts | None:
-    """The facts of ``exc`` (``None`` for ``SystemExit``, whose ``code`` is an exit status)."""
-    return None if isinstance(exc, SystemExit) else extract(exc)
+    """The facts of ``exc`` (``None`` for ``SystemExit``, whose ``code`` is an exit status).
+    An exception raised with no arguments and no message field says its message only by
+    rendering itself (a class that formats its own text): that text is read."""
+    if isinstance(exc, SystemExit):
+        return None
+    facts = extract(exc)
+    if not facts.text and _attr(exc, "args") == ():
+        rendered = _text(exc)
+        if rendered:
+            facts = replace(facts, text=rendered[:MAX_TEXT])
+    return facts
 
 
 #: Exception types that mean a bug in the code that raised them, never a condition of the

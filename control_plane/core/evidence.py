@@ -42,8 +42,10 @@ from __future__ import annotations
 
 import errno
 import functools
+import http
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -61,7 +63,7 @@ from control_plane.core.fact_rules import (
     Verdict,
     search,
 )
-from control_plane.core.facts import Facts
+from control_plane.core.facts import Facts, reply_facts
 
 __all__ = [
     "ENHANCED_STATUS",
@@ -201,12 +203,23 @@ _QUOTED = re.compile(
 )
 
 
+#: A quoted sentence (two or more plain words: ``'Authorization Violation'``, ``[' Not
+#: enough privileges.']``) is a message passed on, not a name: it is read.
+_SENTENCE = re.compile(r"\s*[A-Za-z]+(?: [A-Za-z]+)+[.!]?\s*")
+
+
+def _unquote(m: re.Match[str]) -> str:
+    quoted = m.group(0)
+    inner = quoted[1:-1]
+    return inner if quoted[0] in "'\"`" and _SENTENCE.fullmatch(inner) else " "
+
+
 def words_code(text: str, *, whole: bool = False) -> tuple[str, str, str] | None:
     """``(code, message, phrase)`` of the first :data:`WORDS` phrase in ``text``, or ``None``.
 
     ``whole`` is for a code word standing alone (``declined``, ``UNAVAILABLE``); otherwise
-    what the text quotes (:data:`_QUOTED`) is left out."""
-    return _words_row(text if whole else _QUOTED.sub(" ", text[:2048]), whole)
+    what the text quotes (:data:`_QUOTED`) is left out, but for a quoted sentence."""
+    return _words_row(text if whole else _QUOTED.sub(_unquote, text[:2048]), whole)
 
 
 # -- protocol number spaces ---------------------------------------------------------------
@@ -268,11 +281,17 @@ def _row(row: FactRule, kind: str) -> Proposal:
     return Proposal(row.code, kind, f"facts:{row.kind}:{row.pattern}", row.message)
 
 
+#: HTTP reason phrases (``Forbidden``, ``TooManyRequests``): a code word that is one says
+#: what the status says, no more; it weighs as the status.
+_REASONS = frozenset(tokens(s.phrase) for s in http.HTTPStatus)
+
+
 def _code_words(codes: Sequence[str]) -> Iterable[Proposal]:
     for code in codes:
         found = words_code(code, whole=True)
         if found is not None:
-            yield Proposal(found[0], "code", f"words:code:{found[2]}", found[1])
+            kind = "status" if tokens(code) in _REASONS else "code"
+            yield Proposal(found[0], kind, f"words:code:{found[2]}", found[1])
 
 
 def _status(status: int) -> Proposal | None:
@@ -483,8 +502,15 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
             for m in _ERROR_LINE.finditer(both[:MAX_TOOL_TEXT]):
                 numbers.append((protocol, int(m.group(1))))
                 sqlstate = sqlstate or m.group(2)
-    facts = Facts(numbers=tuple(numbers[:8]), replies=tuple(quoted[:8]), sqlstate=sqlstate)
+        quoted += [c for c in _RESPONSE_LINE.findall(both[:MAX_TOOL_TEXT]) if c in RESPONSE_CODES]
+    reply = reply_facts(replies) or Facts()
+    facts = replace(reply, numbers=tuple(numbers[:8]), replies=tuple(quoted[:8]), sqlstate=sqlstate)
     found = weigh(facts)
+    for raised in _RAISED.findall(text[:MAX_TOOL_TEXT]):
+        named = name_proposal((raised,))
+        if named is not None and named.kind == "how":  # what a name says, the words say
+            found.append(named)
+            break
     words = read_lines(text)
     if words is not None:
         found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
@@ -502,6 +528,14 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
 
 
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})
+#: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, a POP3
+#: ``-ERR`` or an IMAP ``NO``: ``fetch: [IN-USE] Mailbox is locked``.
+_RESPONSE_LINE = re.compile(
+    r"^(?:[\w.-]+:\s*)?(?:-ERR\s+|(?:\S+\s+)?(?:NO|BAD)\s+)?\[([A-Z][A-Z0-9/-]{1,40})\]", re.M
+)
+#: An exception a tool's line quotes by its class name, raised (``ConnectionError: ...``,
+#: ``RemoteDisconnected(...)``): a name that says how is read as a class name is.
+_RAISED = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)+)(?::\s|\()")
 #: Characters of a tool's output read for replies and errnos.
 MAX_TOOL_TEXT = 16 * 1024
 

@@ -42,6 +42,7 @@ __all__ = [
     "parse_retry_after",
     "peek",
     "protocol_of",
+    "reply_facts",
 ]
 
 #: Nested objects followed from the exception (``exc.response.body.error``: 3).
@@ -867,4 +868,45 @@ def extract(exc: BaseException) -> Facts:
         text="\n".join(gather.text)[: MAX_STRING * 2],
         type_names=names,
         numbers=tuple(gather.numbers[:MAX_ITEMS]),
+    )
+
+
+#: A tool's output that is an HTTP reply: a status line first, its headers, its body.
+_STATUS_LINE = re.compile(r"\AHTTP/\d(?:\.\d)? ([1-5]\d\d)\b[^\n]*\n(.*?)(?:\r?\n\r?\n|\Z)", re.S)
+#: What an HTML error page says of its error: its title and first heading.
+_HTML_TITLE = re.compile(r"<(title|h1)\b[^>]*>([^<]{1,300})</\1>", re.I)
+#: Top-level keys that make a failed tool's JSON output an error body.
+_ERROR_BODY = frozenset({"error", "errors", "Error"})
+
+
+def reply_facts(output: str) -> Facts | None:
+    """The facts of a failed tool's output read as the HTTP reply it prints (a status line,
+    headers, a JSON or HTML body) or as a JSON error body alone (a top-level ``error`` or
+    ``errors``); ``None`` for any other output, or a reply that is no error (< 400)."""
+    text = output.lstrip()[:MAX_JSON]
+    gather = _Gather(None)
+    line = _STATUS_LINE.match(text)
+    if line is not None:
+        status = int(line.group(1))
+        if status < 400:
+            return None
+        headers = dict(
+            (k.strip().lower(), v.strip())
+            for k, _, v in (h.partition(":") for h in line.group(2).splitlines())
+        )
+        body = text[line.end() :]
+        titles = [m.group(2).strip() for m in _HTML_TITLE.finditer(body)]
+        gather.visit({"status": status, "headers": headers, "body": body}, 0, http=True)
+        gather.text.extend(titles[:2])
+    else:
+        body = _json(text)
+        if not isinstance(body, dict) or not _ERROR_BODY & body.keys():
+            return None
+        gather.visit(body, 0, http=True)
+    return Facts(
+        status=gather.status,
+        delay=gather.delay,
+        reset=gather.reset,
+        codes=tuple(gather.codes[:MAX_ITEMS]),
+        text="\n".join(gather.text)[:MAX_STRING],
     )
