@@ -29,8 +29,10 @@ A tool's output (:func:`read_tool`) is read by the same engine: its lines with t
 vocabulary (the first that says something over summary lines), the replies of a protocol
 it quotes in the format that names the protocol (an SMTP reply with its enhanced status
 code of the same class, in any tool's output; ``ERROR 1049 (42000)`` from a tool named for
-the protocol, ``mariadb``), and the errno of a connection a line quotes (``system error:
-110``).
+the protocol, ``mariadb``), a response code opening a line (``[IN-USE]``), an exception a
+line quotes as raised (``ConnectionError: ...``), the errno of a connection a line quotes
+(``system error: 110``), and its stdout when that is an HTTP reply or a JSON error body
+(:func:`~control_plane.core.facts.reply_facts`).
 
 The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
 errno) and the delay names are data (the vocabulary, number spaces and fact tables in
