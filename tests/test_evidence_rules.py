@@ -808,6 +808,9 @@ def test_a_reason_phrase_is_the_status_in_words() -> None:
         ("Your previous request succeeded and you already own it.", None),
         ("BucketAlreadyOwnedByYou", "already_exists"),
         ("empty response from server when expecting INFO message", "network_error"),
+        ("Waiting for ('257',) but got 550 [' File exists.']", "already_exists"),
+        ("mkdir: cannot create directory 'x': File exists", "already_exists"),
+        ("broker: no responders available for request", "network_error"),
     ],
 )
 def test_quoted_sentences_and_new_words(text: str, code: str | None) -> None:
@@ -820,9 +823,12 @@ def test_quoted_sentences_and_new_words(text: str, code: str | None) -> None:
     [
         # must NOT match: a quoted name, a quoted single word, an address in use
         "unknown option 'access denied-list'",
+        "the value 'access denied' is a literal here",
         "setting 'timeout' is invalid",
         "bind failed: address already in use",
         "server returned an empty response body for the schema",
+        "profile exists but is incomplete",
+        "no responders configured for this subject",
     ],
 )
 def test_quoted_names_and_near_words_stay_unread(text: str) -> None:

@@ -22,7 +22,7 @@ from control_plane.core import evidence
 from control_plane.core.bounds import MAX_TEXT, safe_text
 from control_plane.core.errors import FieldViolation, PackError
 from control_plane.core.evidence import Proposal, decide, name_proposal, weigh
-from control_plane.core.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict
+from control_plane.core.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict, type_cache
 from control_plane.core.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane.core.redact import scrub
 
@@ -151,13 +151,7 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
             nested.append(current.__cause__)
         if current.__context__ is not None and not current.__suppress_context__:
             nested.append(current.__context__)
-        kind: Any = type(current)
-        try:
-            linked = _linked_attrs(kind)
-        # Hostile input: a metaclass's __hash__ / __eq__ (the cache's lookup) may raise.
-        except Exception:  # noqa: BLE001
-            linked = _LINKED
-        for attr in linked:
+        for attr in _linked_attrs(type(current)):
             value = _attr(current, attr)
             if isinstance(value, BaseException):
                 nested.append(value)
@@ -172,7 +166,7 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
 _LINKED = ("reason", "original", "inner")
 
 
-@functools.lru_cache(maxsize=2048)
+@type_cache(_LINKED, maxsize=2048)
 def _linked_attrs(klass: Any) -> tuple[str, ...]:
     """Which of ``reason``, ``original``, ``inner`` may hold a wrapped exception on instances
     of ``klass``: not those that are properties of the class -- computed views, not stored
@@ -250,16 +244,12 @@ def match_type_rules(
     return table[index].classification(plugin) if index >= 0 else None
 
 
-@functools.lru_cache(maxsize=2048)
-def _class_names(klass: Any) -> frozenset[tuple[str, str]]:
+@type_cache(recompute=True, maxsize=2048)
+def class_names(klass: type) -> frozenset[tuple[str, str]]:
+    """``(module, name)`` of every class in ``klass``'s MRO (cached per type)."""
     return frozenset(
         (getattr(k, "__module__", "") or "", getattr(k, "__name__", "")) for k in klass.__mro__
     )
-
-
-def class_names(klass: type) -> frozenset[tuple[str, str]]:
-    """``(module, name)`` of every class in ``klass``'s MRO (cached per type)."""
-    return _class_names(klass)
 
 
 def safe_attr(obj: Any, name: str) -> Any:
@@ -355,12 +345,7 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
     if _plain(facts):
         err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
         key_err = err if type(err) is int else None
-        kind: Any = type(exc)
-        try:
-            plain = _plain_verdict(kind, facts, _text(exc), key_err)
-        # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-        except Exception:  # noqa: BLE001
-            plain = _plain_verdict.__wrapped__(kind, facts, _text(exc), key_err)
+        plain = _plain_verdict(type(exc), facts, _text(exc), key_err)
         return _from_verdict(plain) if plain is not None else None
     found = _proposals(exc, facts)
     if not found:
@@ -387,18 +372,9 @@ def _may_wait(verdict: Verdict) -> bool:
     return verdict.code == "network_error" and verdict.rule.startswith(_ANSWERED)
 
 
+@type_cache(recompute=True, maxsize=2048)
 def _type_code(klass: type) -> str | None:
     """The code of ``klass`` by :data:`NAMED_TYPE_CODES`, else :data:`TYPE_CODES`."""
-    kind: Any = klass
-    try:
-        return _type_code_of(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return _type_code_of.__wrapped__(klass)
-
-
-@functools.lru_cache(maxsize=2048)
-def _type_code_of(klass: type) -> str | None:
     named = _named_type_code_of(klass)
     if named is not None:
         return named
@@ -442,7 +418,7 @@ def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list
     return found
 
 
-@functools.lru_cache(maxsize=1024)
+@type_cache(recompute=True, maxsize=1024)
 def _plain_verdict(klass: type, facts: Facts, rendered: str, err: int | None) -> Verdict | None:
     """The verdict of an exception whose facts hold no data (no status, code word,
     SQLSTATE, protocol number, delay nor class name of a library): a pure function of its
@@ -696,27 +672,10 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     if isinstance(exc, ClassifiedError) and exc.classification is not None:
         return exc.classification
     chain = list(iter_chain(exc))
-    grouped = False
     for current in chain:
         if isinstance(current, PackError):
             return _classify_one(current, ())
-        grouped = grouped or isinstance(current, BaseExceptionGroup)
-    if grouped:
-        return _walk(exc, _Walk(classifiers), 0, chain)
-    # The same walk as _walk's, without the bookkeeping groups need (the common case).
-    weak: Classification | None = None
-    for index, current in enumerate(chain):
-        result = _own(current, classifiers)
-        if result is None:
-            continue
-        if result.rule.startswith(_GUESSES):
-            cause = _unreached(chain[index + 1 :])
-            if cause is not None:
-                result = _own(cause, classifiers) or result
-        if not result.weak:
-            return result
-        weak = weak or result
-    return weak
+    return _walk(exc, _Walk(classifiers), 0, chain)
 
 
 #: Rules that read a wrapper's own words (its text, its class name), not a server's answer.

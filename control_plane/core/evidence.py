@@ -205,15 +205,20 @@ _QUOTED = re.compile(
 )
 
 
-#: A quoted sentence (two or more plain words: ``'Authorization Violation'``, ``[' Not
-#: enough privileges.']``) is a message passed on, not a name: it is read.
+#: A quoted sentence (two or more plain words) standing alone -- after a ``prefix:``, as an
+#: item of a list or tuple (``nats: 'Authorization Violation'``, ``[' Not enough
+#: privileges.']``) -- is a message passed on, not a name: it is read. Inside a sentence
+#: (``column "does not exist" is a literal``) it is a literal.
 _SENTENCE = re.compile(r"\s*[A-Za-z]+(?: [A-Za-z]+)+[.!]?\s*")
 
 
 def _unquote(m: re.Match[str]) -> str:
-    quoted = m.group(0)
-    inner = quoted[1:-1]
-    return inner if quoted[0] in "'\"`" and _SENTENCE.fullmatch(inner) else " "
+    quoted, text = m.group(0), m.string
+    before, after = text[: m.start()].rstrip()[-1:], text[m.end() :].lstrip()[:1]
+    alone = before in ":([," and after in ")],;"  # "" (an end) is in both
+    return (
+        quoted[1:-1] if alone and quoted[0] in "'\"`" and _SENTENCE.fullmatch(quoted[1:-1]) else " "
+    )
 
 
 def words_code(text: str, *, whole: bool = False) -> tuple[str, str, str] | None:

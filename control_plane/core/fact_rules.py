@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, cast
 
 __all__ = [
     "DATA",
@@ -32,7 +32,35 @@ __all__ = [
     "message",
     "required_literal",
     "search",
+    "type_cache",
 ]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def type_cache(
+    default: Any = None, *, recompute: bool = False, maxsize: int = 4096
+) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Cache a pure function of a class (and hashable arguments). A class from hostile input
+    (a metaclass whose ``__hash__``/``__eq__`` raises) cannot be a cache key: the function
+    then answers ``default``, or runs uncached when ``recompute``."""
+
+    def wrap(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+        cached = cast(Callable[_P, _R], functools.lru_cache(maxsize=maxsize)(fn))
+
+        @functools.wraps(fn)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return cached(*args, **kwargs)
+            # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise.
+            except Exception:  # noqa: BLE001
+                return fn(*args, **kwargs) if recompute else cast(_R, default)
+
+        return call
+
+    return wrap
+
 
 #: The well-known code of a quota or billing exhaustion (``schemas/vocabulary.json``).
 QUOTA_CODE = "quota_exhausted"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import email.utils
-import functools
 import itertools
 import json
 import math
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from control_plane.core.fact_rules import DATA
+from control_plane.core.fact_rules import DATA, type_cache
 
 __all__ = [
     "CODE_FIELDS",
@@ -86,7 +85,7 @@ def _class_dict(klass: type) -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
-@functools.lru_cache(maxsize=4096)
+@type_cache()
 def _dict_slot(klass: type) -> Any:
     """The C-level ``__dict__`` descriptor instances of ``klass`` have, or ``None`` (none,
     or a class that defines ``__dict__`` itself: not read). Cached per type."""
@@ -97,7 +96,7 @@ def _dict_slot(klass: type) -> Any:
     return None
 
 
-@functools.lru_cache(maxsize=4096)
+@type_cache(("missing", None, None))
 def _resolve(klass: type, name: str) -> tuple[str, Any, Any]:
     """What ``name`` is on ``klass`` (cached per type): ``("slot", descriptor, owner)`` for
     a C-level field, ``("property", None, owner)``, ``("code", None, owner)`` for a method
@@ -116,21 +115,8 @@ def _resolve(klass: type, name: str) -> tuple[str, Any, Any]:
     return "missing", None, None
 
 
-def _lookup(klass: type, name: str) -> tuple[str, Any, Any]:
-    try:
-        return _resolve(klass, name)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return "missing", None, None
-
-
 def _instance_dict(obj: Any) -> dict[str, Any] | None:
-    kind: Any = type(obj)
-    try:
-        slot = _dict_slot(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return None
+    slot = _dict_slot(type(obj))
     if slot is None:
         return None
     try:
@@ -152,7 +138,7 @@ def peek(obj: Any, name: str) -> Any:
             return None
     if isinstance(obj, _SCALARS):
         return None
-    kind, value, owner = _lookup(type(obj), name)
+    kind, value, owner = _resolve(type(obj), name)
     if kind == "slot":
         try:
             return value.__get__(obj, type(obj))
@@ -210,7 +196,7 @@ def _head(seq: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
     return tuple.__getitem__(seq, slice(0, MAX_ITEMS))
 
 
-@functools.lru_cache(maxsize=1024)
+@type_cache((), maxsize=1024)
 def _slot_names(klass: type) -> tuple[str, ...]:
     """The ``__slots__`` names of ``klass`` and its bases (cached per type)."""
     names: list[str] = []
@@ -228,13 +214,7 @@ def _stores(obj: Any) -> Iterator[Any]:
     ``_internal``), read as data: its instance fields and slots."""
     inst = _instance_dict(obj)
     values = list(itertools.islice(dict.values(inst), MAX_ITEMS)) if inst else []
-    kind: Any = type(obj)
-    try:
-        names = _slot_names(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        names = ()
-    values += [peek(obj, name) for name in names]
+    values += [peek(obj, name) for name in _slot_names(type(obj))]
     return (v for v in values if isinstance(v, dict | list | tuple))
 
 
@@ -482,7 +462,7 @@ _HTTP_WORDS = frozenset({"http", "https", "response", "httpx", "aiohttp", "urlli
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
-@functools.lru_cache(maxsize=4096)
+@type_cache(frozenset())
 def _words_of_type(klass: type) -> frozenset[str]:
     """Lower-cased words of the modules and names of ``klass``'s MRO (cached per type)."""
     found: set[str] = set()
@@ -499,26 +479,12 @@ def _words_of_type(klass: type) -> frozenset[str]:
     return frozenset(found)
 
 
-def _type_words(obj: Any) -> frozenset[str]:
-    kind: Any = type(obj)
-    try:
-        return _words_of_type(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return frozenset()
-
-
 def protocol_of(exc: BaseException) -> str | None:
     """The wire protocol whose numbers ``exc``'s library raises (:data:`PROTOCOL_WORDS`)."""
-    kind: Any = type(exc)
-    try:
-        return _protocol_of_type(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return None
+    return _protocol_of_type(type(exc))
 
 
-@functools.lru_cache(maxsize=4096)
+@type_cache()
 def _protocol_of_type(klass: type) -> str | None:
     words = _words_of_type(klass)
     for word, protocol in PROTOCOL_WORDS.items():
@@ -594,7 +560,7 @@ class _Gather:
                         node, lambda obj, name: _peek(obj, name) if name in present else None
                     )
                 return  # nothing else to read (an OSError's errno is extract's)
-            http = http or bool(_type_words(node) & _HTTP_WORDS)
+            http = http or bool(_words_of_type(type(node)) & _HTTP_WORDS)
 
         def peek(obj: Any, name: str) -> Any:
             return _peek(obj, name) if name in present else None
@@ -749,30 +715,14 @@ _ALL_FIELDS = frozenset(
 _peek = peek
 
 
+@type_cache(_ALL_FIELDS)
 def _class_fields(klass: type) -> frozenset[str]:
     """The fields of :data:`_ALL_FIELDS` that ``klass`` defines (cached per type)."""
-    try:
-        return _class_fields_of(klass)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return _ALL_FIELDS
-
-
-@functools.lru_cache(maxsize=4096)
-def _class_fields_of(klass: type) -> frozenset[str]:
     return frozenset(name for name in _ALL_FIELDS if _resolve(klass, name)[0] != "missing")
 
 
+@type_cache(())
 def _type_names(klass: type) -> tuple[str, ...]:
-    try:
-        return _type_names_of(klass)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return ()
-
-
-@functools.lru_cache(maxsize=4096)
-def _type_names_of(klass: type) -> tuple[str, ...]:
     names = []
     for k in _mro(klass):
         try:

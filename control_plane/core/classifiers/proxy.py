@@ -16,9 +16,7 @@ the table does not know is ``internal_error``. Strong, so it wins over the clien
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import Any
 
 from control_plane.core.classify import (
     HTTP_5XX_CODE,
@@ -28,6 +26,7 @@ from control_plane.core.classify import (
     exception_text,
     safe_attr,
 )
+from control_plane.core.fact_rules import type_cache
 from control_plane.core.hookspecs import hookimpl
 
 __all__ = ["TEXTS", "classify_exception"]
@@ -57,7 +56,7 @@ TEXTS: tuple[tuple[str, frozenset[tuple[str, str]], re.Pattern[str], str], ...] 
 )
 
 
-@functools.lru_cache(maxsize=1024)
+@type_cache(recompute=True, maxsize=1024)
 def _rows_of(klass: type) -> tuple[int, ...]:
     """The :data:`TEXTS` rows that name a class of ``klass``'s MRO."""
     names = {(module.split(".")[0], name) for module, name in class_names(klass)}
@@ -66,12 +65,7 @@ def _rows_of(klass: type) -> tuple[int, ...]:
 
 
 def _status(exc: BaseException) -> tuple[int, str, str] | None:
-    klass: Any = type(exc)
-    try:
-        rows = _rows_of(klass)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        rows = _rows_of.__wrapped__(klass)
+    klass, rows = type(exc), _rows_of(type(exc))
     if klass is OSError and safe_attr(exc, "errno") is None:
         rows = (*(i for i, row in enumerate(TEXTS) if not row[1]), *rows)
     for index in rows:
