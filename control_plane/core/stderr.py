@@ -310,22 +310,15 @@ CONTENT_TABLES: tuple[ToolTable, ...] = tuple(
 )
 
 
-#: Programs that run another program (``env LC_ALL=C curl ...``): the tool is the one
-#: they run. ``env``'s ``VAR=value`` and options, ``timeout``'s options and duration,
-#: ``nice``'s adjustment are skipped.
-_WRAPPERS = frozenset({"env", "timeout", "nice", "nohup", "stdbuf", "ionice", "setsid"})
-#: Options of the wrappers above that take a separate value (``env -u NAME``, ...).
+#: Programs that run another program (``env LC_ALL=C curl ...``): the tool is the one they
+#: run, past their options (``[wrappers]`` of the data file: each with its options that take
+#: a separate value, ``env -u NAME``), ``env``'s ``VAR=value`` and ``timeout``'s duration.
 _WRAPPER_VALUE_OPTIONS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
-        "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-        "nice": frozenset({"-n", "--adjustment"}),
-        "stdbuf": frozenset({"-i", "-o", "-e"}),
-        "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
-    }
+    {name: frozenset(options) for name, options in _DATA["wrappers"].items()}
 )
+_WRAPPERS = frozenset(_WRAPPER_VALUE_OPTIONS)
 #: Shells whose ``-c SCRIPT`` runs the script's first word.
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_SHELLS = frozenset(_DATA["shells"])
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: Wrappers unwrapped at most (``env ... timeout 10 sh -c 'curl ...'`` is three).
 _MAX_UNWRAP = 4

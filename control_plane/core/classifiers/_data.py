@@ -13,10 +13,11 @@ from typing import Any
 from control_plane.core.classify import TypeRule
 from control_plane.core.fact_rules import Rows
 
-__all__ = ["code_table", "type_rules"]
+__all__ = ["DATA", "code_table", "type_rules"]
 
 with Path(__file__).with_name("tables.toml").open("rb") as _handle:
-    _DATA: dict[str, Any] = tomllib.load(_handle)
+    DATA: dict[str, Any] = tomllib.load(_handle)
+_DATA = DATA
 
 
 def _message(text: str) -> str:

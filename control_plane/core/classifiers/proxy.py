@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from control_plane.core.classifiers._data import DATA
 from control_plane.core.classify import (
     HTTP_5XX_CODE,
     HTTP_STATUS_CODES,
@@ -31,28 +32,17 @@ from control_plane.core.hookspecs import hookimpl
 
 __all__ = ["TEXTS", "classify_exception"]
 
-#: (rule, classes ``(top-level module or "*", name)`` -- none: a bare ``OSError`` without
-#: errno --,
-#: the text with the status, the message with a ``{status}`` slot).
-TEXTS: tuple[tuple[str, frozenset[tuple[str, str]], re.Pattern[str], str], ...] = (
+#: ``[proxy] texts`` of ``tables.toml``: (rule, classes ``(top-level module or "*", name)``
+#: -- none: a bare ``OSError`` without errno --, the text with the status, the message
+#: with a ``{status}`` slot).
+TEXTS: tuple[tuple[str, frozenset[tuple[str, str]], re.Pattern[str], str], ...] = tuple(
     (
-        "proxy:connect_{status}",
-        frozenset(),
-        re.compile(r"^Tunnel connection failed: (\d{3})\b"),
-        "the HTTP proxy answered {status} to the tunnel request (CONNECT)",
-    ),
-    (
-        "proxy:connect_{status}",
-        frozenset({("httpcore", "ProxyError"), ("httpx", "ProxyError")}),
-        re.compile(r"^(\d{3}) "),
-        "the HTTP proxy answered {status} to the tunnel request (CONNECT)",
-    ),
-    (
-        "requests:retries_exhausted",
-        frozenset({("*", "RetryError"), ("*", "MaxRetryError"), ("*", "ResponseError")}),
-        re.compile(r"too many (\d{3}) error responses"),
-        "the HTTP server kept answering {status} until the retries ran out",
-    ),
+        rule,
+        frozenset((m, n) for m, _, n in (c.partition(".") for c in classes)),
+        re.compile(regex),
+        message,
+    )
+    for rule, classes, regex, message in DATA["proxy"]["texts"]
 )
 
 
