@@ -41,6 +41,7 @@ __all__ = [
     "class_names",
     "classify",
     "exception_text",
+    "from_verdict",
     "header_delay",
     "iter_chain",
     "match_type_rules",
@@ -275,7 +276,7 @@ def exception_text(exc: BaseException) -> str:
 _attr, _text = safe_attr, exception_text
 
 
-def _from_verdict(verdict: Verdict) -> Classification:
+def from_verdict(verdict: Verdict) -> Classification:
     return Classification(
         code=verdict.code,
         message=verdict.message,
@@ -346,7 +347,7 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
         key_err = err if type(err) is int else None
         plain = _plain_verdict(type(exc), facts, _text(exc), key_err)
-        return _from_verdict(plain) if plain is not None else None
+        return from_verdict(plain) if plain is not None else None
     found = _proposals(exc, facts)
     if not found:
         return None
@@ -357,7 +358,7 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
             delay = _hidden_delay(exc)
         if delay is not None:
             verdict = decide(found, facts, delay)
-    return _from_verdict(verdict) if verdict is not None else None
+    return from_verdict(verdict) if verdict is not None else None
 
 
 #: Rules of a server's own answer (a status, a code word, a protocol number): a delay the

@@ -15,12 +15,12 @@ import shlex
 import shutil
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from control_plane.core.classify import Classification
+from control_plane.core.classify import Classification, from_verdict
 from control_plane.core.errors import PackError
 from control_plane.core.evidence import read_tool
 from control_plane.core.facts import PROTOCOL_WORDS
@@ -80,10 +80,8 @@ class StderrRule:
 
     def error(self) -> PackError:
         """The typed error this rule stands for."""
-        retry_after = self.retry_after
-        if self.code == "rate_limited" and retry_after is None:
-            retry_after = 1.0
-        return PackError(self.code, self.message, retry_after=retry_after)
+        found = Classification(self.code, self.message, retry_after=self.retry_after)
+        return PackError(found.code, found.message, retry_after=found.retry_after)
 
 
 def rule(
@@ -130,21 +128,16 @@ class StderrClassifier:
 
     def error(self, stderr: str | bytes) -> PackError | None:
         """A :class:`PackError` with the matching rule's code and fixed message."""
-        found = self.match(stderr)
-        return found.error() if found is not None else None
+        return _error(self.classify(stderr))
 
     def classify(self, stderr: str | bytes) -> Classification | None:
         """A :class:`Classification` (for ``classify_exception`` hooks), or ``None``."""
         found = self.match(stderr)
         if found is None:
             return None
-        error = found.error()
-        return Classification(
-            code=error.code,
-            message=error.message,
-            retry_after=error.retry_after,
-            rule=f"stderr:{self.name}:{found.name}",
-        )
+        retry = found.retry_after
+        rule = f"stderr:{self.name}:{found.name}"
+        return Classification(found.code, found.message, retry_after=retry, rule=rule)
 
     def extend(
         self, rules: Iterable[StderrRule], *, first: bool = True, name: str | None = None
@@ -195,10 +188,14 @@ class ToolTable:
 
     def error(self, returncode: int | None, stderr: str | bytes | None) -> PackError | None:
         """A :class:`PackError` for the failure, or ``None``."""
-        found = self.classify(returncode, stderr)
-        if found is None:
-            return None
-        return PackError(found.code, found.message, retry_after=found.retry_after)
+        return _error(self.classify(returncode, stderr))
+
+
+def _error(found: Classification | None) -> PackError | None:
+    """The typed error of a classification (``rate_limited`` has its default delay)."""
+    if found is None:
+        return None
+    return PackError(found.code, found.message, retry_after=found.retry_after)
 
 
 # -- the tables: data (stderr_tables.toml) -------------------------------------------
@@ -445,12 +442,7 @@ def classify_tool(
             PROTOCOL_WORDS.get(name.lower()) if name else None,
         )
         if verdict is not None:
-            return Classification(
-                code=verdict.code,
-                message=verdict.message,
-                retry_after=verdict.retry_after,
-                rule=f"stderr:{verdict.rule}",
-            )
+            return replace(from_verdict(verdict), rule=f"stderr:{verdict.rule}", weak=False)
     return found
 
 
@@ -514,12 +506,7 @@ def raise_for_failure(run: ToolRun, label: str, table: ToolTable | None = None) 
     if chosen is not None:
         error = chosen.error(run.returncode, run.stderr)
     else:
-        found = classify_tool(run.argv, run.returncode, run.stderr)
-        error = (
-            PackError(found.code, found.message, retry_after=found.retry_after)
-            if found is not None
-            else None
-        )
+        error = _error(classify_tool(run.argv, run.returncode, run.stderr))
     if error is not None:
         raise error
     raise ToolFailed(label, run.returncode, run.stderr)
