@@ -29,6 +29,7 @@ __all__ = [
     "FactRule",
     "Rows",
     "Verdict",
+    "load",
     "message",
     "required_literal",
     "search",
@@ -179,15 +180,20 @@ class Verdict:
     weak: bool = False
 
 
-with Path(__file__).with_name("evidence.toml").open("rb") as _handle:
-    #: The evidence engine's data (``evidence.toml``): its vocabulary, number spaces and
-    #: fact tables, read once here and by :mod:`control_plane.core.evidence`.
-    DATA: dict[str, Any] = tomllib.load(_handle)
+def load(path: Path) -> dict[str, Any]:
+    """A data file of the engine (TOML), read once by the module that owns it."""
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
 
 
-def message(text: str) -> str:
-    """A fixed message of :data:`DATA`: ``"@name"`` names one of its ``[messages]``."""
-    return str(DATA["messages"][text[1:]]) if text.startswith("@") else text
+#: The evidence engine's data (``evidence.toml``): its vocabulary, number spaces and fact
+#: tables, read once here and by :mod:`control_plane.core.evidence`.
+DATA: dict[str, Any] = load(Path(__file__).with_name("evidence.toml"))
+
+
+def message(text: str, data: Mapping[str, Any] = DATA) -> str:
+    """A fixed message: ``"@name"`` names one of the ``[messages]`` of ``data``."""
+    return str(data["messages"][text[1:]]) if text.startswith("@") else text
 
 
 def _rows(table: str) -> tuple[FactRule, ...]:

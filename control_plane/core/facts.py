@@ -596,14 +596,7 @@ class _Gather:
                 if self.delay is not None:
                     break
         for _, raw in fields(CODE_FIELDS):
-            value = _string(raw)
-            if value is None:
-                continue
-            if _CODE.match(value):
-                if value not in self.codes:
-                    self.codes.append(value)
-            elif " " in value.strip():  # a sentence where a code may be ({"reason": "..."})
-                self.text.append(value)
+            self.said(raw)
         if self.sqlstate is None:
             for _, raw in fields(SQLSTATE_FIELDS):
                 value = _string(raw)
@@ -618,11 +611,8 @@ class _Gather:
             for key, value in _items(node):
                 if isinstance(value, BaseException):  # {(host, port): ConnectionRefusedError}
                     self.exception(value, depth)
-                elif key in _ERROR_KEYS and isinstance(value, str) and _CODE.match(value):
-                    if value not in self.codes:  # {"ok": false, "error": "ratelimited"}
-                        self.codes.append(value)
-                elif key in _ERROR_KEYS and isinstance(value, str) and " " in value.strip():
-                    self.text.append(value)  # {"error": "Collection `x` already exists!"}
+                elif key in _ERROR_KEYS and isinstance(value, str):
+                    self.said(value)  # {"ok": false, "error": "ratelimited"}
                 elif key == "status" and isinstance(value, dict):
                     self.visit(value, depth + 1, http=http)  # {"status": {"error": ...}}
                 elif isinstance(key, str) and key in LINK_FIELDS:
@@ -632,6 +622,16 @@ class _Gather:
             if value is not node:
                 linked_http = http or name in _HTTP_LINKS
                 self.visit(value, depth + 1, http=linked_http)
+
+    def said(self, raw: Any) -> None:
+        """A code field's value: a code word, or a sentence where a code may be
+        (``{"reason": "..."}``, ``{"error": "Collection `x` already exists!"}``): text."""
+        value = _string(raw)
+        if value is not None and _CODE.match(value):
+            if value not in self.codes:
+                self.codes.append(value)
+        elif value is not None and " " in value.strip():
+            self.text.append(value)
 
     def response(self, node: Any, known: int | None = None) -> bool:
         """Read ``node``'s status and delay if it is an HTTP response (an object holding

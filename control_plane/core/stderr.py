@@ -13,7 +13,6 @@ import os
 import re
 import shlex
 import shutil
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 from control_plane.core.classify import Classification, from_verdict
 from control_plane.core.errors import PackError
 from control_plane.core.evidence import read_tool
+from control_plane.core.fact_rules import load, message
 from control_plane.core.facts import PROTOCOL_WORDS
 from control_plane.core.redact import scrub_tail
 
@@ -200,21 +200,12 @@ def _error(found: Classification | None) -> PackError | None:
 
 # -- the tables: data (stderr_tables.toml) -------------------------------------------
 
-_DATA_FILE = Path(__file__).with_name("stderr_tables.toml")
 _Row = list[Any]
-
-
-def _load() -> dict[str, Any]:
-    with _DATA_FILE.open("rb") as handle:
-        return tomllib.load(handle)
-
-
-_DATA = _load()
-_MESSAGES: Mapping[str, str] = _DATA["messages"]
+_DATA = load(Path(__file__).with_name("stderr_tables.toml"))
 
 
 def _message(text: str) -> str:
-    return _MESSAGES[text[1:]] if text.startswith("@") else text
+    return message(text, _DATA)
 
 
 def http_status_rules(prefix: str, regex: str) -> tuple[StderrRule, ...]:
