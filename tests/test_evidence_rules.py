@@ -862,3 +862,25 @@ def test_an_ldap_result_that_asks_for_stronger_auth_and_communication_names() ->
     assert _code(sock("invalid server address")) == "network_error"
     # must NOT match: a communication name over a refused credential
     assert _code(sock("invalid credentials")) == "auth_failed"
+
+
+def test_a_503_says_a_condition_no_code_fits_is_temporary() -> None:
+    # a block the server reports under 503 (RFC 9110: a temporary condition): retryable
+    exc = _http(
+        "searchlike.exceptions",
+        "TransportError",
+        503,
+        {"error": {"type": "cluster_block_exception", "reason": "state not recovered"}},
+    )
+    assert _code(exc) == "network_error"
+    # must NOT match: the same block under 403 or 500, a 503 whose words say what
+    for status in (403, 500):
+        exc = _http(
+            "searchlike.exceptions",
+            "TransportError",
+            status,
+            {"error": {"type": "cluster_block_exception", "reason": "index read-only"}},
+        )
+        assert _code(exc) == "internal_error", status
+    exc = _http("searchlike.exceptions", "TransportError", 503, {"code": "invalid_api_key"})
+    assert _code(exc) == "auth_failed"

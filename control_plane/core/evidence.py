@@ -17,7 +17,9 @@ weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status c
 
 *Decide* (:func:`decide`): the strongest proposals decide. Proposals of equal strength that
 disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
-answer is ``internal_error`` -- never a guess. A fact may also *veto* a code (a 413 says the
+answer is ``internal_error`` -- never a guess. A condition no baseline code fits (a
+read-only or blocked cluster, said by a ``[[words]]`` row of ``internal_error``) under a 503
+is the 503's: the server itself calls it temporary. A fact may also *veto* a code (a 413 says the
 request can never pass: not ``rate_limited``). A server's delay decides retryability: an
 unavailable service that states when to come back is ``rate_limited``, and so is one that
 answered 429 (it says itself the call was throttled: :func:`_under_429`). A connection failure
@@ -450,6 +452,9 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
         # ETIMEDOUT): the timeout, said as an event by any evidence not a guess, is the
         # what. The noun alone ("timeout setting 5") may name a setting: it decides nothing.
         chosen = next((p for p in found if p.code == "timeout" and _event(p)), chosen)
+    if chosen.code == "internal_error" and facts.status == 503 and chosen.rule.startswith("words:"):
+        # a condition no code fits, said under 503: the server itself calls it temporary
+        chosen = next((p for p in found if p.rule == "http_status"), chosen)
     code = chosen.code
     vetoed = VETOES.get(facts.status or 0, frozenset())
     if code in vetoed:
