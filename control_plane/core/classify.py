@@ -13,7 +13,7 @@ import math
 import socket
 import ssl
 import urllib.error
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -447,12 +447,7 @@ def _chain_delay(exc: BaseException) -> float | None:
     held = isinstance(args, tuple) and any(isinstance(a, BaseException) for a in args[:4])
     if exc.__cause__ is None and exc.__context__ is None and not held:
         return None  # wraps nothing (the common case): no chain to read
-    for index, current in enumerate(iter_chain(exc)):
-        if index and not isinstance(current, SystemExit):
-            facts = extract(current)
-            if facts.delay is not None:
-                return facts.delay
-    return None
+    return _delay_in(list(iter_chain(exc))[1:])
 
 
 def _hidden_delay(exc: BaseException) -> float | None:
@@ -460,14 +455,14 @@ def _hidden_delay(exc: BaseException) -> float | None:
     traceback, not the server's answer. Read only for a verdict already ``rate_limited``
     (it fills the wait, never changes the code)."""
     hidden = exc.__context__
-    if hidden is None or not exc.__suppress_context__:
-        return None
-    for current in iter_chain(hidden):
-        if not isinstance(current, SystemExit):
-            delay = extract(current).delay
-            if delay is not None:
-                return delay
-    return None
+    suppressed = hidden is not None and exc.__suppress_context__
+    return _delay_in(iter_chain(hidden)) if hidden is not None and suppressed else None
+
+
+def _delay_in(chain: Iterable[BaseException]) -> float | None:
+    """The first delay an exception of ``chain`` states (``SystemExit``'s code is none)."""
+    found = (extract(e).delay for e in chain if not isinstance(e, SystemExit))
+    return next((delay for delay in found if delay is not None), None)
 
 
 def _facts(exc: BaseException) -> Facts | None:

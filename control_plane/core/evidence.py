@@ -312,15 +312,12 @@ def _status(status: int) -> Proposal | None:
     return Proposal(code, "status", "http_status", f"downstream answered HTTP {status}")
 
 
-_QUOTA_PHRASES = QUOTA_RULES
-
-
 @functools.lru_cache(maxsize=1024)
 def _text(text: str) -> tuple[Proposal, ...]:
     """A text's reading: a driver's or server's own phrase (:data:`PHRASE_RULES`), else the
     vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
     the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
-    quota = search(_QUOTA_PHRASES, [text])
+    quota = search(QUOTA_RULES, [text])
     driver = quota or search(PHRASE_RULES, [text])
     if driver is not None:
         return (_row(driver, "driver_phrase"),)
