@@ -530,7 +530,6 @@ MEMOS: dict[str, str] = {
     "control_plane/core/classify.py:_type_code": "a type's row in the built-in type table",
     "control_plane/core/classify.py:_plain_verdict": "a verdict of a type, frozen facts, a text",
     "control_plane/core/fact_rules.py:_compile": "a regex compiled from its pattern",
-    "control_plane/core/fact_rules.py:_any_of": "one regex of an immutable table's patterns",
     "control_plane/core/classifiers/proxy.py:_rows_of": "the proxy rows a type matches",
     "control_plane/core/error_event.py:_second": "the RFC 3339 text of a whole second",
     "control_plane/core/evidence.py:tokens": "the word tokens of a text",

@@ -304,13 +304,9 @@ def _named_type_code_of(klass: type) -> str | None:
     return None
 
 
-def _short(exc: BaseException) -> str:
+def _short_of(klass: type, rendered: str) -> str:
     """Type and first line of the message, scrubbed *before* it is cut short (a secret cut
     in half would no longer match the scrubber)."""
-    return _short_of(type(exc), _text(exc))
-
-
-def _short_of(klass: type, rendered: str) -> str:
     full = rendered.strip()
     text = scrub(full.splitlines()[0]) if full else ""
     if len(text) > MAX_MESSAGE:
@@ -343,12 +339,12 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
     facts = _facts(exc)
     if facts is None:
         return None
+    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
+    own_errno = err if type(err) is int else None  # an OpenSSL number is no errno
     if _plain(facts):
-        err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
-        key_err = err if type(err) is int else None
-        plain = _plain_verdict(type(exc), facts, _text(exc), key_err)
+        plain = _plain_verdict(type(exc), facts, _text(exc), own_errno)
         return from_verdict(plain) if plain is not None else None
-    found = _proposals(exc, facts)
+    found = _readings(type(exc), facts, _text(exc), own_errno)
     if not found:
         return None
     verdict = decide(found, facts)
@@ -385,16 +381,10 @@ def _type_code(klass: type) -> str | None:
     return None
 
 
-def _proposals(exc: BaseException, facts: Facts) -> list[Proposal]:
-    """Every reading of ``exc``: its facts' (:func:`~control_plane.core.evidence.weigh`),
-    its class names', and how its built-in type and errno say it failed."""
-    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
-    return _readings(type(exc), facts, _text(exc), err if isinstance(err, int) else None)
-
-
 def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list[Proposal]:
-    """:func:`_proposals` from what they depend on: the class, the facts, ``str(exc)`` and
-    the exception's own errno (``None`` for an ``ssl.SSLError``: an OpenSSL number)."""
+    """Every reading of an exception: its facts' (:func:`~control_plane.core.evidence.weigh`),
+    its class names', and how its built-in type and errno say it failed; from the class,
+    the facts, ``str(exc)`` and its own errno (``None`` for an ``ssl.SSLError``)."""
     found = weigh(facts)
     short = ""
     typed = _type_code(klass)

@@ -221,18 +221,6 @@ PHRASE_RULES = _rows("phrase_rules")
 GENERIC_PHRASES = _rows("generic_phrases")
 
 
-@functools.lru_cache(maxsize=64)
-def _any_of(rules: tuple[FactRule, ...]) -> re.Pattern[str]:
-    """One regex matching where any row of ``rules`` matches (a quick first test)."""
-    return _compile("|".join(f"(?:{row.pattern})" for row in rules))
-
-
-def _quick(rules: Sequence[FactRule]) -> re.Pattern[str]:
-    """The quick regex of ``rules`` (the module's own tables are :class:`Rows`: found at
-    once; another sequence is hashed row by row)."""
-    return _any_of(rules if isinstance(rules, tuple) else tuple(rules))
-
-
 def search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
     """The first row of ``rules`` found in one of ``texts``.
 
@@ -240,20 +228,11 @@ def search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
     test, exact for ASCII under case folding): a row whose literal is absent cannot match.
     One case-insensitive regex of many alternatives costs ~40 us on 80 characters."""
     joined = "\n".join(texts)
-    if joined.isascii():
-        lowered = joined.lower()  # a needle has no newline: none spans two texts
-        for row in rules:
-            needle = row.needle
-            if needle is not None and needle not in lowered:
-                continue
-            pattern = row.compiled()
-            if any(pattern.search(text) for text in texts):
-                return row
-        return None
-    quick = _quick(rules)
-    if not any(quick.search(text) for text in texts):
-        return None
+    lowered = joined.lower() if joined.isascii() else None  # a needle has no newline
     for row in rules:
+        needle = row.needle
+        if lowered is not None and needle is not None and needle not in lowered:
+            continue
         pattern = row.compiled()
         if any(pattern.search(text) for text in texts):
             return row
