@@ -91,8 +91,7 @@ __all__ = [
     "words_code",
 ]
 
-_DATA = DATA
-_message = fact_rules.message
+_message = fact_rules.message  # "@name": a message of [messages]
 _DOWN, _MISSING, _THROTTLED = _message("@down"), _message("@missing"), _message("@throttled")
 
 #: How much a kind of evidence weighs. What (a server's code word, a protocol's number, a
@@ -147,20 +146,16 @@ def tokens(text: str) -> tuple[str, ...]:
 #: (a 403, a 402) from deciding.
 WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
     (group["code"], _message(group["message"]), tuple(phrase.split()))
-    for group in _DATA["words"]
+    for group in DATA["words"]
     for phrase in group["phrases"]
 )
-
-
-def _prefix_of(phrase: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(w.rstrip("*") for w in phrase)
 
 
 def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     n = len(phrase)
     if n > len(words):
         return False
-    plain = _prefix_of(phrase)
+    plain = tuple(w.rstrip("*") for w in phrase)
     starred = tuple(w.endswith("*") for w in phrase)
     for i in range(len(words) - n + 1):
         if all(
@@ -244,7 +239,7 @@ def _pair(row: list[str]) -> tuple[str, str]:
 PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = MappingProxyType(
     {
         protocol: MappingProxyType({int(number): _pair(row) for number, row in rows.items()})
-        for protocol, rows in _DATA["protocol_codes"].items()
+        for protocol, rows in DATA["protocol_codes"].items()
     }
 )
 #: A protocol's number no row of :data:`PROTOCOL_CODES` names, by its class: SMTP and FTP
@@ -253,7 +248,7 @@ PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = MappingProxyType(
 PROTOCOL_CLASSES: Mapping[str, tuple[tuple[int, int, str, str], ...]] = MappingProxyType(
     {
         protocol: tuple((low, high, code, _message(msg)) for low, high, code, msg in rows)
-        for protocol, rows in _DATA["protocol_classes"].items()
+        for protocol, rows in DATA["protocol_classes"].items()
     }
 )
 
@@ -272,14 +267,14 @@ def protocol_code(protocol: str, number: int) -> tuple[str, str, bool] | None:
 
 #: SMTP enhanced status codes (RFC 3463) by ``subject.detail`` -> (code, message).
 ENHANCED_STATUS: Mapping[str, tuple[str, str]] = MappingProxyType(
-    {key: _pair(row) for key, row in _DATA["enhanced_status"].items()}
+    {key: _pair(row) for key, row in DATA["enhanced_status"].items()}
 )
 
 
 #: Response codes replies quote in brackets (IMAP, RFC 5530; POP3, RFC 2449/3206) -> code.
 #: Read only in brackets: ``AUTH`` or ``EXPIRED`` alone in a field says too little.
 RESPONSE_CODES: Mapping[str, tuple[str, str]] = MappingProxyType(
-    {key: _pair(row) for key, row in _DATA["response_codes"].items()}
+    {key: _pair(row) for key, row in DATA["response_codes"].items()}
 )
 
 
@@ -370,7 +365,7 @@ def weigh(facts: Facts) -> list[Proposal]:
 
 #: Words of a class name that say only *how* a call failed (a connection): weak, and weaker
 #: than any other evidence (``AuthenticationError(ConnectionError)`` is ``auth_failed``).
-HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(tuple(p.split()) for p in _DATA["how_names"])
+HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(tuple(p.split()) for p in DATA["how_names"])
 
 
 @functools.lru_cache(maxsize=1024)
@@ -480,7 +475,7 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
 
 #: errno -> baseline code (``[errno]`` of ``evidence.toml``, by name).
 ERRNO_CODES: Mapping[int, str] = MappingProxyType(
-    {getattr(errno, name): code for name, code in _DATA["errno"].items()}
+    {getattr(errno, name): code for name, code in DATA["errno"].items()}
 )
 
 #: A tool's line quoting a protocol's reply in that protocol's own format: an SMTP reply

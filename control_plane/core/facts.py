@@ -737,11 +737,6 @@ def _type_names(klass: type) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _may_wait(status: int | None) -> bool:
-    """Whether a delay may matter for an answer of ``status``: none known, a 429 or a 5xx."""
-    return status is None or status == 429 or status >= 500
-
-
 def _raised_about(exc: BaseException, gather: _Gather) -> None:
     """The HTTP response a library raised an exception about without keeping it on the
     exception (a status turned into a class, its ``Retry-After`` dropped): the first
@@ -805,7 +800,9 @@ def extract(exc: BaseException) -> Facts:
     elif gather.protocol == "smtp":
         replies = tuple(ENHANCED.findall("\n".join(gather.text)[:MAX_STRING])[:4])
     names = _type_names(type(exc))
-    if names and gather.delay is None and gather.protocol is None and _may_wait(gather.status):
+    status = gather.status  # a delay matters for none known, a 429 or a 5xx
+    may_wait = status is None or status == 429 or status >= 500
+    if names and gather.delay is None and gather.protocol is None and may_wait:
         _raised_about(exc, gather)  # a library's exception (a builtin's has no names)
     return Facts(
         replies=replies,

@@ -204,15 +204,13 @@ _Row = list[Any]
 _DATA = load(Path(__file__).with_name("stderr_tables.toml"))
 
 
-def _message(text: str) -> str:
-    return message(text, _DATA)
-
-
 def http_status_rules(prefix: str, regex: str) -> tuple[StderrRule, ...]:
     """Rules for an HTTP status a tool prints: ``regex`` has one ``{status}`` slot; the
     statuses, codes and messages are the ``[http]`` rows of ``stderr_tables.toml``."""
     return tuple(
-        rule(f"{prefix}_http_{name}", code, regex.format(status=f"({statuses})"), _message(msg))
+        rule(
+            f"{prefix}_http_{name}", code, regex.format(status=f"({statuses})"), message(msg, _DATA)
+        )
         for name, code, statuses, msg in _DATA["http"]["rows"]
     )
 
@@ -228,7 +226,7 @@ def _rules(name: str, built: dict[str, tuple[StderrRule, ...]]) -> tuple[StderrR
             elif row[0].startswith("@"):
                 found += _rules(row[0][1:], built)
             else:
-                found.append(rule(row[0], row[1], row[2], _message(row[3])))
+                found.append(rule(row[0], row[1], row[2], message(row[3], _DATA)))
         built[name] = tuple(found)
     return built[name]
 
@@ -263,7 +261,7 @@ WGET, FFMPEG = _CLASSIFIERS["wget"], _CLASSIFIERS["ffmpeg"]
 
 def _exits(name: str) -> Mapping[int, ExitRule]:
     rows: list[_Row] = _DATA["exits"][name]["rows"]
-    return MappingProxyType({s: ExitRule(s, code, _message(msg)) for s, code, msg in rows})
+    return MappingProxyType({s: ExitRule(s, code, message(msg, _DATA)) for s, code, msg in rows})
 
 
 #: curl's documented exit statuses (``man curl``, EXIT CODES) that name one failure.

@@ -17,14 +17,10 @@ __all__ = ["DATA", "code_table", "type_rules"]
 DATA: dict[str, Any] = load(Path(__file__).with_name("tables.toml"))
 
 
-def _message(text: str) -> str:
-    return message(text, DATA)
-
-
 def type_rules(plugin: str) -> tuple[TypeRule, ...]:
     """``plugin``'s ``types`` rows: ``["package.ClassName", code, message, "weak"?]``."""
     return Rows(
-        TypeRule(row[0], row[1], _message(row[2]), weak=row[3:] == ["weak"])
+        TypeRule(row[0], row[1], message(row[2], DATA), weak=row[3:] == ["weak"])
         for row in DATA[plugin]["types"]
     )
 
@@ -33,5 +29,8 @@ def code_table(plugin: str, table: str) -> Mapping[Any, tuple[str, str]]:
     """``plugin``'s ``table``: key (a number when it is digits) -> (code, message)."""
     rows: dict[str, list[str]] = DATA[plugin][table]
     return MappingProxyType(
-        {(int(k) if k.isdigit() else k): (code, _message(msg)) for k, (code, msg) in rows.items()}
+        {
+            (int(k) if k.isdigit() else k): (code, message(msg, DATA))
+            for k, (code, msg) in rows.items()
+        }
     )
