@@ -16,7 +16,7 @@ from hostilepacks import SECRET
 from raw_wire import Serve, invoke
 from tiers import starts_processes
 
-from control_plane.runtime.isolation import wait_until
+from control_plane._features.isolation.isolation import wait_until
 
 PACK = "hostile.iso"
 

@@ -12,7 +12,8 @@ import grpc
 import orjson
 import pytest
 
-from control_plane.core.bounds import (
+from control_plane._features.grpc import status as wire
+from control_plane._kernel.bounds import (
     MAX_NODES,
     MAX_RETRY_AFTER,
     MAX_TEXT,
@@ -22,12 +23,11 @@ from control_plane.core.bounds import (
     safe_text,
     valid_text,
 )
-from control_plane.core.errors import FieldViolation, InvalidInput
-from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
-from control_plane.core.redact import scrub_data
-from control_plane.core.returned import Returned, copy_returned
-from control_plane.core.threads import PackThreads
-from control_plane.wire import status as wire
+from control_plane._kernel.errors import FieldViolation, InvalidInput
+from control_plane._kernel.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane._kernel.redact import scrub_data
+from control_plane._kernel.returned import Returned, copy_returned
+from control_plane._kernel.threads import PackThreads
 
 
 def outcome(**error: Any) -> Outcome:
