@@ -43,8 +43,9 @@ from mcp_source_support import (
 from server_support import PACKCTL
 
 from control_plane._features.grpc.client import Client, PackCallError
-from control_plane._features.mcp.source import McpConfigError, load_config, pack_name
+from control_plane._features.mcp.source.config import McpConfigError, load_config
 from control_plane._features.mcp.source.rules import BUILTIN_RULES, first_match, retry_after_in
+from control_plane._features.mcp.source.source import pack_name
 from control_plane._kernel.errors import InvalidInput
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(300)]

@@ -24,7 +24,8 @@ from control_plane._kernel.reach import Grants, Reaches, Scratch
 from control_plane._kernel.registry import LoadFailure, Registry
 
 if TYPE_CHECKING:
-    from control_plane._features.mcp.source import McpConfig, McpSource
+    from control_plane._features.mcp.source.config import McpConfig
+    from control_plane._features.mcp.source.source import McpSource
 
 __all__ = [
     "BUILTIN_CLASSIFIERS",
@@ -338,7 +339,7 @@ def load_registry(
     classifiers = classifiers_of(pm)
     mcp: McpSource | None = None
     if mcp_config is not None:
-        from control_plane._features.mcp.source import open_source
+        from control_plane._features.mcp.source.source import open_source
 
         mcp = open_source(mcp_config, registry, Reaches(grants, scratch=scratch))
     return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry), mcp=mcp)

@@ -27,7 +27,6 @@ __all__ = [
     "add_commands",
     "add_serve_arguments",
     "add_serve_options",
-    "add_tracing_arguments",
     "observability_config",
     "tracing_from_args",
 ]
@@ -217,8 +216,10 @@ def observability_config(args: argparse.Namespace) -> ObservabilityConfig:
     )
 
 
-def add_tracing_arguments(parser: argparse.ArgumentParser) -> None:
-    """``packctl serve`` options for OpenTelemetry tracing."""
+@hookimpl
+def add_serve_options(parser: argparse.ArgumentParser) -> None:
+    """``packctl serve``'s metrics, events, incident store and tracing options."""
+    add_serve_arguments(parser)
     group = parser.add_argument_group("tracing (OpenTelemetry, needs the otel extra)")
     group.add_argument(
         "--otel-endpoint",
@@ -241,10 +242,3 @@ def tracing_from_args(args: argparse.Namespace) -> Tracing | None:
     if not url:
         return None
     return Tracing.to_endpoint(url, args.otel_protocol, set_global=True)
-
-
-@hookimpl
-def add_serve_options(parser: argparse.ArgumentParser) -> None:
-    """``packctl serve``'s metrics, events, incident store and tracing options."""
-    add_serve_arguments(parser)
-    add_tracing_arguments(parser)

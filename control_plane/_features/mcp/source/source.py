@@ -10,7 +10,12 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from control_plane._features.mcp.source.config import McpConfig, ServerConfig, ToolVocabulary
+from control_plane._features.mcp.source.config import (
+    McpConfig,
+    McpConfigError,
+    ServerConfig,
+    ToolVocabulary,
+)
 from control_plane._features.mcp.source.connection import (
     ServerConnection,
     ServerUnavailable,
@@ -28,7 +33,7 @@ from control_plane._kernel.pack import Context, Pack
 from control_plane._kernel.reach import Reaches
 from control_plane._kernel.registry import LoadFailure, Registry
 
-__all__ = ["HealthWatcher", "McpSource", "pack_name", "tool_pack"]
+__all__ = ["HealthWatcher", "McpSource", "open_source", "pack_name", "tool_pack"]
 
 logger = logging.getLogger("capability_packs.mcp_source")
 
@@ -391,3 +396,21 @@ class McpSource:
             )
             raise failure
         return _output(result, structured)
+
+
+def open_source(config: McpConfig, registry: Registry, reaches: Reaches | None = None) -> McpSource:
+    """Start ``config``'s servers and register their packs into ``registry``, each server
+    confined to its packs' grant in ``reaches`` (the runtime's grants; none by default).
+
+    Raises :class:`McpConfigError` when the ``mcp`` SDK is not installed.
+    """
+    try:
+        import mcp.client.session  # noqa: F401
+    except ImportError as exc:
+        raise McpConfigError(
+            f"{config.path}: MCP servers need the MCP SDK ({exc}); "
+            "install it with: pip install 'capability-packs[mcp]'"
+        ) from None
+    source = McpSource(config, reaches)
+    source.start(registry)
+    return source
