@@ -1,8 +1,7 @@
 """``packctl mcp``: packs as MCP tools, driven by the official SDK's own clients.
 
 The server runs as a real subprocess (``python -m control_plane._features.cli.cli mcp``) loading
-only
-the test plugin; the stdio tests talk to it with ``mcp.Client(StdioServerParameters)``,
+only the test plugin; the stdio tests talk to it with ``mcp.Client(StdioServerParameters)``,
 one test over streamable HTTP on 127.0.0.1, one against a real gRPC control plane.
 """
 

@@ -245,8 +245,7 @@ class Runtime:
 
         With ``config`` (``packctl serve``'s options, typed), as it says; without,
         ``kwargs`` go to :func:`~control_plane._features.observability.observability.install`.
-        Plugin
-        event sinks and the load failures are always included.
+        Plugin event sinks and the load failures are always included.
         """
         if self.observability is not None:
             return self.observability
@@ -488,8 +487,7 @@ def build_runtime(
     ``load`` reuses plugins already loaded (a :func:`load_registry` result) instead of
     loading them from ``config``. Raises
     :class:`~control_plane._features.isolation.isolation.IsolationError` when ``config.isolate``
-    names
-    an unknown pack, :class:`~control_plane._features.mcp.source.McpConfigError` when
+    names an unknown pack, :class:`~control_plane._features.mcp.source.config.McpConfigError` when
     ``config.mcp_config`` cannot be used.
     """
     require_scrubber()  # a process whose scrubber leaks never serves (SystemExit)

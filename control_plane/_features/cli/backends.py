@@ -98,8 +98,7 @@ class RemoteBackend:
     """A control plane at ``target`` (``--target HOST:PORT``), over ``grpc.aio``.
 
     ``client_kwargs`` go to :class:`~control_plane._features.grpc.client.AsyncClient` (``token``,
-    ``tls``).
-    Create it inside the running event loop that will use it.
+    ``tls``). Create it inside the running event loop that will use it.
     """
 
     def __init__(self, target: str, **client_kwargs: Any) -> None:

@@ -211,7 +211,7 @@ def mcp_config_path(args: argparse.Namespace) -> Path | None:
     """The MCP config a command's runtime loads: ``--mcp-config``, else
     ``$PACKCTL_MCP_CONFIG``, else ``./packctl-mcp.toml`` when present (docs/mcp.md).
 
-    Raises :class:`~control_plane._features.mcp.source.McpConfigError` for a named file that
+    Raises :class:`~control_plane._features.mcp.source.config.McpConfigError` for a named file that
     is missing.
     """
     return find_config(getattr(args, "mcp_config", None))

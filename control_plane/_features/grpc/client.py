@@ -319,8 +319,7 @@ class Client:
 
     ``token`` is sent as ``authorization: Bearer <token>`` (only over TLS or to a
     loopback target); ``tls`` (:class:`control_plane._features.grpc.auth.ClientTls`) gives the CA
-    and,
-    for mutual TLS, the client certificate and key.
+    and, for mutual TLS, the client certificate and key.
     """
 
     def __init__(

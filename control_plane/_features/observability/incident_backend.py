@@ -1,12 +1,10 @@
 """Where the incident store keeps its rows: the one small interface its writer thread and
 its readers use, and the choice between its two implementations (SQLite, the embedded
-default: :mod:`~control_plane._features.observability.incident_sqlite`; PostgreSQL, one store
-shared by
-every replica and worker: :mod:`~control_plane._features.observability.incident_postgres`).
+default: :mod:`~control_plane._features.observability.incident_sqlite`; PostgreSQL, one store shared
+by every replica and worker: :mod:`~control_plane._features.observability.incident_postgres`).
 
 The store (:class:`~control_plane._features.observability.incident_store.IncidentStore`) owns the
-bounded
-queue, the writer thread, the journal, retention's schedule and the counting of dropped
+bounded queue, the writer thread, the journal, retention's schedule and the counting of dropped
 records; a backend only runs statements. Each of its calls raises one of
 :attr:`IncidentBackend.errors` on a database failure, and nothing else."""
 
