@@ -58,8 +58,6 @@ FEATURE_EDGES: dict[tuple[str, str], str] = {
     ("isolation", "grants"): "isolation workers confine themselves (Landlock) before their pack",
     ("temporal", "cli"): "packctl temporal worker takes the runtime options of every command",
     ("temporal", "grpc"): "a remote worker's client and call errors",
-    ("temporal", "isolation"): "packctl temporal worker --isolate",
-    ("temporal", "mcp"): "packctl temporal worker --mcp-config",
     ("temporal", "observability"): "packctl temporal worker's observability options",
 }
 

@@ -596,7 +596,7 @@ def _serve(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, args.log_level)
     try:
         runtime = build_runtime(runtime_config(args))
-    except (IsolationError, McpConfigError, GrantError) as exc:
+    except ConfigError as exc:  # isolation, MCP config, grants: each a ConfigError
         print(f"packctl: {exc}", file=sys.stderr)
         if tracing is not None:
             tracing.close()

@@ -25,14 +25,13 @@ from control_plane._features.cli.cli import (
     rejection_problem,
 )
 from control_plane._features.cli.reliability_cli import runtime_config
-from control_plane._features.isolation.isolation import IsolationError
-from control_plane._features.mcp.source.config import McpConfigError
 from control_plane._features.observability.observability_cli import (
     add_serve_arguments,
     observability_config,
 )
 from control_plane._kernel.errors import RequestRejected
 from control_plane._kernel.hookspecs import hookimpl
+from control_plane._kernel.limits import ConfigError
 from control_plane._kernel.outcome import Outcome
 from control_plane._runtime.runtime import build_runtime
 
@@ -141,7 +140,7 @@ def _worker(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, args.log_level)
     try:
         runtime = build_runtime(runtime_config(args))
-    except (IsolationError, McpConfigError) as exc:
+    except ConfigError as exc:  # isolation, MCP config, grants: each a ConfigError
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
     obs = runtime.observe(observability_config(args))
