@@ -84,9 +84,8 @@ def build(port: int, db: str, mode: str) -> grpc.Server:
             else:
                 outcome = run(coro, context)
         except RequestRejected as exc:
-            rich = wire.rejection_status(exc, request.request_id)
             obs.emit_rejection(exc, request_id=request.request_id or None)
-            context.abort_with_status(wire.to_grpc_status(rich))
+            context.abort_with_status(wire.refusal(exc, request.request_id))
             raise AssertionError("unreachable") from None
         if outcome.error is None:
             response = pb.InvokePackResponse(
@@ -98,7 +97,7 @@ def build(port: int, db: str, mode: str) -> grpc.Server:
             if outcome.validation is not None:
                 response.validation.CopyFrom(wire.validation_to_proto(outcome.validation))
             return response.SerializeToString()  # type: ignore[no-any-return]
-        context.abort_with_status(wire.to_grpc_status(wire.error_status(outcome)))
+        context.abort_with_status(wire.encode_failure(outcome).status)
         raise AssertionError("unreachable")
 
     server = grpc.server(ThreadPoolExecutor(THREADS))

@@ -13,7 +13,6 @@ from server_support import ServerThread, load_test_packs
 
 from control_plane._features.grpc import status as wire
 from control_plane._features.grpc.admission import (
-    OVERLOADED_REASON,
     Admission,
     AdmissionLimits,
     parse_pack_limit,
@@ -58,7 +57,7 @@ def test_pack_limit_refuses_at_once_with_retry_info(server: ServerThread) -> Non
     assert rpc.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     parsed = wire.parse_status(rpc.code(), rpc.details(), rpc.trailing_metadata())
     assert parsed.error_info is not None
-    assert parsed.error_info.reason == OVERLOADED_REASON
+    assert parsed.error_info.reason == "OVERLOADED"
     assert parsed.error_info.domain == "control_plane"
     assert dict(parsed.error_info.metadata)["scope"] == "test.slow"
     assert parsed.retry_delay == 0.75

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -421,7 +422,8 @@ def test_the_servers_pushback_is_the_one_the_status_says(
     retry_after: float | None, code: str
 ) -> None:
     """The server computes the pushback from the envelope (no parsing on the error path);
-    it must equal what the rich status it sends says."""
+    it must equal what the rich status it sends says: ``RetryInfo``'s delay in
+    milliseconds, ``-1`` when not retryable, none for a retryable failure without one."""
     retryable = code != "not_found"
     if code == "rate_limited" and retry_after is None:
         retry_after = 1.0
@@ -434,7 +436,15 @@ def test_the_servers_pushback_is_the_one_the_status_says(
     if retry_after is not None:
         env["retry_after"] = retry_after
     outcome = Outcome.model_validate({"pack": "p", "version": "1", "request_id": "r", "error": env})
-    error = outcome.error
-    assert error is not None
-    rich = wire.error_status(outcome)
-    assert wire.pushback_for(error.retryable, error.retry_after) == wire.retry_pushback(rich)
+    status = wire.encode_failure(outcome).status
+    trailing = dict(status.trailing_metadata)
+    rich = status_pb2.Status.FromString(trailing[wire.DETAILS_KEY])
+    delays = [
+        error_details_pb2.RetryInfo.FromString(d.value).retry_delay
+        for d in rich.details
+        if d.Is(error_details_pb2.RetryInfo.DESCRIPTOR)
+    ]
+    expected = (
+        None if not delays else str(delays[0].seconds * 1000 + math.ceil(delays[0].nanos / 1e6))
+    )
+    assert trailing.get(wire.PUSHBACK_KEY) == (expected if retryable else wire.NO_RETRY_PUSHBACK)

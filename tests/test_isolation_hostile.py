@@ -8,7 +8,8 @@ pipe (the scrubbing relay keeps one descriptor open per such pipe in the control
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,17 @@ from hostilepacks import SECRET
 from raw_wire import Serve, invoke
 from tiers import starts_processes
 
-from control_plane._features.isolation.isolation import wait_until
-
 PACK = "hostile.iso"
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
+    """Poll ``predicate`` until true or ``timeout`` seconds pass."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
 
 
 @pytest.fixture(scope="module")

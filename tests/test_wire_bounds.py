@@ -171,7 +171,7 @@ def test_a_thousand_checks_and_a_megabyte_partial_result_fit() -> None:
 
 def test_rejections_are_bounded_too() -> None:
     many = [FieldViolation(f"/f{i}", "bad " * 20) for i in range(1000)]
-    status = wire.to_grpc_status(wire.rejection_status(InvalidInput("p.q", many)))
+    status = wire.refusal(InvalidInput("p.q", many))
     assert len(dict(status.trailing_metadata)[wire.DETAILS_KEY]) <= wire.MAX_DETAILS_BYTES
     parsed = decode(status)
     assert parsed.error_info is not None and parsed.error_info.reason == "INVALID_INPUT"
@@ -283,3 +283,56 @@ def test_a_thread_that_outlives_its_event_loop_gives_its_share_back() -> None:
     finally:
         release.set()
         threads.shutdown()
+
+
+async def test_the_server_records_the_last_resort_it_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When even encoding fails, the outcome the server records (metrics, events) is the
+    last-resort ``internal_error`` the caller got, with the same reference id."""
+    import testpacks
+
+    from control_plane._features.grpc.server import ControlPlaneServicer
+    from control_plane._runtime.plugins import load_registry
+    from control_plane._runtime.runtime import RuntimeConfig, build_runtime
+    from control_plane.v1 import control_plane_pb2 as pb
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("encoder bug")
+
+    load = load_registry(builtins=False, entry_points_=False, extra=[testpacks])
+    runtime = build_runtime(RuntimeConfig(), load=load)
+    recorded: list[Outcome] = []
+    sent: list[grpc.Status] = []
+
+    class Recorder:
+        def record_outcome(self, outcome: Outcome, seconds: float) -> None:
+            recorded.append(outcome)
+
+    class Context:
+        def invocation_metadata(self) -> tuple[Any, ...]:
+            return ()
+
+        def time_remaining(self) -> float | None:
+            return None
+
+        async def abort_with_status(self, status: grpc.Status) -> None:
+            sent.append(status)
+            raise grpc.aio.AbortError()
+
+    try:
+        monkeypatch.setattr(runtime.invoker, "invoke", broken)
+        monkeypatch.setattr(wire, "error_status", broken)
+        servicer = ControlPlaneServicer(
+            runtime.invoker,
+            max_send_bytes=1 << 20,
+            observability=Recorder(),  # type: ignore[arg-type]
+        )
+        with pytest.raises(grpc.aio.AbortError):
+            await servicer.InvokePack(pb.InvokePackRequest(pack="x.y"), Context())  # type: ignore[arg-type]
+    finally:
+        runtime.close()
+    parsed = decode(sent[0])
+    assert parsed.error_info is not None
+    assert parsed.error_info.metadata["encoding"] == "last_resort"
+    ref = parsed.error_info.metadata["reference_id"]
+    last = recorded[-1].error
+    assert last is not None and last.code == "internal_error" and last.reference_id == ref

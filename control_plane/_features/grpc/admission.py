@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from google.rpc import status_pb2
 
 from control_plane._features.grpc import status as wire
 from control_plane._kernel.limits import MAX_REQUEST_ID, ConfigError, clip, input_too_large
@@ -18,7 +17,6 @@ from control_plane._kernel.rejection import Rejection
 
 __all__ = [
     "DEFAULT_RETRY_AFTER",
-    "OVERLOADED_REASON",
     "Admission",
     "AdmissionLimits",
     "GuardedServicer",
@@ -28,8 +26,6 @@ __all__ = [
 
 logger = logging.getLogger("capability_packs.admission")
 
-#: ``ErrorInfo.reason`` of a call refused by an in-flight limit.
-OVERLOADED_REASON = "OVERLOADED"
 #: Seconds a refused caller is told to wait (``RetryInfo``).
 DEFAULT_RETRY_AFTER = 0.5
 
@@ -126,10 +122,9 @@ class Admission:
 
 def overloaded_status(
     pack: str, scope: str, limit: int, retry_after: float, request_id: str = ""
-) -> status_pb2.Status:
-    """The rich ``RESOURCE_EXHAUSTED`` status of a call refused by a limit (the
-    ``overloaded`` rejection, rendered by
-    :func:`control_plane._features.grpc.status.rejection_status`)."""
+) -> grpc.Status:
+    """The ``RESOURCE_EXHAUSTED`` status of a call refused by a limit (the ``overloaded``
+    rejection, rendered by :func:`control_plane._features.grpc.status.refusal`)."""
     where = "all packs" if scope == "global" else f"pack {scope}"
     rejection = Rejection.of(
         "overloaded",
@@ -139,7 +134,7 @@ def overloaded_status(
         retry_after=retry_after,
         metadata={"scope": scope, "limit": str(limit)},
     )
-    return wire.rejection_status(rejection)
+    return wire.refusal(rejection)
 
 
 class GuardedServicer:
@@ -168,9 +163,7 @@ class GuardedServicer:
         if limit is not None and len(request.input) > limit:
             rejected = input_too_large(request.pack, len(request.input), limit)
             rid = clip(request.request_id, MAX_REQUEST_ID)
-            await context.abort_with_status(
-                wire.to_grpc_status(wire.rejection_status(rejected, rid))
-            )
+            await context.abort_with_status(wire.refusal(rejected, rid))
         admission = self.admission
         if admission is None:
             return await self.inner.InvokePack(request, context)
@@ -189,14 +182,15 @@ class GuardedServicer:
                     "reason": scope,
                 },
             )
-            rich = overloaded_status(
-                clip(pack),
-                scope,
-                cap,
-                admission.limits.retry_after,
-                clip(request.request_id, MAX_REQUEST_ID),
+            await context.abort_with_status(
+                overloaded_status(
+                    clip(pack),
+                    scope,
+                    cap,
+                    admission.limits.retry_after,
+                    clip(request.request_id, MAX_REQUEST_ID),
+                )
             )
-            await context.abort_with_status(wire.to_grpc_status(rich))
         try:
             return await self.inner.InvokePack(request, context)
         finally:

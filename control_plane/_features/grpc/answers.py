@@ -26,8 +26,8 @@ import socket
 from collections.abc import Callable, Collection
 from typing import Any
 
+import grpc
 from google.protobuf.message import Message
-from google.rpc import status_pb2
 
 from control_plane._features.grpc import status as wire
 from control_plane._kernel.rejection import Rejection
@@ -76,15 +76,9 @@ def answer_bytes(reply: Answer | Message) -> bytes:
     return reply.SerializeToString()
 
 
-def answer_size(reply: Answer | Message) -> int:
-    """What ``reply`` will hold once handed to grpc, in bytes."""
-    if type(reply) is Answer:
-        return len(reply.raw)
-    assert isinstance(reply, Message)
-    return reply.ByteSize()
-
-
-def refused_status(limit: int, retry_after: float, pack: str = "", request_id: str = "") -> Any:
+def refused_status(
+    limit: int, retry_after: float, pack: str = "", request_id: str = ""
+) -> grpc.Status:
     """The rich ``RESOURCE_EXHAUSTED`` status of a call refused by the budget (the
     ``overloaded`` rejection; nothing ran)."""
     rejection = Rejection.of(
@@ -96,8 +90,7 @@ def refused_status(limit: int, retry_after: float, pack: str = "", request_id: s
         retry_after=retry_after,
         metadata={"scope": ANSWERS_SCOPE, "limit": str(limit)},
     )
-    rich: status_pb2.Status = wire.rejection_status(rejection)
-    return wire.to_grpc_status(rich)
+    return wire.refusal(rejection)
 
 
 #: Closes the connection of a peer (grpc's ``context.peer()``); whether it found it.
@@ -150,13 +143,10 @@ class AnswerBudget:
         """(bytes held, connections closed): the ``answer_*`` metrics."""
         return self.held, self.closed
 
-    def held_by(self, peer: str) -> int:
-        return self._by_peer.get(peer, 0)
-
     def hold(self, context: Any, reply: Answer | Message) -> None:
         """Count ``reply``, handed to grpc for the call of ``context``, until the call is
         done; past the budget, close the largest holders."""
-        size = len(reply.raw) if type(reply) is Answer else answer_size(reply)
+        size = len(reply.raw) if type(reply) is Answer else reply.ByteSize()  # type: ignore[union-attr]
         peer = str(context.peer())
         self.held += size
         self._by_peer[peer] = self._by_peer.get(peer, 0) + size

@@ -123,7 +123,7 @@ async def _deny(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> An
     from control_plane._features.grpc import status as wire  # status imports nothing of auth
 
     rejection = Rejection.of("unauthenticated", _DENIED)
-    await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(rejection)))
+    await context.abort_with_status(wire.refusal(rejection))
 
 
 def _denying(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:

@@ -290,6 +290,12 @@ def error_from_outcome(outcome: Outcome) -> PackCallError:
     )
 
 
+#: Refusals raised as a class of their own; ``_REQUEST_REJECTED`` as the request's fault;
+#: any other as a :class:`TransportError`.
+_REFUSAL_CLASSES: Mapping[str, type[TransportError]] = MappingProxyType(
+    {"overloaded": Overloaded, "unauthenticated": Unauthenticated}
+)
+_REQUEST_REJECTED = frozenset({"unknown_pack", "invalid_input"})
 #: Longest code the client accepts from a peer (longer ones are no code of any vocabulary).
 MAX_CODE_LENGTH = 128
 #: Statuses a gRPC library reports when the transport failed before an answer arrived.
@@ -338,45 +344,33 @@ def error_from_rpc(
     """
     status: grpc.StatusCode = exc.code()
     parsed = wire.parse_call(exc)
-    if parsed.pack_error is not None:
-        msg = parsed.pack_error
+    info = parsed.error_info
+    msg = parsed.pack_error
+    if info is not None and msg is None and info.domain == wire.REJECTION_DOMAIN:
+        rejection = wire.rejection_from_status(parsed)
+        if rejection is None:
+            reason = scrub(info.metadata.get("code") or info.reason, 64)
+            return unreadable_answer(
+                f"{status.name} with the unknown refusal {reason!r}", status, target
+            )
+        if rejection.reason in _REQUEST_REJECTED:
+            return RequestRejected.of(rejection)
+        refused = _REFUSAL_CLASSES.get(rejection.reason, TransportError)
+        return refused(status, parsed.message, target, rejection=rejection)
+    where: dict[str, Any]
+    if msg is not None:
         envelope = wire.envelope_from_proto(msg)
         if envelope.retry_after is None and parsed.retry_delay is not None:
             envelope = envelope.model_copy(update={"retry_after": parsed.retry_delay})
-        if not is_code(envelope.code):
-            envelope = _no_code(envelope.code, envelope.message, envelope.origin)
-        return _error_class(envelope.code, envelope.retryable)(
-            envelope,
-            pack=msg.pack or pack,
-            version=msg.pack_version,
-            request_id=msg.request_id,
-            status=status,
-            validation=wire.validation_from_proto(msg.validation)
+        where = {
+            "pack": msg.pack or pack,
+            "version": msg.pack_version,
+            "request_id": msg.request_id,
+            "validation": wire.validation_from_proto(msg.validation)
             if msg.HasField("validation")
             else None,
-        )
-    rejection = wire.rejection_from_status(parsed)
-    if rejection is not None:
-        if rejection.reason == "overloaded":
-            return Overloaded(
-                status,
-                parsed.message,
-                target,
-                retry_after=rejection.retry_after,
-                rejection=rejection,
-            )
-        if rejection.reason == "unauthenticated":
-            return Unauthenticated(status, parsed.message, target, rejection=rejection)
-        if rejection.reason in ("unknown_pack", "invalid_input"):
-            return RequestRejected.of(rejection)
-        return TransportError(status, parsed.message, target, rejection=rejection)
-    info = parsed.error_info
-    if info is not None and info.domain == wire.REJECTION_DOMAIN:
-        reason = scrub(info.metadata.get("code") or info.reason, 64)
-        return unreadable_answer(
-            f"{status.name} with the unknown refusal {reason!r}", status, target
-        )
-    if info is not None and (info.metadata.get("code") or info.reason):
+        }
+    elif info is not None and (info.metadata.get("code") or info.reason):
         # A rich status without our PackError (another implementation of the API).
         code = info.metadata.get("code") or info.reason.lower()
         envelope = ErrorEnvelope.model_construct(
@@ -387,14 +381,18 @@ def error_from_rpc(
             retry_after=parsed.retry_delay,
             reference_id=info.metadata.get("reference_id"),
         )
-        if not is_code(code):
-            envelope = _no_code(code, parsed.message, info.domain)
-        return _error_class(envelope.code, envelope.retryable)(
-            envelope,
-            pack=info.domain or pack,
-            request_id=info.metadata.get("request_id", ""),
-            status=status,
-        )
+        where = {"pack": info.domain or pack, "request_id": info.metadata.get("request_id", "")}
+    else:
+        return _no_pack_error(status, parsed.message, timeout, target)
+    if not is_code(envelope.code):
+        envelope = _no_code(envelope.code, envelope.message, envelope.origin)
+    return _error_class(envelope.code, envelope.retryable)(envelope, status=status, **where)
+
+
+def _no_pack_error(
+    status: grpc.StatusCode, message: str, timeout: float | None, target: str
+) -> TransportError:
+    """A failed call without our rich status: the transport's own."""
     if status == grpc.StatusCode.DEADLINE_EXCEEDED:
         waited = f" of {timeout:g}s" if timeout is not None else ""
         where = f" at {target}" if target else ""
@@ -405,7 +403,7 @@ def error_from_rpc(
         return DeadlineExceeded(
             status, message, target, rejection=Rejection.of("unavailable", message)
         )
-    details = parsed.message or str(status)
+    details = message or str(status)
     if status == grpc.StatusCode.UNAUTHENTICATED:
         return Unauthenticated(
             status, details, target, rejection=Rejection.of("unauthenticated", details)

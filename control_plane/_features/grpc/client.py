@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -108,36 +109,14 @@ class PackListing:
 
     @classmethod
     def from_registry(cls, registry: Registry) -> PackListing:
-        """The listing of an in-process registry (``packctl --local``)."""
-        return cls(
-            packs=tuple(
-                PackInfo(
-                    p.name,
-                    p.version,
-                    p.pack.summary,
-                    tuple(p.vocabulary),
-                    p.validates,
-                    p.plugin,
-                )
-                for p in registry
-            ),
-            failures=tuple(registry.failures),
-        )
+        """The listing of an in-process registry (``packctl --local``): what ``ListPacks``
+        answers for it (:func:`listing_message`), read as a client reads it."""
+        return _listing(listing_message(registry))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
         return {
-            "packs": [
-                {
-                    "name": p.name,
-                    "version": p.version,
-                    "summary": p.summary,
-                    "codes": list(p.codes),
-                    "validates": p.validates,
-                    "plugin": p.plugin,
-                }
-                for p in self.packs
-            ],
+            "packs": [{**dataclasses.asdict(p), "codes": list(p.codes)} for p in self.packs],
             "load_failures": [
                 {"plugin": f.plugin, "pack": f.pack, "reason": f.reason} for f in self.failures
             ],
@@ -160,22 +139,10 @@ class PackDescription:
 
     @classmethod
     def from_loaded(cls, loaded: LoadedPack) -> PackDescription:
-        """The description of an in-process pack (``packctl --local``)."""
-        vocabulary = {
-            code: dataclasses.replace(info, grpc_status=wire.status_for(code, info.retryable).name)
-            for code, info in loaded.vocabulary.items()
-        }
-        return cls(
-            name=loaded.name,
-            version=loaded.version,
-            summary=loaded.pack.summary,
-            input_schema=loaded.input_schema,
-            output_schema=loaded.output_schema,
-            vocabulary=MappingProxyType(vocabulary),
-            validates=loaded.validates,
-            docs=loaded.pack.docs,
-            plugin=loaded.plugin,
-        )
+        """The description of an in-process pack (``packctl --local``): what
+        ``DescribePack`` answers for it (:func:`description_message`), read as a client
+        reads it."""
+        return _description(description_message(loaded), "")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
@@ -202,6 +169,55 @@ class PackDescription:
             ],
             "docs": self.docs,
         }
+
+
+def listing_message(registry: Registry) -> pb.ListPacksResponse:
+    """The ``ListPacks`` reply for ``registry``: every loaded pack and every load failure."""
+    return pb.ListPacksResponse(
+        packs=[
+            pb.PackSummary(
+                name=p.name,
+                version=p.version,
+                summary=p.pack.summary,
+                codes=list(p.vocabulary),
+                validates=p.validates,
+                plugin=p.plugin,
+            )
+            for p in registry
+        ],
+        load_failures=[
+            pb.LoadFailure(plugin=f.plugin, pack=f.pack or "", reason=f.reason)
+            for f in registry.failures
+        ],
+    )
+
+
+def description_message(loaded: LoadedPack) -> pb.DescribePackResponse:
+    """The ``DescribePack`` reply for ``loaded``: its effective schemas and vocabulary, each
+    code with the gRPC status its failures end with."""
+    return pb.DescribePackResponse(
+        name=loaded.name,
+        version=loaded.version,
+        summary=loaded.pack.summary,
+        input_schema=orjson.dumps(loaded.input_schema),
+        output_schema=orjson.dumps(loaded.output_schema),
+        vocabulary=[
+            pb.CodeEntry(
+                code=code,
+                title=info.title,
+                description=info.description,
+                retryable=info.retryable,
+                recovery_hint=info.recovery_hint,
+                grpc_status=wire.status_for(code, info.retryable).name,
+                absorbs=list(info.absorbs),
+                baseline=info.baseline,
+            )
+            for code, info in loaded.vocabulary.items()
+        ],
+        validates=loaded.validates,
+        docs=loaded.pack.docs,
+        plugin=loaded.plugin,
+    )
 
 
 def _listing(msg: pb.ListPacksResponse) -> PackListing:
@@ -299,19 +315,40 @@ def _outcome(msg: pb.InvokePackResponse, target: str) -> Outcome:
 # -- clients ---------------------------------------------------------------------------
 
 
-def _client_options(
+def _channel(
+    api: Any,
+    target: str,
     max_message_bytes: int,
     options: Sequence[tuple[str, Any]],
+    token: str | None,
     tls: ClientTls | None,
     retry: RetryPolicy | None,
-) -> list[Any]:
-    return [
+    given: Any = None,
+) -> Any:
+    """A channel of ``api`` (``grpc`` or ``grpc.aio``) to ``target`` (``given``, the
+    caller's own, once the credentials are checked)."""
+    creds = channel_credentials(target, token=token, tls=tls)
+    if given is not None:
+        return given
+    opts = [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
         *options,
         *(tls.options() if tls else ()),
         *(retry.channel_options() if retry else ()),
     ]
+    if creds is None:
+        return api.insecure_channel(target, options=opts)
+    return api.secure_channel(target, creds, options=opts)
+
+
+@contextlib.contextmanager
+def _raised(target: str, deadline: float | None, pack: str = "") -> Iterator[None]:
+    """A failed call raised as its typed exception (:func:`error_from_rpc`)."""
+    try:
+        yield
+    except grpc.RpcError as exc:
+        raise error_from_rpc(exc, pack=pack, timeout=deadline, target=target) from None
 
 
 class Client:
@@ -339,12 +376,8 @@ class Client:
         self.target = target
         self.timeout = timeout
         self.retry = retry
-        creds = channel_credentials(target, token=token, tls=tls)
-        opts = _client_options(max_message_bytes, options, tls, retry)
-        self._channel = channel or (
-            grpc.insecure_channel(target, options=opts)
-            if creds is None
-            else grpc.secure_channel(target, creds, options=opts)
+        self._channel = _channel(
+            grpc, target, max_message_bytes, options, token, tls, retry, channel
         )
         self._stub = pb_grpc.ControlPlaneServiceStub(self._channel)
 
@@ -363,19 +396,15 @@ class Client:
     def list_packs(self, *, timeout: float | None = None) -> PackListing:
         """The loaded packs and the plugins that failed to load."""
         deadline = self._deadline(timeout)
-        try:
+        with _raised(self.target, deadline):
             msg = self._stub.ListPacks(pb.ListPacksRequest(), timeout=deadline)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, timeout=deadline, target=self.target) from None
         return _listing(msg)
 
     def describe(self, name: str, *, timeout: float | None = None) -> PackDescription:
         """One pack's effective schemas and vocabulary; :class:`UnknownPack` if none."""
         deadline = self._deadline(timeout)
-        try:
+        with _raised(self.target, deadline, name):
             msg = self._stub.DescribePack(pb.DescribePackRequest(name=name), timeout=deadline)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, pack=name, timeout=deadline, target=self.target) from None
         return _description(msg, self.target)
 
     def invoke(
@@ -399,11 +428,9 @@ class Client:
         deadline = self._deadline(timeout)
         rid = request_id or (uuid.uuid4().hex if self.retry is not None else None)
         request = _request(pack, input, strict, fail_on, rid)
-        try:
+        with _raised(self.target, deadline, pack):
             call_metadata = tuple(metadata) if metadata is not None else None
             reply = self._stub.InvokePack(request, timeout=deadline, metadata=call_metadata)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
         return _outcome(reply, self.target)
 
     def health(self, service: str = "", *, timeout: float | None = 5.0) -> str:
@@ -411,12 +438,10 @@ class Client:
         from grpc_health.v1 import health_pb2, health_pb2_grpc
 
         stub = health_pb2_grpc.HealthStub(self._channel)
-        try:
+        with _raised(self.target, timeout):
             # The stub object gets its Check attribute in __init__; the stubs miss it.
             check = stub.Check  # type: ignore[attr-defined]
             reply = check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, timeout=timeout, target=self.target) from None
         return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
 
@@ -437,13 +462,7 @@ class AsyncClient:
         self.target = target
         self.timeout = timeout
         self.retry = retry
-        creds = channel_credentials(target, token=token, tls=tls)
-        opts = _client_options(max_message_bytes, options, tls, retry)
-        self._channel = (
-            grpc.aio.insecure_channel(target, options=opts)
-            if creds is None
-            else grpc.aio.secure_channel(target, creds, options=opts)
-        )
+        self._channel = _channel(grpc.aio, target, max_message_bytes, options, token, tls, retry)
         self._stub = pb_grpc.ControlPlaneServiceStub(self._channel)
 
     async def close(self) -> None:
@@ -461,19 +480,15 @@ class AsyncClient:
     async def list_packs(self, *, timeout: float | None = None) -> PackListing:
         """See :meth:`Client.list_packs`."""
         deadline = self._deadline(timeout)
-        try:
+        with _raised(self.target, deadline):
             msg = await self._stub.ListPacks(pb.ListPacksRequest(), timeout=deadline)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, timeout=deadline, target=self.target) from None
         return _listing(msg)
 
     async def describe(self, name: str, *, timeout: float | None = None) -> PackDescription:
         """See :meth:`Client.describe`."""
         deadline = self._deadline(timeout)
-        try:
+        with _raised(self.target, deadline, name):
             msg = await self._stub.DescribePack(pb.DescribePackRequest(name=name), timeout=deadline)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, pack=name, timeout=deadline, target=self.target) from None
         return _description(msg, self.target)
 
     async def invoke(
@@ -491,8 +506,6 @@ class AsyncClient:
         deadline = self._deadline(timeout)
         rid = request_id or (uuid.uuid4().hex if self.retry is not None else None)
         request = _request(pack, input, strict, fail_on, rid)
-        try:
+        with _raised(self.target, deadline, pack):
             reply = await self._stub.InvokePack(request, timeout=deadline, metadata=metadata)
-        except grpc.RpcError as exc:
-            raise error_from_rpc(exc, pack=pack, timeout=deadline, target=self.target) from None
         return _outcome(reply, self.target)

@@ -45,7 +45,7 @@ def malformed_status(request: Malformed) -> grpc.Status:
             )
         ],
     )
-    return wire.to_grpc_status(wire.rejection_status(rejected))
+    return wire.refusal(rejected)
 
 
 def _deserializer(message: Any) -> Callable[[bytes], Any]:
@@ -64,22 +64,13 @@ def _deserializer(message: Any) -> Callable[[bytes], Any]:
 def _checked(
     behavior: Behavior, drain: Drain, budget: AnswerBudget | None, retry_after: float
 ) -> Behavior:
-    if budget is None:
-
-        async def method(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            if drain.picked_up():
-                await drain.refuse(request, context)
-            if type(request) is Malformed:
-                await context.abort_with_status(malformed_status(request))
-            return await behavior(request, context)
-
-        return method
-
-    async def budgeted(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    async def method(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         if drain.picked_up():
             await drain.refuse(request, context)
         if type(request) is Malformed:
             await context.abort_with_status(malformed_status(request))
+        if budget is None:
+            return await behavior(request, context)
         if budget.full():
             await context.abort_with_status(
                 refused_status(
@@ -93,7 +84,7 @@ def _checked(
         budget.hold(context, reply)
         return reply
 
-    return budgeted
+    return method
 
 
 def add_service(

@@ -127,5 +127,5 @@ class Drain:
         )
         if self.observability is not None:
             self.observability.emit_rejection(rejection, request_id=rejection.request_id or None)
-        await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(rejection)))
+        await context.abort_with_status(wire.refusal(rejection))
         raise AssertionError("unreachable")  # pragma: no cover

@@ -31,6 +31,7 @@ from control_plane._features.grpc.answers import (
     trim_freed_memory,
 )
 from control_plane._features.grpc.auth import BearerAuthInterceptor, ServerTls, TokenAuth
+from control_plane._features.grpc.client import description_message, listing_message
 from control_plane._features.grpc.connections import ConnectionLimits, grpc_server_options
 from control_plane._features.grpc.deadline import deadline_budget
 from control_plane._features.grpc.decoding import add_service
@@ -43,7 +44,7 @@ from control_plane._kernel.invoke import Invoker
 from control_plane._kernel.limits import MAX_PACK_NAME, MAX_REQUEST_ID, ConfigError, clip
 from control_plane._kernel.outcome import ErrorEnvelope, Outcome
 from control_plane._kernel.redact import scrub, scrub_data
-from control_plane._kernel.registry import LoadedPack, LoadFailure, Registry
+from control_plane._kernel.registry import Registry
 from control_plane._kernel.rejection import Rejection
 from control_plane._kernel.returned import LargeResult, encode_result
 from control_plane._kernel.vocabulary import INTERNAL_ERROR
@@ -245,47 +246,6 @@ def configure_logging(
 # -- the service -----------------------------------------------------------------------
 
 
-def _summary(loaded: LoadedPack) -> pb.PackSummary:
-    return pb.PackSummary(
-        name=loaded.name,
-        version=loaded.version,
-        summary=loaded.pack.summary,
-        codes=list(loaded.vocabulary),
-        validates=loaded.validates,
-        plugin=loaded.plugin,
-    )
-
-
-def _description(loaded: LoadedPack) -> pb.DescribePackResponse:
-    return pb.DescribePackResponse(
-        name=loaded.name,
-        version=loaded.version,
-        summary=loaded.pack.summary,
-        input_schema=orjson.dumps(loaded.input_schema),
-        output_schema=orjson.dumps(loaded.output_schema),
-        vocabulary=[
-            pb.CodeEntry(
-                code=code,
-                title=info.title,
-                description=info.description,
-                retryable=info.retryable,
-                recovery_hint=info.recovery_hint,
-                grpc_status=wire.status_for(code, info.retryable).name,
-                absorbs=list(info.absorbs),
-                baseline=info.baseline,
-            )
-            for code, info in loaded.vocabulary.items()
-        ],
-        validates=loaded.validates,
-        docs=loaded.pack.docs,
-        plugin=loaded.plugin,
-    )
-
-
-def _failure(failure: LoadFailure) -> pb.LoadFailure:
-    return pb.LoadFailure(plugin=failure.plugin, pack=failure.pack or "", reason=failure.reason)
-
-
 class ControlPlaneServicer:
     """``ControlPlaneService`` over one :class:`Invoker` (registered by
     :func:`~control_plane._features.grpc.decoding.add_service`). Its replies go to grpc serialized
@@ -305,14 +265,9 @@ class ControlPlaneServicer:
         self.observability = observability
         registry = invoker.registry
         # Serialized once: each call hands grpc the same bytes.
-        self._list = Answer(
-            pb.ListPacksResponse(
-                packs=[_summary(p) for p in registry],
-                load_failures=[_failure(f) for f in registry.failures],
-            ).SerializeToString()
-        )
+        self._list = Answer(listing_message(registry).SerializeToString())
         self._describe = {
-            p.name: Answer(_description(p).SerializeToString(), p.version) for p in registry
+            p.name: Answer(description_message(p).SerializeToString(), p.version) for p in registry
         }
 
     async def ListPacks(
@@ -330,7 +285,7 @@ class ControlPlaneServicer:
             try:
                 self.invoker.registry.get(request.name)
             except RequestRejected as exc:
-                await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(exc)))
+                await context.abort_with_status(wire.refusal(exc))
             raise AssertionError("unreachable")  # pragma: no cover
         return found
 
@@ -363,18 +318,17 @@ class ControlPlaneServicer:
                 if len(reply) > self.max_send_bytes:  # the checks count too
                     await self._too_large(outcome, len(reply), context)
                 if call_logger.isEnabledFor(logging.DEBUG):
-                    self._log(logging.DEBUG, "ok", outcome, None, started)
+                    self._log(logging.DEBUG, "ok", outcome, "OK", started)
                 return Answer(reply, outcome.version)
         except RequestRejected as exc:
             rid = clip(request.request_id, MAX_REQUEST_ID)  # echoed: keep it bounded
-            rich = wire.rejection_status(exc, rid)
             call_logger.info(
                 "rejected",
                 extra={
                     "event": "rejected",
                     "request_id": rid or None,
                     "pack": clip(name, MAX_PACK_NAME),
-                    "status": _status_name(rich.code),
+                    "status": exc.rejection.grpc_status,
                     "reason": exc.reason,
                     "elapsed_ms": _ms(started),
                 },
@@ -382,7 +336,7 @@ class ControlPlaneServicer:
             if obs is not None and not exc.reported:  # the invoker's own: reported there
                 correlation = correlation_from_metadata(context.invocation_metadata())
                 obs.emit_rejection(exc, request_id=rid or None, correlation=correlation)
-            await context.abort_with_status(wire.to_grpc_status(rich))
+            await context.abort_with_status(wire.refusal(exc, rid))
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
         # The wire boundary: anything else is a bug; never let its text reach the caller.
@@ -402,7 +356,7 @@ class ControlPlaneServicer:
         internal = error is not None and error.code == INTERNAL_ERROR
         level = logging.WARNING if internal else logging.DEBUG
         if call_logger.isEnabledFor(level):
-            self._log(level, "failed", outcome, encoded.status.code.value[0], started)
+            self._log(level, "failed", outcome, encoded.status.code.name, started)
         await context.abort_with_status(encoded.status)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -417,15 +371,11 @@ class ControlPlaneServicer:
 
     def _last_resort(self, outcome: Outcome, encoded: wire.Encoded, started: float) -> Outcome:
         """What the caller got instead of ``outcome``: recorded in metrics and events."""
-        parsed = wire.parse_status(
-            encoded.status.code, encoded.status.details, encoded.status.trailing_metadata
-        )
-        ref = parsed.error_info.metadata.get("reference_id") if parsed.error_info else None
         sent = Outcome.build(
             outcome.pack,
             outcome.version,
             outcome.request_id,
-            error=ErrorEnvelope.internal(ref or None),
+            error=ErrorEnvelope.internal(encoded.reference_id or None),
         )
         if self.observability is not None:
             self.observability.record_outcome(sent, time.perf_counter() - started)
@@ -452,7 +402,7 @@ class ControlPlaneServicer:
         )
         if self.observability is not None:
             self.observability.emit_rejection(rejection)
-        await context.abort_with_status(wire.to_grpc_status(wire.rejection_status(rejection)))
+        await context.abort_with_status(wire.refusal(rejection))
 
     def _internal(self, name: str, request_id: str, exc: BaseException) -> Outcome:
         rid = request_id or "-"
@@ -464,7 +414,7 @@ class ControlPlaneServicer:
         return Outcome.build(name[:MAX_PACK_NAME], version, rid, error=ErrorEnvelope.internal(ref))
 
     @staticmethod
-    def _log(level: int, event: str, outcome: Outcome, status: int | None, started: float) -> None:
+    def _log(level: int, event: str, outcome: Outcome, status: str, started: float) -> None:
         error = outcome.error
         call_logger.log(
             level,
@@ -478,7 +428,7 @@ class ControlPlaneServicer:
                 "pack": outcome.pack,
                 "version": outcome.version,
                 "code": error.code if error is not None else None,
-                "status": _status_name(status) if status is not None else "OK",
+                "status": status,
                 "reference_id": error.reference_id if error is not None else None,
                 "elapsed_ms": _ms(started),
             },
@@ -538,13 +488,6 @@ def _free_in_thread(box: list[Outcome]) -> None:
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
-
-
-_STATUS_NAMES: Mapping[int, str] = {code.value[0]: code.name for code in grpc.StatusCode}
-
-
-def _status_name(value: int) -> str:
-    return _STATUS_NAMES.get(value, str(value))
 
 
 # -- server lifecycle ------------------------------------------------------------------
@@ -711,8 +654,7 @@ class ServerOptions:
     #: (:mod:`control_plane._features.grpc.connections`).
     connections: ConnectionLimits = field(default_factory=ConnectionLimits)
     #: Bytes of answers held unsent over all connections
-    #: (:mod:`control_plane._features.grpc.answers`);
-    #: ``None`` turns the budget off.
+    #: (:mod:`control_plane._features.grpc.answers`); ``None`` turns the budget off.
     answer_budget: int | None = DEFAULT_ANSWER_BUDGET
 
 

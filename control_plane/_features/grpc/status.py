@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -14,6 +14,7 @@ from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+from pydantic import BaseModel
 
 from control_plane._kernel.bounds import clamp_retry_after, json_safe, valid_text
 from control_plane._kernel.errors import FieldViolation, RequestRejected
@@ -25,14 +26,17 @@ from control_plane._kernel.outcome import (
     Violation,
 )
 from control_plane._kernel.redact import scrub
-from control_plane._kernel.rejection import REASONS, Rejection, RejectionViolation
-from control_plane._kernel.vocabulary import BASELINE, EVERY_PACK_CODES, pack_code_status
+from control_plane._kernel.rejection import REASONS, Rejection
+from control_plane._kernel.vocabulary import (
+    BASELINE,
+    EVERY_PACK_CODES,
+    INTERNAL_ERROR,
+    pack_code_status,
+)
 from control_plane.v1 import control_plane_pb2 as pb
 
 __all__ = [
     "DETAILS_KEY",
-    "INVALID_INPUT_REASON",
-    "INVALID_INPUT_STATUS",
     "MAX_DETAILS_BYTES",
     "MAX_STATUS_MESSAGE_BYTES",
     "NO_RETRY_PUSHBACK",
@@ -40,8 +44,6 @@ __all__ = [
     "REJECTION_DOMAIN",
     "RETRYABLE_STATUSES",
     "STATUS_BY_CODE",
-    "UNKNOWN_PACK_REASON",
-    "UNKNOWN_PACK_STATUS",
     "Encoded",
     "ParsedStatus",
     "check_from_proto",
@@ -56,13 +58,12 @@ __all__ = [
     "parse_status",
     "pushback_for",
     "reason_for",
+    "refusal",
     "rejection_from_status",
     "rejection_status",
-    "retry_pushback",
     "retryable_for",
     "service_config",
     "status_for",
-    "to_grpc_status",
     "validation_from_proto",
     "validation_to_proto",
 ]
@@ -75,10 +76,6 @@ PUSHBACK_KEY = "grpc-retry-pushback-ms"
 NO_RETRY_PUSHBACK = "-1"
 #: ``ErrorInfo.domain`` of requests refused before any pack ran.
 REJECTION_DOMAIN = "control_plane"
-UNKNOWN_PACK_REASON = "UNKNOWN_PACK"
-INVALID_INPUT_REASON = "INVALID_INPUT"
-UNKNOWN_PACK_STATUS = grpc.StatusCode[REASONS["unknown_pack"].grpc_status]
-INVALID_INPUT_STATUS = grpc.StatusCode[REASONS["invalid_input"].grpc_status]
 #: Longest request id echoed in a rejection's metadata.
 MAX_REJECTION_ECHO = 128
 
@@ -98,14 +95,11 @@ def grpc_status(name: str) -> grpc.StatusCode:
     return status
 
 
-def _baseline_table() -> Mapping[str, grpc.StatusCode]:
-    codes = {**BASELINE, **EVERY_PACK_CODES}
-    return MappingProxyType({code: grpc_status(info.grpc_status) for code, info in codes.items()})
-
-
 #: Baseline code (and every pack's well-known code, ``not_permitted``) -> gRPC status, read
 #: from the vocabulary.
-STATUS_BY_CODE: Mapping[str, grpc.StatusCode] = _baseline_table()
+STATUS_BY_CODE: Mapping[str, grpc.StatusCode] = MappingProxyType(
+    {code: grpc_status(info.grpc_status) for code, info in {**BASELINE, **EVERY_PACK_CODES}.items()}
+)
 _PACK_CODE_STATUS: Mapping[bool, grpc.StatusCode] = MappingProxyType(
     {flag: grpc_status(pack_code_status(flag)) for flag in (True, False)}
 )
@@ -280,126 +274,20 @@ def envelope_from_proto(msg: pb.PackError) -> ErrorEnvelope:
             Violation.model_construct(field=v.field, description=v.description)
             for v in msg.violations
         ]
-    if msg.detail:
-        fields["detail"] = msg.detail
-    if msg.reference_id:
-        fields["reference_id"] = msg.reference_id
+    for name in ("detail", "reference_id", "recovery_hint"):
+        if text := getattr(msg, name):
+            fields[name] = text
     if msg.checks or msg.code == "artifact_failed":
         fields["checks"] = [check_from_proto(c) for c in msg.checks]
-    if msg.recovery_hint:
-        fields["recovery_hint"] = msg.recovery_hint
     return ErrorEnvelope.construct_trusted(**fields)
 
 
-# -- the rich status ---------------------------------------------------------------------
-
-
-def _pack_any(message: Any) -> any_pb2.Any:
-    packed = any_pb2.Any()
-    packed.Pack(message)
-    return packed
-
-
-def _type_url(descriptor: Any) -> str:
-    return "type.googleapis.com/" + str(descriptor.full_name)
-
-
-_ERROR_INFO_URL = _type_url(error_details_pb2.ErrorInfo.DESCRIPTOR)
-_RETRY_INFO_URL = _type_url(error_details_pb2.RetryInfo.DESCRIPTOR)
-_PACK_ERROR_URL = _type_url(pb.PackError.DESCRIPTOR)
-
-
-def _error_info_bytes(
-    outcome: Outcome, env: ErrorEnvelope, cut: Mapping[str, str] | None = None
-) -> bytes:
-    """The serialized ``ErrorInfo`` of a failed outcome.
-
-    (Caching its static part per (pack, code) and appending the per-call metadata was
-    measured: no faster than building the small message whole, so it is built whole.)
-    """
-    metadata = {
-        "code": env.code,
-        "request_id": outcome.request_id,
-        "retryable": "true" if env.retryable else "false",
-        "pack_version": outcome.version,
-    }
-    if env.reference_id:
-        metadata["reference_id"] = env.reference_id
-    if cut:
-        parts = {key.removesuffix("_keys").removesuffix("_bytes") for key in cut}
-        metadata["truncated"] = ",".join(sorted(parts))
-        metadata.update(cut)
-    domain = outcome.pack
-    if len(domain) > _MAX_INFO_VALUE or any(len(v) > _MAX_INFO_VALUE for v in metadata.values()):
-        domain = domain[:_MAX_INFO_VALUE]
-        metadata = {k: v[:_MAX_INFO_VALUE] for k, v in metadata.items()}
-    info = error_details_pb2.ErrorInfo(
-        reason=reason_for(env.code), domain=domain, metadata=metadata
-    )
-    serialized: bytes = info.SerializeToString()
-    return serialized
-
-
-def _duration(seconds: float) -> duration_pb2.Duration:
-    seconds = clamp_retry_after(float(seconds))  # Duration overflows past ~1e10 s
-    whole = int(seconds)
-    return duration_pb2.Duration(seconds=whole, nanos=round((seconds - whole) * 1e9))
-
-
-def _bad_request(
-    violations: Iterable[FieldViolation | Violation | RejectionViolation],
-) -> error_details_pb2.BadRequest:
-    return error_details_pb2.BadRequest(
-        field_violations=[
-            error_details_pb2.BadRequest.FieldViolation(
-                field=scrub(v.field), description=scrub(v.description)
-            )
-            for v in violations
-        ]
-    )
-
-
-def error_status(outcome: Outcome) -> status_pb2.Status:
-    """The ``google.rpc.Status`` for a failed outcome (docs/grpc.md), bounded.
-
-    Data protobuf or JSON cannot carry (integers beyond 64 bits, lone surrogates,
-    non-finite numbers) is made encodable; the details are cut to fit
-    :data:`MAX_DETAILS_BYTES` (see :func:`_fit`), ``ErrorInfo`` always kept.
-    """
-    if outcome.error is None:
-        raise ValueError("outcome has no error")
-    try:
-        return _error_status(outcome)
-    except (TypeError, ValueError, OverflowError, UnicodeError, RecursionError):
-        return _error_status(_sanitized(outcome))
-
-
-def _error_status(outcome: Outcome) -> status_pb2.Status:
-    env = outcome.error
-    assert env is not None
-    status = status_for(env.code, env.retryable)
-    pack_error = envelope_to_proto(outcome)
-    retry: bytes | None = None
-    if env.retry_after is not None:
-        retry = error_details_pb2.RetryInfo(
-            retry_delay=_duration(env.retry_after)
-        ).SerializeToString()
-    cut: dict[str, str] = {}
-    if pack_error.ByteSize() > _PACK_ERROR_BUDGET:
-        _fit(pack_error, _PACK_ERROR_BUDGET, cut)
-    details = [any_pb2.Any(type_url=_ERROR_INFO_URL, value=_error_info_bytes(outcome, env, cut))]
-    if retry is not None:
-        details.append(any_pb2.Any(type_url=_RETRY_INFO_URL, value=retry))
-    if "pack_error" not in cut:
-        details.append(any_pb2.Any(type_url=_PACK_ERROR_URL, value=pack_error.SerializeToString()))
-    return status_pb2.Status(
-        code=status.value[0],
-        message=_status_message(f"{env.code}: {env.message}"),
-        details=details,
-    )
-
-
-# -- bounds: the details always fit gRPC's metadata limits --------------------------------
+# -- the rich status: one shape for every failure sent ----------------------------------------
+#
+# Every failure -- a pack's outcome, a refusal, the last resort -- is one ``google.rpc.Status``
+# built by :func:`_rich` (``ErrorInfo``, ``RetryInfo`` when there is a delay, then
+# ``BadRequest`` or ``PackError``) and ended by :func:`_end` (fitted to the bounds, the
+# pushback from the failure's own ``retryable`` and delay).
 
 #: Largest serialized ``google.rpc.Status`` in ``grpc-status-details-bin`` (bytes). The
 #: trailer travels base64-encoded (4/3 of this) beside ``grpc-message``; both stay well
@@ -416,6 +304,16 @@ _PACK_ERROR_BUDGET = MAX_DETAILS_BYTES - _INFO_RESERVE
 _MAX_INFO_VALUE = 256
 
 
+def _type_url(message: Any) -> str:
+    return "type.googleapis.com/" + str(message.DESCRIPTOR.full_name)
+
+
+_ERROR_INFO_URL = _type_url(error_details_pb2.ErrorInfo)
+_RETRY_INFO_URL = _type_url(error_details_pb2.RetryInfo)
+_BAD_REQUEST_URL = _type_url(error_details_pb2.BadRequest)
+_PACK_ERROR_URL = _type_url(pb.PackError)
+
+
 def _status_message(text: str) -> str:
     if not text.isascii():  # ASCII is valid UTF-8 as it is
         text = valid_text(text)
@@ -425,218 +323,104 @@ def _status_message(text: str) -> str:
     return raw[: MAX_STATUS_MESSAGE_BYTES - 3].decode("utf-8", "ignore") + "..."
 
 
-def _field_size(size: int) -> int:
-    """Bytes a length-delimited field of ``size`` bytes takes (tag of up to 2 bytes)."""
-    return 2 + max(1, (size.bit_length() + 6) // 7) + size
+def _split(seconds: float) -> tuple[int, int]:
+    """A delay as ``Duration``'s whole seconds and nanoseconds, bounded (a ``Duration``
+    overflows past ~1e10 s)."""
+    seconds = clamp_retry_after(float(seconds))
+    whole = int(seconds)
+    return whole, round((seconds - whole) * 1e9)
 
 
-def _fit(msg: pb.PackError, budget: int, cut: dict[str, str]) -> None:
-    """Cut ``msg`` to at most ``budget`` serialized bytes, saying what was cut in ``cut``
-    (``ErrorInfo.metadata``): violations, checks and the validation's checks keep a prefix
-    (``violations: "kept/total"``...), ``partial_result`` keeps the top-level keys that fit
-    (``partial_result_keys``, ``partial_result_bytes``), every part getting a fair share.
-    Texts of the envelope itself are cut first when they alone take half the budget; if
-    it still cannot fit it is dropped (``pack_error: "dropped"``) and ``ErrorInfo`` alone
-    says what happened."""
-    probe = pb.PackError()
-    probe.CopyFrom(msg)
-    del probe.violations[:]
-    del probe.checks[:]
-    del probe.validation.checks[:]
-    probe.partial_result = b""
-    if probe.ByteSize() > budget // 2:  # the envelope's own texts are huge: cut them first
-        for name in ("message", "detail", "recovery_hint", "origin"):
-            value = getattr(msg, name)
-            if len(value) > 256:
-                short = _status_message(value)[:256] + "..."
-                setattr(msg, name, short)
-                setattr(probe, name, short)
-                cut["texts"] = "cut"
-    remaining = budget - probe.ByteSize() - 8  # 8: the validation's own length prefix
-    parts = sorted(
-        [
-            (sum(_field_size(c.ByteSize()) for c in msg.violations), "violations"),
-            (sum(_field_size(c.ByteSize()) for c in msg.checks), "checks"),
-            (sum(_field_size(c.ByteSize()) for c in msg.validation.checks), "validation_checks"),
-            (_field_size(len(msg.partial_result)) if msg.partial_result else 0, "partial_result"),
-        ]
-    )
-    left = len(parts)
-    for size, name in parts:
-        allowance = max(0, remaining // left)
-        left -= 1
-        remaining -= size if size <= allowance else _cut_part(msg, name, allowance, cut)
-    if msg.ByteSize() > budget:
-        cut["pack_error"] = "dropped"
-        msg.Clear()
-
-
-def _lists(msg: pb.PackError) -> dict[str, Any]:
-    return {
-        "violations": msg.violations,
-        "checks": msg.checks,
-        "validation_checks": msg.validation.checks,
-    }
-
-
-def _cut_part(msg: pb.PackError, name: str, allowance: int, cut: dict[str, str]) -> int:
-    if name == "partial_result":
-        return _cut_partial(msg, allowance, cut)
-    items = _lists(msg)[name]
-    total = len(items)
-    used = kept = 0
-    for item in items:
-        size = _field_size(item.ByteSize())
-        if used + size > allowance:
-            break
-        used += size
-        kept += 1
-    del items[kept:]
-    cut[name] = f"{kept}/{total}"
-    return used
-
-
-def _cut_partial(msg: pb.PackError, allowance: int, cut: dict[str, str]) -> int:
-    raw = msg.partial_result
-    try:
-        doc = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        doc = None
-    kept: dict[str, Any] = {}
-    total = 0
-    if isinstance(doc, dict):
-        total = len(doc)
-        used = _field_size(2)
-        for key, value in doc.items():
-            size = len(orjson.dumps({key: value}))
-            if used + size > allowance:
-                continue
-            kept[key] = value
-            used += size
-    cut["partial_result_keys"] = f"{len(kept)}/{total}"
-    cut["partial_result_bytes"] = str(len(raw))
-    msg.partial_result = orjson.dumps(kept)
-    return _field_size(len(msg.partial_result))
-
-
-def _sanitized(outcome: Outcome) -> Outcome:
-    """``outcome`` rebuilt through the scrubbing constructors with every string valid
-    UTF-8 and every value JSON/protobuf data (the slow path, when encoding failed)."""
-    env = outcome.error
-
-    def check(c: CheckRecord) -> CheckRecord:
-        return CheckRecord.build(
-            valid_text(c.id),
-            c.severity if c.severity in _SEVERITY_TO_PB else "fail",
-            valid_text(c.message),
-            expected=json_safe(c.expected),
-            actual=json_safe(c.actual),
-            location=None if c.location is None else valid_text(c.location),
+def _rich(
+    status: grpc.StatusCode,
+    message: str,
+    reason: str,
+    domain: str,
+    metadata: dict[str, str],
+    retry_after: float | None,
+    extra: tuple[str, bytes] | None = None,
+) -> status_pb2.Status:
+    """The ``google.rpc.Status`` of a failure: ``ErrorInfo{reason, domain, metadata}``
+    (values cut to :data:`_MAX_INFO_VALUE`), ``RetryInfo`` when ``retry_after`` is set,
+    then ``extra`` (type URL, serialized message: ``BadRequest`` or ``PackError``)."""
+    if len(domain) > _MAX_INFO_VALUE or any(len(v) > _MAX_INFO_VALUE for v in metadata.values()):
+        domain = domain[:_MAX_INFO_VALUE]
+        metadata = {k: v[:_MAX_INFO_VALUE] for k, v in metadata.items()}
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=domain, metadata=metadata)
+    details = [any_pb2.Any(type_url=_ERROR_INFO_URL, value=info.SerializeToString())]
+    if retry_after is not None:
+        whole, nanos = _split(retry_after)
+        retry = error_details_pb2.RetryInfo(
+            retry_delay=duration_pb2.Duration(seconds=whole, nanos=nanos)
         )
-
-    clean_env: ErrorEnvelope | None = None
-    if env is not None:
-        partial = json_safe(env.partial_result) if env.partial_result is not None else None
-        clean_env = ErrorEnvelope.build(
-            valid_text(env.code),
-            valid_text(env.message),
-            retryable=bool(env.retryable),
-            origin=valid_text(env.origin),
-            recovery_hint=None if env.recovery_hint is None else valid_text(env.recovery_hint),
-            retry_after=(
-                None if env.retry_after is None else clamp_retry_after(float(env.retry_after))
-            ),
-            partial_result=partial if isinstance(partial, dict) else None,
-            violations=(
-                None
-                if env.violations is None
-                else [
-                    {"field": valid_text(v.field), "description": valid_text(v.description)}
-                    for v in env.violations
-                ]
-            ),
-            checks=None if env.checks is None else [check(c) for c in env.checks],
-            detail=None if env.detail is None else valid_text(env.detail),
-            reference_id=None if env.reference_id is None else valid_text(env.reference_id),
-        )
-    validation = outcome.validation
-    return Outcome.build(
-        valid_text(outcome.pack),
-        valid_text(outcome.version),
-        valid_text(outcome.request_id),
-        validation=(
-            None
-            if validation is None
-            else ValidationRecord.build(
-                validation.status if validation.status in _SEVERITY_TO_PB else "fail",
-                [check(c) for c in validation.checks],
-            )
-        ),
-        error=clean_env,
-    )
-
-
-# -- the total encoder --------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Encoded:
-    """A failed outcome as the caller receives it: the ``grpc.Status`` to end the call
-    with, and whether the last-resort ``internal_error`` encoding had to be used."""
-
-    status: grpc.Status
-    last_resort: bool = False
-
-
-def _last_resort_status(pack: str, request_id: str, reference_id: str) -> status_pb2.Status:
-    info = BASELINE["internal_error"]
-    metadata = {
-        "code": "internal_error",
-        "retryable": "false",
-        "request_id": valid_text(request_id)[:_MAX_INFO_VALUE],
-        "encoding": "last_resort",
-    }
-    if reference_id:
-        metadata["reference_id"] = valid_text(reference_id)[:_MAX_INFO_VALUE]
+        details.append(any_pb2.Any(type_url=_RETRY_INFO_URL, value=retry.SerializeToString()))
+    if extra is not None:
+        details.append(any_pb2.Any(type_url=extra[0], value=extra[1]))
     return status_pb2.Status(
-        code=STATUS_BY_CODE["internal_error"].value[0],
-        message=f"internal_error: {info.title}",
-        details=[
-            _pack_any(
-                error_details_pb2.ErrorInfo(
-                    reason="INTERNAL_ERROR",
-                    domain=valid_text(pack)[:_MAX_INFO_VALUE] or REJECTION_DOMAIN,
-                    metadata=metadata,
-                )
-            )
-        ],
+        code=status.value[0], message=_status_message(message), details=details
     )
 
 
-def encode_failure(
-    outcome: Outcome, *, reference: Callable[[BaseException], str] | None = None
-) -> Encoded:
-    """The ``grpc.Status`` of a failed outcome; never raises.
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
 
-    :func:`error_status` already makes any outcome encodable and bounded; should it still
-    fail (a bug), the caller gets ``internal_error`` built from constants, with a reference
-    id from ``reference(exc)`` (which records the incident) when one is given, else the
-    fixed :data:`LAST_RESORT` status.
+
+def error_status(outcome: Outcome) -> status_pb2.Status:
+    """The ``google.rpc.Status`` for a failed outcome (docs/grpc.md), bounded.
+
+    Data protobuf or JSON cannot carry (integers beyond 64 bits, lone surrogates,
+    non-finite numbers) is made encodable; ``PackError`` is cut to fit
+    :data:`MAX_DETAILS_BYTES` (see :func:`_fit`), ``ErrorInfo`` always kept.
     """
+    if outcome.error is None:
+        raise ValueError("outcome has no error")
     try:
-        env = outcome.error
-        pushback = pushback_for(env.retryable, env.retry_after) if env is not None else None
-        # error_status's message is bounded already (_status_message): not twice.
-        return Encoded(_ending(error_status(outcome), pushback))
-    # The last line of the closed set: whatever went wrong, the caller gets a code.
-    except Exception as exc:  # noqa: BLE001
-        try:
-            ref = reference(exc) if reference is not None else ""
-            rich = _last_resort_status(outcome.pack, outcome.request_id, ref)
-            return Encoded(to_grpc_status(rich), last_resort=True)
-        # Even the constants failed (pack name or request id unencodable): fixed bytes.
-        except Exception:  # noqa: BLE001
-            return Encoded(LAST_RESORT, last_resort=True)
+        return _error_status(outcome)
+    except (TypeError, ValueError, OverflowError, UnicodeError, RecursionError):
+        return _error_status(_clean(outcome))
+
+
+def _error_status(outcome: Outcome) -> status_pb2.Status:
+    env = outcome.error
+    assert env is not None
+    pack_error = envelope_to_proto(outcome)
+    cut: dict[str, str] = {}
+    if pack_error.ByteSize() > _PACK_ERROR_BUDGET:
+        _fit(pack_error, _PACK_ERROR_BUDGET, cut)
+    # (Caching ErrorInfo's static part per (pack, code) was measured: no faster.)
+    metadata = {
+        "code": env.code,
+        "request_id": outcome.request_id,
+        "retryable": _flag(env.retryable),
+        "pack_version": outcome.version,
+    }
+    if env.reference_id:
+        metadata["reference_id"] = env.reference_id
+    if cut:
+        parts = {key.removesuffix("_keys").removesuffix("_bytes") for key in cut}
+        metadata["truncated"] = ",".join(sorted(parts))
+        metadata.update(cut)
+    return _rich(
+        status_for(env.code, env.retryable),
+        f"{env.code}: {env.message}",
+        reason_for(env.code),
+        outcome.pack,
+        metadata,
+        env.retry_after,
+        None if "pack_error" in cut else (_PACK_ERROR_URL, pack_error.SerializeToString()),
+    )
+
+
+def _clean(value: Any) -> Any:
+    """``value`` (a record, its lists, its fields) with every string valid UTF-8: the slow
+    path, when encoding failed (JSON values are made encodable by :func:`_dump`)."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, BaseModel):
+        return value.model_construct(**{k: _clean(v) for k, v in value.__dict__.items()})
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    return value
 
 
 def rejection_status(
@@ -653,25 +437,49 @@ def rejection_status(
     rid = rejection.request_id or request_id
     metadata = dict(rejection.metadata)
     metadata["code"] = rejection.reason
-    metadata["retryable"] = "true" if rejection.retryable else "false"
+    metadata["retryable"] = _flag(rejection.retryable)
     if rejection.pack:
         metadata["pack"] = rejection.pack
     if rid:
         metadata["request_id"] = scrub(rid, MAX_REJECTION_ECHO)  # the caller's text, echoed
-    details = [
-        _pack_any(
-            error_details_pb2.ErrorInfo(
-                reason=reason_for(rejection.reason), domain=REJECTION_DOMAIN, metadata=metadata
-            )
+    bad = None
+    if rejection.violations:  # scrubbed by Rejection.of
+        violations = [
+            error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+            for v in rejection.violations
+        ]
+        bad = (
+            _BAD_REQUEST_URL,
+            error_details_pb2.BadRequest(field_violations=violations).SerializeToString(),
         )
-    ]
-    if rejection.retry_after is not None:
-        retry = error_details_pb2.RetryInfo(retry_delay=_duration(rejection.retry_after))
-        details.append(_pack_any(retry))
-    if rejection.violations:
-        details.append(_pack_any(_bad_request(rejection.violations)))
-    status = grpc.StatusCode[rejection.grpc_status]
-    return status_pb2.Status(code=status.value[0], message=rejection.message, details=details)
+    return _rich(
+        grpc.StatusCode[rejection.grpc_status],
+        rejection.message,
+        reason_for(rejection.reason),
+        REJECTION_DOMAIN,
+        metadata,
+        rejection.retry_after,
+        bad,
+    )
+
+
+def _last_resort_status(pack: str, request_id: str, reference_id: str) -> status_pb2.Status:
+    metadata = {
+        "code": INTERNAL_ERROR,
+        "retryable": "false",
+        "request_id": valid_text(request_id),
+        "encoding": "last_resort",
+    }
+    if reference_id:
+        metadata["reference_id"] = valid_text(reference_id)
+    return _rich(
+        STATUS_BY_CODE[INTERNAL_ERROR],
+        f"internal_error: {BASELINE[INTERNAL_ERROR].title}",
+        reason_for(INTERNAL_ERROR),
+        valid_text(pack)[:_MAX_INFO_VALUE] or REJECTION_DOMAIN,
+        metadata,
+        None,
+    )
 
 
 def rejection_from_status(parsed: ParsedStatus) -> Rejection | None:
@@ -694,6 +502,9 @@ def rejection_from_status(parsed: ParsedStatus) -> Rejection | None:
     )
 
 
+# -- the ending: fitted, with the pushback ----------------------------------------------------
+
+
 class _Status(grpc.Status):
     """A ``grpc.Status`` for ``context.abort_with_status``."""
 
@@ -707,9 +518,73 @@ class _Status(grpc.Status):
         self.trailing_metadata = trailing
 
 
-_CODE_BY_VALUE: Mapping[int, grpc.StatusCode] = MappingProxyType(
-    {s.value[0]: s for s in grpc.StatusCode}
-)
+def pushback_for(retryable: bool, retry_after: float | None) -> str:
+    """``grpc-retry-pushback-ms`` of a failure: its delay (``RetryInfo``'s, bounded the
+    same way) in milliseconds when it is retryable and says how long to wait; ``"-1"`` (do
+    not retry) when it is not retryable; ``""`` (no header: the client's own backoff)
+    otherwise."""
+    if not retryable:
+        return NO_RETRY_PUSHBACK
+    if retry_after is None:
+        return ""
+    return str(math.ceil(round(clamp_retry_after(retry_after) * 1e9) / 1e6))
+
+
+def _end(rich: status_pb2.Status, retryable: bool, retry_after: float | None) -> grpc.Status:
+    """``rich`` as the ``grpc.Status`` to end a call with: the details fitted to
+    :data:`MAX_DETAILS_BYTES` (:func:`_fit_status`), encoded by
+    ``grpc_status.rpc_status.to_status``, ``grpc-retry-pushback-ms`` beside them."""
+    if rich.ByteSize() > MAX_DETAILS_BYTES:
+        _fit_status(rich)
+    encoded = rpc_status.to_status(rich)
+    pushback = pushback_for(retryable, retry_after)
+    if not pushback:
+        return encoded
+    trailing = (*encoded.trailing_metadata, (PUSHBACK_KEY, pushback))
+    return _Status(encoded.code, encoded.details, trailing)
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A failed outcome as the caller receives it: the ``grpc.Status`` to end the call
+    with, and whether the last-resort ``internal_error`` encoding had to be used (with
+    the reference id it carries, if any)."""
+
+    status: grpc.Status
+    last_resort: bool = False
+    reference_id: str = ""
+
+
+def encode_failure(
+    outcome: Outcome, *, reference: Callable[[BaseException], str] | None = None
+) -> Encoded:
+    """The ``grpc.Status`` of a failed outcome; never raises.
+
+    :func:`error_status` already makes any outcome encodable and bounded; should it still
+    fail (a bug), the caller gets ``internal_error`` built from constants, with a reference
+    id from ``reference(exc)`` (which records the incident) when one is given, else the
+    fixed :data:`LAST_RESORT` status.
+    """
+    try:
+        env = outcome.error
+        assert env is not None, "outcome has no error"
+        return Encoded(_end(error_status(outcome), env.retryable, env.retry_after))
+    # The last line of the closed set: whatever went wrong, the caller gets a code.
+    except Exception as exc:  # noqa: BLE001
+        try:
+            ref = reference(exc) if reference is not None else ""
+            rich = _last_resort_status(outcome.pack, outcome.request_id, ref)
+            return Encoded(_end(rich, False, None), last_resort=True, reference_id=ref)
+        # Even the constants failed (pack name or request id unencodable): fixed bytes.
+        except Exception:  # noqa: BLE001
+            return Encoded(LAST_RESORT, last_resort=True)
+
+
+def refusal(rejected: Rejection | RequestRejected, request_id: str = "") -> grpc.Status:
+    """The ``grpc.Status`` that ends a refused call (:func:`rejection_status`, fitted,
+    with its pushback): what every refusal of the server aborts with."""
+    rejection = rejected.rejection if isinstance(rejected, RequestRejected) else rejected
+    return _end(rejection_status(rejection, request_id), rejection.retryable, rejection.retry_after)
 
 
 #: The statuses of retryable failures (pack codes and refusals); no permanent failure
@@ -721,64 +596,6 @@ RETRYABLE_STATUSES: tuple[grpc.StatusCode, ...] = tuple(
         + [grpc.StatusCode[info.grpc_status] for info in REASONS.values() if info.retryable]
     )
 )
-
-
-def retry_pushback(rich: status_pb2.Status) -> str:
-    """``grpc-retry-pushback-ms`` for ``rich``: ``RetryInfo``'s delay in milliseconds when
-    the failure is retryable and says how long to wait; ``"-1"`` (do not retry) when it is
-    not retryable; ``""`` (no header: the client's own backoff) otherwise."""
-    retryable = None
-    delay: str = ""
-    for detail in rich.details:
-        if detail.type_url == _ERROR_INFO_URL:
-            info = error_details_pb2.ErrorInfo.FromString(detail.value)
-            retryable = info.metadata.get("retryable")
-        elif detail.type_url == _RETRY_INFO_URL:
-            wait = error_details_pb2.RetryInfo.FromString(detail.value).retry_delay
-            delay = str(max(0, wait.seconds * 1000 + math.ceil(wait.nanos / 1e6)))
-    if retryable == "false":
-        return NO_RETRY_PUSHBACK
-    return delay if retryable == "true" else ""
-
-
-def pushback_for(retryable: bool, retry_after: float | None) -> str:
-    """:func:`retry_pushback` from the failure's own facts (no parsing): what the server
-    passes for a pack's failure, whose envelope it holds."""
-    if not retryable:
-        return NO_RETRY_PUSHBACK
-    if retry_after is None:
-        return ""
-    seconds = max(0.0, retry_after) if math.isfinite(retry_after) else 0.0
-    return str(math.ceil(round(seconds * 1e9) / 1e6))  # as RetryInfo's Duration, in ms
-
-
-def to_grpc_status(rich: status_pb2.Status, *, pushback: str | None = None) -> grpc.Status:
-    """``rich`` as the ``grpc.Status`` to end a call with (details in the trailer, and
-    ``grpc-retry-pushback-ms`` when there is one: ``pushback`` if given, e.g. from
-    :func:`pushback_for`, else :func:`retry_pushback` reads it from ``rich``).
-
-    Held to the same bounds as failed outcomes: the message to
-    :data:`MAX_STATUS_MESSAGE_BYTES`, the details to :data:`MAX_DETAILS_BYTES`
-    (``BadRequest`` keeps the violations that fit, ``ErrorInfo`` always stays). Encoded by
-    ``grpc_status.rpc_status.to_status``."""
-    rich.message = _status_message(rich.message)
-    return _ending(rich, pushback)
-
-
-def _ending(rich: status_pb2.Status, pushback: str | None) -> grpc.Status:
-    """:func:`to_grpc_status` of a ``rich`` whose message is already bounded
-    (:func:`_status_message`)."""
-    if rich.ByteSize() > MAX_DETAILS_BYTES:
-        _fit_status(rich)
-    if rich.code not in _CODE_BY_VALUE or rich.code == 0:
-        rich.code = grpc.StatusCode.UNKNOWN.value[0]
-    encoded = rpc_status.to_status(rich)
-    if pushback is None:
-        pushback = retry_pushback(rich)
-    if not pushback:
-        return encoded
-    trailing = (*encoded.trailing_metadata, (PUSHBACK_KEY, pushback))
-    return _Status(encoded.code, encoded.details, trailing)
 
 
 def service_config(
@@ -809,24 +626,112 @@ def service_config(
     }
 
 
+# -- bounds: the details always fit gRPC's metadata limits --------------------------------
+
+
+def _field_size(size: int) -> int:
+    """Bytes a length-delimited field of ``size`` bytes takes (tag of up to 2 bytes)."""
+    return 2 + max(1, (size.bit_length() + 6) // 7) + size
+
+
+def _prefix(items: Any, allowance: int) -> tuple[int, int]:
+    """How many of ``items`` (messages of a repeated field), from the first, fit in
+    ``allowance`` bytes, and the bytes they take."""
+    used = kept = 0
+    for item in items:
+        size = _field_size(item.ByteSize())
+        if used + size > allowance:
+            break
+        used += size
+        kept += 1
+    return kept, used
+
+
+def _fit(msg: pb.PackError, budget: int, cut: dict[str, str]) -> None:
+    """Cut ``msg`` to at most ``budget`` serialized bytes, saying what was cut in ``cut``
+    (``ErrorInfo.metadata``): violations, checks and the validation's checks keep a prefix
+    (``violations: "kept/total"``...), ``partial_result`` keeps the top-level keys that fit
+    (``partial_result_keys``, ``partial_result_bytes``), every part getting a fair share.
+    Texts of the envelope itself are cut first when they alone take half the budget; if
+    it still cannot fit it is dropped (``pack_error: "dropped"``) and ``ErrorInfo`` alone
+    says what happened."""
+    lists: dict[str, Any] = {
+        "violations": msg.violations,
+        "checks": msg.checks,
+        "validation_checks": msg.validation.checks,
+    }
+    probe = pb.PackError()
+    probe.CopyFrom(msg)
+    del probe.violations[:]
+    del probe.checks[:]
+    del probe.validation.checks[:]
+    probe.partial_result = b""
+    if probe.ByteSize() > budget // 2:  # the envelope's own texts are huge: cut them first
+        for name in ("message", "detail", "recovery_hint", "origin"):
+            value = getattr(msg, name)
+            if len(value) > 256:
+                short = _status_message(value)[:256] + "..."
+                setattr(msg, name, short)
+                setattr(probe, name, short)
+                cut["texts"] = "cut"
+    remaining = budget - probe.ByteSize() - 8  # 8: the validation's own length prefix
+    parts = sorted(
+        [(sum(_field_size(c.ByteSize()) for c in items), name) for name, items in lists.items()]
+        + [(_field_size(len(msg.partial_result)) if msg.partial_result else 0, "partial_result")]
+    )
+    left = len(parts)
+    for size, name in parts:
+        allowance = max(0, remaining // left)
+        left -= 1
+        if size <= allowance:
+            remaining -= size
+        elif name == "partial_result":
+            remaining -= _cut_partial(msg, allowance, cut)
+        else:
+            items = lists[name]
+            kept, used = _prefix(items, allowance)
+            cut[name] = f"{kept}/{len(items)}"
+            del items[kept:]
+            remaining -= used
+    if msg.ByteSize() > budget:
+        cut["pack_error"] = "dropped"
+        msg.Clear()
+
+
+def _cut_partial(msg: pb.PackError, allowance: int, cut: dict[str, str]) -> int:
+    raw = msg.partial_result
+    doc = json_object(raw) or {}
+    kept: dict[str, Any] = {}
+    used = _field_size(2)
+    for key, value in doc.items():
+        size = len(orjson.dumps({key: value}))
+        if used + size <= allowance:
+            kept[key] = value
+            used += size
+    cut["partial_result_keys"] = f"{len(kept)}/{len(doc)}"
+    cut["partial_result_bytes"] = str(len(raw))
+    msg.partial_result = orjson.dumps(kept)
+    return _field_size(len(msg.partial_result))
+
+
 def _fit_status(rich: status_pb2.Status) -> None:
+    """Keep the details, in order, that fit :data:`MAX_DETAILS_BYTES` beside the message
+    (the first, ``ErrorInfo``, always); ``BadRequest`` keeps the violations that fit and
+    says how many of how many in one more."""
     budget = MAX_DETAILS_BYTES - len(rich.message.encode()) - 16
     kept: list[any_pb2.Any] = []
     used = 0
     for original in rich.details:
         detail = original
         size = detail.ByteSize() + 4
-        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR) and used + size > budget:
-            bad = error_details_pb2.BadRequest()
-            original.Unpack(bad)
+        if detail.type_url == _BAD_REQUEST_URL and used + size > budget:
+            bad = error_details_pb2.BadRequest.FromString(detail.value)
             total = len(bad.field_violations)
-            while bad.field_violations and used + bad.ByteSize() + 64 > budget:
-                del bad.field_violations[-1]
-            if bad.field_violations:
-                bad.field_violations.add(
-                    field="", description=f"[truncated: {len(bad.field_violations)} of {total}]"
-                )
-            detail = _pack_any(bad)
+            count, _ = _prefix(bad.field_violations, budget - used - 64)
+            del bad.field_violations[count:]
+            if count:
+                bad.field_violations.add(field="", description=f"[truncated: {count} of {total}]")
+            detail = any_pb2.Any(type_url=_BAD_REQUEST_URL, value=bad.SerializeToString())
             size = detail.ByteSize() + 4
         if used + size > budget and kept:
             continue
@@ -864,77 +769,66 @@ class ParsedStatus:
         return self.error_info.reason if self.error_info is not None else None
 
 
+def parse_call(call: Any) -> ParsedStatus:
+    """Decode the rich status of a failed call: ``call`` is a ``grpc.RpcError`` that is a
+    ``grpc.Call`` (sync or ``grpc.aio``)."""
+    return parse_status(call.code(), call.details(), call.trailing_metadata())
+
+
+#: The details a client reads, by their type's full name (the type URL's last part).
+_READ = {
+    str(m.DESCRIPTOR.full_name): m
+    for m in (
+        error_details_pb2.ErrorInfo,
+        error_details_pb2.RetryInfo,
+        error_details_pb2.BadRequest,
+        pb.PackError,
+    )
+}
+
+
 def parse_status(
     status: grpc.StatusCode,
     message: str | None,
     trailing_metadata: Sequence[tuple[str, str | bytes]] | Any,
 ) -> ParsedStatus:
-    """Decode the rich status of a failed call (tolerates its absence)."""
-    raw: bytes | None = None
-    for key, value in trailing_metadata or ():
-        if key == DETAILS_KEY and isinstance(value, bytes):
-            raw = value
-            break
-    if raw is None:
-        return ParsedStatus(status=status, message=message or "")
+    """Decode the rich status of a failed call (tolerates its absence, a broken or hostile
+    peer's bytes, and any one detail that does not decode: the status code still counts)."""
+    raw = next(
+        (v for k, v in trailing_metadata or () if k == DETAILS_KEY and isinstance(v, bytes)),
+        None,
+    )
     try:
-        rich = status_pb2.Status.FromString(raw)
-    except DecodeError:  # a broken or hostile peer: the status code still counts
-        return ParsedStatus(status=status, message=message or "")
-    return _parsed(status, message, rich)
-
-
-def parse_call(call: Any) -> ParsedStatus:
-    """Decode the rich status of a failed call (``grpc_status.rpc_status.from_call``):
-    ``call`` is a ``grpc.RpcError`` that is a ``grpc.Call`` (sync or ``grpc.aio``)."""
-    status = call.code()
-    message = call.details()
-    try:
-        rich = rpc_status.from_call(call)
-    except (ValueError, DecodeError):  # code or message disagree, or undecodable details
-        rich = None
-    if rich is None:
-        return parse_status(status, message, call.trailing_metadata())
-    return _parsed(status, message, rich)
-
-
-def _parsed(status: grpc.StatusCode, message: str | None, rich: status_pb2.Status) -> ParsedStatus:
-    error_info: error_details_pb2.ErrorInfo | None = None
-    retry_delay: float | None = None
+        rich = status_pb2.Status.FromString(raw) if raw is not None else status_pb2.Status()
+    except DecodeError:
+        rich = status_pb2.Status()
+    found: dict[type[Any], Any] = {}
     violations: list[FieldViolation] = []
-    pack_error: pb.PackError | None = None
     for detail in rich.details:
+        kind = _READ.get(detail.type_url.rpartition("/")[2])
         try:
-            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-                decoded = error_details_pb2.ErrorInfo()
-                detail.Unpack(decoded)  # kept only once it decoded
-                error_info = decoded
-            elif detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
-                info = error_details_pb2.RetryInfo()
-                detail.Unpack(info)
-                delay = info.retry_delay.seconds + info.retry_delay.nanos / 1e9
-                retry_delay = clamp_retry_after(delay)  # 9e18 s or negative: bounded
-            elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
-                bad = error_details_pb2.BadRequest()
-                detail.Unpack(bad)
-                violations.extend(
-                    FieldViolation(v.field, v.description) for v in bad.field_violations
-                )
-            elif detail.Is(pb.PackError.DESCRIPTOR):
-                unpacked = pb.PackError()
-                detail.Unpack(unpacked)  # kept only once it decoded
-                pack_error = unpacked
+            decoded = kind.FromString(detail.value) if kind is not None else None
         except DecodeError:  # one undecodable detail does not hide the others
             continue
+        if isinstance(decoded, error_details_pb2.BadRequest):
+            violations.extend(
+                FieldViolation(v.field, v.description) for v in decoded.field_violations
+            )
+        elif decoded is not None:
+            found[kind] = decoded  # type: ignore[index]
+    retry = found.get(error_details_pb2.RetryInfo)
     return ParsedStatus(
         status=status,
         message=rich.message or message or "",
-        error_info=error_info,
-        retry_delay=retry_delay,
+        error_info=found.get(error_details_pb2.ErrorInfo),
+        # 9e18 s or negative: bounded
+        retry_delay=None
+        if retry is None
+        else clamp_retry_after(retry.retry_delay.seconds + retry.retry_delay.nanos / 1e9),
         field_violations=tuple(violations),
-        pack_error=pack_error,
+        pack_error=found.get(pb.PackError),
     )
 
 
 #: The fixed encoding when nothing else can be built (not even from constants per call).
-LAST_RESORT: grpc.Status = to_grpc_status(_last_resort_status("", "", ""))
+LAST_RESORT: grpc.Status = _end(_last_resort_status("", "", ""), False, None)

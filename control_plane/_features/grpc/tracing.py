@@ -8,9 +8,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
 
-from control_plane._features.grpc.status import DETAILS_KEY
+from control_plane._features.grpc.status import parse_status
 from control_plane._kernel.limits import MAX_PACK_NAME, MAX_REQUEST_ID, clip
 from control_plane._kernel.pack import reset_traceparent, set_traceparent
 
@@ -43,18 +42,6 @@ def _status(code: Any) -> grpc.StatusCode:
     if isinstance(code, int):
         return _CODE_BY_VALUE.get(code, grpc.StatusCode.UNKNOWN)
     return grpc.StatusCode.UNKNOWN
-
-
-def _error_info(trailing: Any) -> error_details_pb2.ErrorInfo | None:
-    for key, value in trailing or ():
-        if key == DETAILS_KEY and isinstance(value, bytes):
-            rich = status_pb2.Status.FromString(value)
-            for detail in rich.details:
-                if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-                    info = error_details_pb2.ErrorInfo()
-                    detail.Unpack(info)
-                    return info
-    return None
 
 
 class TracingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc,unused-ignore]
@@ -141,7 +128,7 @@ class TracingInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc,unuse
         code = context.code()
         status = _status(code) if code is not None else grpc.StatusCode.UNKNOWN
         span.set_attribute("rpc.grpc.status_code", status.value[0])
-        info = _error_info(context.trailing_metadata())
+        info = parse_status(status, None, context.trailing_metadata()).error_info
         if info is not None:
             metadata = info.metadata
             span.set_attribute("error.type", metadata.get("code") or info.reason.lower())

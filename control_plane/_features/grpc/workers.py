@@ -420,7 +420,6 @@ class Supervisor:
         self._stderr = stderr if stderr is not None else sys.stderr
         self._workers: dict[int, WorkerInfo] = {}
         self._lock = threading.Lock()
-        self._stopping = False
         self._restarts: list[float] = []
         self._metrics_server: Any = None
         #: Ignored signals received, logged by :meth:`run`'s loop (not in the handler,
@@ -561,16 +560,6 @@ class Supervisor:
 
     # -- running and stopping -----------------------------------------------------------
 
-    def _signal(self, signum: int, sent: set[int] | None = None) -> None:
-        with self._lock:
-            procs = [w.proc for w in self._workers.values()]
-        for proc in procs:
-            if proc.poll() is None and (sent is None or proc.pid not in sent):
-                with contextlib.suppress(ProcessLookupError):
-                    proc.send_signal(signum)
-                if sent is not None:
-                    sent.add(proc.pid)
-
     @contextlib.contextmanager
     def signals(self, stop: threading.Event) -> Iterator[None]:
         """While inside: ``SIGTERM``/``SIGINT`` set ``stop`` (the drain), and the signals of
@@ -665,13 +654,14 @@ class Supervisor:
     def stop(self, grace: float) -> int:
         """SIGTERM every worker, wait ``grace`` + margin, kill the rest; 1 if a serving
         worker did not drain cleanly."""
-        self._stopping = True
-        sent: set[int] = set()
-        self._signal(signal.SIGTERM, sent)
-        deadline = time.monotonic() + grace + KILL_MARGIN
-        status = 0
         with self._lock:
             infos = list(self._workers.values())
+        for info in infos:
+            if info.proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    info.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace + KILL_MARGIN
+        status = 0
         for info in infos:
             try:
                 code = info.proc.wait(max(0.0, deadline - time.monotonic()))

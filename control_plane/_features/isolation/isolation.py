@@ -15,7 +15,6 @@ import subprocess
 import sys
 import sysconfig
 import threading
-import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -123,15 +122,12 @@ class Locator:
 
     def resolve(self) -> Callable[..., Any]:
         """Import the module and return the handler (raises when it cannot)."""
-        mod = _plugin_object(self.module)
         if self.qualname is not None:
-            obj: Any = mod
-            for part in self.qualname.split("."):
-                obj = getattr(obj, part)
+            obj = _plugin_object(f"{self.module}:{self.qualname}")
             if not callable(obj):
                 raise IsolationError(f"{self.module}.{self.qualname} is not callable")
             return obj  # type: ignore[no-any-return]
-        found = _registered(mod)
+        found = _registered(_plugin_object(self.module))
         if found is None:
             raise IsolationError(f"module {self.module} has no register_packs hook")
         for pack in found:
@@ -380,11 +376,6 @@ def _confine(pack: str, boot: Mapping[str, Any]) -> Reaches:
     return reaches
 
 
-def _prefixes() -> list[str]:
-    """This interpreter's prefixes (a venv's, with ``site``), handed to its workers."""
-    return list(dict.fromkeys([sys.prefix, sys.exec_prefix]))
-
-
 def _reach_of(pack: str, reaches: Reaches) -> dict[str, Any]:
     """What a worker of ``pack`` needs of its runtime's reach (plain data)."""
     grant = reaches.grants.of(pack)
@@ -502,46 +493,38 @@ def _describe(module: str, timeout: float, scratch: Scratch) -> dict[str, Any]:
         "mode": "describe",
         "module": module,
         "reach": {"scratch": scratch.root(), "grant": None},
-        "sys_path": [p for p in sys.path if isinstance(p, str)],
-        "prefixes": _prefixes(),
         "memory_limit": DEFAULT_MEMORY_LIMIT,
     }
-    output = stderr_relay.relay().pipe(f"describing worker of {module}")
-    try:
-        process, conn = _spawn(boot, worker_environment({}, None, scratch.home()), output)
-    finally:
-        os.close(output)
+    env = worker_environment({}, None, scratch.home())
+    worker = _spawn(boot, env, f"describing worker of {module}")
     late = {"kind": "error", "error": f"describing it took longer than {timeout:g}s"}
     # The whole reply within the timeout: a header that promises bytes never sent is cut.
     expired = threading.Event()
 
     def expire() -> None:
         expired.set()
-        _cut(conn)
+        _cut(worker.conn)
 
     timer = threading.Timer(timeout, expire)
     timer.daemon = True
     timer.start()
     try:
-        if not wait([conn, process.sentinel], timeout):
+        if not wait([worker.conn, worker.sentinel], timeout):
             return late
         try:
-            reply = orjson.loads(conn.recv_bytes(MAX_REPLY_BYTES))
+            reply = orjson.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
         except (EOFError, OSError, orjson.JSONDecodeError):
             if expired.is_set():
                 return late
-            process.join(2.0)
-            return {"kind": "error", "error": "its worker died: " + describe_exit(process.exitcode)}
+            worker.join(2.0)
+            return {"kind": "error", "error": "its worker died: " + describe_exit(worker.exitcode)}
         if not isinstance(reply, dict) or reply.get("kind") not in ("ok", "error"):
             return {"kind": "error", "error": "its worker sent a malformed reply"}
         return reply
     finally:
         timer.cancel()
-        with contextlib.suppress(OSError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.kill()
-        process.join(5.0)
-        conn.close()
+        worker.kill()
+        worker.reap()
 
 
 def _cut(conn: Connection) -> None:
@@ -555,10 +538,6 @@ def _cut(conn: Connection) -> None:
             sock.shutdown(socket.SHUT_RDWR)
         finally:
             sock.close()
-
-
-def _refuse_call(doc: Any, ctx: Context) -> Any:
-    raise IsolationError(f"pack {ctx.pack} runs in its isolated workers only")
 
 
 def declared_pack(data: Mapping[str, Any], module: str) -> Any:
@@ -583,7 +562,7 @@ def declared_pack(data: Mapping[str, Any], module: str) -> Any:
             codes[str(code)] = None if doc is None else str(doc)
 
     def handler(doc: Any, ctx: Context) -> Any:
-        return _refuse_call(doc, ctx)
+        raise IsolationError(f"pack {ctx.pack} runs in its isolated workers only")
 
     handler.isolated_locator = Locator(name, module)  # type: ignore[attr-defined]
     validates = data.get("validates")
@@ -604,40 +583,6 @@ def declared_pack(data: Mapping[str, Any], module: str) -> Any:
 
 
 # -- starting a worker ----------------------------------------------------------------------
-
-
-class _Proc:
-    """A worker process started by :func:`_spawn` (what the pool asks of it)."""
-
-    __slots__ = ("popen", "sentinel")
-
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
-        self.popen = popen
-        #: Readable when the process has exited (a pidfd): waited on beside its socket.
-        self.sentinel = os.pidfd_open(popen.pid)
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    @property
-    def exitcode(self) -> int | None:
-        return self.popen.poll()
-
-    def is_alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self.popen.kill()
-
-    def join(self, timeout: float | None = None) -> None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(timeout)
-        if self.popen.returncode is not None and self.sentinel >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self.sentinel)
-            self.sentinel = -1
 
 
 #: The control plane's import path as it started (before any ``--plugin`` directory was
@@ -695,12 +640,22 @@ def worker_environment(
     return env
 
 
-def _spawn(
-    boot: Mapping[str, Any], env: Mapping[str, str], output: int
-) -> tuple[_Proc, Connection]:
-    """Start a fresh worker interpreter, hand it ``boot`` (JSON) and return it with the
-    control plane's end of its socket. ``output``: the descriptor of its stdout and stderr."""
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+def _spawn(boot: Mapping[str, Any], env: Mapping[str, str], label: str) -> _Worker:
+    """Start a fresh worker interpreter, hand it ``boot`` (JSON, with this interpreter's
+    import path and prefixes: a venv's, with ``site``) and return it with the control
+    plane's end of its socket. Its stdout and stderr: a pipe to the scrubbing relay
+    (:mod:`~control_plane._runtime.stderr_relay`), each line labelled ``label``."""
+    boot = {
+        **boot,
+        "sys_path": [p for p in sys.path if isinstance(p, str)],
+        "prefixes": list(dict.fromkeys([sys.prefix, sys.exec_prefix])),
+    }
+    output = stderr_relay.relay().pipe(label)
+    try:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    except BaseException:
+        os.close(output)
+        raise
     try:
         child_fd = theirs.fileno()
         popen = subprocess.Popen(
@@ -730,10 +685,11 @@ def _spawn(
         raise
     finally:
         theirs.close()
+        os.close(output)
     conn = Connection(ours.detach())
     with contextlib.suppress(OSError):  # it died at once: the first call sees its death
         conn.send_bytes(orjson.dumps(boot))
-    return _Proc(popen), conn
+    return _Worker(popen, conn)
 
 
 # -- the parent side -----------------------------------------------------------------------
@@ -751,41 +707,54 @@ class PoolStats:
 
 
 class _Worker:
-    __slots__ = ("conn", "process")
+    """A worker process started by :func:`_spawn`, and the control plane's end of its
+    socket."""
 
-    def __init__(self, process: Any, conn: Connection) -> None:
-        self.process = process
+    __slots__ = ("conn", "popen", "sentinel")
+
+    def __init__(self, popen: subprocess.Popen[bytes], conn: Connection) -> None:
+        self.popen = popen
         self.conn = conn
+        #: Readable when the process has exited (a pidfd): waited on beside its socket.
+        self.sentinel = os.pidfd_open(popen.pid)
 
     @property
-    def pid(self) -> int | None:
-        pid: int | None = self.process.pid
-        return pid
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
 
     def alive(self) -> bool:
-        return bool(self.process.is_alive())
+        return self.popen.poll() is None
 
     def kill(self) -> None:
         """SIGKILL the worker and its process group: the children the pack started too
         (one that made a session of its own, ``setsid``, escapes), and shut our end of its
         socket (:func:`_cut`)."""
-        pid = self.pid
-        if pid is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(pid, signal.SIGKILL)
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            self.process.kill()
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            self.popen.kill()
         _cut(self.conn)
 
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout)
+        if self.popen.returncode is not None and self.sentinel >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.sentinel)
+            self.sentinel = -1
+
     def reap(self, timeout: float = 5.0) -> int | None:
-        self.process.join(timeout)
-        if self.process.exitcode is None:
+        self.join(timeout)
+        if self.exitcode is None:
             self.kill()
-            self.process.join(1.0)
+            self.join(1.0)
         with contextlib.suppress(OSError):
             self.conn.close()
-        code: int | None = self.process.exitcode
-        return code
+        return self.exitcode
 
 
 class WorkerPool:
@@ -841,22 +810,15 @@ class WorkerPool:
                 "qualname": self.locator.qualname,
             },
             "reach": reach,
-            "sys_path": [p for p in sys.path if isinstance(p, str)],
-            "prefixes": _prefixes(),
             "memory_limit": self.memory_limit,
             "rss_limit": self.rss_limit,
         }
         env = worker_environment(
             reach["declared"], reach["grant"], self.reaches.scratch.home(), self.reaches.withheld
         )
-        # The worker's stdout and stderr: a pipe to the scrubbing relay (stderr_relay).
-        output = stderr_relay.relay().pipe(f"isolated worker of {self.locator.pack}")
-        try:
-            process, conn = _spawn(boot, env, output)
-        finally:
-            os.close(output)
+        worker = _spawn(boot, env, f"isolated worker of {self.locator.pack}")
         self.stats.started += 1
-        return _Worker(process, conn)
+        return worker
 
     def _exchange(self, worker: _Worker, data: bytes, seq: int) -> tuple[str, Any]:
         """Blocking: send one call, wait for the reply or the worker's death (a thread).
@@ -869,7 +831,7 @@ class WorkerPool:
         try:
             try:
                 worker.conn.send_bytes(data)
-                ready = wait([worker.conn, worker.process.sentinel])
+                ready = wait([worker.conn, worker.sentinel])
                 if worker.conn in ready:
                     reply = orjson.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
                     kind = reply.get("kind") if isinstance(reply, dict) else None
@@ -949,7 +911,7 @@ class WorkerPool:
         self.stats.crashes += 1
         if kind == "protocol":
             raise WorkerCrashed(self.pack, pid, None, "sent a malformed reply")
-        code = worker.process.exitcode
+        code = worker.exitcode
         logger.warning(
             "isolated worker of pack %s (pid %s) died during a call: %s",
             self.pack,
@@ -1055,9 +1017,6 @@ class Isolation:
         """Run ``pack``'s handler in one of its workers."""
         return await self.pools[pack].call(doc, ctx)
 
-    def stats(self) -> dict[str, PoolStats]:
-        return {name: pool.stats for name, pool in self.pools.items()}
-
     def close(self) -> None:
         """Stop every worker."""
         for pool in self.pools.values():
@@ -1077,13 +1036,3 @@ def fallback_reaches(packs: Iterable[str], declared: Callable[[str], Any] | None
     look = declared if declared is not None else (lambda name: None)
     nothing = {name: Grant.nothing() for name in packs if look(name) is None}
     return Reaches(Grants(nothing), look)
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll ``predicate`` until true or ``timeout`` seconds pass (tests and tools)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
