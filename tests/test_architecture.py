@@ -602,11 +602,10 @@ STATE_ALLOWED: dict[str, str] = {
 MEMOS: dict[str, str] = {
     "control_plane/_kernel/classify.py:_linked_attrs": "which attributes of a class are properties",
     "control_plane/_kernel/classify.py:_first_row": "first row of an immutable table naming a type",
-    "control_plane/_kernel/classify.py:_class_names": "the (module, name) pairs of a type's MRO",
-    "control_plane/_kernel/classify.py:_type_code_of": "a type's row in the built-in type table",
+    "control_plane/_kernel/classify.py:class_names": "the (module, name) pairs of a type's MRO",
+    "control_plane/_kernel/classify.py:_type_code": "a type's row in the built-in type table",
     "control_plane/_kernel/classify.py:_plain_verdict": "a verdict of a type, frozen facts, a text",
     "control_plane/_kernel/fact_rules.py:_compile": "a regex compiled from its pattern",
-    "control_plane/_kernel/fact_rules.py:_any_of": "one regex of an immutable table's patterns",
     "control_plane/_kernel/classifiers/proxy.py:_rows_of": "the proxy rows a type matches",
     "control_plane/_kernel/error_event.py:_second": "the RFC 3339 text of a whole second",
     "control_plane/_kernel/evidence.py:tokens": "the word tokens of a text",
@@ -619,8 +618,8 @@ MEMOS: dict[str, str] = {
     "control_plane/_kernel/facts.py:_resolve": "where a type keeps an attribute",
     "control_plane/_kernel/facts.py:_words_of_type": "the words of a type's name",
     "control_plane/_kernel/facts.py:_protocol_of_type": "the protocol a type's module speaks",
-    "control_plane/_kernel/facts.py:_class_fields_of": "the fields a type declares",
-    "control_plane/_kernel/facts.py:_type_names_of": "the names of a type's MRO",
+    "control_plane/_kernel/facts.py:_class_fields": "the fields a type declares",
+    "control_plane/_kernel/facts.py:_type_names": "the names of a type's MRO",
     "control_plane/_kernel/facts.py:_slot_names": (
         "the __slots__ names a type and its bases declare"
     ),

@@ -682,3 +682,205 @@ def test_contact_availability_and_access_words(text: str, code: str) -> None:
 )
 def test_contact_availability_and_access_words_do_not_over_match(text: str) -> None:
     assert words_code(text) is None, text
+
+
+# -- issue 44, safe misses turned into codes by principle -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        # RFC 2449/3206 response codes a mail tool passes on at the start of its line
+        ("mailtool: [IN-USE] Mailbox is locked by another POP3 session.\n", "network_error"),
+        ("mailtool: [LOGIN-DELAY] Minimum time between logins not elapsed.\n", "rate_limited"),
+        ("-ERR [AUTH] Invalid login\n", "auth_failed"),
+        ("mailtool: [SYS/TEMP] try later\nmailtool: lock busy\n", "network_error"),
+    ],
+)
+def test_a_bracketed_response_code_opening_a_tools_line_is_read(stderr: str, code: str) -> None:
+    found = classify_tool(["mailtool"], 9, stderr.encode())
+    assert found is not None and found.code == code, found
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        # must NOT match: a log tag after a timestamp, a code mid-sentence, lower case,
+        # a bracketed word no protocol defines
+        "2024-05-01 10:00:00 [AUTH] session started\nstep failed\n",
+        "mailtool: see [IN-USE] in the manual; step failed\n",
+        "mailtool: [auth] step failed\n",
+        "mailtool: [ERROR] step failed\n",
+    ],
+)
+def test_a_bracketed_word_elsewhere_is_no_response_code(stderr: str) -> None:
+    assert classify_tool(["mailtool"], 1, stderr.encode()) is None
+
+
+def _http_out(status: str, body: str, headers: str = "Content-Type: application/json") -> bytes:
+    return f"HTTP/1.1 {status}\r\n{headers}\r\n\r\n{body}".encode()
+
+
+@pytest.mark.parametrize(
+    ("stdout", "code"),
+    [
+        (
+            _http_out(
+                "400 Bad Request",
+                '{"success": false, "errors": [{"code": 81058, '
+                '"message": "An identical record already exists."}]}',
+            ),
+            "already_exists",
+        ),
+        (
+            _http_out(
+                "400 Bad Request",
+                '{"success": false, "errors": [{"code": 81045, '
+                '"message": "Record quota exceeded."}]}',
+            ),
+            "quota_exhausted",
+        ),
+        (_http_out("404 Not Found", '{"error": "nope"}'), "not_found"),
+        (
+            _http_out(
+                "524 ",
+                "<html><head><title>x | 524: A timeout occurred</title></head>"
+                "<body><h1>Error 524</h1></body></html>",
+                "Content-Type: text/html",
+            ),
+            "timeout",
+        ),
+        (_http_out("503 Service Unavailable", "{}", "Retry-After: 7"), "rate_limited"),
+        # a JSON error body alone
+        (b'{"errors": [{"message": "record already exists"}]}', "already_exists"),
+    ],
+)
+def test_a_tools_output_that_is_an_http_response_is_read_as_one(stdout: bytes, code: str) -> None:
+    found = classify_tool(["webtool", "GET", "u"], 4, b"\nwebtool: warning: HTTP error\n", stdout)
+    assert found is not None and found.code == code, found
+    if code == "rate_limited":
+        assert found.retry_after == 7.0
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        # must NOT match: a status line inside a document, a body that is not the reply's
+        b"report:\nHTTP/1.1 404 Not Found was returned yesterday\n",
+        b'{"items": [{"message": "record already exists"}]}',
+        _http_out("200 OK", '{"result": "quota exceeded notice sent"}'),
+    ],
+)
+def test_output_that_is_no_http_error_reply_says_nothing(stdout: bytes) -> None:
+    assert classify_tool(["webtool"], 1, b"webtool: step failed\n", stdout) is None
+
+
+def test_a_tools_line_quoting_an_exception_class_reads_its_name() -> None:
+    stderr = (
+        b"\nwebtool: LogLevel.ERROR: ConnectionError: ('Remote end went away', "
+        b"RemoteDisconnected('Remote end closed')) while doing a GET request\n"
+    )
+    found = classify_tool(["webtool"], 1, stderr)
+    assert found is not None and found.code == "network_error", found
+    # must NOT match: a class named without being raised, a name that says nothing
+    assert classify_tool(["webtool"], 1, b"see ConnectionError in the docs\n") is None
+    assert classify_tool(["webtool"], 1, b"Traceback\nValueError: bad step\n") is None
+
+
+def test_a_reason_phrase_is_the_status_in_words() -> None:
+    exc = _http("objstorelike.error", "StoreError", 403, {"Code": "XVendorBucketQuotaExceeded"})
+    exc.response = types.SimpleNamespace(status=403, reason="Forbidden", headers={})
+    assert _code(exc) == "quota_exhausted"
+    # must NOT match: the reason phrase alone still says what the status says
+    exc = _http("objstorelike.error", "StoreError", 403, {"Code": "Forbidden"})
+    assert _code(exc) == "auth_failed"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("nats: 'Authorization Violation'", "auth_failed"),
+        ("Waiting for ('2xx',) but got 550 [' Not enough privileges.']", "auth_failed"),
+        ("('Connection aborted.', Disconnected('Remote end closed'))", "network_error"),
+        ("put: /etc/x: Access failed: 550 Not enough privileges. (ro/new.txt)", "auth_failed"),
+        ("stream name already in use with a different configuration", "already_exists"),
+        ("you already own it", None),
+        ("Your previous request succeeded and you already own it.", None),
+        ("BucketAlreadyOwnedByYou", "already_exists"),
+        ("empty response from server when expecting INFO message", "network_error"),
+        ("Waiting for ('257',) but got 550 [' File exists.']", "already_exists"),
+        ("mkdir: cannot create directory 'x': File exists", "already_exists"),
+        ("broker: no responders available for request", "network_error"),
+    ],
+)
+def test_quoted_sentences_and_new_words(text: str, code: str | None) -> None:
+    found = words_code(text, whole=" " not in text)
+    assert (found[0] if found else None) == code, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # must NOT match: a quoted name, a quoted single word, an address in use
+        "unknown option 'access denied-list'",
+        "the value 'access denied' is a literal here",
+        "setting 'timeout' is invalid",
+        "bind failed: address already in use",
+        "server returned an empty response body for the schema",
+        "profile exists but is incomplete",
+        "no responders configured for this subject",
+    ],
+)
+def test_quoted_names_and_near_words_stay_unread(text: str) -> None:
+    assert words_code(text) is None, text
+
+
+def test_a_rendered_message_is_read_when_the_args_say_nothing() -> None:
+    class NoServers(_klass("brokerlike.errors", "Error")):  # type: ignore[misc]
+        def __str__(self) -> str:
+            return "broker: no servers available for connection"
+
+    NoServers.__module__ = "brokerlike.errors"
+    assert _code(NoServers()) == "network_error"
+
+
+def test_a_description_field_is_message_text() -> None:
+    exc = _klass("brokerlike.js.errors", "BadRequestError")()
+    exc.code, exc.err_code = 400, 10058
+    exc.description = "stream name already in use with a different configuration"
+    assert _code(exc) == "already_exists"
+
+
+def test_an_ldap_result_that_asks_for_stronger_auth_and_communication_names() -> None:
+    exc = _klass("ldap3.core.exceptions", "LDAPStrongerAuthRequiredResult")(
+        "modifications require authentication"
+    )
+    exc.result = 8
+    assert _code(exc) == "auth_failed"
+    comm = _klass("dirlike.exceptions", "DirCommunicationError")
+    sock = _klass("dirlike.exceptions", "DirSocketOpenError", comm)
+    assert _code(sock("invalid server address")) == "network_error"
+    # must NOT match: a communication name over a refused credential
+    assert _code(sock("invalid credentials")) == "auth_failed"
+
+
+def test_a_503_says_a_condition_no_code_fits_is_temporary() -> None:
+    # a block the server reports under 503 (RFC 9110: a temporary condition): retryable
+    exc = _http(
+        "searchlike.exceptions",
+        "TransportError",
+        503,
+        {"error": {"type": "cluster_block_exception", "reason": "state not recovered"}},
+    )
+    assert _code(exc) == "network_error"
+    # must NOT match: the same block under 403 or 500, a 503 whose words say what
+    for status in (403, 500):
+        exc = _http(
+            "searchlike.exceptions",
+            "TransportError",
+            status,
+            {"error": {"type": "cluster_block_exception", "reason": "index read-only"}},
+        )
+        assert _code(exc) == "internal_error", status
+    exc = _http("searchlike.exceptions", "TransportError", 503, {"code": "invalid_api_key"})
+    assert _code(exc) == "auth_failed"

@@ -13,7 +13,7 @@ import math
 import socket
 import ssl
 import urllib.error
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
@@ -22,7 +22,7 @@ from control_plane._kernel import evidence
 from control_plane._kernel.bounds import MAX_TEXT, safe_text
 from control_plane._kernel.errors import FieldViolation, PackError
 from control_plane._kernel.evidence import Proposal, decide, name_proposal, weigh
-from control_plane._kernel.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict
+from control_plane._kernel.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict, type_cache
 from control_plane._kernel.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane._kernel.redact import scrub
 
@@ -41,6 +41,7 @@ __all__ = [
     "class_names",
     "classify",
     "exception_text",
+    "from_verdict",
     "header_delay",
     "iter_chain",
     "match_type_rules",
@@ -151,13 +152,7 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
             nested.append(current.__cause__)
         if current.__context__ is not None and not current.__suppress_context__:
             nested.append(current.__context__)
-        kind: Any = type(current)
-        try:
-            linked = _linked_attrs(kind)
-        # Hostile input: a metaclass's __hash__ / __eq__ (the cache's lookup) may raise.
-        except Exception:  # noqa: BLE001
-            linked = _LINKED
-        for attr in linked:
+        for attr in _linked_attrs(type(current)):
             value = _attr(current, attr)
             if isinstance(value, BaseException):
                 nested.append(value)
@@ -172,7 +167,7 @@ def iter_chain(exc: BaseException) -> Iterator[BaseException]:
 _LINKED = ("reason", "original", "inner")
 
 
-@functools.lru_cache(maxsize=2048)
+@type_cache(_LINKED, maxsize=2048)
 def _linked_attrs(klass: Any) -> tuple[str, ...]:
     """Which of ``reason``, ``original``, ``inner`` may hold a wrapped exception on instances
     of ``klass``: not those that are properties of the class -- computed views, not stored
@@ -250,16 +245,12 @@ def match_type_rules(
     return table[index].classification(plugin) if index >= 0 else None
 
 
-@functools.lru_cache(maxsize=2048)
-def _class_names(klass: Any) -> frozenset[tuple[str, str]]:
+@type_cache(recompute=True, maxsize=2048)
+def class_names(klass: type) -> frozenset[tuple[str, str]]:
+    """``(module, name)`` of every class in ``klass``'s MRO (cached per type)."""
     return frozenset(
         (getattr(k, "__module__", "") or "", getattr(k, "__name__", "")) for k in klass.__mro__
     )
-
-
-def class_names(klass: type) -> frozenset[tuple[str, str]]:
-    """``(module, name)`` of every class in ``klass``'s MRO (cached per type)."""
-    return _class_names(klass)
 
 
 def safe_attr(obj: Any, name: str) -> Any:
@@ -285,7 +276,7 @@ def exception_text(exc: BaseException) -> str:
 _attr, _text = safe_attr, exception_text
 
 
-def _from_verdict(verdict: Verdict) -> Classification:
+def from_verdict(verdict: Verdict) -> Classification:
     return Classification(
         code=verdict.code,
         message=verdict.message,
@@ -313,13 +304,9 @@ def _named_type_code_of(klass: type) -> str | None:
     return None
 
 
-def _short(exc: BaseException) -> str:
+def _short_of(klass: type, rendered: str) -> str:
     """Type and first line of the message, scrubbed *before* it is cut short (a secret cut
     in half would no longer match the scrubber)."""
-    return _short_of(type(exc), _text(exc))
-
-
-def _short_of(klass: type, rendered: str) -> str:
     full = rendered.strip()
     text = scrub(full.splitlines()[0]) if full else ""
     if len(text) > MAX_MESSAGE:
@@ -352,17 +339,12 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
     facts = _facts(exc)
     if facts is None:
         return None
+    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
+    own_errno = err if type(err) is int else None  # an OpenSSL number is no errno
     if _plain(facts):
-        err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
-        key_err = err if type(err) is int else None
-        kind: Any = type(exc)
-        try:
-            plain = _plain_verdict(kind, facts, _text(exc), key_err)
-        # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-        except Exception:  # noqa: BLE001
-            plain = _plain_verdict.__wrapped__(kind, facts, _text(exc), key_err)
-        return _from_verdict(plain) if plain is not None else None
-    found = _proposals(exc, facts)
+        plain = _plain_verdict(type(exc), facts, _text(exc), own_errno)
+        return from_verdict(plain) if plain is not None else None
+    found = _readings(type(exc), facts, _text(exc), own_errno)
     if not found:
         return None
     verdict = decide(found, facts)
@@ -372,7 +354,7 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
             delay = _hidden_delay(exc)
         if delay is not None:
             verdict = decide(found, facts, delay)
-    return _from_verdict(verdict) if verdict is not None else None
+    return from_verdict(verdict) if verdict is not None else None
 
 
 #: Rules of a server's own answer (a status, a code word, a protocol number): a delay the
@@ -387,18 +369,9 @@ def _may_wait(verdict: Verdict) -> bool:
     return verdict.code == "network_error" and verdict.rule.startswith(_ANSWERED)
 
 
+@type_cache(recompute=True, maxsize=2048)
 def _type_code(klass: type) -> str | None:
     """The code of ``klass`` by :data:`NAMED_TYPE_CODES`, else :data:`TYPE_CODES`."""
-    kind: Any = klass
-    try:
-        return _type_code_of(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return _type_code_of.__wrapped__(klass)
-
-
-@functools.lru_cache(maxsize=2048)
-def _type_code_of(klass: type) -> str | None:
     named = _named_type_code_of(klass)
     if named is not None:
         return named
@@ -408,16 +381,10 @@ def _type_code_of(klass: type) -> str | None:
     return None
 
 
-def _proposals(exc: BaseException, facts: Facts) -> list[Proposal]:
-    """Every reading of ``exc``: its facts' (:func:`~control_plane._kernel.evidence.weigh`),
-    its class names', and how its built-in type and errno say it failed."""
-    err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
-    return _readings(type(exc), facts, _text(exc), err if isinstance(err, int) else None)
-
-
 def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list[Proposal]:
-    """:func:`_proposals` from what they depend on: the class, the facts, ``str(exc)`` and
-    the exception's own errno (``None`` for an ``ssl.SSLError``: an OpenSSL number)."""
+    """Every reading of an exception: its facts' (:func:`~control_plane._kernel.evidence.weigh`),
+    its class names', and how its built-in type and errno say it failed; from the class,
+    the facts, ``str(exc)`` and its own errno (``None`` for an ``ssl.SSLError``)."""
     found = weigh(facts)
     short = ""
     typed = _type_code(klass)
@@ -442,7 +409,7 @@ def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list
     return found
 
 
-@functools.lru_cache(maxsize=1024)
+@type_cache(recompute=True, maxsize=1024)
 def _plain_verdict(klass: type, facts: Facts, rendered: str, err: int | None) -> Verdict | None:
     """The verdict of an exception whose facts hold no data (no status, code word,
     SQLSTATE, protocol number, delay nor class name of a library): a pure function of its
@@ -470,12 +437,7 @@ def _chain_delay(exc: BaseException) -> float | None:
     held = isinstance(args, tuple) and any(isinstance(a, BaseException) for a in args[:4])
     if exc.__cause__ is None and exc.__context__ is None and not held:
         return None  # wraps nothing (the common case): no chain to read
-    for index, current in enumerate(iter_chain(exc)):
-        if index and not isinstance(current, SystemExit):
-            facts = extract(current)
-            if facts.delay is not None:
-                return facts.delay
-    return None
+    return _delay_in(list(iter_chain(exc))[1:])
 
 
 def _hidden_delay(exc: BaseException) -> float | None:
@@ -483,19 +445,28 @@ def _hidden_delay(exc: BaseException) -> float | None:
     traceback, not the server's answer. Read only for a verdict already ``rate_limited``
     (it fills the wait, never changes the code)."""
     hidden = exc.__context__
-    if hidden is None or not exc.__suppress_context__:
-        return None
-    for current in iter_chain(hidden):
-        if not isinstance(current, SystemExit):
-            delay = extract(current).delay
-            if delay is not None:
-                return delay
-    return None
+    suppressed = hidden is not None and exc.__suppress_context__
+    return _delay_in(iter_chain(hidden)) if hidden is not None and suppressed else None
+
+
+def _delay_in(chain: Iterable[BaseException]) -> float | None:
+    """The first delay an exception of ``chain`` states (``SystemExit``'s code is none)."""
+    found = (extract(e).delay for e in chain if not isinstance(e, SystemExit))
+    return next((delay for delay in found if delay is not None), None)
 
 
 def _facts(exc: BaseException) -> Facts | None:
-    """The facts of ``exc`` (``None`` for ``SystemExit``, whose ``code`` is an exit status)."""
-    return None if isinstance(exc, SystemExit) else extract(exc)
+    """The facts of ``exc`` (``None`` for ``SystemExit``, whose ``code`` is an exit status).
+    An exception raised with no arguments and no message field says its message only by
+    rendering itself (a class that formats its own text): that text is read."""
+    if isinstance(exc, SystemExit):
+        return None
+    facts = extract(exc)
+    if not facts.text and _attr(exc, "args") == ():
+        rendered = _text(exc)
+        if rendered:
+            facts = replace(facts, text=rendered[:MAX_TEXT])
+    return facts
 
 
 #: Exception types that mean a bug in the code that raised them, never a condition of the
@@ -687,27 +658,10 @@ def classify(exc: BaseException, classifiers: Sequence[Classifier] = ()) -> Clas
     if isinstance(exc, ClassifiedError) and exc.classification is not None:
         return exc.classification
     chain = list(iter_chain(exc))
-    grouped = False
     for current in chain:
         if isinstance(current, PackError):
             return _classify_one(current, ())
-        grouped = grouped or isinstance(current, BaseExceptionGroup)
-    if grouped:
-        return _walk(exc, _Walk(classifiers), 0, chain)
-    # The same walk as _walk's, without the bookkeeping groups need (the common case).
-    weak: Classification | None = None
-    for index, current in enumerate(chain):
-        result = _own(current, classifiers)
-        if result is None:
-            continue
-        if result.rule.startswith(_GUESSES):
-            cause = _unreached(chain[index + 1 :])
-            if cause is not None:
-                result = _own(cause, classifiers) or result
-        if not result.weak:
-            return result
-        weak = weak or result
-    return weak
+    return _walk(exc, _Walk(classifiers), 0, chain)
 
 
 #: Rules that read a wrapper's own words (its text, its class name), not a server's answer.

@@ -17,7 +17,9 @@ weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status c
 
 *Decide* (:func:`decide`): the strongest proposals decide. Proposals of equal strength that
 disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
-answer is ``internal_error`` -- never a guess. A fact may also *veto* a code (a 413 says the
+answer is ``internal_error`` -- never a guess. A condition no baseline code fits (a
+read-only or blocked cluster, said by a ``[[words]]`` row of ``internal_error``) under a 503
+is the 503's: the server itself calls it temporary. A fact may also *veto* a code (a 413 says the
 request can never pass: not ``rate_limited``). A server's delay decides retryability: an
 unavailable service that states when to come back is ``rate_limited``, and so is one that
 answered 429 (it says itself the call was throttled: :func:`_under_429`). A connection failure
@@ -29,8 +31,10 @@ A tool's output (:func:`read_tool`) is read by the same engine: its lines with t
 vocabulary (the first that says something over summary lines), the replies of a protocol
 it quotes in the format that names the protocol (an SMTP reply with its enhanced status
 code of the same class, in any tool's output; ``ERROR 1049 (42000)`` from a tool named for
-the protocol, ``mariadb``), and the errno of a connection a line quotes (``system error:
-110``).
+the protocol, ``mariadb``), a response code opening a line (``[IN-USE]``), an exception a
+line quotes as raised (``ConnectionError: ...``), the errno of a connection a line quotes
+(``system error: 110``), and its stdout when that is an HTTP reply or a JSON error body
+(:func:`~control_plane._kernel.facts.reply_facts`).
 
 The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
 errno) and the delay names are data (the vocabulary, number spaces and fact tables in
@@ -42,8 +46,10 @@ from __future__ import annotations
 
 import errno
 import functools
+import http
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -61,7 +67,7 @@ from control_plane._kernel.fact_rules import (
     Verdict,
     search,
 )
-from control_plane._kernel.facts import Facts
+from control_plane._kernel.facts import Facts, reply_facts
 
 __all__ = [
     "ENHANCED_STATUS",
@@ -201,12 +207,28 @@ _QUOTED = re.compile(
 )
 
 
+#: A quoted sentence (two or more plain words) standing alone -- after a ``prefix:``, as an
+#: item of a list or tuple (``nats: 'Authorization Violation'``, ``[' Not enough
+#: privileges.']``) -- is a message passed on, not a name: it is read. Inside a sentence
+#: (``column "does not exist" is a literal``) it is a literal.
+_SENTENCE = re.compile(r"\s*[A-Za-z]+(?: [A-Za-z]+)+[.!]?\s*")
+
+
+def _unquote(m: re.Match[str]) -> str:
+    quoted, text = m.group(0), m.string
+    before, after = text[: m.start()].rstrip()[-1:], text[m.end() :].lstrip()[:1]
+    alone = before in ":([," and after in ")],;"  # "" (an end) is in both
+    return (
+        quoted[1:-1] if alone and quoted[0] in "'\"`" and _SENTENCE.fullmatch(quoted[1:-1]) else " "
+    )
+
+
 def words_code(text: str, *, whole: bool = False) -> tuple[str, str, str] | None:
     """``(code, message, phrase)`` of the first :data:`WORDS` phrase in ``text``, or ``None``.
 
     ``whole`` is for a code word standing alone (``declined``, ``UNAVAILABLE``); otherwise
-    what the text quotes (:data:`_QUOTED`) is left out."""
-    return _words_row(text if whole else _QUOTED.sub(" ", text[:2048]), whole)
+    what the text quotes (:data:`_QUOTED`) is left out, but for a quoted sentence."""
+    return _words_row(text if whole else _QUOTED.sub(_unquote, text[:2048]), whole)
 
 
 # -- protocol number spaces ---------------------------------------------------------------
@@ -268,11 +290,17 @@ def _row(row: FactRule, kind: str) -> Proposal:
     return Proposal(row.code, kind, f"facts:{row.kind}:{row.pattern}", row.message)
 
 
+#: HTTP reason phrases (``Forbidden``, ``TooManyRequests``): a code word that is one says
+#: what the status says, no more; it weighs as the status.
+_REASONS = frozenset(tokens(s.phrase) for s in http.HTTPStatus)
+
+
 def _code_words(codes: Sequence[str]) -> Iterable[Proposal]:
     for code in codes:
         found = words_code(code, whole=True)
         if found is not None:
-            yield Proposal(found[0], "code", f"words:code:{found[2]}", found[1])
+            kind = "status" if tokens(code) in _REASONS else "code"
+            yield Proposal(found[0], kind, f"words:code:{found[2]}", found[1])
 
 
 def _status(status: int) -> Proposal | None:
@@ -284,15 +312,12 @@ def _status(status: int) -> Proposal | None:
     return Proposal(code, "status", "http_status", f"downstream answered HTTP {status}")
 
 
-_QUOTA_PHRASES = QUOTA_RULES
-
-
 @functools.lru_cache(maxsize=1024)
 def _text(text: str) -> tuple[Proposal, ...]:
     """A text's reading: a driver's or server's own phrase (:data:`PHRASE_RULES`), else the
     vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
     the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
-    quota = search(_QUOTA_PHRASES, [text])
+    quota = search(QUOTA_RULES, [text])
     driver = quota or search(PHRASE_RULES, [text])
     if driver is not None:
         return (_row(driver, "driver_phrase"),)
@@ -424,6 +449,9 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
         # ETIMEDOUT): the timeout, said as an event by any evidence not a guess, is the
         # what. The noun alone ("timeout setting 5") may name a setting: it decides nothing.
         chosen = next((p for p in found if p.code == "timeout" and _event(p)), chosen)
+    if chosen.code == "internal_error" and facts.status == 503 and chosen.rule.startswith("words:"):
+        # a condition no code fits, said under 503: the server itself calls it temporary
+        chosen = next((p for p in found if p.rule == "http_status"), chosen)
     code = chosen.code
     vetoed = VETOES.get(facts.status or 0, frozenset())
     if code in vetoed:
@@ -483,8 +511,15 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
             for m in _ERROR_LINE.finditer(both[:MAX_TOOL_TEXT]):
                 numbers.append((protocol, int(m.group(1))))
                 sqlstate = sqlstate or m.group(2)
-    facts = Facts(numbers=tuple(numbers[:8]), replies=tuple(quoted[:8]), sqlstate=sqlstate)
+        quoted += [c for c in _RESPONSE_LINE.findall(both[:MAX_TOOL_TEXT]) if c in RESPONSE_CODES]
+    reply = reply_facts(replies) or Facts()
+    facts = replace(reply, numbers=tuple(numbers[:8]), replies=tuple(quoted[:8]), sqlstate=sqlstate)
     found = weigh(facts)
+    for raised in _RAISED.findall(text[:MAX_TOOL_TEXT]):
+        named = name_proposal((raised,))
+        if named is not None and named.kind == "how":  # what a name says, the words say
+            found.append(named)
+            break
     words = read_lines(text)
     if words is not None:
         found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
@@ -502,6 +537,14 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
 
 
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})
+#: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, a POP3
+#: ``-ERR`` or an IMAP ``NO``: ``fetch: [IN-USE] Mailbox is locked``.
+_RESPONSE_LINE = re.compile(
+    r"^(?:[\w.-]+:\s*)?(?:-ERR\s+|(?:\S+\s+)?(?:NO|BAD)\s+)?\[([A-Z][A-Z0-9/-]{1,40})\]", re.M
+)
+#: An exception a tool's line quotes by its class name, raised (``ConnectionError: ...``,
+#: ``RemoteDisconnected(...)``): a name that says how is read as a class name is.
+_RAISED = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)+)(?::\s|\()")
 #: Characters of a tool's output read for replies and errnos.
 MAX_TOOL_TEXT = 16 * 1024
 

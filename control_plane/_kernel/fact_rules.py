@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, cast
 
 __all__ = [
     "DATA",
@@ -29,10 +29,39 @@ __all__ = [
     "FactRule",
     "Rows",
     "Verdict",
+    "load",
     "message",
     "required_literal",
     "search",
+    "type_cache",
 ]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def type_cache(
+    default: Any = None, *, recompute: bool = False, maxsize: int = 4096
+) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """Cache a pure function of a class (and hashable arguments). A class from hostile input
+    (a metaclass whose ``__hash__``/``__eq__`` raises) cannot be a cache key: the function
+    then answers ``default``, or runs uncached when ``recompute``."""
+
+    def wrap(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+        cached = cast(Callable[_P, _R], functools.lru_cache(maxsize=maxsize)(fn))
+
+        @functools.wraps(fn)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return cached(*args, **kwargs)
+            # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise.
+            except Exception:  # noqa: BLE001
+                return fn(*args, **kwargs) if recompute else cast(_R, default)
+
+        return call
+
+    return wrap
+
 
 #: The well-known code of a quota or billing exhaustion (``schemas/vocabulary.json``).
 QUOTA_CODE = "quota_exhausted"
@@ -151,15 +180,20 @@ class Verdict:
     weak: bool = False
 
 
-with Path(__file__).with_name("evidence.toml").open("rb") as _handle:
-    #: The evidence engine's data (``evidence.toml``): its vocabulary, number spaces and
-    #: fact tables, read once here and by :mod:`control_plane._kernel.evidence`.
-    DATA: dict[str, Any] = tomllib.load(_handle)
+def load(path: Path) -> dict[str, Any]:
+    """A data file of the engine (TOML), read once by the module that owns it."""
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
 
 
-def message(text: str) -> str:
-    """A fixed message of :data:`DATA`: ``"@name"`` names one of its ``[messages]``."""
-    return str(DATA["messages"][text[1:]]) if text.startswith("@") else text
+#: The evidence engine's data (``evidence.toml``): its vocabulary, number spaces and fact
+#: tables, read once here and by :mod:`control_plane._kernel.evidence`.
+DATA: dict[str, Any] = load(Path(__file__).with_name("evidence.toml"))
+
+
+def message(text: str, data: Mapping[str, Any] = DATA) -> str:
+    """A fixed message: ``"@name"`` names one of the ``[messages]`` of ``data``."""
+    return str(data["messages"][text[1:]]) if text.startswith("@") else text
 
 
 def _rows(table: str) -> tuple[FactRule, ...]:
@@ -187,18 +221,6 @@ PHRASE_RULES = _rows("phrase_rules")
 GENERIC_PHRASES = _rows("generic_phrases")
 
 
-@functools.lru_cache(maxsize=64)
-def _any_of(rules: tuple[FactRule, ...]) -> re.Pattern[str]:
-    """One regex matching where any row of ``rules`` matches (a quick first test)."""
-    return _compile("|".join(f"(?:{row.pattern})" for row in rules))
-
-
-def _quick(rules: Sequence[FactRule]) -> re.Pattern[str]:
-    """The quick regex of ``rules`` (the module's own tables are :class:`Rows`: found at
-    once; another sequence is hashed row by row)."""
-    return _any_of(rules if isinstance(rules, tuple) else tuple(rules))
-
-
 def search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
     """The first row of ``rules`` found in one of ``texts``.
 
@@ -206,20 +228,11 @@ def search(rules: Sequence[FactRule], texts: Sequence[str]) -> FactRule | None:
     test, exact for ASCII under case folding): a row whose literal is absent cannot match.
     One case-insensitive regex of many alternatives costs ~40 us on 80 characters."""
     joined = "\n".join(texts)
-    if joined.isascii():
-        lowered = joined.lower()  # a needle has no newline: none spans two texts
-        for row in rules:
-            needle = row.needle
-            if needle is not None and needle not in lowered:
-                continue
-            pattern = row.compiled()
-            if any(pattern.search(text) for text in texts):
-                return row
-        return None
-    quick = _quick(rules)
-    if not any(quick.search(text) for text in texts):
-        return None
+    lowered = joined.lower() if joined.isascii() else None  # a needle has no newline
     for row in rules:
+        needle = row.needle
+        if lowered is not None and needle is not None and needle not in lowered:
+            continue
         pattern = row.compiled()
         if any(pattern.search(text) for text in texts):
             return row

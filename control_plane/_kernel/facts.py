@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import email.utils
-import functools
 import itertools
 import json
 import math
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-from control_plane._kernel.fact_rules import DATA
+from control_plane._kernel.fact_rules import DATA, type_cache
 
 __all__ = [
     "CODE_FIELDS",
@@ -42,6 +41,7 @@ __all__ = [
     "parse_retry_after",
     "peek",
     "protocol_of",
+    "reply_facts",
 ]
 
 #: Nested objects followed from the exception (``exc.response.body.error``: 3).
@@ -85,7 +85,7 @@ def _class_dict(klass: type) -> Mapping[str, Any]:
     return found if isinstance(found, Mapping) else {}
 
 
-@functools.lru_cache(maxsize=4096)
+@type_cache()
 def _dict_slot(klass: type) -> Any:
     """The C-level ``__dict__`` descriptor instances of ``klass`` have, or ``None`` (none,
     or a class that defines ``__dict__`` itself: not read). Cached per type."""
@@ -96,7 +96,7 @@ def _dict_slot(klass: type) -> Any:
     return None
 
 
-@functools.lru_cache(maxsize=4096)
+@type_cache(("missing", None, None))
 def _resolve(klass: type, name: str) -> tuple[str, Any, Any]:
     """What ``name`` is on ``klass`` (cached per type): ``("slot", descriptor, owner)`` for
     a C-level field, ``("property", None, owner)``, ``("code", None, owner)`` for a method
@@ -115,21 +115,8 @@ def _resolve(klass: type, name: str) -> tuple[str, Any, Any]:
     return "missing", None, None
 
 
-def _lookup(klass: type, name: str) -> tuple[str, Any, Any]:
-    try:
-        return _resolve(klass, name)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return "missing", None, None
-
-
 def _instance_dict(obj: Any) -> dict[str, Any] | None:
-    kind: Any = type(obj)
-    try:
-        slot = _dict_slot(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return None
+    slot = _dict_slot(type(obj))
     if slot is None:
         return None
     try:
@@ -151,7 +138,7 @@ def peek(obj: Any, name: str) -> Any:
             return None
     if isinstance(obj, _SCALARS):
         return None
-    kind, value, owner = _lookup(type(obj), name)
+    kind, value, owner = _resolve(type(obj), name)
     if kind == "slot":
         try:
             return value.__get__(obj, type(obj))
@@ -209,7 +196,7 @@ def _head(seq: list[Any] | tuple[Any, ...]) -> list[Any] | tuple[Any, ...]:
     return tuple.__getitem__(seq, slice(0, MAX_ITEMS))
 
 
-@functools.lru_cache(maxsize=1024)
+@type_cache((), maxsize=1024)
 def _slot_names(klass: type) -> tuple[str, ...]:
     """The ``__slots__`` names of ``klass`` and its bases (cached per type)."""
     names: list[str] = []
@@ -227,13 +214,7 @@ def _stores(obj: Any) -> Iterator[Any]:
     ``_internal``), read as data: its instance fields and slots."""
     inst = _instance_dict(obj)
     values = list(itertools.islice(dict.values(inst), MAX_ITEMS)) if inst else []
-    kind: Any = type(obj)
-    try:
-        names = _slot_names(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        names = ()
-    values += [peek(obj, name) for name in names]
+    values += [peek(obj, name) for name in _slot_names(type(obj))]
     return (v for v in values if isinstance(v, dict | list | tuple))
 
 
@@ -481,7 +462,7 @@ _HTTP_WORDS = frozenset({"http", "https", "response", "httpx", "aiohttp", "urlli
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 
-@functools.lru_cache(maxsize=4096)
+@type_cache(frozenset())
 def _words_of_type(klass: type) -> frozenset[str]:
     """Lower-cased words of the modules and names of ``klass``'s MRO (cached per type)."""
     found: set[str] = set()
@@ -498,26 +479,12 @@ def _words_of_type(klass: type) -> frozenset[str]:
     return frozenset(found)
 
 
-def _type_words(obj: Any) -> frozenset[str]:
-    kind: Any = type(obj)
-    try:
-        return _words_of_type(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return frozenset()
-
-
 def protocol_of(exc: BaseException) -> str | None:
     """The wire protocol whose numbers ``exc``'s library raises (:data:`PROTOCOL_WORDS`)."""
-    kind: Any = type(exc)
-    try:
-        return _protocol_of_type(kind)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return None
+    return _protocol_of_type(type(exc))
 
 
-@functools.lru_cache(maxsize=4096)
+@type_cache()
 def _protocol_of_type(klass: type) -> str | None:
     words = _words_of_type(klass)
     for word, protocol in PROTOCOL_WORDS.items():
@@ -593,7 +560,7 @@ class _Gather:
                         node, lambda obj, name: _peek(obj, name) if name in present else None
                     )
                 return  # nothing else to read (an OSError's errno is extract's)
-            http = http or bool(_type_words(node) & _HTTP_WORDS)
+            http = http or bool(_words_of_type(type(node)) & _HTTP_WORDS)
 
         def peek(obj: Any, name: str) -> Any:
             return _peek(obj, name) if name in present else None
@@ -629,14 +596,7 @@ class _Gather:
                 if self.delay is not None:
                     break
         for _, raw in fields(CODE_FIELDS):
-            value = _string(raw)
-            if value is None:
-                continue
-            if _CODE.match(value):
-                if value not in self.codes:
-                    self.codes.append(value)
-            elif " " in value.strip():  # a sentence where a code may be ({"reason": "..."})
-                self.text.append(value)
+            self.said(raw)
         if self.sqlstate is None:
             for _, raw in fields(SQLSTATE_FIELDS):
                 value = _string(raw)
@@ -651,11 +611,8 @@ class _Gather:
             for key, value in _items(node):
                 if isinstance(value, BaseException):  # {(host, port): ConnectionRefusedError}
                     self.exception(value, depth)
-                elif key in _ERROR_KEYS and isinstance(value, str) and _CODE.match(value):
-                    if value not in self.codes:  # {"ok": false, "error": "ratelimited"}
-                        self.codes.append(value)
-                elif key in _ERROR_KEYS and isinstance(value, str) and " " in value.strip():
-                    self.text.append(value)  # {"error": "Collection `x` already exists!"}
+                elif key in _ERROR_KEYS and isinstance(value, str):
+                    self.said(value)  # {"ok": false, "error": "ratelimited"}
                 elif key == "status" and isinstance(value, dict):
                     self.visit(value, depth + 1, http=http)  # {"status": {"error": ...}}
                 elif isinstance(key, str) and key in LINK_FIELDS:
@@ -665,6 +622,16 @@ class _Gather:
             if value is not node:
                 linked_http = http or name in _HTTP_LINKS
                 self.visit(value, depth + 1, http=linked_http)
+
+    def said(self, raw: Any) -> None:
+        """A code field's value: a code word, or a sentence where a code may be
+        (``{"reason": "..."}``, ``{"error": "Collection `x` already exists!"}``): text."""
+        value = _string(raw)
+        if value is not None and _CODE.match(value):
+            if value not in self.codes:
+                self.codes.append(value)
+        elif value is not None and " " in value.strip():
+            self.text.append(value)
 
     def response(self, node: Any, known: int | None = None) -> bool:
         """Read ``node``'s status and delay if it is an HTTP response (an object holding
@@ -748,30 +715,14 @@ _ALL_FIELDS = frozenset(
 _peek = peek
 
 
+@type_cache(_ALL_FIELDS)
 def _class_fields(klass: type) -> frozenset[str]:
     """The fields of :data:`_ALL_FIELDS` that ``klass`` defines (cached per type)."""
-    try:
-        return _class_fields_of(klass)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return _ALL_FIELDS
-
-
-@functools.lru_cache(maxsize=4096)
-def _class_fields_of(klass: type) -> frozenset[str]:
     return frozenset(name for name in _ALL_FIELDS if _resolve(klass, name)[0] != "missing")
 
 
+@type_cache(())
 def _type_names(klass: type) -> tuple[str, ...]:
-    try:
-        return _type_names_of(klass)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        return ()
-
-
-@functools.lru_cache(maxsize=4096)
-def _type_names_of(klass: type) -> tuple[str, ...]:
     names = []
     for k in _mro(klass):
         try:
@@ -867,4 +818,45 @@ def extract(exc: BaseException) -> Facts:
         text="\n".join(gather.text)[: MAX_STRING * 2],
         type_names=names,
         numbers=tuple(gather.numbers[:MAX_ITEMS]),
+    )
+
+
+#: A tool's output that is an HTTP reply: a status line first, its headers, its body.
+_STATUS_LINE = re.compile(r"\AHTTP/\d(?:\.\d)? ([1-5]\d\d)\b[^\n]*\n(.*?)(?:\r?\n\r?\n|\Z)", re.S)
+#: What an HTML error page says of its error: its title and first heading.
+_HTML_TITLE = re.compile(r"<(title|h1)\b[^>]*>([^<]{1,300})</\1>", re.I)
+#: Top-level keys that make a failed tool's JSON output an error body.
+_ERROR_BODY = frozenset({"error", "errors", "Error"})
+
+
+def reply_facts(output: str) -> Facts | None:
+    """The facts of a failed tool's output read as the HTTP reply it prints (a status line,
+    headers, a JSON or HTML body) or as a JSON error body alone (a top-level ``error`` or
+    ``errors``); ``None`` for any other output, or a reply that is no error (< 400)."""
+    text = output.lstrip()[:MAX_JSON]
+    gather = _Gather(None)
+    line = _STATUS_LINE.match(text)
+    if line is not None:
+        status = int(line.group(1))
+        if status < 400:
+            return None
+        headers = dict(
+            (k.strip().lower(), v.strip())
+            for k, _, v in (h.partition(":") for h in line.group(2).splitlines())
+        )
+        body = text[line.end() :]
+        titles = [m.group(2).strip() for m in _HTML_TITLE.finditer(body)]
+        gather.visit({"status": status, "headers": headers, "body": body}, 0, http=True)
+        gather.text.extend(titles[:2])
+    else:
+        body = _json(text)
+        if not isinstance(body, dict) or not _ERROR_BODY & body.keys():
+            return None
+        gather.visit(body, 0, http=True)
+    return Facts(
+        status=gather.status,
+        delay=gather.delay,
+        reset=gather.reset,
+        codes=tuple(gather.codes[:MAX_ITEMS]),
+        text="\n".join(gather.text)[:MAX_STRING],
     )

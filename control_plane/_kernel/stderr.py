@@ -13,16 +13,16 @@ import os
 import re
 import shlex
 import shutil
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from control_plane._kernel.classify import Classification
+from control_plane._kernel.classify import Classification, from_verdict
 from control_plane._kernel.errors import PackError
 from control_plane._kernel.evidence import read_tool
+from control_plane._kernel.fact_rules import load, message
 from control_plane._kernel.facts import PROTOCOL_WORDS
 from control_plane._kernel.redact import scrub_tail
 
@@ -80,10 +80,8 @@ class StderrRule:
 
     def error(self) -> PackError:
         """The typed error this rule stands for."""
-        retry_after = self.retry_after
-        if self.code == "rate_limited" and retry_after is None:
-            retry_after = 1.0
-        return PackError(self.code, self.message, retry_after=retry_after)
+        found = Classification(self.code, self.message, retry_after=self.retry_after)
+        return PackError(found.code, found.message, retry_after=found.retry_after)
 
 
 def rule(
@@ -130,21 +128,16 @@ class StderrClassifier:
 
     def error(self, stderr: str | bytes) -> PackError | None:
         """A :class:`PackError` with the matching rule's code and fixed message."""
-        found = self.match(stderr)
-        return found.error() if found is not None else None
+        return _error(self.classify(stderr))
 
     def classify(self, stderr: str | bytes) -> Classification | None:
         """A :class:`Classification` (for ``classify_exception`` hooks), or ``None``."""
         found = self.match(stderr)
         if found is None:
             return None
-        error = found.error()
-        return Classification(
-            code=error.code,
-            message=error.message,
-            retry_after=error.retry_after,
-            rule=f"stderr:{self.name}:{found.name}",
-        )
+        retry = found.retry_after
+        rule = f"stderr:{self.name}:{found.name}"
+        return Classification(found.code, found.message, retry_after=retry, rule=rule)
 
     def extend(
         self, rules: Iterable[StderrRule], *, first: bool = True, name: str | None = None
@@ -195,29 +188,24 @@ class ToolTable:
 
     def error(self, returncode: int | None, stderr: str | bytes | None) -> PackError | None:
         """A :class:`PackError` for the failure, or ``None``."""
-        found = self.classify(returncode, stderr)
-        if found is None:
-            return None
-        return PackError(found.code, found.message, retry_after=found.retry_after)
+        return _error(self.classify(returncode, stderr))
+
+
+def _error(found: Classification | None) -> PackError | None:
+    """The typed error of a classification (``rate_limited`` has its default delay)."""
+    if found is None:
+        return None
+    return PackError(found.code, found.message, retry_after=found.retry_after)
 
 
 # -- the tables: data (stderr_tables.toml) -------------------------------------------
 
-_DATA_FILE = Path(__file__).with_name("stderr_tables.toml")
 _Row = list[Any]
-
-
-def _load() -> dict[str, Any]:
-    with _DATA_FILE.open("rb") as handle:
-        return tomllib.load(handle)
-
-
-_DATA = _load()
-_MESSAGES: Mapping[str, str] = _DATA["messages"]
+_DATA = load(Path(__file__).with_name("stderr_tables.toml"))
 
 
 def _message(text: str) -> str:
-    return _MESSAGES[text[1:]] if text.startswith("@") else text
+    return message(text, _DATA)
 
 
 def http_status_rules(prefix: str, regex: str) -> tuple[StderrRule, ...]:
@@ -310,22 +298,15 @@ CONTENT_TABLES: tuple[ToolTable, ...] = tuple(
 )
 
 
-#: Programs that run another program (``env LC_ALL=C curl ...``): the tool is the one
-#: they run. ``env``'s ``VAR=value`` and options, ``timeout``'s options and duration,
-#: ``nice``'s adjustment are skipped.
-_WRAPPERS = frozenset({"env", "timeout", "nice", "nohup", "stdbuf", "ionice", "setsid"})
-#: Options of the wrappers above that take a separate value (``env -u NAME``, ...).
+#: Programs that run another program (``env LC_ALL=C curl ...``): the tool is the one they
+#: run, past their options (``[wrappers]`` of the data file: each with its options that take
+#: a separate value, ``env -u NAME``), ``env``'s ``VAR=value`` and ``timeout``'s duration.
 _WRAPPER_VALUE_OPTIONS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
-        "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-        "nice": frozenset({"-n", "--adjustment"}),
-        "stdbuf": frozenset({"-i", "-o", "-e"}),
-        "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
-    }
+    {name: frozenset(options) for name, options in _DATA["wrappers"].items()}
 )
+_WRAPPERS = frozenset(_WRAPPER_VALUE_OPTIONS)
 #: Shells whose ``-c SCRIPT`` runs the script's first word.
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_SHELLS = frozenset(_DATA["shells"])
 _ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: Wrappers unwrapped at most (``env ... timeout 10 sh -c 'curl ...'`` is three).
 _MAX_UNWRAP = 4
@@ -452,12 +433,7 @@ def classify_tool(
             PROTOCOL_WORDS.get(name.lower()) if name else None,
         )
         if verdict is not None:
-            return Classification(
-                code=verdict.code,
-                message=verdict.message,
-                retry_after=verdict.retry_after,
-                rule=f"stderr:{verdict.rule}",
-            )
+            return replace(from_verdict(verdict), rule=f"stderr:{verdict.rule}", weak=False)
     return found
 
 
@@ -521,12 +497,7 @@ def raise_for_failure(run: ToolRun, label: str, table: ToolTable | None = None) 
     if chosen is not None:
         error = chosen.error(run.returncode, run.stderr)
     else:
-        found = classify_tool(run.argv, run.returncode, run.stderr)
-        error = (
-            PackError(found.code, found.message, retry_after=found.retry_after)
-            if found is not None
-            else None
-        )
+        error = _error(classify_tool(run.argv, run.returncode, run.stderr))
     if error is not None:
         raise error
     raise ToolFailed(label, run.returncode, run.stderr)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
 
@@ -51,18 +51,8 @@ class CodeInfo:
 
     def to_dict(self) -> dict[str, Any]:
         """The code's documentation as plain JSON data."""
-        return {
-            "code": self.code,
-            "title": self.title,
-            "description": self.description,
-            "retryable": self.retryable,
-            "recovery_hint": self.recovery_hint,
-            "grpc_status": self.grpc_status,
-            "baseline": self.baseline,
-            "fallback": self.fallback,
-            "absorbs": list(self.absorbs),
-            "payload": dict(self.payload),
-        }
+        found = {f.name: getattr(self, f.name) for f in fields(self)}
+        return found | {"absorbs": list(self.absorbs), "payload": dict(self.payload)}
 
 
 def _load_well_known() -> Mapping[str, Mapping[str, Any]]:

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import contextlib
-import glob
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from daemon_support import as_nobody, pg_initdb
 from pack_servers import LOOPBACK, UNRESOLVABLE_HOST, free_port
 
 from failure_corpus.servers import Listener, _behave
@@ -175,18 +175,6 @@ def _mongo_error(doc: dict[str, Any]) -> Any:
 PG_PASSWORD = "corpus-pw-PLANTED"
 
 
-def _pg_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return Path(found[-1]).parent if found else None
-
-
-def _as_owner(argv: list[str]) -> list[str]:
-    """``argv`` run as ``nobody`` when we are root (PostgreSQL refuses to run as root)."""
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "nobody", "--", *argv]
-    return argv
-
-
 @dataclass
 class Postgres:
     port: int
@@ -211,7 +199,7 @@ class Postgres:
 
     def stop(self) -> None:
         subprocess.run(
-            _as_owner([str(self.bindir / "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"]),
+            as_nobody([str(self.bindir / "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"]),
             capture_output=True,
             timeout=30,
             check=False,
@@ -220,43 +208,13 @@ class Postgres:
 
 @contextlib.contextmanager
 def postgres(root: Path) -> Iterator[Postgres]:
-    bindir = _pg_bin()
-    if bindir is None:
-        raise RuntimeError("PostgreSQL is not installed: run scripts/setup --dev")
-    base = root / "pg"
-    base.mkdir()
-    data, sock = base / "data", base / "sock"
-    sock.mkdir()
-    pwfile = base / "pw"
-    pwfile.write_text(PG_PASSWORD + "\n")
-    if os.geteuid() == 0:
-        os.chmod(root, 0o755)
-        for path in (base, sock, pwfile):
-            shutil.chown(path, "nobody", "nogroup")
-    subprocess.run(
-        _as_owner(
-            [
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "--auth=scram-sha-256",
-                f"--pwfile={pwfile}",
-                "-E",
-                "UTF8",
-                "--locale=C",
-            ]
-        ),
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    cluster = pg_initdb(root / "pg", PG_PASSWORD)
+    bindir, data, sock = cluster.bindir, cluster.data, cluster.socket_dir
     port = free_port()
     options = f"-p {port} -k {sock} -c listen_addresses={LOOPBACK} -c max_connections=20"
-    log = base / "log"
+    log = root / "pg" / "log"
     subprocess.run(
-        _as_owner(
+        as_nobody(
             [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(log), "-w", "start"]
         ),
         check=True,

@@ -27,30 +27,17 @@ __all__ = [
     "classify_exception",
 ]
 
-#: httpx first (it wraps httpcore), then httpcore, most specific class first.
-HTTPX_TYPES = type_rules("httpx")
-#: requests first, then urllib3; most specific class first.
-REQUESTS_TYPES = type_rules("requests")
-AIOHTTP_TYPES = type_rules("aiohttp")
-XMLRPC_TYPES = type_rules("xmlrpc")
-#: GitPython's ``Repo()`` of a path that does not exist or is no repository (git's own
-#: "not a git repository" is ``not_found`` too); its ``GitCommandError`` is a tool run
-#: (``control_plane._kernel.classifiers.subprocess.TOOL_RUNS``).
-GITPYTHON_TYPES = type_rules("gitpython")
-_TABLES = (
-    ("httpx", HTTPX_TYPES),
-    ("requests", REQUESTS_TYPES),
-    ("aiohttp", AIOHTTP_TYPES),
-    ("xmlrpc", XMLRPC_TYPES),
-    ("gitpython", GITPYTHON_TYPES),
+#: ``[name.types]`` of ``tables.toml``, asked in this order: httpx (it wraps httpcore) then
+#: httpcore, requests then urllib3, most specific class first. GitPython's rows are its
+#: ``Repo()`` of a path that does not exist or is no repository; its ``GitCommandError`` is
+#: a tool run (``control_plane._kernel.classifiers.subprocess.TOOL_RUNS``).
+_TABLES = tuple(
+    (name, type_rules(name)) for name in ("httpx", "requests", "aiohttp", "xmlrpc", "gitpython")
 )
+HTTPX_TYPES, REQUESTS_TYPES, AIOHTTP_TYPES, XMLRPC_TYPES, GITPYTHON_TYPES = (t for _, t in _TABLES)
 
 
 @hookimpl
 def classify_exception(exc: BaseException) -> Classification | None:
     """The first row naming a class of ``exc``'s MRO, library by library."""
-    for plugin, rules in _TABLES:
-        found = match_type_rules(exc, rules, plugin)
-        if found is not None:
-            return found
-    return None
+    return next((f for p, t in _TABLES if (f := match_type_rules(exc, t, p)) is not None), None)

@@ -16,10 +16,9 @@ the table does not know is ``internal_error``. Strong, so it wins over the clien
 
 from __future__ import annotations
 
-import functools
 import re
-from typing import Any
 
+from control_plane._kernel.classifiers._data import DATA
 from control_plane._kernel.classify import (
     HTTP_5XX_CODE,
     HTTP_STATUS_CODES,
@@ -28,36 +27,26 @@ from control_plane._kernel.classify import (
     exception_text,
     safe_attr,
 )
+from control_plane._kernel.fact_rules import type_cache
 from control_plane._kernel.hookspecs import hookimpl
 
 __all__ = ["TEXTS", "classify_exception"]
 
-#: (rule, classes ``(top-level module or "*", name)`` -- none: a bare ``OSError`` without
-#: errno --,
-#: the text with the status, the message with a ``{status}`` slot).
-TEXTS: tuple[tuple[str, frozenset[tuple[str, str]], re.Pattern[str], str], ...] = (
+#: ``[proxy] texts`` of ``tables.toml``: (rule, classes ``(top-level module or "*", name)``
+#: -- none: a bare ``OSError`` without errno --, the text with the status, the message
+#: with a ``{status}`` slot).
+TEXTS: tuple[tuple[str, frozenset[tuple[str, str]], re.Pattern[str], str], ...] = tuple(
     (
-        "proxy:connect_{status}",
-        frozenset(),
-        re.compile(r"^Tunnel connection failed: (\d{3})\b"),
-        "the HTTP proxy answered {status} to the tunnel request (CONNECT)",
-    ),
-    (
-        "proxy:connect_{status}",
-        frozenset({("httpcore", "ProxyError"), ("httpx", "ProxyError")}),
-        re.compile(r"^(\d{3}) "),
-        "the HTTP proxy answered {status} to the tunnel request (CONNECT)",
-    ),
-    (
-        "requests:retries_exhausted",
-        frozenset({("*", "RetryError"), ("*", "MaxRetryError"), ("*", "ResponseError")}),
-        re.compile(r"too many (\d{3}) error responses"),
-        "the HTTP server kept answering {status} until the retries ran out",
-    ),
+        rule,
+        frozenset((m, n) for m, _, n in (c.partition(".") for c in classes)),
+        re.compile(regex),
+        message,
+    )
+    for rule, classes, regex, message in DATA["proxy"]["texts"]
 )
 
 
-@functools.lru_cache(maxsize=1024)
+@type_cache(recompute=True, maxsize=1024)
 def _rows_of(klass: type) -> tuple[int, ...]:
     """The :data:`TEXTS` rows that name a class of ``klass``'s MRO."""
     names = {(module.split(".")[0], name) for module, name in class_names(klass)}
@@ -66,12 +55,7 @@ def _rows_of(klass: type) -> tuple[int, ...]:
 
 
 def _status(exc: BaseException) -> tuple[int, str, str] | None:
-    klass: Any = type(exc)
-    try:
-        rows = _rows_of(klass)
-    # Hostile input: a metaclass's __hash__/__eq__ (the cache's lookup) may raise anything.
-    except Exception:  # noqa: BLE001
-        rows = _rows_of.__wrapped__(klass)
+    klass, rows = type(exc), _rows_of(type(exc))
     if klass is OSError and safe_attr(exc, "errno") is None:
         rows = (*(i for i, row in enumerate(TEXTS) if not row[1]), *rows)
     for index in rows:

@@ -4,12 +4,12 @@ stopped by the stack: PostgreSQL (Debian's ``postgresql``), beanstalkd, etcd."""
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from daemon_support import as_nobody, pg_initdb, pg_wait_ready
 
 from corpus_live.core import LOOPBACK, daemon, free_port, require
 
@@ -34,63 +34,25 @@ REVOKE ALL ON secret FROM PUBLIC;
 """
 
 
-def _as_nobody(argv: list[str]) -> list[str]:
-    """PostgreSQL refuses to run as root: run it as ``nobody`` when we are root."""
-    return ["runuser", "-u", "nobody", "--", *argv] if os.geteuid() == 0 else argv
-
-
 @dataclass
 class Postgres:
     port: int
 
 
 def postgres(stack: contextlib.ExitStack, work: Path) -> Postgres:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    if not found:
-        raise RuntimeError("PostgreSQL is not installed (scripts/setup, CP_APT_DEV)")
-    bindir = Path(found[-1]).parent
-    base = work / "pg"
-    base.mkdir()
-    data, sock = base / "data", base / "sock"
-    sock.mkdir()
-    pwfile = base / "pw"
-    pwfile.write_text(PG_ADMIN_PW + "\n")
-    if os.geteuid() == 0:
-        for p in (work.parent, work):
-            os.chmod(p, 0o755)
-        for p in (base, sock, pwfile):
-            shutil.chown(p, "nobody", "nogroup")
-    subprocess.run(
-        _as_nobody(
-            [
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "--auth=scram-sha-256",
-                f"--pwfile={pwfile}",
-                "-E",
-                "UTF8",
-                "--locale=C",
-            ]
-        ),
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    pg = pg_initdb(work / "pg", PG_ADMIN_PW, open_dirs=(work.parent,))
     port = free_port()
     daemon(
         stack,
-        _as_nobody(
+        as_nobody(
             [
-                str(bindir / "postgres"),
+                str(pg.bindir / "postgres"),
                 "-D",
-                str(data),
+                str(pg.data),
                 "-p",
                 str(port),
                 "-k",
-                str(sock),
+                str(pg.socket_dir),
                 "-c",
                 f"listen_addresses={LOOPBACK}",
                 "-c",
@@ -103,6 +65,7 @@ def postgres(stack: contextlib.ExitStack, work: Path) -> Postgres:
         log=work / "postgres.log",
         timeout=60,
     )
+    pg_wait_ready(pg, LOOPBACK, port)
     env = dict(os.environ, PGPASSWORD=PG_ADMIN_PW)
     for db, sql in (("postgres", _PG_SETUP), ("app", _PG_APP)):
         subprocess.run(
