@@ -179,7 +179,10 @@ def test_an_events_fifo_whose_reader_stalls_does_not_stop_serving(tmp_path: Path
     try:
         with Client(target) as client:
             for i in range(1500):
-                code = _code(client, "res.raise", {"mode": f"x{i}" * 40}, 10)
+                # 200 characters of two words: each event as long as a real traceback's
+                # message, none costing the classifier's word scan of an 80-word text
+                mode = f"{i:04d}" + "x" * 196
+                code = _code(client, "res.raise", {"mode": mode}, 10)
                 assert code == "internal_error"
             assert _echo_latency(client) < ANSWERED_WITHIN
             samples = scrape(_metrics_port(proc))
