@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from control_plane.core.secret_rules import RULES
+from control_plane._kernel.secret_rules import RULES
 
 __all__ = ["ADVERSARIAL", "STALLS"]
 

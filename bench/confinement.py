@@ -8,7 +8,7 @@ One ``packctl serve --plugin bench.confine_packs`` serves both packs
 ([confine_packs.py](confine_packs.py)): ``confine.declared`` (``reach=Reach()``, in-process)
 and ``confine.undeclared`` (no ``reach=``: an isolated worker under an empty grant,
 Landlock where the kernel has it, two workers). This process calls each with
-:class:`control_plane.wire.client.AsyncClient`, N tasks in a closed loop, rounds
+:class:`control_plane._features.grpc.client.AsyncClient`, N tasks in a closed loop, rounds
 interleaved so background load hits both. The figure is the ratio undeclared / declared
 calls per second (and the extra microseconds per call at one task). On a shared machine
 read the ratio, not the absolute numbers. ``--out`` writes JSON; without it nothing is
@@ -53,7 +53,7 @@ def start_control_plane(workdir: Path) -> tuple[subprocess.Popen[bytes], str, st
 
 
 async def run(seconds: float, concurrencies: list[int], rounds: int) -> dict[str, Any]:
-    from control_plane.wire.client import AsyncClient
+    from control_plane._features.grpc.client import AsyncClient
 
     with tempfile.TemporaryDirectory(prefix="bench-confine-") as tmp:
         proc, target, banner = start_control_plane(Path(tmp))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 BANNER = re.compile(r"serving \d+ pack\(s\) on (127\.0\.0\.1:\d+)")
-SERVE = (sys.executable, "-m", "control_plane.adapters.cli", "serve")
+SERVE = (sys.executable, "-m", "control_plane._features.cli.cli", "serve")
 
 
 def serve_logged(

@@ -27,12 +27,12 @@ from pathlib import Path
 import orjson
 
 from bench import packs
-from control_plane.core.incidents import Incident
-from control_plane.core.invoke import Invoker
-from control_plane.runtime.events import ErrorEvents
-from control_plane.runtime.incident_store import IncidentStore
-from control_plane.runtime.observability import install
-from control_plane.runtime.plugins import load_registry
+from control_plane._features.observability.events import ErrorEvents
+from control_plane._features.observability.incident_store import IncidentStore
+from control_plane._features.observability.observability import install
+from control_plane._kernel.incidents import Incident
+from control_plane._kernel.invoke import Invoker
+from control_plane._runtime.plugins import load_registry
 
 
 async def _round(invoker: Invoker, calls: int) -> float:

@@ -35,8 +35,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from control_plane import Pack, Reach, errors  # noqa: E402
-from control_plane.core.invoke import Invoker  # noqa: E402
-from control_plane.core.registry import Registry  # noqa: E402
+from control_plane._kernel.invoke import Invoker  # noqa: E402
+from control_plane._kernel.registry import Registry  # noqa: E402
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

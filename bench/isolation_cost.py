@@ -26,9 +26,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from control_plane import Pack, Reach  # noqa: E402
-from control_plane.core.invoke import Invoker  # noqa: E402
-from control_plane.core.registry import Registry  # noqa: E402
-from control_plane.runtime.isolation import Isolation  # noqa: E402
+from control_plane._features.isolation.isolation import Isolation  # noqa: E402
+from control_plane._kernel.invoke import Invoker  # noqa: E402
+from control_plane._kernel.registry import Registry  # noqa: E402
 
 IN_PROCESS = "bench.iso_in_process"
 ISOLATED = "bench.iso_isolated"

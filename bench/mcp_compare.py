@@ -7,7 +7,8 @@ A control plane (``packctl serve``) runs the no-op pack ``bench.noop`` in a chil
 Three ways to call it, each sequentially (one call at a time) and with ``--concurrency``
 tasks in a closed loop:
 
-* ``grpc``        -- :class:`control_plane.wire.client.AsyncClient` straight to the control plane;
+* ``grpc``        -- :class:`control_plane._features.grpc.client.AsyncClient` straight to the
+control plane;
 * ``mcp->grpc``   -- the SDK's stdio client to ``packctl mcp --target`` (a child), which
   calls the same control plane: the bridge's full cost, one extra hop;
 * ``mcp-local``   -- the SDK's stdio client to ``packctl mcp --local`` (packs in the
@@ -73,7 +74,7 @@ def _env() -> dict[str, str]:
 
 
 def _packctl(*args: str) -> list[str]:
-    return [sys.executable, "-m", "control_plane.adapters.cli", *args]
+    return [sys.executable, "-m", "control_plane._features.cli.cli", *args]
 
 
 def start_control_plane() -> tuple[subprocess.Popen[bytes], str]:
@@ -121,7 +122,7 @@ async def closed_loop(
 async def run(args: argparse.Namespace) -> None:
     from mcp import Client, StdioServerParameters
 
-    from control_plane.wire.client import AsyncClient
+    from control_plane._features.grpc.client import AsyncClient
 
     server, target = start_control_plane()
     results: dict[tuple[str, int], list[tuple[float, float]]] = {}

@@ -12,7 +12,7 @@ interleaved so background load hits both:
   output schema, as an agent's client does);
 * ``wrapped`` -- a ``packctl serve --mcp-config`` child wraps the same server as the pack
   ``time.get_current_time``; this process calls it with
-  :class:`control_plane.wire.client.AsyncClient` over gRPC (input schema check, the MCP
+  :class:`control_plane._features.grpc.client.AsyncClient` over gRPC (input schema check, the MCP
   call, output schema check, vocabulary enforcement, one more process hop).
 
 Each with N tasks in a closed loop. The overhead is ``1 - wrapped/direct``. On a shared
@@ -62,7 +62,7 @@ async def run(seconds: float, concurrencies: list[int], rounds: int) -> dict[str
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    from control_plane.wire.client import AsyncClient
+    from control_plane._features.grpc.client import AsyncClient
 
     with tempfile.TemporaryDirectory() as tmp:
         proc, target, _ = start_control_plane(Path(tmp))

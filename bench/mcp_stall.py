@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from mcp_source_support import Serve
 
-from control_plane.core.errors import CapabilityPackError
-from control_plane.wire.client import Client
+from control_plane._features.grpc.client import Client
+from control_plane._kernel.errors import CapabilityPackError
 
 HOSTILE = Path(__file__).resolve().parent.parent / "tests" / "mcp_hostile_server.py"
 

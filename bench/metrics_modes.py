@@ -1,4 +1,4 @@
-"""Per-call metric update cost: the plain series of ``runtime/metrics.py`` against
+"""Per-call metric update cost: the plain series of ``_features/observability/metrics.py`` against
 ``prometheus_client``'s labelled children, in memory and in multiprocess mode.
 
 ``python -m bench.metrics_modes`` (docs/architecture.md, "Libraries where they exist").
@@ -36,7 +36,7 @@ def _children(multiprocess: bool) -> float:
 
 
 def _plain() -> float:
-    from control_plane.runtime.metrics import _PackSeries
+    from control_plane._features.observability.metrics import _PackSeries
 
     series = _PackSeries(threading.Lock())
 
@@ -61,7 +61,7 @@ def main() -> None:
         env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": directory}
         child = [sys.executable, "-m", "bench.metrics_modes", "--child"]
         done = subprocess.run(child, env=env, capture_output=True, text=True, check=True)
-    print(f"plain series (runtime/metrics.py):         {_plain():6.2f} us per call")
+    print(f"plain series (_features/observability/metrics.py):         {_plain():6.2f} us per call")
     print(f"prometheus_client children, in memory:     {_children(multiprocess=False):6.2f} us")
     print(f"prometheus_client children, multiprocess:  {float(done.stdout):6.2f} us")
 

@@ -30,11 +30,14 @@ import grpc
 from bench import packs
 from bench.scenarios import SCENARIOS, Scenario
 from control_plane import Context, Pack, Reach, hookimpl
-from control_plane.adapters.observability_cli import add_serve_arguments, observability_config
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+from control_plane._features.grpc.answers import answer_bytes
+from control_plane._features.grpc.server import ControlPlaneServicer, configure_logging
+from control_plane._features.observability.observability_cli import (
+    add_serve_arguments,
+    observability_config,
+)
+from control_plane._runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.wire.answers import answer_bytes
-from control_plane.wire.server import ControlPlaneServicer, configure_logging
 
 __all__ = ["main"]
 

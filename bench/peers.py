@@ -27,7 +27,7 @@ import grpc
 import orjson
 
 from bench import packs
-from control_plane.core.pack import Result
+from control_plane._kernel.pack import Result
 from control_plane.v1 import control_plane_pb2 as pb
 
 __all__ = ["MCP_TOOL", "main", "mcp_server"]

@@ -108,7 +108,7 @@ def start_control_plane(
     argv = [
         sys.executable,
         "-m",
-        "control_plane.adapters.cli",
+        "control_plane._features.cli.cli",
         "serve",
         "--address",
         f"127.0.0.1:{port}",

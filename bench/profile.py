@@ -127,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _expected_status(code: str) -> grpc.StatusCode:
-    from control_plane.core.vocabulary import BASELINE
-    from control_plane.wire.status import status_for
+    from control_plane._features.grpc.status import status_for
+    from control_plane._kernel.vocabulary import BASELINE
 
     return status_for(code, BASELINE[code].retryable)
 

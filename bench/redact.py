@@ -30,11 +30,11 @@ import grpc
 
 from bench import redact_before
 from bench.adversarial import ADVERSARIAL, STALLS
-from control_plane.core import redact, schema
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+from control_plane._features.grpc.server import create_server
+from control_plane._kernel import redact, schema
+from control_plane._runtime.runtime import RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire.server import create_server
 
 KB = 1024
 

@@ -44,7 +44,7 @@ from bench.procs import (
     wait_ready,
 )
 from bench.scenarios import SCENARIOS, Scenario
-from control_plane.wire import status as wire
+from control_plane._features.grpc import status as wire
 
 __all__ = ["main", "run"]
 
@@ -637,7 +637,7 @@ def _peers(text: str) -> list[str]:
 
 
 def _workers_list(text: str) -> list[int]:
-    from control_plane.wire.workers import parse_workers
+    from control_plane._features.grpc.workers import parse_workers
 
     try:
         values = [parse_workers(part) for part in text.split(",") if part.strip()]

@@ -1,5 +1,5 @@
 """The scrubber's rules as written (possessive repeats, matched by the interpreter's own
-``re``) against their portable form (atomic look-aheads, control_plane.core.portable_regex):
+``re``) against their portable form (atomic look-aheads, control_plane._kernel.portable_regex):
 µs per scrub on representative texts, and the ratio. ``python -m bench.scrub_engine``."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 import time
 
 from bench.adversarial import ADVERSARIAL
-from control_plane.core import redact
-from control_plane.core.secret_rules import RULES, Rule, written
+from control_plane._kernel import redact
+from control_plane._kernel.secret_rules import RULES, Rule, written
 
 sys.path.insert(0, "tests")
 from scrub_families import FAMILIES, ordinary

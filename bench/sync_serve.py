@@ -28,15 +28,18 @@ from typing import Any
 import grpc
 import orjson
 
-from control_plane.adapters.cli import build_parser
-from control_plane.adapters.observability_cli import observability_config
-from control_plane.adapters.reliability_cli import runtime_config
-from control_plane.core.errors import RequestRejected
-from control_plane.runtime.events import correlation_from_metadata, correlation_scope
-from control_plane.runtime.runtime import build_runtime
+from control_plane._features.cli.cli import build_parser
+from control_plane._features.cli.reliability_cli import runtime_config
+from control_plane._features.grpc import status as wire
+from control_plane._features.grpc.server import SERVICE_NAME, configure_logging, deadline_budget
+from control_plane._features.observability.events import (
+    correlation_from_metadata,
+    correlation_scope,
+)
+from control_plane._features.observability.observability_cli import observability_config
+from control_plane._kernel.errors import RequestRejected
+from control_plane._runtime.runtime import build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.wire import status as wire
-from control_plane.wire.server import SERVICE_NAME, configure_logging, deadline_budget
 
 THREADS = 16
 

@@ -5,9 +5,8 @@ the other public modules are listed in docs/architecture.md.
 """
 
 from control_plane import errors
-from control_plane._version import version as _installed_version
-from control_plane.core.hookspecs import hookimpl
-from control_plane.core.pack import (
+from control_plane._kernel.hookspecs import hookimpl
+from control_plane._kernel.pack import (
     Check,
     CodeDoc,
     Context,
@@ -17,7 +16,8 @@ from control_plane.core.pack import (
     Severity,
     error_schema,
 )
-from control_plane.core.reach import PackReach
+from control_plane._kernel.reach import PackReach
+from control_plane._version import version as _installed_version
 from control_plane.errors import (
     CapabilityPackError,
     FieldViolation,

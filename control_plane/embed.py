@@ -1,21 +1,7 @@
 """Embedding capability-packs in your own program: run packs, serve them, call them."""
 
-from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
-from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
-from control_plane.core.registry import LoadedPack, LoadFailure
-from control_plane.core.rejection import REASONS, Rejection
-from control_plane.core.vocabulary import BASELINE, CodeInfo
-from control_plane.runtime.incident_store import IncidentStore
-from control_plane.runtime.plugins import DEFAULT_PLUGINS, ENTRY_POINT_GROUP, ENV_PLUGINS
-from control_plane.runtime.runtime import (
-    DEFAULT_TIMEOUT,
-    TRUST_ALL,
-    Runtime,
-    RuntimeConfig,
-    build_runtime,
-)
-from control_plane.wire.auth import ClientTls
-from control_plane.wire.client import (
+from control_plane._features.grpc.auth import ClientTls
+from control_plane._features.grpc.client import (
     ArtifactFailed,
     AsyncClient,
     AuthFailed,
@@ -35,8 +21,22 @@ from control_plane.wire.client import (
     TransportError,
     Unauthenticated,
 )
-from control_plane.wire.server import PackServer, ServerOptions, create_server, serve
-from control_plane.wire.status import service_config
+from control_plane._features.grpc.server import PackServer, ServerOptions, create_server, serve
+from control_plane._features.grpc.status import service_config
+from control_plane._features.observability.incident_store import IncidentStore
+from control_plane._kernel.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane._kernel.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane._kernel.registry import LoadedPack, LoadFailure
+from control_plane._kernel.rejection import REASONS, Rejection
+from control_plane._kernel.vocabulary import BASELINE, CodeInfo
+from control_plane._runtime.plugins import DEFAULT_PLUGINS, ENTRY_POINT_GROUP, ENV_PLUGINS
+from control_plane._runtime.runtime import (
+    DEFAULT_TIMEOUT,
+    TRUST_ALL,
+    Runtime,
+    RuntimeConfig,
+    build_runtime,
+)
 
 __all__ = [
     "BASELINE",

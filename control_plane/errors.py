@@ -1,6 +1,6 @@
 """Typed errors for pack handlers: raise these, or return ``{"error": {...}}``."""
 
-from control_plane.core.errors import (
+from control_plane._kernel.errors import (
     CapabilityPackError,
     FieldViolation,
     InvalidInput,
@@ -16,7 +16,7 @@ from control_plane.core.errors import (
     schema_mismatch,
     timeout,
 )
-from control_plane.core.reach import NotARegularFile, not_permitted
+from control_plane._kernel.reach import NotARegularFile, not_permitted
 
 __all__ = [
     "CapabilityPackError",

@@ -8,7 +8,16 @@
     # curl exit 6 -> network_error, 28 -> timeout, 22 + "returned error: 404" -> not_found
 """
 
-from control_plane.core.classify import (
+from control_plane._features.grants.connect import (
+    Connector,
+    check_destination,
+    check_url,
+    open_connection,
+    system_resolver,
+    tcp_connector,
+)
+from control_plane._features.grants.tool_process import run_tool
+from control_plane._kernel.classify import (
     DEFAULT_RETRY_AFTER,
     Classification,
     TypeRule,
@@ -16,7 +25,7 @@ from control_plane.core.classify import (
     match_type_rules,
     parse_retry_after,
 )
-from control_plane.core.egress import (
+from control_plane._kernel.egress import (
     Address,
     EgressGrantError,
     EgressPolicy,
@@ -24,9 +33,9 @@ from control_plane.core.egress import (
     Resolver,
     curl_resolve,
 )
-from control_plane.core.redact import scrub, scrub_data
-from control_plane.core.schema import CompiledSchema, check_schema
-from control_plane.core.stderr import (
+from control_plane._kernel.redact import scrub, scrub_data
+from control_plane._kernel.schema import CompiledSchema, check_schema
+from control_plane._kernel.stderr import (
     CURL,
     CURL_EXITS,
     CURL_RULES,
@@ -51,15 +60,6 @@ from control_plane.core.stderr import (
     rule,
     table_for,
 )
-from control_plane.runtime.connect import (
-    Connector,
-    check_destination,
-    check_url,
-    open_connection,
-    system_resolver,
-    tcp_connector,
-)
-from control_plane.runtime.tool_process import run_tool
 
 __all__ = [
     "CURL",

@@ -28,20 +28,20 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from control_plane.core import classify as engine  # noqa: E402
-from control_plane.core import evidence, fact_rules, facts  # noqa: E402
-from control_plane.core.classifiers import BUILTIN_CLASSIFIERS  # noqa: E402
-from control_plane.core.classify import TypeRule  # noqa: E402
-from control_plane.core.registry import LoadedPack, Registry  # noqa: E402
-from control_plane.core.rejection import REASONS  # noqa: E402
-from control_plane.core.stderr import CONTENT_TABLES, TOOL_TABLES, ToolTable  # noqa: E402
-from control_plane.core.vocabulary import (  # noqa: E402
+from control_plane._features.grpc.status import STATUS_BY_CODE, reason_for, status_for  # noqa: E402
+from control_plane._kernel import classify as engine  # noqa: E402
+from control_plane._kernel import evidence, fact_rules, facts  # noqa: E402
+from control_plane._kernel.classifiers import BUILTIN_CLASSIFIERS  # noqa: E402
+from control_plane._kernel.classify import TypeRule  # noqa: E402
+from control_plane._kernel.registry import LoadedPack, Registry  # noqa: E402
+from control_plane._kernel.rejection import REASONS  # noqa: E402
+from control_plane._kernel.stderr import CONTENT_TABLES, TOOL_TABLES, ToolTable  # noqa: E402
+from control_plane._kernel.vocabulary import (  # noqa: E402
     BASELINE,
     EVERY_PACK_CODES,
     WELL_KNOWN_PACK_CODES,
 )
-from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry  # noqa: E402
-from control_plane.wire.status import STATUS_BY_CODE, reason_for, status_for  # noqa: E402
+from control_plane._runtime.plugins import DEFAULT_PLUGINS, load_registry  # noqa: E402
 
 #: The built-in packs that have a page (docs/packs/NAME.md).
 PACKS = ("av.validate", "http.fetch", "git.ls_remote", "git.clone")
@@ -101,7 +101,7 @@ def _docstring(module: ModuleType) -> str:
 
 def _engine() -> list[str]:
     out = [
-        "### Engine: `control_plane.core.classify`",
+        "### Engine: `control_plane._kernel.classify`",
         "",
         "HTTP status carried by an exception (see the fields below; `code` and `errcode` only on "
         f"an HTTP object); any other 5xx is `{engine.HTTP_5XX_CODE}`; 503 with `Retry-After` is "
@@ -154,8 +154,8 @@ def _engine() -> list[str]:
 
 
 def _evidence() -> list[str]:
-    """The engine's weights, vocabulary and number spaces (``core/evidence.py``)."""
-    out = ["### Evidence: `control_plane.core.evidence`", "", _docstring(evidence), ""]
+    """The engine's weights, vocabulary and number spaces (``_kernel/evidence.py``)."""
+    out = ["### Evidence: `control_plane._kernel.evidence`", "", _docstring(evidence), ""]
     out += ["| evidence | strength |", "|---|---|"]
     out += [f"| {kind} | {weight} |" for kind, weight in evidence.STRENGTH.items()]
     out += ["", "Settled pairs (equal strength, one decisive rule):", ""]
@@ -209,10 +209,10 @@ def _fact_rows(name: str, rules: Sequence[fact_rules.FactRule]) -> list[str]:
 
 
 def _facts() -> list[str]:
-    """The extractor's fields and the classifier's tables (``core/facts.py``,
-    ``core/fact_rules.py``)."""
+    """The extractor's fields and the classifier's tables (``_kernel/facts.py``,
+    ``_kernel/fact_rules.py``)."""
     out = [
-        "### Facts: `control_plane.core.facts` and `control_plane.core.fact_rules`",
+        "### Facts: `control_plane._kernel.facts` and `control_plane._kernel.fact_rules`",
         "",
         _docstring(fact_rules),
         "",

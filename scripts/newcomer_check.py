@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from control_plane.wire.client import Client
+    from control_plane._features.grpc.client import Client
 
     python3 = shutil.which("python3", path=args.python_path)
     if python3 is None:

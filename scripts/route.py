@@ -40,17 +40,17 @@ import grpc
 import orjson
 
 from control_plane import Context, Pack, Reach, hookimpl, not_found
-from control_plane.runtime.runtime import Runtime, RuntimeConfig, build_runtime
+from control_plane._features.grpc.server import PackServer, create_server
+from control_plane._runtime.runtime import Runtime, RuntimeConfig, build_runtime
 from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.wire.server import PackServer, create_server
 
-LAYERS = {"core": 0, "runtime": 1, "wire": 2, "adapters": 3}
+LAYERS = {"_kernel": 0, "_runtime": 1, "_features": 2}
 PACK = "route.tiny"
 INVOKE = "/control_plane.v1.ControlPlaneService/InvokePack"
 _COROUTINE_FLAGS = 0x80 | 0x20 | 0x200  # CO_COROUTINE | CO_GENERATOR | CO_ASYNC_GENERATOR
 _YIELDS = frozenset(dis.opmap[name] for name in ("YIELD_VALUE",) if name in dis.opmap)
 #: Not the call's route: the loop's stall watcher runs beside it on the same thread.
-_BESIDE = ("control_plane.wire.loop_health",)
+_BESIDE = ("control_plane._features.grpc.loop_health",)
 
 
 # -- the tiny pack ------------------------------------------------------------------------
@@ -310,7 +310,7 @@ def follow(*, sync: bool = False, observe: bool = False) -> list[Route]:
 
 def _observe(runtime: Runtime, tmp: Path) -> None:
     """What ``packctl serve`` installs: metrics, error events, the incident store."""
-    from control_plane.adapters.observability_cli import (
+    from control_plane._features.observability.observability_cli import (
         add_serve_arguments,
         observability_config,
     )

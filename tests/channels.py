@@ -3,7 +3,7 @@
 A *channel* is a way a string gets out: to a caller (an outcome, a rejection, a listing), to
 an operator (a log line, an event, the incident store), to another system (the MCP and
 Temporal bridges). Each has exactly one function through which its outgoing strings pass,
-and that function scrubs them (:func:`control_plane.core.redact.scrub`). Owners are named
+and that function scrubs them (:func:`control_plane._kernel.redact.scrub`). Owners are named
 here as ``module:qualname`` strings. It lives with the tests that hold the code to it (the
 runtime needs no list of its own channels).
 
@@ -33,106 +33,107 @@ class Channel:
 CHANNELS: Mapping[str, Channel] = MappingProxyType(
     {
         "message": Channel(
-            "control_plane.core.outcome:bounded_text",
+            "control_plane._kernel.outcome:bounded_text",
             "error messages and violations of outcomes (exception texts, causes, typed and "
             "returned errors, HTTP errors, subprocess errors quoting argv), scrubbed then cut",
         ),
         "partial_result": Channel(
-            "control_plane.core.outcome:ErrorEnvelope.build",
+            "control_plane._kernel.outcome:ErrorEnvelope.build",
             "schema_mismatch partial results (scrub_data)",
         ),
         "check": Channel(
-            "control_plane.core.outcome:CheckRecord.build",
+            "control_plane._kernel.outcome:CheckRecord.build",
             "validation findings: id, message, expected, actual, location",
         ),
         "validation_message": Channel(
-            "control_plane.core.schema:_describe",
+            "control_plane._kernel.schema:_describe",
             "input/output validator messages (they quote the caller's input)",
         ),
         "echo": Channel(
-            "control_plane.core.limits:clip",
+            "control_plane._kernel.limits:clip",
             "pack names and request ids echoed in rejections, scrubbed then cut",
         ),
         "request_id": Channel(
-            "control_plane.core.outcome:Outcome.build",
+            "control_plane._kernel.outcome:Outcome.build",
             "the caller's request id, echoed in the outcome, status, logs and events",
         ),
         "result_opt_in": Channel(
-            "control_plane.core.invoke:Invoker._finish",
+            "control_plane._kernel.invoke:Invoker._finish",
             "a successful result, scrubbed only for packs with scrub_output=True",
         ),
         "load_failure": Channel(
-            "control_plane.core.registry:LoadFailure.__post_init__",
+            "control_plane._kernel.registry:LoadFailure.__post_init__",
             "load-failure plugin, pack and reason (ListPacks, health, CLI, the log line)",
         ),
         "incident": Channel(
-            "control_plane.core.incidents:Incidents.record",
+            "control_plane._kernel.incidents:Incidents.record",
             "the incident kept under a reference id: summary and traceback, bounded",
         ),
         "incident_store": Channel(
-            "control_plane.runtime.incident_store:_incident_row",
+            "control_plane._features.observability.incident_store:_incident_row",
             "incidents at rest (SQLite), scrubbed again",
         ),
         "event_store": Channel(
-            "control_plane.runtime.incident_store:_event_row", "error events at rest (SQLite)"
+            "control_plane._features.observability.incident_store:_event_row",
+            "error events at rest (SQLite)",
         ),
         "event": Channel(
-            "control_plane.runtime.events:ErrorEvent.to_json",
+            "control_plane._features.observability.events:ErrorEvent.to_json",
             "error events to every sink (stream, file, plugins); events not built by the "
             "runtime are scrubbed here",
         ),
         "event_fields": Channel(
-            "control_plane.runtime.events:ErrorEvent.rejection",
+            "control_plane._features.observability.events:ErrorEvent.rejection",
             "pack name, request id and message of refused requests, scrubbed then cut",
         ),
         "correlation": Channel(
-            "control_plane.runtime.events:clean_correlation",
+            "control_plane._features.observability.events:clean_correlation",
             "correlation ids from gRPC metadata, scrubbed then cut",
         ),
         "log": Channel(
-            "control_plane.wire.server:_record_fields",
+            "control_plane._features.grpc.server:_record_fields",
             "capability_packs log lines (JSON and key=value): message and every field",
         ),
         "log_other": Channel(
-            "control_plane.wire.server:ScrubbingFormatter.format",
+            "control_plane._features.grpc.server:ScrubbingFormatter.format",
             "other libraries' log lines (grpc, asyncio), tracebacks included",
         ),
         "traceback": Channel(
-            "control_plane.wire.server:_scrubbing_excepthook",
+            "control_plane._features.grpc.server:_scrubbing_excepthook",
             "tracebacks of uncaught exceptions (main thread, other threads) and of exceptions "
             "Python can only report (sys.unraisablehook: a failing __del__, gRPC's Cython "
             "layer); warnings go to the log as py.warnings records",
         ),
         "rejection": Channel(
-            "control_plane.core.rejection:Rejection.of",
+            "control_plane._kernel.rejection:Rejection.of",
             "refused requests: message, pack, request id and violations, scrubbed then cut",
         ),
         "rejection_wire": Channel(
-            "control_plane.wire.status:rejection_status",
+            "control_plane._features.grpc.status:rejection_status",
             "a rejection on the wire: ErrorInfo metadata (the request id echoed), BadRequest",
         ),
         "child_output": Channel(
-            "control_plane.runtime.stderr_relay:StderrRelay._emit",
+            "control_plane._runtime.stderr_relay:StderrRelay._emit",
             "what isolated workers and MCP servers print (stdout and stderr), by lines",
         ),
         "mcp_error": Channel(
-            "control_plane.adapters.mcp_bridge.tools:error_content",
+            "control_plane._features.mcp.bridge.tools:error_content",
             "an MCP tool call's failure: structured content and text",
         ),
         "mcp_rejection": Channel(
-            "control_plane.core.rejection:Rejection.of",
+            "control_plane._kernel.rejection:Rejection.of",
             "an MCP tool call refused before the pack ran (rendered from a Rejection)",
         ),
         "temporal_error": Channel(
-            "control_plane.adapters.temporal.bridge:outcome_to_application_error",
+            "control_plane._features.temporal.bridge:outcome_to_application_error",
             "a failed outcome as a Temporal ApplicationError",
         ),
         "temporal_rejection": Channel(
-            "control_plane.core.rejection:Rejection.of",
+            "control_plane._kernel.rejection:Rejection.of",
             "a refused request as a Temporal ApplicationError (rendered from a Rejection)",
         ),
         "temporal_domain_error": Channel(
-            "control_plane.adapters.temporal.bridge:envelope_for_domain_error",
+            "control_plane._features.temporal.bridge:envelope_for_domain_error",
             "a domain error raised in workflow code",
         ),
     }

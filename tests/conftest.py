@@ -8,10 +8,10 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from server_support import ServerThread, load_test_packs, runtime_and_options
 
-from control_plane.core.invoke import Invoker
-from control_plane.runtime.plugins import LoadResult
-from control_plane.wire.client import AsyncClient, Client
-from control_plane.wire.server import PackServer, create_server
+from control_plane._features.grpc.client import AsyncClient, Client
+from control_plane._features.grpc.server import PackServer, create_server
+from control_plane._kernel.invoke import Invoker
+from control_plane._runtime.plugins import LoadResult
 
 pytest_plugins = ("tiers",)
 

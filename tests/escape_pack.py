@@ -44,8 +44,8 @@ with contextlib.suppress(OSError):
         Path("/proc/self/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     )
 with contextlib.suppress(ImportError, AttributeError):
-    from control_plane.runtime import confine as _confine_module
-    from control_plane.runtime import isolation as _isolation_module
+    from control_plane._features.grants import confine as _confine_module
+    from control_plane._features.isolation import isolation as _isolation_module
 
     def _nothing(*args: Any, **kwargs: Any) -> int:
         return 0

@@ -34,7 +34,7 @@ def cmdline() -> str:
 
 
 def in_adapter_process(line: str) -> bool:
-    return "control_plane.adapters.cli" in line or "pytest" in line or "packctl" in line
+    return "control_plane._features.cli.cli" in line or "pytest" in line or "packctl" in line
 
 
 def where(doc: dict[str, Any], ctx: Context) -> Result:

@@ -31,7 +31,7 @@ from typing import Any
 from secret_corpus import SECRETS
 
 from control_plane import Check, Context, Pack, PackError, Reach, Result, hookimpl
-from control_plane.core.errors import schema_mismatch
+from control_plane._kernel.errors import schema_mismatch
 
 MODES = (
     "exception",

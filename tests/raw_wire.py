@@ -210,7 +210,7 @@ class Serve:
                 [
                     sys.executable,
                     "-m",
-                    "control_plane.adapters.cli",
+                    "control_plane._features.cli.cli",
                     "serve",
                     "--address",
                     "127.0.0.1:0",

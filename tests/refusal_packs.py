@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from control_plane import Context, Pack, Reach, error_schema, hookimpl
 
 if TYPE_CHECKING:
-    from control_plane.core.error_event import ErrorEvent
+    from control_plane._kernel.error_event import ErrorEvent
 
 #: ``(reason, pack)`` of each refusal the hook was told of, in order.
 SEEN: list[tuple[str, str]] = []

@@ -15,8 +15,8 @@ from collections.abc import Callable
 import faultpacks
 import testpacks
 
-from control_plane.runtime.plugins import LoadResult, load_registry
-from control_plane.wire.client import Client
+from control_plane._features.grpc.client import Client
+from control_plane._runtime.plugins import LoadResult, load_registry
 
 
 def load_fault_packs() -> LoadResult:

@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 
 from control_plane import CodeDoc, Pack, hookimpl
-from control_plane.core.invoke import Invoker
-from control_plane.core.outcome import INTERNAL_DETAIL, INTERNAL_MESSAGE, Outcome
-from control_plane.core.pack import Handler
-from control_plane.core.registry import LoadedPack, Registry
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.outcome import INTERNAL_DETAIL, INTERNAL_MESSAGE, Outcome
+from control_plane._kernel.pack import Handler
+from control_plane._kernel.registry import LoadedPack, Registry
 
 __all__ = [
     "HTTPLikeError",
@@ -80,7 +80,7 @@ def make_pack(
 ) -> Pack:
     """A pack declaring ``codes``; pack-specific codes get a generated CodeDoc."""
     if docs is None:
-        from control_plane.core.vocabulary import BASELINE
+        from control_plane._kernel.vocabulary import BASELINE
 
         docs = {
             c: CodeDoc(f"{c} happened", retryable=False, recovery_hint=f"handle {c}")
@@ -239,7 +239,7 @@ def assert_outcome_contract(
 
 
 def _effective_enum(loaded: LoadedPack) -> list[str]:
-    from control_plane.core.registry import _code_node
+    from control_plane._kernel.registry import _code_node
 
     node, problem = _code_node(loaded.output_schema)
     assert node is not None, problem

@@ -16,9 +16,9 @@ from typing import Any
 
 import testpacks
 
-from control_plane.runtime.plugins import LoadResult, load_registry
-from control_plane.runtime.runtime import Runtime, RuntimeConfig, build_runtime
-from control_plane.wire.server import PackServer, ServerOptions, create_server
+from control_plane._features.grpc.server import PackServer, ServerOptions, create_server
+from control_plane._runtime.plugins import LoadResult, load_registry
+from control_plane._runtime.runtime import Runtime, RuntimeConfig, build_runtime
 
 TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parent
@@ -120,7 +120,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
-PACKCTL = [sys.executable, "-m", "control_plane.adapters.cli"]
+PACKCTL = [sys.executable, "-m", "control_plane._features.cli.cli"]
 
 
 def reap(proc: subprocess.Popen[Any]) -> None:

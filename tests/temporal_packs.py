@@ -23,8 +23,8 @@ with workflow.unsafe.imports_passed_through():
     import testpacks
 
     from control_plane import Check, Context, Pack, PackError, Result, hookimpl
-    from control_plane.adapters.temporal.messages import InvokePackRequest
-    from control_plane.adapters.temporal.workflows import InvokePackWorkflow
+    from control_plane._features.temporal.messages import InvokePackRequest
+    from control_plane._features.temporal.workflows import InvokePackWorkflow
 
 #: request id -> monotonic time of every attempt (the worker runs in the test process).
 ATTEMPTS: dict[str, list[float]] = {}

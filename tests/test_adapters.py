@@ -4,7 +4,7 @@
   --local``, ``packctl mcp --local`` and the kit's served pack (the Temporal worker: in
   tests/test_temporal.py): the handler reports the process it ran in.
 * A refusal (unknown pack, invalid input) reaches the caller of each adapter as the same
-  :class:`~control_plane.core.rejection.Rejection` the runtime raised: reason, message,
+  :class:`~control_plane._kernel.rejection.Rejection` the runtime raised: reason, message,
   retryable flag and hint, never re-derived.
 """
 
@@ -26,13 +26,13 @@ from mcp.client import Client as McpClient
 from server_support import PACKCTL, ROOT, subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.adapters import cli
-from control_plane.adapters.kit.served import ServedPack
-from control_plane.adapters.kit.target import PackTarget
-from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
-from control_plane.runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
-from control_plane.wire import status as wire
-from control_plane.wire.client import Client
+from control_plane._features.cli import cli
+from control_plane._features.grpc import status as wire
+from control_plane._features.grpc.client import Client
+from control_plane._features.kit.served import ServedPack
+from control_plane._features.kit.target import PackTarget
+from control_plane._kernel.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane._runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
 
 PLUGINS = "testpacks,isolated_packs"
 

@@ -11,16 +11,16 @@ import pytest
 from reliability_support import Background
 from server_support import ServerThread, load_test_packs
 
-from control_plane.core.limits import ConfigError
-from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire import status as wire
-from control_plane.wire.admission import (
+from control_plane._features.grpc import status as wire
+from control_plane._features.grpc.admission import (
     Admission,
     AdmissionLimits,
     parse_pack_limit,
 )
-from control_plane.wire.client import Client, Overloaded, RetryPolicy, Timeout
+from control_plane._features.grpc.client import Client, Overloaded, RetryPolicy, Timeout
+from control_plane._kernel.limits import ConfigError
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def test_packctl_names_an_overload_and_when_to_come_back(
     """An overload is a refusal the server sent, not a connection problem."""
     import json
 
-    from control_plane.adapters import cli
+    from control_plane._features.cli import cli
 
     with ThreadPoolExecutor(2) as ex:
         running = [ex.submit(_slow, server.target) for _ in range(2)]

@@ -22,11 +22,11 @@ from hostilepacks import SECRET
 from raw_wire import Received, Serve, call_raw, invoke, serve_env, vocabulary
 from tiers import starts_processes
 
-from control_plane.core.bounds import MAX_CHECKS, MAX_PARTIAL_NODES, MAX_RETRY_AFTER, MAX_TEXT
-from control_plane.core.validation import MORE_CHECKS
-from control_plane.runtime.incident_store import IncidentStore
+from control_plane._features.grpc.status import MAX_DETAILS_BYTES, MAX_STATUS_MESSAGE_BYTES
+from control_plane._features.observability.incident_store import IncidentStore
+from control_plane._kernel.bounds import MAX_CHECKS, MAX_PARTIAL_NODES, MAX_RETRY_AFTER, MAX_TEXT
+from control_plane._kernel.validation import MORE_CHECKS
 from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.wire.status import MAX_DETAILS_BYTES, MAX_STATUS_MESSAGE_BYTES
 
 PACKS = ("hostile.sync", "hostile.async", "hostile.iso")
 

@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from raw_wire import Received, Serve, invoke, vocabulary
 
-from control_plane.core.rejection import REASONS
+from control_plane._kernel.rejection import REASONS
 
 EXAMPLES = int(os.environ.get("CAPABILITY_PACKS_FUZZ_EXAMPLES", "60"))
 SECONDS = float(os.environ.get("CAPABILITY_PACKS_FUZZ_SECONDS", "90"))

@@ -25,13 +25,13 @@ from slow_reader import SlowReader, rss_kib, wait_for
 from test_cli import start_serve, stop_serve
 from test_metrics import scrape, value
 
-from control_plane.core.limits import ConfigError
+from control_plane._features.grpc.answers import ANSWERS_SCOPE, AnswerBudget, close_connection
+from control_plane._features.grpc.call_errors import Overloaded
+from control_plane._features.grpc.client import Client
+from control_plane._features.grpc.server import ServerOptions, create_server
+from control_plane._kernel.limits import ConfigError
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire.answers import ANSWERS_SCOPE, AnswerBudget, close_connection
-from control_plane.wire.call_errors import Overloaded
-from control_plane.wire.client import Client
-from control_plane.wire.server import ServerOptions, create_server
 
 #: The budget the test gives the server (MiB).
 BUDGET_MIB = 48

@@ -15,9 +15,8 @@ import trustme
 from reliability_support import Background
 from server_support import ServerThread, load_test_packs
 
-from control_plane.adapters import cli
-from control_plane.core.hookspecs import hookimpl
-from control_plane.wire.auth import (
+from control_plane._features.cli import cli
+from control_plane._features.grpc.auth import (
     AuthConfigError,
     ClientTls,
     ServerTls,
@@ -26,7 +25,8 @@ from control_plane.wire.auth import (
     is_loopback,
     read_token_file,
 )
-from control_plane.wire.client import AuthFailed, Client, TransportError
+from control_plane._features.grpc.client import AuthFailed, Client, TransportError
+from control_plane._kernel.hookspecs import hookimpl
 
 TOKEN = "t0ken-" + "a" * 32
 OTHER = "t0ken-" + "b" * 32

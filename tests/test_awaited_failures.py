@@ -24,9 +24,9 @@ from server_support import subprocess_env
 from test_cli import start_serve, stop_serve
 
 from control_plane import Context, Pack, hookimpl
-from control_plane.core.invoke import Invoker
-from control_plane.runtime.plugins import load_registry
-from control_plane.wire.client import Client, PackCallError
+from control_plane._features.grpc.client import Client, PackCallError
+from control_plane._kernel.invoke import Invoker
+from control_plane._runtime.plugins import load_registry
 
 SECRET_TEXT = testpacks.SECRET_TEXTS[0]
 

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from reliability_support import Background
 from server_support import ServerThread, load_test_packs
 
+from control_plane._features.grpc import status as wire
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire import status as wire
 
 MAX_MESSAGE = 1024 * 1024
 MAX_INPUT = 64 * 1024

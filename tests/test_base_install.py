@@ -57,9 +57,9 @@ class _Block(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, _Block())
-import control_plane.adapters.cli
-import control_plane.wire.server
-from control_plane.runtime.plugins import load_registry
+import control_plane._features.cli.cli
+import control_plane._features.grpc.server
+from control_plane._runtime.plugins import load_registry
 
 result = load_registry(entry_points_=False)
 names = result.registry.names()
@@ -68,7 +68,7 @@ for failure in result.registry.failures:
     print("load failure:", failure)
 sys.argv = ["packctl", "--help"]
 try:
-    runpy.run_module("control_plane.adapters.cli", run_name="__main__")
+    runpy.run_module("control_plane._features.cli.cli", run_name="__main__")
 except SystemExit as exit:
     assert exit.code in (0, None), exit.code
 print("packs:", len(names))

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.core import redact
-from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome
+from control_plane._kernel import redact
+from control_plane._kernel.outcome import CheckRecord, ErrorEnvelope, Outcome
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

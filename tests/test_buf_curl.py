@@ -16,7 +16,7 @@ import testpacks
 from google.rpc import error_details_pb2
 from server_support import ServerThread
 
-from control_plane.core.vocabulary import BASELINE
+from control_plane._kernel.vocabulary import BASELINE
 from control_plane.v1 import control_plane_pb2 as pb
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from control_plane.core.errors import PackError
-from control_plane.core.hookspecs import hookimpl
-from control_plane.core.incidents import Incident
-from control_plane.core.outcome import Outcome
-from control_plane.core.registry import LoadedPack
-from control_plane.runtime.events import ErrorEvent, ErrorEvents
-from control_plane.runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
+from control_plane._features.observability.events import ErrorEvent, ErrorEvents
+from control_plane._kernel.errors import PackError
+from control_plane._kernel.hookspecs import hookimpl
+from control_plane._kernel.incidents import Incident
+from control_plane._kernel.outcome import Outcome
+from control_plane._kernel.registry import LoadedPack
+from control_plane._runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
 from tests.runtime_support import make_pack, plugin
 
 

@@ -30,14 +30,14 @@ from websockets.exceptions import (
 from websockets.frames import Close
 from websockets.http11 import Response
 
-from control_plane.core.classifiers import grpc as grpc_classifier
-from control_plane.core.classify import (
+from control_plane._kernel.classifiers import grpc as grpc_classifier
+from control_plane._kernel.classify import (
     DEFAULT_RETRY_AFTER,
     MAX_GROUP_WORK,
     Classification,
     classify,
 )
-from control_plane.core.errors import PackError
+from control_plane._kernel.errors import PackError
 
 PLUGINS = classifiers()
 
@@ -598,7 +598,7 @@ class _Hostile(Exception):
 
 
 def test_extraction_runs_no_property_getattr_or_str_of_the_exception() -> None:
-    from control_plane.core.facts import extract
+    from control_plane._kernel.facts import extract
 
     _Hostile.touched.clear()
     facts = extract(_Hostile("boom"))
@@ -631,7 +631,7 @@ def test_a_property_is_read_from_its_backing_field_not_called() -> None:
 
 
 def test_extraction_is_bounded_on_deep_wide_and_long_data() -> None:
-    from control_plane.core.facts import MAX_STRING, extract
+    from control_plane._kernel.facts import MAX_STRING, extract
 
     deep: dict[str, Any] = {"error": {"code": "NoSuchKey"}}
     for _ in range(10_000):
@@ -730,7 +730,7 @@ def test_an_undeclared_quota_exhausted_falls_back_to_auth_failed_never_rate_limi
     from runtime_support import invoker_for
     from runtime_support import output_schema as schema
 
-    from control_plane.core.pack import CodeDoc, Pack
+    from control_plane._kernel.pack import CodeDoc, Pack
 
     def handler(doc: dict[str, Any], ctx: Any) -> Any:
         raise _Api(429, {"error": {"code": "insufficient_quota"}}, {})

@@ -18,8 +18,8 @@ import testpacks
 from child_processes import tied
 from server_support import PACKCTL, ROOT, ServerThread, subprocess_env
 
-from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, build_parser, main
-from control_plane.wire.client import Client
+from control_plane._features.cli.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, build_parser, main
+from control_plane._features.grpc.client import Client
 
 LOCAL = ["--local", "--plugin", "testpacks"]
 

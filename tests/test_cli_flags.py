@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.adapters.cli import build_parser
+from control_plane._features.cli.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,8 +19,8 @@ import pytest
 from child_processes import tied
 from server_support import PACKCTL, ServerThread, subprocess_env
 
-from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, main
-from control_plane.wire.client import DEFAULT_MAX_MESSAGE_BYTES
+from control_plane._features.cli.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, main
+from control_plane._features.grpc.client import DEFAULT_MAX_MESSAGE_BYTES
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

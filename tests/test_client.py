@@ -13,10 +13,7 @@ import pytest
 import testpacks
 from server_support import ServerThread
 
-from control_plane.core.errors import CapabilityPackError, InvalidInput, UnknownPack
-from control_plane.core.outcome import Outcome
-from control_plane.core.vocabulary import BASELINE
-from control_plane.wire.client import (
+from control_plane._features.grpc.client import (
     ERROR_CLASSES,
     ArtifactFailed,
     AsyncClient,
@@ -35,6 +32,9 @@ from control_plane.wire.client import (
     Timeout,
     TransportError,
 )
+from control_plane._kernel.errors import CapabilityPackError, InvalidInput, UnknownPack
+from control_plane._kernel.outcome import Outcome
+from control_plane._kernel.vocabulary import BASELINE
 
 
 def test_list_packs(client: Client) -> None:

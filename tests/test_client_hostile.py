@@ -22,10 +22,7 @@ from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
-from control_plane.core.bounds import MAX_RETRY_AFTER
-from control_plane.core.errors import CapabilityPackError
-from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.wire.client import (
+from control_plane._features.grpc.client import (
     AsyncClient,
     AuthFailed,
     Client,
@@ -40,6 +37,9 @@ from control_plane.wire.client import (
     SchemaMismatch,
     TransportError,
 )
+from control_plane._kernel.bounds import MAX_RETRY_AFTER
+from control_plane._kernel.errors import CapabilityPackError
+from control_plane.v1 import control_plane_pb2 as pb
 
 SERVICE = "control_plane.v1.ControlPlaneService"
 Answer = Callable[[bytes, grpc.ServicerContext], bytes]
@@ -228,8 +228,8 @@ def test_retry_resends_refusals_that_say_nothing_ran_and_no_others(
 ) -> None:
     """A refusal whose reason is retryable (a stopping server's ``unavailable``) is resent
     and the next answer delivered; a permanent one (``unauthenticated``) is not resent."""
-    from control_plane.wire.drain import stopping_rejection
-    from control_plane.wire.status import rejection_status
+    from control_plane._features.grpc.drain import stopping_rejection
+    from control_plane._features.grpc.status import rejection_status
 
     stopping = rejection_status(stopping_rejection("x.y")).SerializeToString()
     seen: list[str] = []

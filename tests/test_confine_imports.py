@@ -9,7 +9,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from control_plane.runtime.confine import import_paths
+from control_plane._features.grants.confine import import_paths
 
 
 def _loose(tmp_path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""The one place a pack's programs are confined (``runtime/confine_program.py``), alone:
+"""The one place a pack's programs are confined (``_features/grants/confine_program.py``), alone:
 files, TCP ports, signals, the wrapper's own hygiene. Real processes under the real kernel.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.runtime import confine_program
-from control_plane.runtime.confine_program import ENV_SPEC, abi, wrap
+from control_plane._features.grants import confine_program
+from control_plane._features.grants.confine_program import ENV_SPEC, abi, wrap
 
 pytestmark = pytest.mark.system  # it starts processes
 

@@ -51,7 +51,7 @@ def test_describe_from_a_wheel_names_a_page_that_exists(tmp_path: Path) -> None:
             sys.executable,
             "-c",
             f"import sys; sys.path.insert(0, {str(site)!r}); "
-            "from control_plane.adapters.cli import main; "
+            "from control_plane._features.cli.cli import main; "
             "sys.exit(main(['describe', 'http.fetch', '--local']))",
         ],
         elsewhere,

@@ -2,7 +2,7 @@
 
 * every baseline code (``schemas/vocabulary.json``) and every code of every built-in pack
   is documented: description, retryable flag, recovery hint, a gRPC status;
-* every hook in ``control_plane/core/hookspecs.py`` is a typed spec with a docstring that
+* every hook in ``control_plane/_kernel/hookspecs.py`` is a typed spec with a docstring that
   documents each parameter and the return value;
 * every baseline code appears with its gRPC status in the code -> status table of both
   ``README.md`` and ``docs/grpc.md``, and the exit codes of ``packctl`` are the documented
@@ -20,13 +20,13 @@ from typing import Any, get_type_hints
 import grpc
 import pytest
 
-from control_plane.adapters import cli
-from control_plane.core import hookspecs
-from control_plane.core.registry import LoadedPack
-from control_plane.core.rejection import REASONS
-from control_plane.core.vocabulary import BASELINE, EVERY_PACK_CODES, CodeInfo
-from control_plane.runtime.plugins import DEFAULT_PLUGINS, load_registry
-from control_plane.wire import status as wire
+from control_plane._features.cli import cli
+from control_plane._features.grpc import status as wire
+from control_plane._kernel import hookspecs
+from control_plane._kernel.registry import LoadedPack
+from control_plane._kernel.rejection import REASONS
+from control_plane._kernel.vocabulary import BASELINE, EVERY_PACK_CODES, CodeInfo
+from control_plane._runtime.plugins import DEFAULT_PLUGINS, load_registry
 from scripts import gen_docs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -184,10 +184,10 @@ def test_each_hook_is_typed_and_documented(spec: Any) -> None:
 
 def _type_checking_names() -> dict[str, Any]:
     """Names hookspecs imports only under ``TYPE_CHECKING`` (annotations are strings)."""
-    from control_plane.core.incidents import Incident
-    from control_plane.core.outcome import Outcome
-    from control_plane.core.registry import LoadedPack
-    from control_plane.runtime.events import ErrorEvent
+    from control_plane._features.observability.events import ErrorEvent
+    from control_plane._kernel.incidents import Incident
+    from control_plane._kernel.outcome import Outcome
+    from control_plane._kernel.registry import LoadedPack
 
     return {
         "ErrorEvent": ErrorEvent,

@@ -174,13 +174,13 @@ case "$1" in
   serve) echo "$DOCS_BANNER" >&2; exit 0 ;;
 esac
 case " $* " in
-  *" --target "*|*" --local "*) exec "$DOCS_PYTHON" -m control_plane.adapters.cli "$@" ;;
+  *" --target "*|*" --local "*) exec "$DOCS_PYTHON" -m control_plane._features.cli.cli "$@" ;;
 esac
 case "$1" in
-  list|describe|call|gate|mcp) exec "$DOCS_PYTHON" -m control_plane.adapters.cli "$@" \
+  list|describe|call|gate|mcp) exec "$DOCS_PYTHON" -m control_plane._features.cli.cli "$@" \
       --target "$DOCS_TARGET" ;;
 esac
-exec "$DOCS_PYTHON" -m control_plane.adapters.cli "$@"
+exec "$DOCS_PYTHON" -m control_plane._features.cli.cli "$@"
 """
 
 

@@ -12,19 +12,19 @@ import socket
 
 import pytest
 
-from control_plane.core.egress import (
+from control_plane._features.grants.connect import (
+    check_destination,
+    check_url,
+    open_connection,
+    system_resolver,
+)
+from control_plane._kernel.egress import (
     Address,
     EgressGrantError,
     EgressPolicy,
     EgressRefused,
     category,
     curl_resolve,
-)
-from control_plane.runtime.connect import (
-    check_destination,
-    check_url,
-    open_connection,
-    system_resolver,
 )
 
 ip = ipaddress.ip_address

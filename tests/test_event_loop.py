@@ -17,9 +17,9 @@ import pytest
 from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.core.limits import ConfigError
-from control_plane.wire import event_loop
-from control_plane.wire.client import Client, PackCallError, Timeout
+from control_plane._features.grpc import event_loop
+from control_plane._features.grpc.client import Client, PackCallError, Timeout
+from control_plane._kernel.limits import ConfigError
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

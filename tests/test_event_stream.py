@@ -7,7 +7,12 @@ import io
 import json
 import threading
 
-from control_plane.runtime.events import PIPE_BUF, ErrorEvent, StreamSink, fitted_line
+from control_plane._features.observability.events import (
+    PIPE_BUF,
+    ErrorEvent,
+    StreamSink,
+    fitted_line,
+)
 
 
 class Recorder(io.StringIO):

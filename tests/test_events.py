@@ -13,11 +13,7 @@ import jsonschema
 import pytest
 
 from control_plane import Check, PackError, Result, hookimpl, rate_limited, schema_mismatch
-from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
-from control_plane.core.invoke import Invoker
-from control_plane.core.pack import Pack
-from control_plane.core.registry import Registry
-from control_plane.runtime.events import (
+from control_plane._features.observability.events import (
     ErrorEvent,
     ErrorEvents,
     FileSink,
@@ -26,7 +22,11 @@ from control_plane.runtime.events import (
     correlation_scope,
     current_correlation,
 )
-from control_plane.runtime.plugins import load_registry
+from control_plane._kernel.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.pack import Pack
+from control_plane._kernel.registry import Registry
+from control_plane._runtime.plugins import load_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENT_SCHEMA = json.loads((ROOT / "schemas" / "error-event.schema.json").read_text())
@@ -383,8 +383,8 @@ def test_a_line_of_hostile_caller_fields_still_fits_one_pipe_write() -> None:
     # Before: a rejection of a caller-made pack name and request id of 300 control
     # characters each (six bytes apiece once escaped) plus 16 correlation ids made a
     # 4,175-byte stderr line: over PIPE_BUF, so --workers' lines could interleave.
-    from control_plane.core.rejection import Rejection
-    from control_plane.runtime.events import PIPE_BUF, fitted_line
+    from control_plane._features.observability.events import PIPE_BUF, fitted_line
+    from control_plane._kernel.rejection import Rejection
 
     hostile = "\x01" * 300
     rejection = Rejection.of("unknown_pack", f"no pack named {hostile}", pack=hostile)

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from failure_corpus.score import classifiers
 
-from control_plane.core.classify import Classification, classify
-from control_plane.core.evidence import read_lines, tokens, words_code
+from control_plane._kernel.classify import Classification, classify
+from control_plane._kernel.evidence import read_lines, tokens, words_code
 
 PLUGINS = classifiers()
 

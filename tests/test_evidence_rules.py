@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from failure_corpus.score import classifiers
 
-from control_plane.core.classify import Classification, classify
-from control_plane.core.evidence import name_proposal, read_tool, words_code
-from control_plane.core.stderr import classify_tool
+from control_plane._kernel.classify import Classification, classify
+from control_plane._kernel.evidence import name_proposal, read_tool, words_code
+from control_plane._kernel.stderr import classify_tool
 
 PLUGINS = classifiers()
 
@@ -332,7 +332,7 @@ def test_the_kernels_refusal_in_a_confined_worker_is_not_permitted(
 ) -> None:
     import errno
 
-    from control_plane.runtime import worker_failures
+    from control_plane._features.isolation import worker_failures
 
     def code(exc: BaseException) -> str:
         data = worker_failures._classification_data(exc)

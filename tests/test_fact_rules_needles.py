@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from control_plane.core import fact_rules
-from control_plane.core.fact_rules import FactRule, required_literal
+from control_plane._kernel import fact_rules
+from control_plane._kernel.fact_rules import FactRule, required_literal
 
 TABLES = {
     name: table

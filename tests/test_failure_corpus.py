@@ -25,8 +25,8 @@ from failure_corpus.servers import PLANTED, Endpoints, start
 from server_support import ROOT, subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.core.classify import classify
-from control_plane.wire.client import Client, PackCallError
+from control_plane._features.grpc.client import Client, PackCallError
+from control_plane._kernel.classify import classify
 
 pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
 
@@ -149,8 +149,8 @@ def test_wrapping_and_groups_keep_the_code(case: Case, endpoints: Endpoints) -> 
 def test_the_runtime_imports_none_of_the_libraries_it_knows_about() -> None:
     probe = (
         "import sys\n"
-        "from control_plane.core.classify import classify\n"
-        "from control_plane.runtime.plugins import load_registry\n"
+        "from control_plane._kernel.classify import classify\n"
+        "from control_plane._runtime.plugins import load_registry\n"
         "load = load_registry()\n"
         "assert len(load.registry) >= 4, load.registry.failures\n"
         "classify(ConnectionRefusedError(111, 'refused'), load.classifiers)\n"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from server_support import PACKCTL, ROOT, ServerThread, subprocess_env
 
-from control_plane.adapters.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, main
+from control_plane._features.cli.cli import EXIT_OK, EXIT_PACK_ERROR, EXIT_USAGE, main
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system
@@ -193,7 +193,7 @@ def test_check_does_not_say_an_unqualified_ok(
     data = json.loads(capsys.readouterr().out)
     assert data["scope"] == "static" and "codes a handler raises" in data["runtime_only"]
     # ...and the kit, which runs the pack, is what catches it.
-    from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget
+    from control_plane.testing import ConformanceError, PackKit, PackTarget
 
     module = types.ModuleType("rare_pack")
     exec(compile(RARE_CODE_PACK, "rare.py", "exec"), module.__dict__)

@@ -26,12 +26,12 @@ import pytest
 from junitparser import Error, Failure, JUnitXml
 from server_support import ROOT, ServerThread
 
-from control_plane.adapters.cli import main
-from control_plane.adapters.gate.config import GateFileError, load_gate
-from control_plane.adapters.gate.formats import _gh_command
-from control_plane.adapters.gate.report import JobResult
-from control_plane.adapters.gate.run import Progress, expand
-from control_plane.runtime.plugins import load_registry
+from control_plane._features.cli.cli import main
+from control_plane._features.gate.config import GateFileError, load_gate
+from control_plane._features.gate.formats import _gh_command
+from control_plane._features.gate.report import JobResult
+from control_plane._features.gate.run import Progress, expand
+from control_plane._runtime.plugins import load_registry
 
 DATA = Path(__file__).resolve().parent / "data"
 SARIF_SCHEMA = DATA / "sarif-schema-2.1.0.json"
@@ -440,7 +440,7 @@ def _run_packctl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env.pop("CAPABILITY_PACKS_PLUGINS", None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     return subprocess.run(
-        [sys.executable, "-m", "control_plane.adapters.cli", "gate", *args],
+        [sys.executable, "-m", "control_plane._features.cli.cli", "gate", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

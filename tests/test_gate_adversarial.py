@@ -178,8 +178,8 @@ def test_a_crash_inside_the_gate_exits_2_never_1(
 ) -> None:
     """Whatever goes wrong inside the gate (a bug of ours), the exit code says "could not
     run" (2): an uncaught exception would exit 1, which means "failed on findings"."""
-    from control_plane.adapters.cli import main
-    from control_plane.adapters.gate import run
+    from control_plane._features.cli.cli import main
+    from control_plane._features.gate import run
 
     _fail_gate(tmp_path / "packctl-gate.toml")
 
@@ -239,9 +239,9 @@ def test_a_server_that_stalls_mid_gate_could_not_run_within_the_deadline(
 def test_every_call_carries_a_deadline(tmp_path: Path) -> None:
     """A step without ``deadline`` still sends one: the gate's default (300 s, the
     server's own default), so no call can wait forever."""
-    from control_plane.adapters.gate.config import DEFAULT_DEADLINE, load_gate
-    from control_plane.adapters.gate.run import run_gate
-    from control_plane.core.outcome import Outcome
+    from control_plane._features.gate.config import DEFAULT_DEADLINE, load_gate
+    from control_plane._features.gate.run import run_gate
+    from control_plane._kernel.outcome import Outcome
 
     gate = tmp_path / "packctl-gate.toml"
     gate.write_text(

@@ -17,16 +17,16 @@ import packs.av_validate as av_validate
 import packs.git as git_pack
 import packs.http_fetch.client as fetch_client
 from control_plane import Reach
-from control_plane.core.egress import EgressPolicy, EgressRefused
-from control_plane.core.errors import PackError
-from control_plane.core.reach import (
+from control_plane._features.grants.connect import check_destination
+from control_plane._kernel.egress import EgressPolicy, EgressRefused
+from control_plane._kernel.errors import PackError
+from control_plane._kernel.reach import (
     Grant,
     GrantError,
     Grants,
     PackReach,
     Reaches,
 )
-from control_plane.runtime.connect import check_destination
 
 AV = "av.validate"
 #: What the built-in packs declare (read from each Pack, as a runtime does).

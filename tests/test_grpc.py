@@ -23,18 +23,18 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from server_support import ServerThread, load_test_packs
 
-from control_plane.core.vocabulary import BASELINE
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
-from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire import status as wire
-from control_plane.wire.server import (
+from control_plane._features.grpc import status as wire
+from control_plane._features.grpc.server import (
     SERVICE_NAME,
     JsonFormatter,
     KeyValueFormatter,
     create_server,
     deadline_budget,
 )
+from control_plane._kernel.vocabulary import BASELINE
+from control_plane._runtime.runtime import RuntimeConfig, build_runtime
+from control_plane.v1 import control_plane_pb2 as pb
+from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 
 INVOKE = "/control_plane.v1.ControlPlaneService/InvokePack"
 
@@ -495,7 +495,7 @@ def test_failed_calls_are_logged_with_ids(stub: Any, caplog: pytest.LogCaptureFi
 
 
 def test_configured_json_logs(stub: Any) -> None:
-    from control_plane.wire.server import configure_logging
+    from control_plane._features.grpc.server import configure_logging
 
     stream = io.StringIO()
     configure_logging("json", "debug", stream)
@@ -537,7 +537,7 @@ def test_unraisable_exceptions_and_warnings_print_scrubbed(
     import threading
     import warnings
 
-    from control_plane.wire.server import configure_logging
+    from control_plane._features.grpc.server import configure_logging
 
     for name in ("unraisablehook", "excepthook"):
         monkeypatch.setattr(sys, name, getattr(sys, name))
@@ -588,7 +588,7 @@ async def test_create_server_binds_an_ephemeral_port(load: Any) -> None:
 
 def test_a_rejected_pack_is_reported_and_not_serving() -> None:
     from control_plane import Pack, hookimpl
-    from control_plane.runtime.plugins import load_registry
+    from control_plane._runtime.plugins import load_registry
 
     open_vocabulary = {
         "type": "object",

@@ -8,7 +8,7 @@ import traceback
 
 import pytest
 
-from control_plane.core.incidents import Incidents, format_exception
+from control_plane._kernel.incidents import Incidents, format_exception
 
 
 def _stdlib_without_carets(exc: BaseException) -> str:

@@ -16,21 +16,21 @@ import pytest
 from child_processes import tied
 
 from control_plane import PackError
-from control_plane.adapters.observability_cli import add_cli_commands
-from control_plane.core.incidents import Incident
-from control_plane.core.invoke import Invoker
-from control_plane.core.pack import Pack
-from control_plane.core.registry import Registry
-from control_plane.runtime.events import ErrorEvent, ErrorEvents
-from control_plane.runtime.incident_store import IncidentStore, default_incident_db
-from control_plane.runtime.journal import IncidentJournal
-from control_plane.runtime.observability import (
+from control_plane._features.observability.events import ErrorEvent, ErrorEvents
+from control_plane._features.observability.incident_store import IncidentStore, default_incident_db
+from control_plane._features.observability.journal import IncidentJournal
+from control_plane._features.observability.observability import (
     IncidentNotFound,
     aggregate_errors,
     install,
     parse_duration,
     show_incident,
 )
+from control_plane._features.observability.observability_cli import add_commands
+from control_plane._kernel.incidents import Incident
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.pack import Pack
+from control_plane._kernel.registry import Registry
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "s3cr3t-planted-value"
@@ -218,7 +218,7 @@ def test_cli_commands_show_an_incident_and_aggregate(
     ref = outcome.error.reference_id
 
     parser = argparse.ArgumentParser(prog="packctl")
-    add_cli_commands(parser.add_subparsers(dest="command", required=True))
+    add_commands(parser.add_subparsers(dest="command", required=True))
 
     args = parser.parse_args(["incident", ref, "--incident-db", str(db)])
     assert args.func(args) == 0
@@ -457,9 +457,9 @@ def test_read_only_store_on_a_missing_file_creates_nothing(tmp_path: Path) -> No
 CHILD = r"""
 import sys, threading, time
 from pathlib import Path
-from control_plane.runtime.events import ErrorEvent
-from control_plane.runtime.incident_store import IncidentStore
-from control_plane.core.incidents import Incident
+from control_plane._features.observability.events import ErrorEvent
+from control_plane._features.observability.incident_store import IncidentStore
+from control_plane._kernel.incidents import Incident
 
 path, tag, threads, per = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 go = Path(sys.argv[5])
@@ -571,7 +571,7 @@ def test_concurrent_writers_threads_and_processes_lose_and_corrupt_nothing(
 
 def _packctl(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "control_plane.adapters.cli", *args],
+        [sys.executable, "-m", "control_plane._features.cli.cli", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -669,8 +669,8 @@ def test_the_store_takes_events_in_the_emitters_thread(tmp_path: Path) -> None:
 def test_a_postgres_url_without_psycopg_says_which_extra_to_install(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from control_plane.adapters.cli import main
-    from control_plane.runtime.incident_postgres import PostgresDriverMissing
+    from control_plane._features.cli.cli import main
+    from control_plane._features.observability.incident_postgres import PostgresDriverMissing
 
     monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
     url = "postgresql://packs:s3cret@127.0.0.1:9/incidents"
@@ -682,7 +682,7 @@ def test_a_postgres_url_without_psycopg_says_which_extra_to_install(
 
 
 def test_a_store_url_is_shown_without_its_password() -> None:
-    from control_plane.runtime.incident_backend import is_url, shown_location
+    from control_plane._features.observability.incident_backend import is_url, shown_location
 
     assert shown_location("postgresql://packs:s3cret@db.internal:5432/x") == (
         "postgresql://packs:***@db.internal:5432/x"
@@ -697,8 +697,8 @@ def test_not_found_points_at_the_store_the_server_was_started_with(
 ) -> None:
     """Issue 45 item 6: `packctl incident REF` looks in the default store; a server started
     with `--incident-db` kept REF elsewhere, and the answer says where."""
-    from control_plane.adapters.cli import main
-    from control_plane.runtime.observability import ObservabilityConfig, _open_store
+    from control_plane._features.cli.cli import main
+    from control_plane._features.observability.observability import ObservabilityConfig, _open_store
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("CAPABILITY_PACKS_INCIDENT_DB", raising=False)

@@ -34,13 +34,13 @@ from hypothesis import strategies as st
 from server_support import ROOT, ServerThread
 
 from control_plane import Context, Pack, PackError, Reach, hookimpl
-from control_plane.core.outcome import Outcome
-from control_plane.runtime.plugins import LoadResult, load_registry
+from control_plane._features.grpc import status as wire
+from control_plane._features.grpc.admission import AdmissionLimits
+from control_plane._features.grpc.auth import TokenAuth
+from control_plane._kernel.outcome import Outcome
+from control_plane._runtime.plugins import LoadResult, load_registry
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire import status as wire
-from control_plane.wire.admission import AdmissionLimits
-from control_plane.wire.auth import TokenAuth
 
 pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
 

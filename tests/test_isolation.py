@@ -20,11 +20,21 @@ from server_support import ServerThread
 from tiers import starts_processes
 
 from control_plane import Pack, PackError
-from control_plane.core.outcome import INTERNAL_MESSAGE
-from control_plane.runtime.isolation import Isolation, IsolationError, Locator, locate
-from control_plane.runtime.plugins import load_registry
-from control_plane.runtime.worker_failures import RemoteError, freeze_exception, thaw_exception
-from control_plane.wire.client import Client, InternalError, NetworkError, RateLimited, Timeout
+from control_plane._features.grpc.client import (
+    Client,
+    InternalError,
+    NetworkError,
+    RateLimited,
+    Timeout,
+)
+from control_plane._features.isolation.isolation import Isolation, IsolationError, Locator, locate
+from control_plane._features.isolation.worker_failures import (
+    RemoteError,
+    freeze_exception,
+    thaw_exception,
+)
+from control_plane._kernel.outcome import INTERNAL_MESSAGE
+from control_plane._runtime.plugins import load_registry
 
 MEMORY_LIMIT = 512 * 1024 * 1024
 BACKGROUND = [("test.echo", {"n": 1}), ("test.sync_echo", {"n": 2}), ("fault.ok", {"n": 3})]
@@ -226,7 +236,7 @@ def test_a_workers_boot_path_adds_what_the_sites_pth_files_added_after_the_stdli
     plane started with follow the standard library in a worker's boot path; never the
     working directory, a relative or empty entry, nor what was put on the path later
     (a ``--plugin`` module's directory)."""
-    from control_plane.runtime import isolation
+    from control_plane._features.isolation import isolation
 
     added = tmp_path / "outer-site-packages"
     added.mkdir()
@@ -237,7 +247,8 @@ def test_a_workers_boot_path_adds_what_the_sites_pth_files_added_after_the_stdli
     monkeypatch.setattr(isolation, "_STARTED_PATH", started)
     monkeypatch.syspath_prepend(str(later))
     front, _, tail = isolation._boot_path().partition("\n")
-    root = os.path.dirname(os.path.dirname(isolation.__file__))
-    assert front.split(os.pathsep)[0] == os.path.dirname(root)
+    # the project's root: control_plane/_features/isolation/isolation.py under it
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(isolation.__file__))))
+    assert front.split(os.pathsep)[0] == root
     assert tail.split(os.pathsep) == [str(added)]
     assert str(later) not in front + tail

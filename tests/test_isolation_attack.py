@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from raw_wire import Received, Serve, call_raw, serve_env
 
-from control_plane.runtime import isolation
-from control_plane.runtime.confine import kernel_support
+from control_plane._features.grants.confine import kernel_support
+from control_plane._features.isolation import isolation
 from control_plane.v1 import control_plane_pb2 as pb
 
 pytestmark = pytest.mark.system

@@ -13,14 +13,14 @@ import orjson
 import pytest
 
 from control_plane import CodeDoc, Context, Pack, Reach
-from control_plane.core.registry import Registry
-from control_plane.runtime.isolation import (
+from control_plane._features.isolation.isolation import (
     IsolationError,
     Locator,
     _pack_data,
     declared_pack,
     locate,
 )
+from control_plane._kernel.registry import Registry
 
 
 def _handler(doc: Any, ctx: Context) -> Any:

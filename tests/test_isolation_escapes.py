@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from raw_wire import Received, Serve, call_raw, serve_env
 
-from control_plane.runtime.confine import kernel_support
+from control_plane._features.grants.confine import kernel_support
 from control_plane.v1 import control_plane_pb2 as pb
 
 pytestmark = pytest.mark.system
@@ -218,7 +218,7 @@ def test_its_code_runs_confined_from_its_first_line_and_never_in_the_control_pla
     assert f"imported-{escape.pid}" not in marks, marks
     assert f"imported-{got['pid']}" not in marks, marks
     # (escape.undeclared's worker, unconfined files, may leave one: never the server's.)
-    assert not any("control_plane.adapters.cli" in line for line in marks.values()), marks
+    assert not any("control_plane._features.cli.cli" in line for line in marks.values()), marks
     # At import, in its worker: confinement came first, and replacing the confinement
     # functions then changes nothing.
     assert got["imported"]["pid"] == got["pid"]
@@ -252,7 +252,7 @@ def test_an_entry_point_holding_an_isolated_pack_is_never_imported_here(
 ) -> None:
     """Installed plugins (the ``capability_packs`` entry points) are described as well: the
     one holding the isolated pack is never imported in this process; another loads here."""
-    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+    from control_plane._runtime.runtime import RuntimeConfig, build_runtime
 
     site = tmp_path / "site"
     marks = tmp_path / "marks"

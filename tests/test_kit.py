@@ -22,8 +22,9 @@ from tiers import starts_processes
 
 import control_plane
 from control_plane import CodeDoc, Context, Pack, PackError, hookimpl
-from control_plane.adapters.cli import main
-from control_plane.adapters.kit import (
+from control_plane._features.cli.cli import main
+from control_plane._features.grpc.client import Client, PackCallError
+from control_plane.testing import (
     ConformanceError,
     Fault,
     PackKit,
@@ -32,7 +33,6 @@ from control_plane.adapters.kit import (
     assert_rich_status,
     check_target,
 )
-from control_plane.wire.client import Client, PackCallError
 
 BROKEN = Path(__file__).resolve().parent / "data" / "broken_packs"
 PACK = "acme.word_count"
@@ -142,7 +142,7 @@ def test_the_scaffold_asks_for_the_installed_capability_packs(
 
     from packaging.requirements import Requirement
 
-    from control_plane.adapters.kit.scaffold import requirement
+    from control_plane._features.kit.scaffold import requirement
 
     _, project = scaffolded
     installed = metadata.version("capability-packs")
@@ -187,7 +187,15 @@ def test_generated_tests_pass_in_a_fresh_venv(scaffolded: tuple[Path, Path]) -> 
 def test_packctl_list_in_the_venv_shows_the_pack(scaffolded: tuple[Path, Path]) -> None:
     python, project = scaffolded
     done = _run(
-        [str(python), "-m", "control_plane.adapters.cli", "list", "--local", "--output", "json"],
+        [
+            str(python),
+            "-m",
+            "control_plane._features.cli.cli",
+            "list",
+            "--local",
+            "--output",
+            "json",
+        ],
         project,
     )
     assert done.returncode == 0, done.stderr
@@ -204,7 +212,7 @@ def test_scaffolded_pack_served_and_called_over_grpc(scaffolded: tuple[Path, Pat
             [
                 str(python),
                 "-m",
-                "control_plane.adapters.cli",
+                "control_plane._features.cli.cli",
                 "serve",
                 "--address",
                 "127.0.0.1:0",

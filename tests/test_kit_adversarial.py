@@ -15,7 +15,7 @@ import pytest
 from server_support import PACKCTL, subprocess_env
 
 from control_plane import Pack, hookimpl
-from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget
+from control_plane.testing import ConformanceError, PackKit, PackTarget
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from control_plane import CodeDoc, Context, Pack, hookimpl
-from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget, ServedPack
-from control_plane.adapters.kit.loopback import LoopbackOnly, NetworkRefused, is_loopback_host
+from control_plane._features.kit.loopback import LoopbackOnly, NetworkRefused, is_loopback_host
+from control_plane.testing import ConformanceError, PackKit, PackTarget, ServedPack
 
 #: A name that resolves nowhere without asking a resolver (AI_NUMERICHOST).
 OUTSIDE_NAME = "downstream.example"

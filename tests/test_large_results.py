@@ -28,8 +28,8 @@ from test_cli import start_serve, stop_serve
 from test_metrics import scrape, value
 from test_resources import _metrics_port
 
-from control_plane.core import returned
-from control_plane.wire.client import Client
+from control_plane._features.grpc.client import Client
+from control_plane._kernel import returned
 
 MIB = 8
 LIMIT = 64 << 20

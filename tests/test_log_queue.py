@@ -1,4 +1,4 @@
-"""The log handler of ``packctl serve`` (``runtime/log_queue.py``, issue 34): the thread that
+"""The log handler of ``packctl serve`` (``_runtime/log_queue.py``, issue 34): the thread that
 logs only formats and appends; one writer thread writes whole lines, in order, and a
 stream that stalls drops and counts lines, then says how many once it moves again."""
 
@@ -16,9 +16,9 @@ from typing import TextIO
 
 import pytest
 
-from control_plane.runtime import log_queue
-from control_plane.runtime.log_queue import QueuedStreamHandler, dropped_lines
-from control_plane.wire.server import JsonFormatter
+from control_plane._features.grpc.server import JsonFormatter
+from control_plane._runtime import log_queue
+from control_plane._runtime.log_queue import QueuedStreamHandler, dropped_lines
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """``packctl mcp``: packs as MCP tools, driven by the official SDK's own clients.
 
-The server runs as a real subprocess (``python -m control_plane.adapters.cli mcp``) loading only
-the test plugin; the stdio tests talk to it with ``mcp.Client(StdioServerParameters)``,
+The server runs as a real subprocess (``python -m control_plane._features.cli.cli mcp``) loading
+only the test plugin; the stdio tests talk to it with ``mcp.Client(StdioServerParameters)``,
 one test over streamable HTTP on 127.0.0.1, one against a real gRPC control plane.
 """
 
@@ -27,25 +27,25 @@ from server_support import PACKCTL, ROOT, ServerThread, load_test_packs, subproc
 from tiers import starts_processes
 
 from control_plane import Check, Pack, Reach, Result
-from control_plane.adapters.mcp_bridge.tools import REJECTION_REASONS, build_tools, tool_name
-from control_plane.core.outcome import Outcome
-from control_plane.core.registry import Registry
-from control_plane.core.rejection import Rejection
-from control_plane.core.vocabulary import BASELINE
-from control_plane.runtime.runtime import build_runtime
-from control_plane.wire.call_errors import (
+from control_plane._features.grpc.call_errors import (
     Overloaded,
     TransportError,
     Unauthenticated,
     unreadable_answer,
 )
-from control_plane.wire.client import PackDescription
+from control_plane._features.grpc.client import PackDescription
+from control_plane._features.mcp.bridge.tools import REJECTION_REASONS, build_tools, tool_name
+from control_plane._kernel.outcome import Outcome
+from control_plane._kernel.registry import Registry
+from control_plane._kernel.rejection import Rejection
+from control_plane._kernel.vocabulary import BASELINE
+from control_plane._runtime.runtime import build_runtime
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from control_plane.adapters.backends import LocalBackend  # noqa: E402
-from control_plane.adapters.mcp_bridge.server import Bridge  # noqa: E402
+from control_plane._features.cli.backends import LocalBackend  # noqa: E402
+from control_plane._features.mcp.bridge.server import Bridge  # noqa: E402
 
 PLUGIN = ["--plugin", "testpacks"]
 STDIO_LOCAL = ["mcp", "--local", *PLUGIN]
@@ -203,8 +203,8 @@ async def test_every_answer_matches_the_tools_output_schema() -> None:
     import jsonschema
     from referencing import Registry as RefRegistry
 
-    from control_plane.adapters.backends import LocalBackend
-    from control_plane.adapters.mcp_bridge.server import Bridge
+    from control_plane._features.cli.backends import LocalBackend
+    from control_plane._features.mcp.bridge.server import Bridge
 
     def refs(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
         return {"item": {"n": doc.get("n", 1)}}

@@ -22,7 +22,7 @@ from mcp_source_support import Serve, wait_for
 from server_support import TESTS_DIR
 from tiers import starts_processes
 
-from control_plane.wire.client import Client, PackCallError
+from control_plane._features.grpc.client import Client, PackCallError
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -509,7 +509,7 @@ tools = ["in_not_object", "in_missing"]
 def test_skipped_lines_are_told_apart_from_broken_messages_and_logged_within_bounds(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from control_plane.runtime.mcp_source.transport import StdoutNoise, meant_as_jsonrpc
+    from control_plane._features.mcp.source.transport import StdoutNoise, meant_as_jsonrpc
 
     # Skipped: log lines, plain or JSON records, and JSON that is no object.
     for line in (b"Server started", b"[INFO] up", b'{"level":30,"msg":"up"}', b"[1, 2]", b"42"):

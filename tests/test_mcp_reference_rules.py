@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 from mcp_source_support import FILESYSTEM_JS, make_repo, node, require_npm_servers
 
-from control_plane.core.errors import PackError
-from control_plane.core.vocabulary import WELL_KNOWN_PACK_CODES
-from control_plane.runtime.mcp_source.config import ToolVocabulary
-from control_plane.runtime.mcp_source.failures import (
+from control_plane._features.mcp.source.config import ToolVocabulary
+from control_plane._features.mcp.source.failures import (
     INTERNAL_ERROR_CODE,
     McpToolFailure,
     from_is_error,
     from_jsonrpc,
 )
-from control_plane.runtime.mcp_source.rules import BUILTIN_CODES, BUILTIN_RULES, DEFAULT_CODES
-from control_plane.runtime.runtime import Runtime, RuntimeConfig, build_runtime
+from control_plane._features.mcp.source.rules import BUILTIN_CODES, BUILTIN_RULES, DEFAULT_CODES
+from control_plane._kernel.errors import PackError
+from control_plane._kernel.vocabulary import WELL_KNOWN_PACK_CODES
+from control_plane._runtime.runtime import Runtime, RuntimeConfig, build_runtime
 
 VOCAB = ToolVocabulary(
     codes=DEFAULT_CODES, docs=BUILTIN_CODES, rules=BUILTIN_RULES, jsonrpc_errors={}

@@ -1,4 +1,4 @@
-"""MCP servers as packs (control_plane.runtime.mcp_source), against real servers.
+"""MCP servers as packs (control_plane._features.mcp.source), against real servers.
 
 One `packctl serve --mcp-config` wraps mcp-server-time, mcp-server-git (PyPI),
 server-filesystem and server-everything (npm, over stdio and streamable HTTP) plus a server
@@ -42,10 +42,11 @@ from mcp_source_support import (
 )
 from server_support import PACKCTL
 
-from control_plane.core.errors import InvalidInput
-from control_plane.runtime.mcp_source import McpConfigError, load_config, pack_name
-from control_plane.runtime.mcp_source.rules import BUILTIN_RULES, first_match, retry_after_in
-from control_plane.wire.client import Client, PackCallError
+from control_plane._features.grpc.client import Client, PackCallError
+from control_plane._features.mcp.source.config import McpConfigError, load_config
+from control_plane._features.mcp.source.rules import BUILTIN_RULES, first_match, retry_after_in
+from control_plane._features.mcp.source.source import pack_name
+from control_plane._kernel.errors import InvalidInput
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(300)]
 
@@ -392,7 +393,14 @@ async def test_wrapped_tool_through_packctl_mcp_shows_the_closed_enum(tmp_path: 
     config.write_text(config_text(repo, root, broken=False))
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "control_plane.adapters.cli", "mcp", "--local", "--mcp-config", str(config)],
+        args=[
+            "-m",
+            "control_plane._features.cli.cli",
+            "mcp",
+            "--local",
+            "--mcp-config",
+            str(config),
+        ],
         env=serve_env(CAPABILITY_PACKS_PLUGINS=""),
         cwd=str(tmp_path),
     )
@@ -649,9 +657,9 @@ def test_gate_local_runs_wrapped_tools(tmp_path: Path) -> None:
 def test_jsonrpc_errors_map_to_declared_codes(
     code: int, message: str, expected: str | None
 ) -> None:
-    from control_plane.core.errors import PackError
-    from control_plane.runtime.mcp_source.config import ServerConfig
-    from control_plane.runtime.mcp_source.failures import McpToolFailure, from_jsonrpc
+    from control_plane._features.mcp.source.config import ServerConfig
+    from control_plane._features.mcp.source.failures import McpToolFailure, from_jsonrpc
+    from control_plane._kernel.errors import PackError
 
     server = ServerConfig(
         name="s",
@@ -720,8 +728,8 @@ def test_restarts_back_off_while_the_server_keeps_failing(tmp_path: Path) -> Non
 
 
 def test_isolation_leaves_mcp_packs_to_their_server(tmp_path: Path) -> None:
-    from control_plane.runtime.isolation import IsolationError
-    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+    from control_plane._features.isolation.isolation import IsolationError
+    from control_plane._runtime.runtime import RuntimeConfig, build_runtime
 
     config = tmp_path / "packctl-mcp.toml"
     config.write_text(

@@ -23,10 +23,10 @@ import pytest
 import testpacks
 from server_support import PACKCTL, ROOT, subprocess_env
 
-from control_plane.adapters.mcp_bridge.tools import build_tools
-from control_plane.core.registry import Registry
-from control_plane.runtime.plugins import load_registry
-from control_plane.wire.client import PackDescription
+from control_plane._features.grpc.client import PackDescription
+from control_plane._features.mcp.bridge.tools import build_tools
+from control_plane._kernel.registry import Registry
+from control_plane._runtime.plugins import load_registry
 
 pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
 

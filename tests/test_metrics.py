@@ -18,19 +18,22 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane import Check, PackError, Result, rate_limited
-from control_plane.adapters.observability_cli import add_serve_arguments, observability_config
-from control_plane.core.errors import InvalidInput, UnknownPack
-from control_plane.core.invoke import Invoker
-from control_plane.core.pack import Pack
-from control_plane.core.registry import LoadFailure, Registry
-from control_plane.runtime.events import ErrorEvents, FileSink
-from control_plane.runtime.incident_store import IncidentStore
-from control_plane.runtime.metrics import Metrics, start_metrics_server
-from control_plane.runtime.observability import install, install_configured
-from control_plane.runtime.plugins import LoadResult, get_plugin_manager
-from control_plane.runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
-from control_plane.wire.client import AsyncClient, PackCallError
-from control_plane.wire.server import create_server
+from control_plane._features.grpc.client import AsyncClient, PackCallError
+from control_plane._features.grpc.server import create_server
+from control_plane._features.observability.events import ErrorEvents, FileSink
+from control_plane._features.observability.incident_store import IncidentStore
+from control_plane._features.observability.metrics import Metrics, start_metrics_server
+from control_plane._features.observability.observability import install, install_configured
+from control_plane._features.observability.observability_cli import (
+    add_serve_arguments,
+    observability_config,
+)
+from control_plane._kernel.errors import InvalidInput, UnknownPack
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.pack import Pack
+from control_plane._kernel.registry import LoadFailure, Registry
+from control_plane._runtime.plugins import LoadResult, get_plugin_manager
+from control_plane._runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
 
 SECRET = "pl4nted-m3trics-secret"
 CODES = ["auth_failed", "rate_limited", "not_found", "timeout", "network_error"]
@@ -413,8 +416,8 @@ def test_latency_and_counts_match_prometheus_clients_own_histogram_under_threads
     threads count at once."""
     from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
-    from control_plane.core.outcome import ErrorEnvelope, Outcome
-    from control_plane.runtime.metrics import LATENCY_BUCKETS
+    from control_plane._features.observability.metrics import LATENCY_BUCKETS
+    from control_plane._kernel.outcome import ErrorEnvelope, Outcome
 
     invoker = make_invoker()
     metrics = Metrics()

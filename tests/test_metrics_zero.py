@@ -28,9 +28,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from server_support import subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.core.errors import RequestRejected
-from control_plane.runtime.metrics import REJECTION_REASONS, SEVERITIES
-from control_plane.wire.client import Client, PackCallError
+from control_plane._features.grpc.client import Client, PackCallError
+from control_plane._features.observability.metrics import REJECTION_REASONS, SEVERITIES
+from control_plane._kernel.errors import RequestRejected
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from runtime_support import invoker_for, make_pack
 
-from control_plane.core.returned import copy_returned
+from control_plane._kernel.returned import copy_returned
 
 NUMBER_ROWS = {
     "type": "object",
@@ -50,7 +50,7 @@ def test_unencodable_value_is_named_by_path(output: dict[str, Any], problem: str
 
 
 def test_a_check_value_is_named_under_validation() -> None:
-    from control_plane.core.pack import Check, Result
+    from control_plane._kernel.pack import Check, Result
 
     copied = copy_returned(Result({"ok": True}, checks=[Check("c", "fail", "m", actual=math.inf)]))
     assert copied.problem == "validation.checks[0].actual is inf: not JSON"
@@ -93,7 +93,7 @@ def test_the_kit_flags_a_non_finite_float() -> None:
     """Before: the kit's own JSON round trip turned ``inf`` into ``null`` and passed."""
     from runtime_support import plugin
 
-    from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget
+    from control_plane.testing import ConformanceError, PackKit, PackTarget
 
     def handler(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
         return {"rows": [[math.nan]]}

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from control_plane.core.outcome import ErrorEnvelope, Outcome
-from control_plane.core.returned import LargeResult
+from control_plane._kernel.outcome import ErrorEnvelope, Outcome
+from control_plane._kernel.returned import LargeResult
 
 
 def _constructed(result: Any, error: ErrorEnvelope | None = None) -> Outcome:

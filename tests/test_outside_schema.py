@@ -1,5 +1,5 @@
 """Issue 41 A, in process: the one gate every JSON Schema passes before a library sees it
-(control_plane/core/outside_schema.py), and what check_schema/CompiledSchema/the registry
+(control_plane/_kernel/outside_schema.py), and what check_schema/CompiledSchema/the registry
 make of what it refuses. The real ``packctl serve`` attacks:
 tests/packs/test_outside_schema_serve.py.
 """
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from runtime_support import make_pack
 
-from control_plane.core.errors import PluginLoadError
-from control_plane.core.outside_schema import (
+from control_plane._kernel.errors import PluginLoadError
+from control_plane._kernel.outside_schema import (
     MAX_CHAIN,
     MAX_DEPTH,
     MAX_EXPANDED,
@@ -27,8 +27,8 @@ from control_plane.core.outside_schema import (
     MAX_TEXT,
     outside_schema_fault,
 )
-from control_plane.core.registry import Registry
-from control_plane.core.schema import CompiledSchema, check_schema
+from control_plane._kernel.registry import Registry
+from control_plane._kernel.schema import CompiledSchema, check_schema
 
 
 def chain(count: int, *, via: str = "$defs") -> dict[str, Any]:

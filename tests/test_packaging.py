@@ -76,7 +76,7 @@ def test_packctl_proto_from_the_installed_wheel_writes_protos_that_compile(
         [
             sys.executable,
             "-c",
-            "import sys, control_plane; from control_plane.adapters.cli import main; "
+            "import sys, control_plane; from control_plane._features.cli.cli import main; "
             "print(control_plane.__file__, file=sys.stderr); sys.exit(main(sys.argv[1:]))",
             "proto",
             "--out",
@@ -114,7 +114,7 @@ def test_packctl_proto_from_the_installed_wheel_writes_protos_that_compile(
 
 
 def test_packctl_proto_prints_the_proto(capsys: pytest.CaptureFixture[str]) -> None:
-    from control_plane.adapters.cli import main
+    from control_plane._features.cli.cli import main
 
     assert main(["proto"]) == 0
     assert capsys.readouterr().out == (ROOT / "proto" / PROTO).read_text()

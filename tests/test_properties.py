@@ -42,16 +42,16 @@ from runtime_support import (
 )
 
 from control_plane import Check, CodeDoc, FieldViolation, Pack, PackError, Result
-from control_plane.core.classify import classify, parse_retry_after
-from control_plane.core.outcome import (
+from control_plane._kernel.classify import classify, parse_retry_after
+from control_plane._kernel.outcome import (
     CheckRecord,
     ErrorEnvelope,
     Outcome,
     ValidationRecord,
     Violation,
 )
-from control_plane.core.redact import scrub, scrub_data
-from control_plane.core.vocabulary import BASELINE, WELL_KNOWN_PACK_CODES
+from control_plane._kernel.redact import scrub, scrub_data
+from control_plane._kernel.vocabulary import BASELINE, WELL_KNOWN_PACK_CODES
 
 BASELINE_CODES = list(BASELINE)
 PACK_CODE_POOL = ["dependency_missing", "download_failed", "quota_exceeded", "repo_locked"]

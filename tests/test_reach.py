@@ -1,4 +1,4 @@
-"""The grant model (control_plane.core.reach): parsing grants, the declaration/grant merge,
+"""The grant model (control_plane._kernel.reach): parsing grants, the declaration/grant merge,
 the path means, and the operator's mistakes refused at start-up."""
 
 from __future__ import annotations
@@ -15,21 +15,21 @@ import pytest
 from server_support import PACKCTL, ROOT, subprocess_env
 
 from control_plane import Context, Reach
-from control_plane.core.errors import PackError
-from control_plane.core.reach import (
+from control_plane._features.grants.grant_cli import grants_from_file
+from control_plane._features.grants.tool_process import run_program
+from control_plane._kernel.errors import PackError
+from control_plane._kernel.reach import (
     Grant,
     GrantError,
     Grants,
     PackReach,
     Reaches,
     Scratch,
-    grants_from_file,
     parse_grant,
 )
-from control_plane.core.stderr import ToolRun
-from control_plane.runtime.plugins import load_registry
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
-from control_plane.runtime.tool_process import run_program
+from control_plane._kernel.stderr import ToolRun
+from control_plane._runtime.plugins import load_registry
+from control_plane._runtime.runtime import RuntimeConfig, build_runtime
 
 
 def test_flags_add_up_per_key_and_an_empty_value_grants_nothing() -> None:
@@ -195,7 +195,7 @@ def test_a_reach_no_runtime_gave_a_runner_refuses_to_run_and_says_why() -> None:
 
 @pytest.mark.system
 def test_a_runtime_gives_every_reach_its_runner() -> None:
-    """``build_runtime`` hands its reaches ``runtime/tool_process.run_program``:
+    """``build_runtime`` hands its reaches ``_features/grants/tool_process.run_program``:
     ``ctx.reach.run`` starts a real process."""
     with build_runtime(RuntimeConfig(builtins=False, entry_points=False)) as runtime:
         reach = Context("legacy.pack", "r1", None, runtime.reaches).reach
@@ -266,8 +266,8 @@ def test_which_packs_run_confined_and_which_trusted() -> None:
 
     from runtime_support import make_pack
 
-    from control_plane.core.registry import Registry
-    from control_plane.runtime.runtime import TRUST_ALL, decide_confinement
+    from control_plane._kernel.registry import Registry
+    from control_plane._runtime.runtime import TRUST_ALL, decide_confinement
 
     registry = Registry()
     for pack in (
@@ -294,8 +294,8 @@ def test_which_packs_run_confined_and_which_trusted() -> None:
 def test_an_undeclared_pack_a_worker_cannot_import_is_told_how_to_run() -> None:
     from runtime_support import make_pack, plugin
 
-    from control_plane.runtime.isolation import IsolationError
-    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+    from control_plane._features.isolation.isolation import IsolationError
+    from control_plane._runtime.runtime import RuntimeConfig, build_runtime
 
     def inner(doc: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return {}
@@ -311,7 +311,7 @@ def test_an_undeclared_pack_a_worker_cannot_import_is_told_how_to_run() -> None:
 
 def test_a_grant_for_a_mistyped_pack_says_which_pack_was_meant() -> None:
     """Issue 45 item 6: the refusal names the loaded pack closest to the typo (difflib)."""
-    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+    from control_plane._runtime.runtime import RuntimeConfig, build_runtime
 
     config = RuntimeConfig(grants=Grants(parse_grant("av.validat:fs.read=/srv")))
     load = load_registry(builtins=True, entry_points_=False, extra=[])

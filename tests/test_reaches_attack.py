@@ -1,5 +1,5 @@
 """The grant table of one runtime against a hostile pack and caller (issues 41, 42 after the
-move of grants onto :class:`~control_plane.core.reach.Reaches`): what a worker, a program or a
+move of grants onto :class:`~control_plane._kernel.reach.Reaches`): what a worker, a program or a
 second runtime is held to is what the parent runtime decided, never a default of the process
 it runs in. In-process: the kernel's confinement is replaced by a recorder where it would
 confine the test process itself."""
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from control_plane.core.reach import Grant, Grants, PackReach, Reach, Reaches
-from control_plane.runtime import isolation
+from control_plane._features.isolation import isolation
+from control_plane._kernel.reach import Grant, Grants, PackReach, Reach, Reaches
 
 
 def _worker_reach(pack: str, parent: Reaches, monkeypatch: pytest.MonkeyPatch) -> PackReach:
@@ -22,7 +22,7 @@ def _worker_reach(pack: str, parent: Reaches, monkeypatch: pytest.MonkeyPatch) -
     (``isolation._confine`` with the kernel's part recorded instead of applied)."""
     import site
 
-    import control_plane.runtime.confine as confine_module
+    import control_plane._features.grants.confine as confine_module
 
     seen: list[PackReach] = []
 
@@ -69,9 +69,9 @@ def test_the_servers_bearer_tokens_never_reach_a_packs_programs(
     granted ambient credentials hands its programs the serving user's environment, and a
     program it runs (git, curl, ``sh`` if granted) must not find the tokens there -- the
     same promise a worker's environment keeps (issue 42)."""
-    from control_plane.adapters.cli import build_parser
-    from control_plane.adapters.reliability_cli import runtime_config
-    from control_plane.runtime.runtime import build_runtime
+    from control_plane._features.cli.cli import build_parser
+    from control_plane._features.cli.reliability_cli import runtime_config
+    from control_plane._runtime.runtime import build_runtime
 
     token = "tok-PLANTED-attack2-5c0ffee"
     monkeypatch.setenv("MY_SERVER_TOKENS", token)
@@ -133,9 +133,9 @@ def test_isolation_without_a_runtime_table_confines_each_worker_to_its_declarati
     ``Isolation.for_registry(registry, [pack])`` and no table of its own: each worker is
     confined to its pack's declaration (nothing for a pack that declares nothing), never
     started unconfined because the pool was handed an empty table."""
-    from control_plane.core.invoke import Invoker
-    from control_plane.core.registry import Registry
-    from control_plane.runtime.confine import kernel_support
+    from control_plane._features.grants.confine import kernel_support
+    from control_plane._kernel.invoke import Invoker
+    from control_plane._kernel.registry import Registry
 
     if kernel_support()[0] < 1:
         pytest.skip(f"needs Landlock: {kernel_support()[1]}")
@@ -175,7 +175,7 @@ def test_a_context_without_a_runtimes_table_reaches_nothing(
     path, no destination, no program, no credentials -- never to an unconfined reach (the
     declaration ``av.validate`` makes, ``$TMP`` only, was lost there, and ``/etc`` read)."""
     from control_plane import Context
-    from control_plane.core.errors import PackError
+    from control_plane._kernel.errors import PackError
 
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_PLANTED_attack2")
     reach = Context("av.validate", "r1", None).reach
@@ -194,10 +194,10 @@ def test_start_up_says_an_mcp_server_no_grant_confines() -> None:
     """Issue 42: start-up says every pack that runs unconfined. An MCP server's tools granted
     nothing run in a process no grant confines (it reads what the serving user can); the
     operator must hear it, as for a trusted pack, and not hear it once it is granted."""
-    from control_plane.adapters.grant_cli import startup_lines
-    from control_plane.core.pack import Pack
-    from control_plane.core.registry import Registry
-    from control_plane.runtime.runtime import decide_confinement
+    from control_plane._features.grants.grant_cli import startup_lines
+    from control_plane._kernel.pack import Pack
+    from control_plane._kernel.registry import Registry
+    from control_plane._runtime.runtime import decide_confinement
 
     def tool(doc: Any, ctx: Any) -> Any:
         return {}
@@ -233,8 +233,8 @@ def test_serve_workers_gives_no_isolated_pack_the_servers_working_directory(
     from test_cli import start_serve, stop_serve
     from test_secure_default import SNOOP
 
-    from control_plane.runtime.confine import kernel_support
-    from control_plane.wire.client import Client, PackCallError
+    from control_plane._features.grants.confine import kernel_support
+    from control_plane._features.grpc.client import Client, PackCallError
 
     if kernel_support()[0] <= 0:
         pytest.skip("no Landlock on this kernel")
@@ -272,8 +272,8 @@ def test_a_plugin_files_directory_gives_its_worker_no_other_file_there(tmp_path:
     from test_cli import start_serve, stop_serve
     from test_secure_default import SNOOP
 
-    from control_plane.runtime.confine import kernel_support
-    from control_plane.wire.client import Client, PackCallError
+    from control_plane._features.grants.confine import kernel_support
+    from control_plane._features.grpc.client import Client, PackCallError
 
     if kernel_support()[0] <= 0:
         pytest.skip("no Landlock on this kernel")

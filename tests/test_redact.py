@@ -8,8 +8,8 @@ import string
 
 import pytest
 
-from control_plane.core.incidents import _bounded_traceback
-from control_plane.core.redact import MAX_SCRUB, REDACTED, WINDOW, scrub
+from control_plane._kernel.incidents import _bounded_traceback
+from control_plane._kernel.redact import MAX_SCRUB, REDACTED, WINDOW, scrub
 
 LEAKS = [
     ("Authorization: Bearer shorttok", "shorttok"),
@@ -123,7 +123,7 @@ def test_key_material_without_its_begin_line_is_scrubbed() -> None:
 
 
 def test_a_tools_stderr_tail_is_scrubbed_before_it_is_cut() -> None:
-    from control_plane.core.stderr import ToolFailed
+    from control_plane._kernel.stderr import ToolFailed
 
     failed = ToolFailed("tool", 1, "password=Abcdefghijkl123456 " + "x" * 3990)
     assert "123456" not in failed.stderr  # a plain cut kept "jkl123456"
@@ -134,8 +134,8 @@ def test_a_tools_stderr_tail_is_scrubbed_before_it_is_cut() -> None:
 
 def _every_rule(text: str) -> str:
     """What the scrubber would give running every rule, in order, on every text."""
-    from control_plane.core.redact import _fold
-    from control_plane.core.secret_rules import RULES, normalize_escapes
+    from control_plane._kernel.redact import _fold
+    from control_plane._kernel.secret_rules import RULES, normalize_escapes
 
     text = normalize_escapes(text)
     low = _fold(text)
@@ -150,8 +150,8 @@ def test_running_only_the_triggered_rules_changes_nothing() -> None:
     """Trigger words (and gates) only skip work: on 20,000 random texts made of every rule's
     trigger words, separators, delimiters and key characters, the scrubber gives exactly
     what running every rule gives."""
-    from control_plane.core import redact
-    from control_plane.core.secret_rules import RULES
+    from control_plane._kernel import redact
+    from control_plane._kernel.secret_rules import RULES
 
     words = sorted({w for rule in RULES for w in rule.triggers})
     words += [w.upper() for w in words] + ["Password", "DB_PASSWORD", "value", "AKIA", "bot"]
@@ -212,7 +212,7 @@ def test_the_trigger_automaton_finds_what_the_substring_scan_finds() -> None:
     """The native one-pass scan (Aho-Corasick, overlapping matches) picks the same rules as
     one substring test per trigger word: words inside words (``pass`` in ``password``),
     words overlapping each other, repeated words, case folds, non-ASCII text."""
-    from control_plane.core import redact
+    from control_plane._kernel import redact
 
     scanner = redact._automaton_scanner()
     assert scanner is not None, "ahocorasick-rs is a dependency"

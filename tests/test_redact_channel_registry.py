@@ -27,19 +27,20 @@ from google.protobuf.descriptor import FieldDescriptor
 from secret_corpus import SECRETS, Sample
 
 import control_plane
-from control_plane.core import enforce, limits, schema
-from control_plane.core import outcome as outcomes
-from control_plane.core.classify import Classification
-from control_plane.core.errors import FieldViolation, InvalidInput, PackError, UnknownPack
-from control_plane.core.incidents import Incident, Incidents
-from control_plane.core.invoke import Invoker
-from control_plane.core.pack import Check
-from control_plane.core.registry import LoadFailure
-from control_plane.core.rejection import Rejection
-from control_plane.runtime import events, incident_store, stderr_relay
-from control_plane.runtime.plugins import load_registry
+from control_plane._features.grpc import server, status
+from control_plane._features.observability import events, incident_store
+from control_plane._kernel import enforce, limits, schema
+from control_plane._kernel import outcome as outcomes
+from control_plane._kernel.classify import Classification
+from control_plane._kernel.errors import FieldViolation, InvalidInput, PackError, UnknownPack
+from control_plane._kernel.incidents import Incident, Incidents
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.pack import Check
+from control_plane._kernel.registry import LoadFailure
+from control_plane._kernel.rejection import Rejection
+from control_plane._runtime import stderr_relay
+from control_plane._runtime.plugins import load_registry
 from control_plane.v1 import control_plane_pb2 as pb
-from control_plane.wire import server, status
 
 REQUESTS = {"ListPacksRequest", "DescribePackRequest", "InvokePackRequest"}
 
@@ -163,7 +164,7 @@ def _probes(invoker: Invoker) -> dict[str, Callable[[str], object]]:
 
     def temporal(name: str) -> Callable[[str], object]:
         def probe(text: str) -> object:
-            bridge = importlib.import_module("control_plane.adapters.temporal.bridge")
+            bridge = importlib.import_module("control_plane._features.temporal.bridge")
             if name == "error":
                 err = bridge.outcome_to_application_error(outcome("typed", text))
             elif name == "rejection":
@@ -180,9 +181,9 @@ def _probes(invoker: Invoker) -> dict[str, Callable[[str], object]]:
 
     def mcp(kind: str) -> Callable[[str], object]:
         def probe(text: str) -> object:
-            tools = importlib.import_module("control_plane.adapters.mcp_bridge.tools")
+            tools = importlib.import_module("control_plane._features.mcp.bridge.tools")
             if kind == "error":
-                from control_plane.wire.client import PackDescription
+                from control_plane._features.grpc.client import PackDescription
 
                 spec = next(iter(tools.build_tools([PackDescription.from_loaded(loaded)]).values()))
                 return tools.error_content(outcome("exception", text), spec)

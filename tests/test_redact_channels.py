@@ -26,7 +26,7 @@ from child_processes import tied
 from secret_corpus import SECRETS, Sample
 from server_support import PACKCTL, ROOT, subprocess_env
 
-from control_plane.core.redact import scrub
+from control_plane._kernel.redact import scrub
 from control_plane.v1 import control_plane_pb2 as pb
 
 # Starts processes (docs/setup.md, 'Test tiers').

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from secret_corpus import FAMILIES, ORDINARY, SECRETS, Sample
 
-from control_plane.core import redact
-from control_plane.core.redact import MAX_SCRUB, REDACTED, scrub, scrub_data
+from control_plane._kernel import redact
+from control_plane._kernel.redact import MAX_SCRUB, REDACTED, scrub, scrub_data
 
 #: Families the issue names; each must hold several samples.
 REQUIRED = {
@@ -114,7 +114,7 @@ def test_non_ascii_text_is_scrubbed_with_unicode_case_folding() -> None:
 def _reference(text: str) -> str:
     """Every rule, ungated, case-insensitive patterns on the original text: what the fast
     path (trigger words, case-sensitive twins on folded text) must agree with."""
-    from control_plane.core.secret_rules import RULES, normalize_escapes
+    from control_plane._kernel.secret_rules import RULES, normalize_escapes
 
     text = normalize_escapes(text)
     for rule in RULES:

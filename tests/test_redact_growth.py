@@ -18,9 +18,15 @@ from collections.abc import Callable
 import pytest
 
 from bench.adversarial import ADVERSARIAL, STALLS
-from control_plane.core import redact
-from control_plane.core.portable_regex import portable
-from control_plane.core.secret_rules import _DICT_ITEM, _TOOL_PASSWORD, _TWILIO_TOKEN, RULES, Rule
+from control_plane._kernel import redact
+from control_plane._kernel.portable_regex import portable
+from control_plane._kernel.secret_rules import (
+    _DICT_ITEM,
+    _TOOL_PASSWORD,
+    _TWILIO_TOKEN,
+    RULES,
+    Rule,
+)
 
 SMALL, LARGE = 8_000, 64_000
 #: Linear growth is 8x; quadratic 64x. Between them, with room for a noisy machine.
@@ -116,7 +122,7 @@ def test_every_rule_is_linear_on_its_trigger_words_repeated(rule: Rule) -> None:
 def _unbounded_greedy(pattern: re.Pattern[str]) -> list[str]:
     """Repetitions that could backtrack: unbounded and not possessive, or bounded above 64."""
     found: list[str] = []
-    # A possessive repeat as compiled (control_plane.core.portable_regex): the repeat alone
+    # A possessive repeat as compiled (control_plane._kernel.portable_regex): the repeat alone
     # in a look-ahead's group named _aN, which a back-reference then consumes.
     atomic = {number for name, number in pattern.groupindex.items() if name.startswith("_a")}
 

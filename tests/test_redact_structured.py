@@ -15,8 +15,8 @@ from collections import OrderedDict
 
 import pytest
 
-from control_plane.core.outcome import CheckRecord, ErrorEnvelope
-from control_plane.core.redact import REDACTED, scrub, scrub_data
+from control_plane._kernel.outcome import CheckRecord, ErrorEnvelope
+from control_plane._kernel.redact import REDACTED, scrub, scrub_data
 
 SECRET_KEYS = [
     "password",

@@ -16,14 +16,14 @@ import pytest
 import refusal_packs
 from server_support import ServerThread
 
-from control_plane.adapters.backends import LocalBackend
-from control_plane.adapters.cli import main
-from control_plane.adapters.kit import ConformanceError, PackKit, PackTarget
-from control_plane.adapters.mcp_bridge.server import Bridge
-from control_plane.core.errors import InvalidInput, RequestRejected, UnknownPack
-from control_plane.runtime.plugins import load_registry
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
-from control_plane.wire.client import Client
+from control_plane._features.cli.backends import LocalBackend
+from control_plane._features.cli.cli import main
+from control_plane._features.grpc.client import Client
+from control_plane._features.mcp.bridge.server import Bridge
+from control_plane._kernel.errors import InvalidInput, RequestRejected, UnknownPack
+from control_plane._runtime.plugins import load_registry
+from control_plane._runtime.runtime import RuntimeConfig, build_runtime
+from control_plane.testing import ConformanceError, PackKit, PackTarget
 
 BAD = {"n": "not a number"}
 

@@ -22,13 +22,13 @@ from pydantic import BaseModel
 from runtime_support import make_pack, noop, output_schema, plugin, raising_plugin
 
 from control_plane import CodeDoc, Pack, PackError, hookimpl
-from control_plane.core.classify import Classification
-from control_plane.core.errors import PluginLoadError
-from control_plane.core.invoke import Invoker
-from control_plane.core.outcome import Outcome
-from control_plane.core.registry import LoadFailure, Registry
-from control_plane.runtime import plugins as plugins_module
-from control_plane.runtime.plugins import BUILTIN_CLASSIFIERS, LoadResult, load_registry
+from control_plane._kernel.classify import Classification
+from control_plane._kernel.errors import PluginLoadError
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.outcome import Outcome
+from control_plane._kernel.registry import LoadFailure, Registry
+from control_plane._runtime import plugins as plugins_module
+from control_plane._runtime.plugins import BUILTIN_CLASSIFIERS, LoadResult, load_registry
 
 BAD_PLUGIN = "acme.broken_plugin"
 
@@ -383,7 +383,7 @@ def test_the_effective_schema_adds_internal_error_and_artifact_failed() -> None:
     declared = make_pack("declared.pack", codes=["internal_error", "not_found"], validates=True)
     for pack in (plain, checked, declared):
         registry.register(pack, "tests")
-    # not_permitted, the refusal by grant, is every pack's too (control_plane.core.reach).
+    # not_permitted, the refusal by grant, is every pack's too (control_plane._kernel.reach).
     assert _effective_enum(registry, "plain.pack") == [
         "not_found",
         "internal_error",
@@ -509,7 +509,7 @@ def test_a_pack_declared_with_pydantic_models() -> None:
         ok = invoker.invoke_sync("pyd.fetch", {"url": "abc"})
         assert ok.result == {"length": 3}
         assert invoker.invoke_sync("pyd.fetch", {"url": "missing"}).code == "dependency_missing"
-        from control_plane.core.errors import InvalidInput
+        from control_plane._kernel.errors import InvalidInput
 
         with pytest.raises(InvalidInput) as info:
             invoker.invoke_sync("pyd.fetch", {"attempts": "x"})
@@ -594,7 +594,7 @@ def test_plugin_classifiers_are_loaded_and_a_broken_one_is_skipped() -> None:
         ],
     )
     impls = result.plugin_manager.hook.classify_exception.get_hookimpls()
-    # The two plugins' classifiers, and the built-in ones (control_plane/core/classifiers);
+    # The two plugins' classifiers, and the built-in ones (control_plane/_kernel/classifiers);
     # pluggy asks the newest first, so third-party classifiers come before the built-ins.
     names = [impl.plugin_name for impl in reversed(impls)]
     assert names[:2] == ["acme.classifier", "acme.broken_classifier"]
@@ -788,7 +788,7 @@ def test_each_built_in_classifiers_type_rows_are_inside_its_declared_modules() -
 def test_the_pack_author_api_end_to_end() -> None:
     """The five things an author uses: Pack, CodeDoc, typed errors, Result/Check, async."""
     from control_plane import Check, Result
-    from control_plane.core import errors
+    from control_plane._kernel import errors
 
     async def handler(doc: dict[str, Any], ctx: Any) -> Any:
         what = doc.get("what")
@@ -881,7 +881,7 @@ def test_hook_implementations_are_called_with_the_arguments_they_name() -> None:
 
 
 def test_a_pack_gives_a_baseline_code_its_own_description() -> None:
-    from control_plane.core.vocabulary import BASELINE
+    from control_plane._kernel.vocabulary import BASELINE
 
     registry = Registry()
     loaded = registry.register(

@@ -28,9 +28,12 @@ from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve, stop_serve
 from test_temporal import _free_port, _wait_ready
 
-from control_plane.core.incidents import Incident
-from control_plane.runtime.incident_store import IncidentStore, IncidentStoreUnreadable
-from control_plane.wire.client import Client, PackCallError
+from control_plane._features.grpc.client import Client, PackCallError
+from control_plane._features.observability.incident_store import (
+    IncidentStore,
+    IncidentStoreUnreadable,
+)
+from control_plane._kernel.incidents import Incident
 
 pytestmark = pytest.mark.system  # a PostgreSQL, a Temporal dev server, packctl processes
 

@@ -30,14 +30,14 @@ from slow_reader import SlowReader, rss_kib, wait_for
 from test_cli import start_serve, stop_serve
 from test_metrics import scrape, value
 
-from control_plane.core.errors import CapabilityPackError, UnknownPack
-from control_plane.core.incidents import Incident
-from control_plane.runtime.events import SINK_QUEUE_EVENTS
-from control_plane.runtime.journal import IncidentJournal
+from control_plane._features.grpc.client import Client
+from control_plane._features.grpc.connections import MAX_STREAMS
+from control_plane._features.observability.events import SINK_QUEUE_EVENTS
+from control_plane._features.observability.journal import IncidentJournal
+from control_plane._kernel.errors import CapabilityPackError, UnknownPack
+from control_plane._kernel.incidents import Incident
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire.client import Client
-from control_plane.wire.connections import MAX_STREAMS
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from control_plane.core import returned
-from control_plane.core.pack import Result
+from control_plane._kernel import returned
+from control_plane._kernel.pack import Result
 
 
 class _View(Mapping[str, Any]):

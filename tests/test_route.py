@@ -1,5 +1,5 @@
 """One InvokePack followed through the code (``scripts/route.py``): the route goes down
-into ``core`` once and comes back up once, and the per-call lookups of the registry are
+into ``_kernel`` once and comes back up once, and the per-call lookups of the registry are
 done at load."""
 
 from __future__ import annotations
@@ -46,14 +46,14 @@ def test_one_call_goes_down_once_and_comes_back_up_once(sync: bool) -> None:
     assert success.answer == 'OK: {"name":"a"}'
     assert failure.answer.startswith("NOT_FOUND: not_found")
     for one in (success, failure):
-        # wire -> core once (the invoker), back up once with the outcome: a failure is
-        # encoded in wire without going back down into core.
-        assert _descents(one.stops) == ["core.invoke:Invoker.invoke"], one.title
+        # grpc -> kernel once (the invoker), back up once with the outcome: a failure is
+        # encoded in grpc without going back down into the kernel.
+        assert _descents(one.stops) == ["_kernel.invoke:Invoker.invoke"], one.title
         assert one.returns_up == 0, one.title
         # The pack, its name and version are looked up at load, not on the way.
-        assert "control_plane.core.registry" not in one.modules, one.title
+        assert "control_plane._kernel.registry" not in one.modules, one.title
         # No forwarding step between the servicer and the invoker.
-        server = "wire.server:ControlPlaneServicer.InvokePack"
-        assert [str(s) for s in one.stops].index("core.invoke:Invoker.invoke") == (
+        server = "_features.grpc.server:ControlPlaneServicer.InvokePack"
+        assert [str(s) for s in one.stops].index("_kernel.invoke:Invoker.invoke") == (
             [str(s) for s in one.stops].index(server) + 3  # deadline, back, invoker
         ), one.title

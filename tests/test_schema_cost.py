@@ -12,9 +12,9 @@ from typing import Any
 
 from runtime_support import invoker_for
 
-from control_plane.core.errors import InvalidInput
-from control_plane.core.pack import Pack
-from control_plane.core.schema import check_schema
+from control_plane._kernel.errors import InvalidInput
+from control_plane._kernel.pack import Pack
+from control_plane._kernel.schema import check_schema
 
 #: Twelve definitions each checking the next twice (``allOf``): 2**12 positions per value,
 #: under the gate's bound on positions (20,000), so admitted.

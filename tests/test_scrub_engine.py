@@ -12,9 +12,9 @@ import re._parser as sre_parse
 import pytest
 from secret_corpus import ORDINARY, SECRETS
 
-from control_plane.core import secret_rules
-from control_plane.core.portable_regex import portable
-from control_plane.core.secret_rules import RULES, written
+from control_plane._kernel import secret_rules
+from control_plane._kernel.portable_regex import portable
+from control_plane._kernel.secret_rules import RULES, written
 
 #: Every pattern the scrubber compiles (the rules, their case-sensitive twins, the helpers).
 PATTERNS: list[re.Pattern[str]] = [

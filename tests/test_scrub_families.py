@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from scrub_families import FAMILIES, HELD_OUT, ordinary
 
-from control_plane.core.redact import scrub, scrub_data
+from control_plane._kernel.redact import scrub, scrub_data
 
 #: A new seed each run unless SCRUB_SEED names one (failures print it).
 SEED = int(os.environ.get("SCRUB_SEED", random.SystemRandom().randrange(1 << 32)))

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from control_plane.core.redact import scrub, scrub_data
+from control_plane._kernel.redact import scrub, scrub_data
 
 SECRET = "Zq7hunter2xyz"
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from server_support import PACKCTL, subprocess_env
 
-from control_plane.core import redact
-from control_plane.core.secret_rules import CANARIES, RULES
+from control_plane._kernel import redact
+from control_plane._kernel.secret_rules import CANARIES, RULES
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.system
 #: command and in every process it starts (``serve --workers`` workers).
 SITECUSTOMIZE = """
 import dataclasses, os, re
-from control_plane.core import redact
+from control_plane._kernel import redact
 broken = os.environ["SCRUB_BREAK_RULE"]
 redact.RULES = tuple(
     dataclasses.replace(rule, pattern=re.compile("(?!)")) if rule.name == broken else rule

@@ -20,7 +20,7 @@ from failure_corpus.score import Result, classifiers, judge, table
 from failure_corpus.sdk_cases import HELD_OUT, all_cases
 from failure_corpus.sdk_servers import SdkEndpoints, start
 
-from control_plane.core.classify import classify
+from control_plane._kernel.classify import classify
 
 #: The whole corpus is provoked once, in the first test's fixture (about three minutes:
 #: npm, pip and kubectl start slowly); the default per-test timeout would cut it short.

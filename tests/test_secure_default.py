@@ -16,8 +16,8 @@ import pytest
 from server_support import PACKCTL, ROOT, reap, subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.runtime.confine import kernel_support
-from control_plane.wire.client import Client, PackCallError
+from control_plane._features.grants.confine import kernel_support
+from control_plane._features.grpc.client import Client, PackCallError
 
 pytestmark = pytest.mark.system
 

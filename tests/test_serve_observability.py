@@ -23,10 +23,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from server_support import PACKCTL, subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.core.errors import UnknownPack
+from control_plane._features.grpc.client import Client, PackCallError
+from control_plane._kernel.errors import UnknownPack
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire.client import Client, PackCallError
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

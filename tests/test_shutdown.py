@@ -15,13 +15,13 @@ import pytest
 from server_support import ServerThread, load_test_packs, reap, subprocess_env
 from test_cli import start_serve
 
-from control_plane.core.errors import CapabilityPackError
-from control_plane.core.outcome import Outcome
+from control_plane._features.grpc.call_errors import error_from_rpc
+from control_plane._features.grpc.client import Client, Timeout, TransportError
+from control_plane._features.grpc.drain import Drain
+from control_plane._kernel.errors import CapabilityPackError
+from control_plane._kernel.outcome import Outcome
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire.call_errors import error_from_rpc
-from control_plane.wire.client import Client, Timeout, TransportError
-from control_plane.wire.drain import Drain
 
 # Starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

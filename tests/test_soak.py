@@ -38,9 +38,9 @@ from child_processes import tied
 from server_support import PACKCTL, ROOT, reap, subprocess_env
 from testpacks import FAIL_CODES, SECRET
 
+from control_plane._features.grpc import status as wire
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire import status as wire
 
 SOAK_SECONDS = float(os.environ.get("SOAK_SECONDS", "45"))
 CLIENTS = int(os.environ.get("SOAK_CLIENTS", "12"))

@@ -16,10 +16,10 @@ import grpc
 import pytest
 from server_support import PACKCTL, ROOT, ServerThread, subprocess_env
 
-from control_plane.adapters.cli import main
+from control_plane._features.cli.cli import main
+from control_plane._features.grpc import status as wire
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
-from control_plane.wire import status as wire
 
 # node (grpc-js) loads the service config and runs the docs' snippet
 pytestmark = pytest.mark.system

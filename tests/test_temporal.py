@@ -37,30 +37,30 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 from temporalio.worker import Worker
 
-from control_plane.adapters.temporal import bridge
-from control_plane.adapters.temporal.client import TemporalPackClient, invoke, raise_for_failure
-from control_plane.adapters.temporal.messages import InvokePackRequest, PackCall, RetrySettings
-from control_plane.adapters.temporal.search import ensure_code_attribute
-from control_plane.adapters.temporal.worker import create_worker, sandbox_runner
-from control_plane.core.errors import (
-    CapabilityPackError,
-    InvalidInput,
-    RequestRejected,
-    UnknownPack,
-)
-from control_plane.core.outcome import ErrorEnvelope, Outcome
-from control_plane.core.vocabulary import BASELINE
-from control_plane.runtime.events import ErrorEvent, ErrorEvents
-from control_plane.runtime.plugins import LoadResult, load_registry
-from control_plane.runtime.runtime import RuntimeConfig, build_runtime
-from control_plane.wire.client import (
+from control_plane._features.grpc.client import (
     ArtifactFailed,
     InternalError,
     PackCallError,
     PermanentError,
     RetryableError,
 )
-from control_plane.wire.client import Client as GrpcClient
+from control_plane._features.grpc.client import Client as GrpcClient
+from control_plane._features.observability.events import ErrorEvent, ErrorEvents
+from control_plane._features.temporal import bridge
+from control_plane._features.temporal.client import TemporalPackClient, invoke, raise_for_failure
+from control_plane._features.temporal.messages import InvokePackRequest, PackCall, RetrySettings
+from control_plane._features.temporal.search import ensure_code_attribute
+from control_plane._features.temporal.worker import create_worker, sandbox_runner
+from control_plane._kernel.errors import (
+    CapabilityPackError,
+    InvalidInput,
+    RequestRejected,
+    UnknownPack,
+)
+from control_plane._kernel.outcome import ErrorEnvelope, Outcome
+from control_plane._kernel.vocabulary import BASELINE
+from control_plane._runtime.plugins import LoadResult, load_registry
+from control_plane._runtime.runtime import RuntimeConfig, build_runtime
 
 pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
 

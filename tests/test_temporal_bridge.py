@@ -10,9 +10,9 @@ pytest.importorskip("temporalio")
 
 from temporalio.exceptions import ApplicationErrorCategory
 
-from control_plane.adapters.temporal import bridge
-from control_plane.adapters.temporal.bridge import outcome_to_application_error
-from control_plane.core.outcome import ErrorEnvelope, Outcome
+from control_plane._features.temporal import bridge
+from control_plane._features.temporal.bridge import outcome_to_application_error
+from control_plane._kernel.outcome import ErrorEnvelope, Outcome
 
 
 def _failed(code: str, retryable: bool) -> Outcome:

@@ -16,11 +16,11 @@ import pytest
 from failure_corpus.score import classifiers
 from runtime_support import make_pack, plugin
 
-from control_plane.core.classify import classify
-from control_plane.core.errors import PackError
-from control_plane.core.invoke import Invoker
-from control_plane.core.stderr import CURL_EXITS, GIT, TOOL_TABLES, WGET_EXITS, table_for
-from control_plane.runtime.plugins import load_registry
+from control_plane._kernel.classify import classify
+from control_plane._kernel.errors import PackError
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.stderr import CURL_EXITS, GIT, TOOL_TABLES, WGET_EXITS, table_for
+from control_plane._runtime.plugins import load_registry
 from control_plane.tools import ToolFailed, run_tool
 
 

@@ -33,8 +33,8 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from server_support import subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.core.limits import ConfigError
-from control_plane.runtime.tracing import Tracing
+from control_plane._features.observability.tracing import Tracing
+from control_plane._kernel.limits import ConfigError
 from control_plane.v1 import control_plane_pb2 as pb
 from control_plane.v1 import control_plane_pb2_grpc as pb_grpc
 
@@ -267,8 +267,8 @@ def test_refused_calls_and_other_methods_get_spans_too() -> None:
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from server_support import ServerThread, load_test_packs
 
-    from control_plane.wire.admission import AdmissionLimits
-    from control_plane.wire.auth import TokenAuth
+    from control_plane._features.grpc.admission import AdmissionLimits
+    from control_plane._features.grpc.auth import TokenAuth
 
     exporter = InMemorySpanExporter()
     provider = TracerProvider()

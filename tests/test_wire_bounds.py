@@ -12,7 +12,8 @@ import grpc
 import orjson
 import pytest
 
-from control_plane.core.bounds import (
+from control_plane._features.grpc import status as wire
+from control_plane._kernel.bounds import (
     MAX_NODES,
     MAX_RETRY_AFTER,
     MAX_TEXT,
@@ -22,12 +23,11 @@ from control_plane.core.bounds import (
     safe_text,
     valid_text,
 )
-from control_plane.core.errors import FieldViolation, InvalidInput
-from control_plane.core.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
-from control_plane.core.redact import scrub_data
-from control_plane.core.returned import Returned, copy_returned
-from control_plane.core.threads import PackThreads
-from control_plane.wire import status as wire
+from control_plane._kernel.errors import FieldViolation, InvalidInput
+from control_plane._kernel.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
+from control_plane._kernel.redact import scrub_data
+from control_plane._kernel.returned import Returned, copy_returned
+from control_plane._kernel.threads import PackThreads
 
 
 def outcome(**error: Any) -> Outcome:
@@ -290,10 +290,10 @@ async def test_the_server_records_the_last_resort_it_sent(monkeypatch: pytest.Mo
     last-resort ``internal_error`` the caller got, with the same reference id."""
     import testpacks
 
-    from control_plane.runtime.plugins import load_registry
-    from control_plane.runtime.runtime import RuntimeConfig, build_runtime
+    from control_plane._features.grpc.server import ControlPlaneServicer
+    from control_plane._runtime.plugins import load_registry
+    from control_plane._runtime.runtime import RuntimeConfig, build_runtime
     from control_plane.v1 import control_plane_pb2 as pb
-    from control_plane.wire.server import ControlPlaneServicer
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("encoder bug")

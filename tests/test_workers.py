@@ -27,11 +27,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve, stop_serve
 
-from control_plane.core.errors import CapabilityPackError
-from control_plane.core.outcome import Outcome
-from control_plane.runtime.incident_store import IncidentStore
-from control_plane.wire.client import Client, InternalError, TransportError
-from control_plane.wire.workers import (
+from control_plane._features.grpc.client import Client, InternalError, TransportError
+from control_plane._features.grpc.workers import (
     MAX_WORKERS,
     Supervisor,
     WorkerInfo,
@@ -39,6 +36,9 @@ from control_plane.wire.workers import (
     available_cores,
     parse_workers,
 )
+from control_plane._features.observability.incident_store import IncidentStore
+from control_plane._kernel.errors import CapabilityPackError
+from control_plane._kernel.outcome import Outcome
 
 # serve --workers: every test starts processes (docs/setup.md, 'Test tiers').
 pytestmark = pytest.mark.system

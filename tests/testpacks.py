@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from control_plane import Check, CodeDoc, Context, Pack, PackError, Reach, Result, hookimpl
-from control_plane.core.errors import schema_mismatch
+from control_plane._kernel.errors import schema_mismatch
 
 BASELINE_CODES = [
     "auth_failed",

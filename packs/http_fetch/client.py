@@ -170,7 +170,7 @@ def _port(parts: SplitResult) -> int:
 
 def compile_json_schema(schema: Mapping[str, Any]) -> CompiledSchema:
     """The caller's schema compiled (linear-time patterns, nothing fetched or read, bounded
-    size and expansion: :mod:`control_plane.core.outside_schema`), or
+    size and expansion: :mod:`control_plane._kernel.outside_schema`), or
     ``invalid_json_schema`` naming the fault."""
     fault = check_schema(schema)
     if fault is not None:

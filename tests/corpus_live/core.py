@@ -6,7 +6,7 @@ or a fake that answers the product's documented error bodies). A *case* makes th
 library fail once; it names the codes a careful engineer would want an agent to get.
 
 Scoring runs every case inside the handler of a real pack, invoked in-process through the
-control plane's :class:`~control_plane.core.invoke.Invoker` with the classifiers a control
+control plane's :class:`~control_plane._kernel.invoke.Invoker` with the classifiers a control
 plane with no pack plugins has: the code is the one a caller receives.
 """
 

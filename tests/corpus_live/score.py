@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from control_plane import CodeDoc, Pack
-from control_plane.core.invoke import Invoker
-from control_plane.core.registry import Registry
-from control_plane.runtime.plugins import load_registry
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.registry import Registry
+from control_plane._runtime.plugins import load_registry
 from corpus_live.core import Case, Family, family_env, load, run_async, scratch
 
 PACK = "corpus_live.provoke"

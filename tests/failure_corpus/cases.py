@@ -2447,7 +2447,7 @@ def _tool_cases() -> None:
         subprocess.run(["sleep", "5"], timeout=T, check=True)
 
     def run_tool_missing(ep: Endpoints) -> None:
-        from control_plane.core.stderr import run_tool
+        from control_plane._kernel.stderr import run_tool
 
         run_tool(["corpus-no-such-tool-4711"], timeout=5)
 

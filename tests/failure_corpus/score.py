@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from control_plane.core.classify import classify
-from control_plane.runtime.plugins import load_registry
+from control_plane._kernel.classify import classify
+from control_plane._runtime.plugins import load_registry
 from failure_corpus.cases import Case, all_cases, provoke
 from failure_corpus.servers import Endpoints, start
 

@@ -9,7 +9,7 @@ import pytest
 from pack_helpers import GIT_PASSWORD, GIT_USER, granted
 from pack_servers import GitSmartHTTP, Repo, git_daemon, make_repo
 
-from control_plane.core.reach import Grant
+from control_plane._kernel.reach import Grant
 
 
 @pytest.fixture(autouse=True)

@@ -9,11 +9,11 @@ from typing import Any
 
 import orjson
 
-from control_plane.core.invoke import Invoker
-from control_plane.core.outcome import Outcome
-from control_plane.core.reach import Grant, Grants, PackReach, Reach, Reaches
-from control_plane.runtime.plugins import load_registry
-from control_plane.runtime.tool_process import run_program
+from control_plane._features.grants.tool_process import run_program
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.outcome import Outcome
+from control_plane._kernel.reach import Grant, Grants, PackReach, Reach, Reaches
+from control_plane._runtime.plugins import load_registry
 
 Call = Callable[..., Outcome]
 

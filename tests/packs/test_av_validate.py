@@ -21,8 +21,8 @@ import pytest
 from pack_helpers import Call, assert_error, make_call
 
 import packs.av_validate as av
-from control_plane.core.errors import InvalidInput
-from control_plane.core.outcome import Outcome
+from control_plane._kernel.errors import InvalidInput
+from control_plane._kernel.outcome import Outcome
 
 pytestmark = [
     pytest.mark.system,
@@ -383,7 +383,7 @@ def test_a_path_outside_the_read_grant_is_not_permitted(call: Call, media: Media
     """Outside its roots the pack answers the same whether or not the file exists."""
     from pack_helpers import granted
 
-    from control_plane.core.reach import Grant
+    from control_plane._kernel.reach import Grant
 
     with granted({PACK: Grant(reads=(str(media.root / "elsewhere"),))}):
         answers = [
@@ -438,10 +438,10 @@ def test_every_declared_code_has_a_provoking_test() -> None:
 
 
 def packctl(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m control_plane.adapters.cli`` in a child process, only this pack loaded."""
+    """``python -m control_plane._features.cli.cli`` in a child process, only this pack loaded."""
     env = {**os.environ, "CAPABILITY_PACKS_PLUGINS": "packs.av_validate"}
     return subprocess.run(
-        [sys.executable, "-m", "control_plane.adapters.cli", *args],
+        [sys.executable, "-m", "control_plane._features.cli.cli", *args],
         cwd=ROOT,
         env=env,
         capture_output=True,

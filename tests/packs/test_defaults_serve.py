@@ -39,7 +39,7 @@ def test_a_root_of_slash_stops_the_server_at_start_up(tmp_path: Path) -> None:
             [
                 sys.executable,
                 "-m",
-                "control_plane.adapters.cli",
+                "control_plane._features.cli.cli",
                 "serve",
                 "--address",
                 "127.0.0.1:0",

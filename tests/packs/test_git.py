@@ -44,9 +44,9 @@ from pack_servers import (
 )
 
 import packs.git as git_pack
-from control_plane.core.errors import InvalidInput
-from control_plane.core.invoke import Invoker
-from control_plane.core.outcome import Outcome
+from control_plane._kernel.errors import InvalidInput
+from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.outcome import Outcome
 from packs.git.cli import GIT_ENV
 
 pytestmark = pytest.mark.system  # docs/setup.md, Test tiers
@@ -640,7 +640,7 @@ def test_a_local_remote_outside_the_read_grant_is_not_permitted(call: Call, git_
     refused before git runs, the same whether or not a repository is there."""
     from pack_helpers import GRANTS
 
-    from control_plane.core.reach import Grants
+    from control_plane._kernel.reach import Grants
 
     GRANTS[0] = Grants()  # the packs' declarations only (tmp_granted gives its own back)
     missing = git_repo.path.parent / "no-such.git"

@@ -24,7 +24,7 @@ from pack_servers import (
 )
 
 import packs.http_fetch as http_fetch
-from control_plane.core.reach import Grant
+from control_plane._kernel.reach import Grant
 
 PACK = "http.fetch"
 

@@ -1,5 +1,5 @@
 """http.fetch's parts on their own: the secret forms, cancellation in each phase, the
-caller-pattern check of ``core/schema.py``."""
+caller-pattern check of ``_kernel/schema.py``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 from pack_servers import LOOPBACK, BacklogFull, RawTCPServer
 
-from control_plane.core.schema import CompiledSchema, check_schema, linear_pattern_fault
+from control_plane._kernel.schema import CompiledSchema, check_schema, linear_pattern_fault
 from control_plane.errors import PackError
 from control_plane.tools import EgressPolicy
 from packs.http_fetch.client import fetch
@@ -139,7 +139,7 @@ def test_a_name_whose_dns_never_answers_does_not_hold_the_fetch(
 
 def test_the_grant_and_the_message_limit_come_from_ctx_reach() -> None:
     from control_plane import Context
-    from control_plane.core.reach import DEFAULT_MESSAGE_LIMIT, Grant, Grants, Reaches
+    from control_plane._kernel.reach import DEFAULT_MESSAGE_LIMIT, Grant, Grants, Reaches
     from packs.http_fetch import PACK as FETCH
     from packs.http_fetch.grant import body_limit, egress_policy
 
@@ -163,7 +163,7 @@ def test_the_grant_and_the_message_limit_come_from_ctx_reach() -> None:
 
 
 def test_an_egress_grant_flag_splits_on_commas_and_is_parsed_at_start_up() -> None:
-    from control_plane.core.reach import GrantError, parse_grant
+    from control_plane._kernel.reach import GrantError, parse_grant
 
     grants = parse_grant("http.fetch:egress=public, loopback:8080")
     grants = parse_grant("http.fetch:egress=10.20.0.0/16", grants)
@@ -193,9 +193,9 @@ def test_a_name_outside_a_narrow_grant_is_never_looked_up(monkeypatch: pytest.Mo
     leaves (a lookup is a message to the attacker's name server)."""
     import packs.http_fetch as http_fetch
     import packs.http_fetch.client as client
-    from control_plane.core.invoke import Invoker
-    from control_plane.core.reach import Grant, Grants, Reaches
-    from control_plane.runtime.plugins import load_registry
+    from control_plane._kernel.invoke import Invoker
+    from control_plane._kernel.reach import Grant, Grants, Reaches
+    from control_plane._runtime.plugins import load_registry
 
     asked: list[str] = []
 

@@ -27,7 +27,7 @@ from raw_wire import Received, Serve, invoke
 
 import packs.http_fetch as http_fetch
 import packs.http_fetch.client as fetch_client
-from control_plane.core.reach import Grant, Grants
+from control_plane._kernel.reach import Grant, Grants
 from control_plane.v1 import control_plane_pb2 as pb
 
 # Starts processes (docs/setup.md, 'Test tiers').

@@ -1,6 +1,6 @@
 """Issue 41 A, from outside: a caller's ``json_schema`` against a real ``packctl serve``.
 
-The schema is the caller's; before control_plane/core/outside_schema.py the validator
+The schema is the caller's; before control_plane/_kernel/outside_schema.py the validator
 library fetched an unknown ``$schema`` URI itself (from the server, to loopback), read
 ``file://`` URIs, and spent a minute of native compile time on 70,000 chained local
 ``$ref`` s while the whole server waited (the issue saw it crash). Each must come back as
@@ -142,7 +142,7 @@ def test_mcp_tool_schemas_pass_the_same_gate(tmp_path: Path) -> None:
     from mcp_source_support import Serve as McpServe
     from server_support import TESTS_DIR
 
-    from control_plane.wire.client import Client
+    from control_plane._features.grpc.client import Client
 
     backtracking = {"anyOf": [{"type": "string", "pattern": f"^(a+)+{i}\\1$"} for i in range(50)]}
     extra = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.core.registry import LoadedPack, Registry
+from control_plane._kernel.registry import LoadedPack, Registry
 from scripts import gen_docs
 
 ROOT = Path(__file__).resolve().parents[2]

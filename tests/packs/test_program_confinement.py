@@ -20,8 +20,8 @@ from raw_wire import Serve, serve_env
 
 import packs.git as git_pack
 import packs.git.egress as git_egress
-from control_plane.wire.call_errors import PackCallError
-from control_plane.wire.client import Client
+from control_plane._features.grpc.call_errors import PackCallError
+from control_plane._features.grpc.client import Client
 
 pytestmark = pytest.mark.system  # packctl serve, git, git daemon, ffmpeg
 

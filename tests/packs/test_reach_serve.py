@@ -23,8 +23,8 @@ import pytest
 from pack_servers import HTTPServerThread, QuietHandler, RawTCPServer, Repo, git, git_daemon
 from raw_wire import Serve, serve_env
 
-from control_plane.wire.call_errors import PackCallError
-from control_plane.wire.client import Client
+from control_plane._features.grpc.call_errors import PackCallError
+from control_plane._features.grpc.client import Client
 
 #: The built-in packs under test (and the hostile test plugin that Serve adds).
 BUILT_INS = "hostilepacks,packs.git,packs.av_validate"
@@ -362,7 +362,7 @@ def test_av_validate_is_no_file_existence_oracle(serve: Any, tmp_path: Path) -> 
 def test_an_isolated_pack_is_held_by_the_kernel(serve: Any, tmp_path: Path) -> None:
     """``hostile.reach`` opens files itself, behind ``ctx.reach``'s back; isolated, Landlock
     holds it to its grant."""
-    from control_plane.runtime.confine import kernel_support
+    from control_plane._features.grants.confine import kernel_support
 
     if kernel_support()[0] <= 0:
         pytest.skip(kernel_support()[1])
@@ -416,7 +416,7 @@ def test_isolated_built_in_packs_still_work_under_landlock(
     probed = client.invoke(AV, {"path": str(media), "expect": {"duration": 1}})
     assert probed.result is not None and probed.result["duration"] == pytest.approx(1, abs=0.01)
     refused(client, AV, {"path": "/etc/passwd"})
-    from control_plane.runtime.confine import kernel_support
+    from control_plane._features.grants.confine import kernel_support
 
     said = kernel_support()[1]  # Landlock's ABI, or why there is none: said, not silent
     assert any(said in line for line in server.stderr), server.stderr

@@ -1,4 +1,4 @@
-"""control_plane.core.stderr: the table-driven classifier fed with real git and ssh stderr.
+"""control_plane._kernel.stderr: the table-driven classifier fed with real git and ssh stderr.
 
 The samples in tests/data/stderr were captured from real runs (see capture.py there);
 each file name starts with the code the classifier must produce.
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.core.classify import classify
-from control_plane.core.errors import PackError
-from control_plane.core.stderr import (
+from control_plane._kernel.classify import classify
+from control_plane._kernel.errors import PackError
+from control_plane._kernel.stderr import (
     GIT,
     GIT_RULES,
     SSH,
@@ -26,7 +26,7 @@ from control_plane.core.stderr import (
     resolve_binary,
     rule,
 )
-from control_plane.core.vocabulary import BASELINE
+from control_plane._kernel.vocabulary import BASELINE
 from control_plane.tools import run_tool
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "stderr"

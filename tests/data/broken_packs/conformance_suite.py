@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from control_plane.adapters.kit import PackKit, PackTarget
+from control_plane.testing import PackKit, PackTarget
 
 BROKEN = ["leaky_pack", "undeclared_code_pack", "open_vocabulary_pack", "bad_output_pack"]
 

@@ -4,7 +4,7 @@ Run from the repository root: ``python3 tests/data/stderr/capture.py``. Every sa
 the verbatim stderr of a real ``git`` or ``ssh`` run against servers on 127.0.0.1 (git
 daemon, smart HTTP behind Basic auth, raw TCP listeners, and ``sshd`` when
 ``/usr/sbin/sshd`` exists). File names are ``<expected code>--<what>.txt``; the unit
-tests of ``control_plane.core.stderr`` feed each file to the git classifier and expect that
+tests of ``control_plane._kernel.stderr`` feed each file to the git classifier and expect that
 code. Credentials planted in URLs (``PLANTED_TOKEN``) show up in some samples: the
 classifier must never let them out.
 """

@@ -1,0 +1,1 @@
+"""``packctl``: the parser, main, list/describe/call, the backends."""

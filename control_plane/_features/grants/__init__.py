@@ -1,0 +1,1 @@
+"""Grants enforced: egress, programs, Landlock (docs/grants.md)."""

@@ -1,0 +1,1 @@
+"""Isolation workers for untrusted packs (docs/grants.md)."""

@@ -1,0 +1,2 @@
+"""MCP both ways: packs served as MCP tools (bridge), MCP servers as packs (source)
+(docs/mcp.md)."""

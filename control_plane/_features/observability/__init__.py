@@ -1,0 +1,1 @@
+"""Observability: metrics, error events, incidents, tracing (docs/observability.md)."""

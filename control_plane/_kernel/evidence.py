@@ -1,0 +1,572 @@
+"""Classification by evidence: Extract -> Weigh -> Decide (docs/classification.md).
+
+*Extract* (:func:`control_plane._kernel.facts.extract`) reads the facts an exception carries,
+each with its provenance: an HTTP status only from an HTTP response or a field that says
+so, a protocol's reply number with the protocol it belongs to, code words from error
+bodies, a delay under any of :data:`~control_plane._kernel.facts.DELAY_FIELDS`, class names,
+errnos and text.
+
+*Weigh* (:func:`weigh`) turns each fact into proposals, a code with a strength
+(:data:`STRENGTH`): evidence that says *what* failed (a code word, a protocol number, a
+SQLSTATE, a class name) is stronger than evidence that says only *how* (a bare HTTP status,
+a built-in exception type, an errno).
+
+A protocol's reply *class* (SMTP and FTP 4xx: transient, 5xx: permanent) says only how: it
+weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status code
+(:data:`ENHANCED_STATUS`, RFC 3463) say what.
+
+*Decide* (:func:`decide`): the strongest proposals decide. Proposals of equal strength that
+disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
+answer is ``internal_error`` -- never a guess. A condition no baseline code fits (a
+read-only or blocked cluster, said by a ``[[words]]`` row of ``internal_error``) under a 503
+is the 503's: the server itself calls it temporary. A fact may also *veto* a code (a 413 says the
+request can never pass: not ``rate_limited``). A server's delay decides retryability: an
+unavailable service that states when to come back is ``rate_limited``, and so is one that
+answered 429 (it says itself the call was throttled: :func:`_under_429`). A connection failure
+that timed out (a timeout said as an event by evidence that is no guess: "timed out", a
+``TimeoutError``, ``ETIMEDOUT``; not the noun "timeout", which may name a setting) is
+``timeout``.
+
+A tool's output (:func:`read_tool`) is read by the same engine: its lines with the
+vocabulary (the first that says something over summary lines), the replies of a protocol
+it quotes in the format that names the protocol (an SMTP reply with its enhanced status
+code of the same class, in any tool's output; ``ERROR 1049 (42000)`` from a tool named for
+the protocol, ``mariadb``), a response code opening a line (``[IN-USE]``), an exception a
+line quotes as raised (``ConnectionError: ...``), the errno of a connection a line quotes
+(``system error: 110``), and its stdout when that is an HTTP reply or a JSON error body
+(:func:`~control_plane._kernel.facts.reply_facts`).
+
+The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
+errno) and the delay names are data (the vocabulary, number spaces and fact tables in
+``control_plane/_kernel/evidence.toml``, read by :mod:`control_plane._kernel.fact_rules`);
+``scripts/gen_docs.py`` writes them into docs/classification.md.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import http
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
+from typing import NamedTuple
+
+from control_plane._kernel import fact_rules
+from control_plane._kernel.fact_rules import (
+    DATA,
+    GENERIC_PHRASES,
+    PHRASE_RULES,
+    QUOTA_CODE,
+    QUOTA_RULES,
+    SQLSTATE_RULES,
+    STATUS_5XX_CODE,
+    STATUS_CODES,
+    FactRule,
+    Verdict,
+    search,
+)
+from control_plane._kernel.facts import Facts, reply_facts
+
+__all__ = [
+    "ENHANCED_STATUS",
+    "ERRNO_CODES",
+    "HOW_NAMES",
+    "PROTOCOL_CLASSES",
+    "PROTOCOL_CODES",
+    "RESPONSE_CODES",
+    "SETTLED",
+    "STRENGTH",
+    "VETOES",
+    "WORDS",
+    "Proposal",
+    "decide",
+    "name_proposal",
+    "protocol_code",
+    "read_lines",
+    "read_tool",
+    "tokens",
+    "weigh",
+    "words_code",
+]
+
+_message = fact_rules.message  # "@name": a message of [messages]
+_DOWN, _MISSING, _THROTTLED = _message("@down"), _message("@missing"), _message("@throttled")
+
+#: How much a kind of evidence weighs. What (a server's code word, a protocol's number, a
+#: SQLSTATE) over a library's name for it over a phrase of its text over how (a bare HTTP
+#: status, then a built-in type or an errno).
+STRENGTH: Mapping[str, int] = MappingProxyType(
+    {
+        "code": 50,
+        "protocol": 50,
+        "sqlstate": 50,
+        "driver_phrase": 45,
+        "name": 40,
+        "phrase": 30,
+        "status": 20,
+        "how": 10,
+    }
+)
+
+
+class Proposal(NamedTuple):
+    """One fact's reading: ``code`` with the strength of its ``kind`` (:data:`STRENGTH`)."""
+
+    code: str
+    kind: str
+    rule: str
+    message: str
+    #: A wrapper's guess (a class name): used only if nothing deeper in the chain decides.
+    weak: bool = False
+
+    @property
+    def strength(self) -> int:
+        return STRENGTH[self.kind]
+
+
+# -- the vocabulary ------------------------------------------------------------------------
+
+_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def tokens(text: str) -> tuple[str, ...]:
+    """Lower-cased words of ``text``, split across ``snake_case``, ``camelCase``,
+    ``SCREAMING_CASE``, spaces and punctuation (``TooManyRequests`` -> too many requests)."""
+    return tuple(t.lower() for t in _SPLIT.findall(text[:512]))
+
+
+#: Words engineers write for a failure, in any message or code, tokenised (:func:`tokens`):
+#: ``(code, message, phrase)`` rows of ``evidence.toml``'s ``[[words]]``, in order. The
+#: first phrase found decides for one text; a phrase ending in ``*`` matches a word
+#: prefix. Rows of ``internal_error`` are recognised conditions no baseline code fits (a
+#: read-only cluster, a request too large, a declined payment): they keep a generic fact
+#: (a 403, a 402) from deciding.
+WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
+    (group["code"], _message(group["message"]), tuple(phrase.split()))
+    for group in DATA["words"]
+    for phrase in group["phrases"]
+)
+
+
+def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    if n > len(words):
+        return False
+    plain = tuple(w.rstrip("*") for w in phrase)
+    starred = tuple(w.endswith("*") for w in phrase)
+    for i in range(len(words) - n + 1):
+        if all(
+            (words[i + k].startswith(plain[k]) if starred[k] else words[i + k] == plain[k])
+            for k in range(n)
+        ):
+            return True
+    return False
+
+
+#: Short words only ever read where a single word is written on its own (an error-code
+#: field): ``declined`` and ``unavailable`` in a sentence say too little.
+_CODE_ONLY = frozenset({("declined",), ("unavailable",)})
+
+
+#: Auxiliary verbs are left out of a text's words: "the connection was lost" says
+#: "connection lost", "has not been found" says "not found".
+_FILLER = frozenset({"is", "are", "was", "were", "be", "been", "being", "has", "have"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
+    words = tuple(w for w in tokens(text) if w not in _FILLER)
+    if not words:
+        return None
+    # "doesn't" splits into doesn + t: the apostrophe form is looked for in the raw words too
+    for code, message, phrase in WORDS:
+        if not whole and phrase in _CODE_ONLY:
+            continue
+        if _found(words, tuple(w.replace("'", "") for w in phrase)) or _found(
+            words, tuple(t for w in phrase for t in tokens(w))
+        ):
+            return code, message, " ".join(phrase)
+    return None
+
+
+#: What a text quotes rather than says: URLs, quoted values (an apostrophe inside a word,
+#: "can't", opens no quote), paths, dotted names (hosts, addresses, files). Not read for
+#: words (a path "/srv/not-found/x", a host "no-such-host.invalid" or a name 'timeout'
+#: says nothing of the failure).
+_QUOTED = re.compile(
+    r"\S+://\S*|(?<![A-Za-z])'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|(?:^|\s)[~.]?/\S*"
+    r"|\b[a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)+"
+)
+
+
+#: A quoted sentence (two or more plain words) standing alone -- after a ``prefix:``, as an
+#: item of a list or tuple (``nats: 'Authorization Violation'``, ``[' Not enough
+#: privileges.']``) -- is a message passed on, not a name: it is read. Inside a sentence
+#: (``column "does not exist" is a literal``) it is a literal.
+_SENTENCE = re.compile(r"\s*[A-Za-z]+(?: [A-Za-z]+)+[.!]?\s*")
+
+
+def _unquote(m: re.Match[str]) -> str:
+    quoted, text = m.group(0), m.string
+    before, after = text[: m.start()].rstrip()[-1:], text[m.end() :].lstrip()[:1]
+    alone = before in ":([," and after in ")],;"  # "" (an end) is in both
+    return (
+        quoted[1:-1] if alone and quoted[0] in "'\"`" and _SENTENCE.fullmatch(quoted[1:-1]) else " "
+    )
+
+
+def words_code(text: str, *, whole: bool = False) -> tuple[str, str, str] | None:
+    """``(code, message, phrase)`` of the first :data:`WORDS` phrase in ``text``, or ``None``.
+
+    ``whole`` is for a code word standing alone (``declined``, ``UNAVAILABLE``); otherwise
+    what the text quotes (:data:`_QUOTED`) is left out, but for a quoted sentence."""
+    return _words_row(text if whole else _QUOTED.sub(_unquote, text[:2048]), whole)
+
+
+# -- protocol number spaces ---------------------------------------------------------------
+
+
+def _pair(row: list[str]) -> tuple[str, str]:
+    return row[0], _message(row[1])
+
+
+#: A protocol's own numbers (read only from an exception of that protocol's library, never
+#: as an HTTP status): protocol -> number -> (code, message). SMTP and FTP 4xx replies are
+#: transient by definition (RFC 5321 4.2.1, RFC 959 4.2): ``network_error``.
+PROTOCOL_CODES: Mapping[str, Mapping[int, tuple[str, str]]] = MappingProxyType(
+    {
+        protocol: MappingProxyType({int(number): _pair(row) for number, row in rows.items()})
+        for protocol, rows in DATA["protocol_codes"].items()
+    }
+)
+#: A protocol's number no row of :data:`PROTOCOL_CODES` names, by its class: SMTP and FTP
+#: 4xx replies are transient by definition (``network_error``, retryable); their other 5xx
+#: replies are a command or policy the server will not accept (no baseline code fits).
+PROTOCOL_CLASSES: Mapping[str, tuple[tuple[int, int, str, str], ...]] = MappingProxyType(
+    {
+        protocol: tuple((low, high, code, _message(msg)) for low, high, code, msg in rows)
+        for protocol, rows in DATA["protocol_classes"].items()
+    }
+)
+
+
+def protocol_code(protocol: str, number: int) -> tuple[str, str, bool] | None:
+    """``(code, message, by_class)`` of a protocol's number: its row, else its class
+    (``by_class``: it says only how, as a bare HTTP status does), else ``None``."""
+    hit = PROTOCOL_CODES.get(protocol, {}).get(number)
+    if hit is not None:
+        return hit[0], hit[1], False
+    for low, high, code, message in PROTOCOL_CLASSES.get(protocol, ()):
+        if low <= number <= high:
+            return code, message, True
+    return None
+
+
+#: SMTP enhanced status codes (RFC 3463) by ``subject.detail`` -> (code, message).
+ENHANCED_STATUS: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {key: _pair(row) for key, row in DATA["enhanced_status"].items()}
+)
+
+
+#: Response codes replies quote in brackets (IMAP, RFC 5530; POP3, RFC 2449/3206) -> code.
+#: Read only in brackets: ``AUTH`` or ``EXPIRED`` alone in a field says too little.
+RESPONSE_CODES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {key: _pair(row) for key, row in DATA["response_codes"].items()}
+)
+
+
+# -- weigh -----------------------------------------------------------------------------------
+
+
+def _row(row: FactRule, kind: str) -> Proposal:
+    return Proposal(row.code, kind, f"facts:{row.kind}:{row.pattern}", row.message)
+
+
+#: HTTP reason phrases (``Forbidden``, ``TooManyRequests``): a code word that is one says
+#: what the status says, no more; it weighs as the status.
+_REASONS = frozenset(tokens(s.phrase) for s in http.HTTPStatus)
+
+
+def _code_words(codes: Sequence[str]) -> Iterable[Proposal]:
+    for code in codes:
+        found = words_code(code, whole=True)
+        if found is not None:
+            kind = "status" if tokens(code) in _REASONS else "code"
+            yield Proposal(found[0], kind, f"words:code:{found[2]}", found[1])
+
+
+def _status(status: int) -> Proposal | None:
+    code = STATUS_CODES.get(status)
+    if code is None and 500 <= status <= 599:
+        code = STATUS_5XX_CODE
+    if code is None:
+        return None
+    return Proposal(code, "status", "http_status", f"downstream answered HTTP {status}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _text(text: str) -> tuple[Proposal, ...]:
+    """A text's reading: a driver's or server's own phrase (:data:`PHRASE_RULES`), else the
+    vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
+    the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
+    quota = search(QUOTA_RULES, [text])
+    driver = quota or search(PHRASE_RULES, [text])
+    if driver is not None:
+        return (_row(driver, "driver_phrase"),)
+    generic = search(GENERIC_PHRASES, [text])
+    how = _STRERROR.search(text)
+    for line in text.splitlines()[:16]:
+        hit = words_code(_STRERROR.sub(" ", line))
+        if hit is not None:
+            weak = generic is None or generic.code != hit[0]
+            return (Proposal(hit[0], "phrase", f"words:text:{hit[2]}", hit[1], weak=weak),)
+    if generic is not None:
+        return (_row(generic, "phrase"),)
+    if how is not None:  # only an errno's text: as much as an errno says
+        return (Proposal("not_found", "how", "words:strerror", _MISSING, weak=True),)
+    return ()
+
+
+#: An errno's own text (``strerror(ENOENT)``) says how, not what: a missing socket file is
+#: a server not running, a missing program a dependency. Read as an errno, not as words.
+_STRERROR = re.compile(r"no such file or directory", re.IGNORECASE)
+
+
+def weigh(facts: Facts) -> list[Proposal]:
+    """Every proposal the facts make (errnos and built-in types are ``classify``'s)."""
+    found: list[Proposal] = list(_code_words(facts.codes))
+    for reply in facts.replies:
+        known = RESPONSE_CODES.get(reply)
+        if known is None and reply[:1].isdigit():  # "5.1.1": subject.detail
+            known = ENHANCED_STATUS.get(reply.partition(".")[2])
+        if known is not None:
+            found.append(Proposal(known[0], "code", f"reply:{reply}", known[1]))
+    for protocol, number in facts.numbers:
+        hit = protocol_code(protocol, number)
+        if hit is not None:
+            kind = "status" if hit[2] else "protocol"
+            found.append(Proposal(hit[0], kind, f"protocol:{protocol}:{number}", hit[1]))
+    if facts.sqlstate is not None:
+        for row in SQLSTATE_RULES:
+            if facts.sqlstate.upper().startswith(row.pattern):
+                found.append(_row(row, "sqlstate"))
+                break
+    if facts.text:
+        found.extend(_text(facts.text))
+    if facts.status is not None:
+        status = _status(facts.status)
+        if status is not None:
+            found.append(status)
+    return found
+
+
+#: Words of a class name that say only *how* a call failed (a connection): weak, and weaker
+#: than any other evidence (``AuthenticationError(ConnectionError)`` is ``auth_failed``).
+HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(tuple(p.split()) for p in DATA["how_names"])
+
+
+@functools.lru_cache(maxsize=1024)
+def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
+    """What a class name says: the first class of the MRO whose words are in :data:`WORDS`
+    (weak: a library's summary, the exception it wraps may know better); a name that says
+    only how (:data:`HOW_NAMES`) is weaker still."""
+    for name in type_names:
+        hit = words_code(name, whole=True)
+        if hit is not None and hit[0] != "network_error":  # SlowDown: slow down, not down
+            return Proposal(hit[0], "name", f"name:{name}", hit[1], weak=True)
+        words = tokens(name)
+        if hit is not None or any(_found(words, phrase) for phrase in HOW_NAMES):
+            return Proposal("network_error", "how", f"name:{name}", _DOWN, weak=True)
+    return None
+
+
+#: Pairs of codes one rule settles at equal strength: quota over throttling (an exhausted
+#: quota is also "too many"), a timeout over the connection it happened on.
+SETTLED: Mapping[frozenset[str], str] = MappingProxyType(
+    {
+        frozenset({QUOTA_CODE, "rate_limited"}): QUOTA_CODE,
+        frozenset({"timeout", "network_error"}): "timeout",
+    }
+)
+
+#: HTTP statuses that veto codes whatever else is said: a 413 or a 402 request never passes
+#: by waiting (not ``rate_limited``).
+VETOES: Mapping[int, frozenset[str]] = MappingProxyType(
+    {
+        413: frozenset({"rate_limited", "network_error", "timeout"}),
+        402: frozenset({"rate_limited"}),
+    }
+)
+
+
+def _event(p: Proposal) -> bool:
+    return not p.weak and not p.rule.endswith(":timeout")  # the noun, in a text or a tool's
+
+
+def _under_429(p: Proposal) -> bool:
+    """A reading a 429 overrules: the server itself says the call was throttled. A busy or
+    overloaded server's words ("capacity exceeded"), and a condition no code fits said
+    only in free text ("data too large"), do not say otherwise; a code word or a name
+    that says what (a quota, a refused credential) does."""
+    return p.code == "network_error" or (p.code == "internal_error" and p.kind == "phrase")
+
+
+def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) -> Verdict | None:
+    """The code the strongest proposals agree on (:data:`SETTLED` for a known pair), else
+    ``internal_error``; ``None`` when nothing was proposed. ``delay`` is the server's own
+    (from the facts or the chain): it turns an unavailable service into ``rate_limited``."""
+    if not found:
+        return None
+    if len(found) == 1:
+        strongest = list(found)
+        codes = {found[0].code}
+    else:
+        weights = [STRENGTH[p.kind] for p in found]
+        top = max(weights)
+        strongest = [p for p, w in zip(found, weights, strict=True) if w == top]
+        codes = {p.code for p in strongest}
+    if len(codes) > 1:
+        settled = SETTLED.get(frozenset(codes))
+        if settled is None:
+            named = ", ".join(sorted(codes))
+            return Verdict(
+                "internal_error",
+                f"the failure's evidence conflicts ({named}); no code is guessed",
+                "conflict:" + "|".join(sorted(p.rule for p in strongest)),
+            )
+        strongest = [p for p in strongest if p.code == settled]
+    chosen = strongest[0]
+    if chosen.code == "network_error":
+        # A connection lost *because* it timed out ("Lost connection (timed out)", an
+        # ETIMEDOUT): the timeout, said as an event by any evidence not a guess, is the
+        # what. The noun alone ("timeout setting 5") may name a setting: it decides nothing.
+        chosen = next((p for p in found if p.code == "timeout" and _event(p)), chosen)
+    if chosen.code == "internal_error" and facts.status == 503 and chosen.rule.startswith("words:"):
+        # a condition no code fits, said under 503: the server itself calls it temporary
+        chosen = next((p for p in found if p.rule == "http_status"), chosen)
+    code = chosen.code
+    vetoed = VETOES.get(facts.status or 0, frozenset())
+    if code in vetoed:
+        return Verdict(
+            "internal_error",
+            f"the downstream answered HTTP {facts.status}: the request cannot pass as it is",
+            f"veto:http_{facts.status}:{chosen.rule}",
+        )
+    if delay is None:
+        delay = facts.delay
+    wait = delay if delay is not None else facts.reset
+    if code == "network_error" and delay is not None:
+        code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
+    elif facts.status == 429 and _under_429(chosen):
+        code = "rate_limited"
+    return Verdict(
+        code=code,
+        message=chosen.message if code == chosen.code else _THROTTLED,
+        rule=chosen.rule,
+        retry_after=wait if code == "rate_limited" else None,
+        weak=chosen.weak and all(p.weak for p in found if p.code == chosen.code),
+    )
+
+
+# -- lines of a tool's output ----------------------------------------------------------------
+
+#: errno -> baseline code (``[errno]`` of ``evidence.toml``, by name).
+ERRNO_CODES: Mapping[int, str] = MappingProxyType(
+    {getattr(errno, name): code for name, code in DATA["errno"].items()}
+)
+
+#: A tool's line quoting a protocol's reply in that protocol's own format: an SMTP reply
+#: with its enhanced status code of the same class (``<** 550 5.1.1 ...``: the pair says
+#: SMTP, whatever the tool); a tool named for a protocol (``mariadb``: MySQL) printing
+#: ``ERROR 1049 (42000): ...``; an errno a line quotes (``system error: 110``,
+#: ``errno 111``, ``os error 111``).
+_SMTP_LINE = re.compile(r"^\W*([245])(\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b", re.MULTILINE)
+_ERROR_LINE = re.compile(r"^\W*error\s+(\d{1,5})\b(?:\s*\((\w{5})\))?", re.I | re.MULTILINE)
+_TEXT_ERRNO = re.compile(r"\b(?:errno|system error|os error)\W{0,3}(\d{1,4})\b", re.I)
+
+
+def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verdict | None:
+    """A failed tool's verdict: ``text`` (its stderr, or its only output) read with the
+    vocabulary (:func:`read_lines`), else with the phrases of drivers and servers it passes
+    on (:data:`PHRASE_RULES`, the generic ones), the replies quoted in ``text`` or ``replies`` (its
+    other output) read as their protocol's numbers, the errnos ``text`` quotes, weighed
+    and decided as any exception's facts are."""
+    numbers: list[tuple[str, int]] = []
+    quoted: list[str] = []
+    sqlstate = None
+    for both in (text, replies):
+        for m in _SMTP_LINE.finditer(both[:MAX_TOOL_TEXT]):
+            if m.group(1) == m.group(3)[0]:
+                numbers.append(("smtp", int(m.group(1) + m.group(2))))
+                quoted.append(m.group(3))
+        if protocol is not None:
+            for m in _ERROR_LINE.finditer(both[:MAX_TOOL_TEXT]):
+                numbers.append((protocol, int(m.group(1))))
+                sqlstate = sqlstate or m.group(2)
+        quoted += [c for c in _RESPONSE_LINE.findall(both[:MAX_TOOL_TEXT]) if c in RESPONSE_CODES]
+    reply = reply_facts(replies) or Facts()
+    facts = replace(reply, numbers=tuple(numbers[:8]), replies=tuple(quoted[:8]), sqlstate=sqlstate)
+    found = weigh(facts)
+    for raised in _RAISED.findall(text[:MAX_TOOL_TEXT]):
+        named = name_proposal((raised,))
+        if named is not None and named.kind == "how":  # what a name says, the words say
+            found.append(named)
+            break
+    words = read_lines(text)
+    if words is not None:
+        found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
+    else:  # a driver's or server's phrase the tool passes on ("too many connections")
+        rules = (QUOTA_RULES, PHRASE_RULES, GENERIC_PHRASES)
+        said = next((hit for r in rules if (hit := search(r, [text[:MAX_TOOL_TEXT]]))), None)
+        if said is not None:
+            found.append(_row(said, "phrase"))
+    for m in _TEXT_ERRNO.finditer(text[:MAX_TOOL_TEXT]):
+        code = ERRNO_CODES.get(int(m.group(1)))
+        if code in _CONNECTION_CODES:  # how a connection failed; ENOENT may be anything
+            found.append(Proposal(code, "how", "errno", f"the tool failed with errno {m.group(1)}"))
+            break
+    return decide(found, facts)
+
+
+_CONNECTION_CODES = frozenset({"network_error", "timeout"})
+#: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, a POP3
+#: ``-ERR`` or an IMAP ``NO``: ``fetch: [IN-USE] Mailbox is locked``.
+_RESPONSE_LINE = re.compile(
+    r"^(?:[\w.-]+:\s*)?(?:-ERR\s+|(?:\S+\s+)?(?:NO|BAD)\s+)?\[([A-Z][A-Z0-9/-]{1,40})\]", re.M
+)
+#: An exception a tool's line quotes by its class name, raised (``ConnectionError: ...``,
+#: ``RemoteDisconnected(...)``): a name that says how is read as a class name is.
+_RAISED = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)+)(?::\s|\()")
+#: Characters of a tool's output read for replies and errnos.
+MAX_TOOL_TEXT = 16 * 1024
+
+#: Lines that summarise an earlier error (``no matching distribution``, ``exit status 1``,
+#: ``see the log``): read only when no other line says anything.
+_SUMMARY = re.compile(
+    r"no matching distribution|could not find a version|exit (status|code)|see (the )?log|"
+    r"for more information|^\s*(hint|note|info|warning)\b|^\s*at\s",
+    re.IGNORECASE,
+)
+
+
+def read_lines(text: str) -> tuple[str, str, str] | None:
+    """``(code, message, phrase)`` for a tool's output read with :data:`WORDS`: the first
+    line that says something, lines summarising an earlier error last."""
+    later: list[str] = []
+    for line in text.splitlines()[:400]:
+        if not line.strip():
+            continue
+        if _SUMMARY.search(line):
+            later.append(line)
+            continue
+        found = words_code(line)
+        if found is not None:
+            return found
+    for line in later:
+        found = words_code(line)
+        if found is not None:
+            return found
+    return None

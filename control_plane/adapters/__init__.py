@@ -1,1 +1,0 @@
-"""Thin renderers of outcomes and rejections: packctl, gate, the kit, MCP, Temporal."""

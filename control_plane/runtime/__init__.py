@@ -1,1 +1,0 @@
-"""Assembly and operations: plugin loading, isolation, incidents, events, metrics, the Runtime."""
