@@ -23,7 +23,8 @@ from pathlib import Path
 import failure_corpus.servers  # noqa: F401  (puts tests/packs, pack_servers, on sys.path)
 import pytest
 from child_processes import tied
-from failure_corpus.sdk_servers import _as_owner, postgres
+from daemon_support import as_nobody
+from failure_corpus.sdk_servers import postgres
 from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve, stop_serve
 from test_temporal import _free_port, _wait_ready
@@ -64,10 +65,10 @@ def database() -> Iterator[Database]:
             log = str(Path(pg.data).parent / "log")
             db = Database(
                 url=f"postgresql://postgres:corpus-pw-PLANTED@127.0.0.1:{pg.port}/postgres",
-                start_argv=_as_owner(
+                start_argv=as_nobody(
                     [pg_ctl, "-D", pg.data, "-o", options, "-l", log, "-w", "start"]
                 ),
-                stop_argv=_as_owner([pg_ctl, "-D", pg.data, "-m", "fast", "-w", "stop"]),
+                stop_argv=as_nobody([pg_ctl, "-D", pg.data, "-m", "fast", "-w", "stop"]),
             )
             # The fixture's server allows 20 connections: start it again with room for
             # three processes' writers and the test's readers.
