@@ -274,7 +274,9 @@ def record(results: Sequence[Result], label: str) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--half", choices=("visible", "heldout", "heldout2", "heldout3", "heldout4", "all"), default="visible"
+        "--half",
+        choices=("visible", "heldout", "heldout2", "heldout3", "heldout4", "all"),
+        default="visible",
     )
     parser.add_argument("-f", "--family", action="append", help="only this family (repeat)")
     parser.add_argument("-k", help="only cases whose id contains this text")
