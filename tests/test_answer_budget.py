@@ -116,7 +116,9 @@ def test_readers_that_never_read_are_held_to_the_answer_budget() -> None:
                 time.sleep(0.1)
             assert answered >= 40, answered  # of ~70 tries: served, not only refused
             hwm = rss_kib(proc.pid, "VmHWM") / 1024  # the peak, not only the samples
-            # The connections holding the most unread bytes were closed.
+            # The connections holding the most unread bytes were closed (a loaded machine
+            # may still be writing the answers that fill the budget: waited for, bounded).
+            wait_for(lambda: all(r.goaway or r.eof for r in readers), 30)
             assert all(r.goaway or r.eof for r in readers), [
                 (r.goaway, r.eof, r.count("open")) for r in readers
             ]

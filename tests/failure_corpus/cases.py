@@ -1297,14 +1297,14 @@ def _websockets_cases() -> None:
     quiet.setLevel(logging.CRITICAL + 1)
 
     def options(ep: Endpoints, kw: dict[str, Any], tls: bool) -> dict[str, Any]:
-        return {"open_timeout": 5, **kw, **({"ssl": _tls_client(ep)} if tls else {})}
+        return {"open_timeout": 30, **kw, **({"ssl": _tls_client(ep)} if tls else {})}
 
     def sync_open(
         url: Callable[[Endpoints], str], tls: bool = False, **kw: Any
     ) -> Callable[[Endpoints], Any]:
         def run(ep: Endpoints) -> None:
             with sync_connect(url(ep), **options(ep, kw, tls)) as ws:
-                ws.recv(timeout=5)
+                ws.recv(timeout=30)
 
         return run
 
@@ -1313,7 +1313,7 @@ def _websockets_cases() -> None:
     ) -> Callable[[Endpoints], Any]:
         async def run(ep: Endpoints) -> None:
             async with aio_connect(url(ep), **options(ep, kw, tls)) as ws:
-                await asyncio.wait_for(ws.recv(), 5)
+                await asyncio.wait_for(ws.recv(), 30)
 
         return run
 
