@@ -67,10 +67,7 @@ from control_plane._features.grpc.client import (
 )
 from control_plane._features.isolation.isolation import IsolationError
 from control_plane._features.mcp.source.config import McpConfigError
-from control_plane._features.observability.observability_cli import (
-    observability_config,
-    tracing_from_args,
-)
+from control_plane._features.observability.observability_cli import tracing_from_args
 from control_plane._kernel.errors import RequestRejected
 from control_plane._kernel.hookspecs import hookimpl
 from control_plane._kernel.limits import ConfigError
@@ -91,6 +88,7 @@ __all__ = [
     "add_mcp_config_option",
     "add_runtime_arguments",
     "build_parser",
+    "configure",
     "local_runtime",
     "main",
     "rejection_problem",
@@ -612,12 +610,14 @@ def _serve(args: argparse.Namespace) -> int:
         )
         _print_failures(failures, sys.stderr)
         return EXIT_USAGE
-    try:
-        obs = runtime.observe(observability_config(args))
+    try:  # each feature installs itself from its options (observability: metrics...)
+        configure(runtime, args)
     except ConfigError as exc:  # an incident store that cannot open
         runtime.close()
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    obs = runtime.observability
+    metrics_port = obs.metrics.port if obs is not None else None
 
     def ready(server: PackServer) -> None:
         flush_logs()  # what was logged while starting comes before the banner
@@ -636,11 +636,11 @@ def _serve(args: argparse.Namespace) -> int:
                 flush=True,
             )
             failures = [str(f) for f in server.registry.failures]
-            report_ready(server.port, obs.metrics.port, len(server.registry), failures, notices)
+            report_ready(server.port, metrics_port, len(server.registry), failures, notices)
             return
-        if obs.metrics.port is not None:
+        if metrics_port is not None:
             print(
-                f"packctl: metrics on http://{args.metrics_host}:{obs.metrics.port}/metrics",
+                f"packctl: metrics on http://{args.metrics_host}:{metrics_port}/metrics",
                 file=sys.stderr,
             )
         print(
@@ -932,6 +932,13 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
         add(subparsers)
 
 
+def configure(runtime: Runtime, args: argparse.Namespace) -> None:
+    """Call every feature's ``configure`` hook: each installs itself on ``runtime`` from
+    the options it added (the features ``build_parser`` was given)."""
+    features = getattr(args, "features", BUILTIN_FEATURES)
+    feature_manager(features).hook.configure(runtime=runtime, options=args)
+
+
 def build_parser(features: Sequence[str] = BUILTIN_FEATURES) -> argparse.ArgumentParser:
     """The ``packctl`` argument parser: the commands of each of ``features`` (plugin
     modules, ``BUILTIN_FEATURES`` by default) through their ``add_commands`` hooks, then
@@ -942,6 +949,7 @@ def build_parser(features: Sequence[str] = BUILTIN_FEATURES) -> argparse.Argumen
         epilog="exit codes: 0 success, 1 the pack returned an error code, "
         "2 usage or connection problem",
     )
+    parser.set_defaults(features=tuple(features))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     hook = feature_manager(features).hook
     hook.add_commands(subparsers=sub)
