@@ -206,3 +206,43 @@ def test_configure_lets_each_feature_install_itself_from_its_options() -> None:
         with build_runtime(_config(trust=("t.echo",))) as runtime:
             configure(runtime, args)
             assert (runtime.observability is not None) is observed
+
+
+@pytest.mark.parametrize(
+    ("left_out", "argv"),
+    [
+        ("control_plane._features.isolation.cli", ["serve", "--isolate", "all"]),
+        ("control_plane._features.mcp.source.cli", ["serve", "--mcp-config", "x.toml"]),
+        ("control_plane._features.mcp.source.cli", ["call", "p", "--local", "--mcp-config", "x"]),
+        ("control_plane._features.grants.grant_cli", ["list", "--local", "--grant", "p:x=y"]),
+    ],
+    ids=["isolate", "mcp-config-serve", "mcp-config-local", "grant-local"],
+)
+def test_runtime_options_come_from_their_features(left_out: str, argv: list[str]) -> None:
+    """``add_runtime_options``/``add_serve_options``: each runtime option is its feature's;
+    without the feature the command has no such option (argparse refuses it, exit 2), and
+    ``runtime_config`` reads each back with the feature."""
+    args = build_parser().parse_args(argv)
+    config_fields = runtime_config_fields(args)
+    assert config_fields, argv
+    features = tuple(f for f in BUILTIN_FEATURES if f != left_out)
+    with pytest.raises(SystemExit) as exited:
+        build_parser(features).parse_args(argv)
+    assert exited.value.code == 2
+
+
+def runtime_config_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """What the options set in the runtime's config, beside the defaults."""
+    from control_plane._features.cli.reliability_cli import runtime_config
+    from control_plane._kernel.limits import ConfigError
+
+    try:
+        config = runtime_config(args)
+    except ConfigError as exc:  # --mcp-config x.toml: read (and refused) by the feature
+        return {"refused": str(exc)}
+    default = RuntimeConfig()
+    return {
+        name: getattr(config, name)
+        for name in ("isolate", "grants", "mcp_config")
+        if getattr(config, name) != getattr(default, name)
+    }

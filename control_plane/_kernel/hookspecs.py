@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse  # the command hooks' parameter types only: the kernel parses nothing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -242,7 +242,8 @@ def start_isolation(
     :param registry: the loaded packs.
     :param packs: the names to isolate (``"all"``: every pack).
     :param reaches: the runtime's grants, each worker confined to its pack's.
-    :return: the pools (the invoker's ``isolation``), or ``None``.
+    :return: the pools (the invoker's ``isolation``), or ``None`` when none of ``packs``
+        runs in this process (an MCP server's tools).
     """
 
 
@@ -272,4 +273,33 @@ def configure(runtime: Runtime, options: argparse.Namespace) -> None:
     :param runtime: the runtime built from the options.
     :param options: the parsed command line.
     :return: nothing; the return value is ignored.
+    """
+
+
+@hookspec
+def add_runtime_options(parser: argparse.ArgumentParser, when: str) -> None:
+    """Add this feature's options to a command that builds a runtime.
+
+    Called once per such command (``serve``, ``worker``, and every command with
+    ``--local``: a parser whose ``runtime_options`` default is set), after every
+    :func:`add_commands`. The built-in grants add ``--grant``, ``--grants`` and
+    ``--trust``; MCP adds ``--mcp-config``. :func:`runtime_config` reads them back.
+
+    :param parser: the command's parser.
+    :param when: the prefix of each option's help (``"with --local: "``, or empty).
+    :return: nothing; the return value is ignored.
+    """
+
+
+@hookspec
+def runtime_config(options: argparse.Namespace) -> Mapping[str, Any] | None:
+    """This feature's fields of the runtime's ``RuntimeConfig``, from its parsed options.
+
+    Called by every command that builds a runtime, on every built-in feature; the fields
+    of all are merged (isolation: ``isolate``...; MCP: ``mcp_config``; grants: ``grants``).
+    A command lacking a feature's options gets the runtime's defaults. A raise
+    (:class:`~control_plane._kernel.limits.ConfigError`) stops the command.
+
+    :param options: the parsed command line.
+    :return: ``RuntimeConfig`` field names and values, or ``None``.
     """

@@ -52,10 +52,14 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 
 
 #: The built-in features' plugin modules, each implementing the command hooks
-#: (``add_commands``, ``add_serve_options``) for its folder, as pytest's ``default_plugins``:
+#: (``add_commands``, ``add_serve_options``, ``add_runtime_options``, ``runtime_config``,
+#: ``configure``) for its folder, as pytest's ``default_plugins``:
 #: ``packctl`` is built from this tuple; leave one out and its commands are gone.
 BUILTIN_FEATURES: tuple[str, ...] = (
     "control_plane._features.cli.cli",
+    "control_plane._features.isolation.cli",
+    "control_plane._features.grants.grant_cli",
+    "control_plane._features.mcp.source.cli",
     "control_plane._features.observability.observability_cli",
     "control_plane._features.mcp.bridge.cli",
     "control_plane._features.temporal.cli",

@@ -354,16 +354,16 @@ def _isolation(
 ) -> Any:
     """The worker pools of ``packs`` from the isolation feature; without one, a refusal:
     a pack that must run confined never runs in this process instead."""
-    pools = features.hook.start_isolation(
-        config=config, registry=registry, packs=packs, reaches=reaches
-    )
-    if pools is None:
+    if not features.hook.start_isolation.get_hookimpls():
         raise ConfigError(
             f"cannot run {', '.join(packs)} in isolated workers: this runtime has no "
             "isolation feature (RuntimeConfig.features); a pack that declares no reach "
             "runs only confined, or trusted (--trust)"
         )
-    return pools
+    # None: nothing of these runs here (an MCP server's tools are their server's).
+    return features.hook.start_isolation(
+        config=config, registry=registry, packs=packs, reaches=reaches
+    )
 
 
 def _undescribed(given: str) -> LoadFailure:

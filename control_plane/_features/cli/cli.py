@@ -53,7 +53,7 @@ from control_plane._features.cli.reliability_cli import (
     runtime_config,
     server_options,
 )
-from control_plane._features.grants.grant_cli import add_grant_options, reach_lines, startup_lines
+from control_plane._features.grants.grant_cli import reach_lines, startup_lines
 from control_plane._features.grpc import event_loop
 from control_plane._features.grpc.client import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -85,7 +85,6 @@ __all__ = [
     "UsageProblem",
     "add_backend_options",
     "add_commands",
-    "add_mcp_config_option",
     "add_runtime_arguments",
     "build_parser",
     "configure",
@@ -425,8 +424,8 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE",
         help="with --local: also load this plugin module or .py file (repeatable)",
     )
-    add_mcp_config_option(parser, "with --local: ")
-    add_grant_options(parser, "with --local: ")
+    # --mcp-config, --grant...: each feature's (add_runtime_options, from build_parser)
+    parser.set_defaults(runtime_options="with --local: ")
     add_client_options(parser)
 
 
@@ -440,8 +439,7 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE",
         help="extra plugin module or .py file (repeatable)",
     )
-    add_mcp_config_option(parser)
-    add_grant_options(parser)
+    parser.set_defaults(runtime_options="")  # each feature's options (add_runtime_options)
     parser.add_argument(
         "--threads", type=int, default=None, metavar="N", help="threads for sync pack handlers"
     )
@@ -463,17 +461,6 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-format", choices=("json", "kv"), default="json")
     parser.add_argument(
         "--log-level", choices=("debug", "info", "warning", "error"), default="info"
-    )
-
-
-def add_mcp_config_option(parser: argparse.ArgumentParser, when: str = "") -> None:
-    """``--mcp-config PATH``: MCP servers whose tools load as packs (docs/mcp.md)."""
-    parser.add_argument(
-        "--mcp-config",
-        default=None,
-        metavar="PATH",
-        help=f"{when}serve the tools of the MCP servers in this file as packs (default: "
-        "$PACKCTL_MCP_CONFIG, else ./packctl-mcp.toml when present)",
     )
 
 
@@ -942,7 +929,8 @@ def configure(runtime: Runtime, args: argparse.Namespace) -> None:
 def build_parser(features: Sequence[str] = BUILTIN_FEATURES) -> argparse.ArgumentParser:
     """The ``packctl`` argument parser: the commands of each of ``features`` (plugin
     modules, ``BUILTIN_FEATURES`` by default) through their ``add_commands`` hooks, then
-    ``serve``'s options through ``add_serve_options``."""
+    ``serve``'s options through ``add_serve_options`` and the options of every command
+    that builds a runtime through ``add_runtime_options``."""
     parser = argparse.ArgumentParser(
         prog="packctl",
         description="Serve capability packs over gRPC, and list, describe or call them.",
@@ -956,6 +944,10 @@ def build_parser(features: Sequence[str] = BUILTIN_FEATURES) -> argparse.Argumen
     serve = sub.choices.get("serve")
     if serve is not None:
         hook.add_serve_options(parser=serve)
+    for command in sub.choices.values():
+        when = command.get_default("runtime_options")
+        if when is not None:
+            hook.add_runtime_options(parser=command, when=when)
     return parser
 
 
