@@ -38,9 +38,7 @@ FEATURES = sorted(
 FEATURE_EDGES: dict[tuple[str, str], str] = {
     ("cli", "grpc"): "packctl serve and the remote backend",
     ("cli", "observability"): "serve's observability options and the event stream",
-    ("cli", "isolation"): "serve's --isolate and the isolation options",
-    ("cli", "mcp"): "the --mcp-config option of every command that builds a runtime",
-    ("cli", "grants"): "--grant/--grants/--trust of every command that builds a runtime",
+    ("cli", "grants"): "serve's start-up lines and describe --local's reach section",
     ("grpc", "observability"): "the server counts, traces and reports what it serves",
     ("grpc", "cli"): "packctl proto and status commands use the CLI's helpers",
     ("gate", "cli"): "the gate calls packs through the CLI's backends",

@@ -65,8 +65,6 @@ from control_plane._features.grpc.client import (
     TransportError,
     Unauthenticated,
 )
-from control_plane._features.isolation.isolation import IsolationError
-from control_plane._features.mcp.source.config import McpConfigError
 from control_plane._features.observability.observability_cli import tracing_from_args
 from control_plane._kernel.errors import RequestRejected
 from control_plane._kernel.hookspecs import hookimpl
@@ -270,12 +268,10 @@ def local_runtime(args: argparse.Namespace) -> Runtime:
     (:func:`_keep_incidents`)."""
     try:
         runtime = build_runtime(runtime_config(args))
-    except IsolationError as exc:
-        raise UsageProblem(str(exc), "isolation") from None
-    except McpConfigError as exc:
-        raise UsageProblem(str(exc), "mcp_config") from None
     except GrantError as exc:
         raise UsageProblem(str(exc), "grants") from None
+    except ConfigError as exc:  # isolation, MCP config: each feature's error names its kind
+        raise UsageProblem(str(exc), str(getattr(exc, "kind", "config"))) from None
     for name in sorted(runtime.confinement.trusted):  # the operator's choice, said aloud
         print(
             f"packctl: {name} declares no reach and is trusted (--trust): it runs in this "

@@ -72,6 +72,9 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 class IsolationError(CapabilityPackError, ConfigError):
     """Isolation cannot be set up as configured (e.g. a handler the worker cannot import)."""
 
+    #: The problem's kind in ``packctl``'s JSON output.
+    kind = "isolation"
+
 
 class WorkerCrashed(CapabilityPackError):
     """The worker process running a call died before answering (never a pack code)."""
