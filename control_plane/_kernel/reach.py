@@ -19,6 +19,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from control_plane._kernel.egress import EgressGrantError, EgressPolicy
@@ -72,6 +73,12 @@ SCRATCH_KEEP = int(_env_number("CAPABILITY_PACKS_SCRATCH_KEEP", 64))
 DEFAULT_MESSAGE_LIMIT = 4 * 1024 * 1024
 
 _KEYS = ("fs.read", "fs.write", "egress", "programs", "credentials")
+#: A list key's attribute on :class:`Reach` and :class:`Grant`.
+_ATTR = MappingProxyType(
+    {"fs.read": "reads", "fs.write": "writes", "egress": "egress", "programs": "programs"}
+)
+#: Every attribute of :class:`Reach` and :class:`Grant`.
+_FIELDS = (*_ATTR.values(), "ambient_credentials")
 _SPECIAL = ("$CWD", "$TMP", "$SCRATCH")
 
 
@@ -108,13 +115,14 @@ class Reach:
     ambient_credentials: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "fs.read": list(self.reads),
-            "fs.write": list(self.writes),
-            "egress": list(self.egress),
-            "programs": list(self.programs),
-            "credentials": "ambient" if self.ambient_credentials else "none",
-        }
+        return _by_key(self)
+
+
+def _by_key(reach: Reach | PackReach) -> dict[str, Any]:
+    """``reach`` as the grant keys spell it (an unconfined pack's ``egress``: ``None``)."""
+    lists = {key: getattr(reach, attr) for key, attr in _ATTR.items()}
+    spelled = {key: None if v is None else list(v) for key, v in lists.items()}
+    return {**spelled, "credentials": "ambient" if reach.ambient_credentials else "none"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,32 +137,11 @@ class Grant:
 
     def over(self, declared: Reach | None) -> Reach:
         """The reach this grant leaves a pack that declared ``declared``."""
-        base = declared if declared is not None else Reach()
-        return Reach(
-            reads=base.reads if self.reads is None else self.reads,
-            writes=base.writes if self.writes is None else self.writes,
-            egress=base.egress if self.egress is None else self.egress,
-            programs=base.programs if self.programs is None else self.programs,
-            ambient_credentials=(
-                base.ambient_credentials
-                if self.ambient_credentials is None
-                else self.ambient_credentials
-            ),
-        )
+        return Reach(**_over(self, declared if declared is not None else Reach()))
 
     def merged(self, later: Grant) -> Grant:
         """This grant with ``later``'s keys replacing its own (flags after a file)."""
-        return Grant(
-            reads=later.reads if later.reads is not None else self.reads,
-            writes=later.writes if later.writes is not None else self.writes,
-            egress=later.egress if later.egress is not None else self.egress,
-            programs=later.programs if later.programs is not None else self.programs,
-            ambient_credentials=(
-                later.ambient_credentials
-                if later.ambient_credentials is not None
-                else self.ambient_credentials
-            ),
-        )
+        return Grant(**_over(later, self))
 
     @classmethod
     def nothing(cls) -> Grant:
@@ -189,13 +176,7 @@ class Grant:
 
     def to_data(self) -> dict[str, Any]:
         """Plain data (for an isolation worker)."""
-        return {
-            "reads": self.reads,
-            "writes": self.writes,
-            "egress": self.egress,
-            "programs": self.programs,
-            "ambient_credentials": self.ambient_credentials,
-        }
+        return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
     def from_data(cls, data: Mapping[str, Any]) -> Grant:
@@ -203,13 +184,14 @@ class Grant:
             return None if value is None else tuple(str(v) for v in value)
 
         ambient = data.get("ambient_credentials")
-        return cls(
-            reads=tup(data.get("reads")),
-            writes=tup(data.get("writes")),
-            egress=tup(data.get("egress")),
-            programs=tup(data.get("programs")),
-            ambient_credentials=None if ambient is None else bool(ambient),
-        )
+        lists = {name: tup(data.get(name)) for name in _ATTR.values()}
+        return cls(**lists, ambient_credentials=None if ambient is None else bool(ambient))
+
+
+def _over(top: Grant, base: Reach | Grant) -> dict[str, Any]:
+    """Each attribute of ``top`` that is given, else ``base``'s."""
+    given = {name: getattr(top, name) for name in _FIELDS}
+    return {name: getattr(base, name) if v is None else v for name, v in given.items()}
 
 
 def _covers(declared: Sequence[str], entry: str) -> bool:
@@ -261,9 +243,8 @@ def _with(grant: Grant, key: str, values: Sequence[str], where: str) -> Grant:
             EgressPolicy(values)
         except EgressGrantError as exc:
             raise GrantError(f"{where}: {exc}") from None
-    attr = {"fs.read": "reads", "fs.write": "writes", "egress": "egress"}.get(key, "programs")
-    current: tuple[str, ...] = getattr(grant, attr) or ()
-    return _set(grant, attr, (*current, *values))
+    current: tuple[str, ...] = getattr(grant, _ATTR[key]) or ()
+    return _set(grant, _ATTR[key], (*current, *values))
 
 
 def parse_grant(text: str, into: Mapping[str, Grant] | None = None) -> dict[str, Grant]:
@@ -279,8 +260,7 @@ def parse_grant(text: str, into: Mapping[str, Grant] | None = None) -> dict[str,
         raise GrantError(f"{where}: unknown key {key!r} (one of {', '.join(_KEYS)})")
     grant = grants.get(pack, Grant())
     if value == "" and key != "credentials":
-        attr = {"fs.read": "reads", "fs.write": "writes", "egress": "egress"}.get(key, "programs")
-        grants[pack] = _set(grant, attr, ())
+        grants[pack] = _set(grant, _ATTR[key], ())
         return grants
     grants[pack] = _with(grant, key, [value], where)
     return grants
@@ -324,10 +304,7 @@ def grants_from_data(data: Mapping[str, Any], path: str | os.PathLike[str]) -> G
             else:
                 raise GrantError(f"{where}.{key}: a list of strings")
             if key != "credentials":
-                attr = {"fs.read": "reads", "fs.write": "writes", "egress": "egress"}.get(
-                    key, "programs"
-                )
-                grant = _set(grant, attr, ())
+                grant = _set(grant, _ATTR[key], ())
             grant = _with(grant, key, values, f"{where}.{key}")
         if flat or "trust" not in table:
             grants[str(name)] = grant
@@ -593,14 +570,7 @@ class PackReach:
 
     def describe(self) -> dict[str, Any]:
         """Plain data for ``packctl describe`` and the start-up line."""
-        return {
-            "confined": self.confined,
-            "fs.read": list(self.reads),
-            "fs.write": list(self.writes),
-            "egress": None if self.egress is None else list(self.egress),
-            "programs": list(self.programs),
-            "credentials": "ambient" if self.ambient_credentials else "none",
-        }
+        return {"confined": self.confined, **_by_key(self)}
 
     # -- paths -----------------------------------------------------------------------------
 

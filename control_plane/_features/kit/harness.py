@@ -106,10 +106,7 @@ class FaultReport:
 
     def mapped(self, name: str) -> str | None:
         """The code the caller received for fault ``name`` (``None``: success)."""
-        for result in self.results:
-            if result.fault == name:
-                return result.code
-        raise KeyError(name)
+        return self.result(name).code
 
     def result(self, name: str) -> FaultResult:
         for result in self.results:
@@ -323,53 +320,22 @@ class PackKit:
     def faulty(call: _Call, f: Fault) -> Callable[[Seam], Any]:
         """A factory of seam replacements that raise (or hang, then raise) ``f``."""
 
-        def make(seam: Seam) -> Any:
-            original = seam.current
-            if inspect.iscoroutinefunction(original):
+        def reached() -> None:
+            call.seam_calls += 1
 
-                async def afaulty(*args: Any, **kwargs: Any) -> Any:
-                    call.seam_calls += 1
-                    if f.kind == "hang":
-                        await asyncio.sleep(HANG_S)
-                    raise f.build(call.secrets)
-
-                return afaulty
-
-            def faulty(*args: Any, **kwargs: Any) -> Any:
-                call.seam_calls += 1
-                if f.kind == "hang":
-                    time.sleep(HANG_S)
-                raise f.build(call.secrets)
-
-            return faulty
-
-        return make
+        delay = HANG_S if f.kind == "hang" else 0.0
+        return lambda seam: _stand_in(seam, delay, lambda: f.build(call.secrets), reached)
 
     @staticmethod
     def slow_failing(call: _Call) -> Callable[[Seam], Any]:
         """Seam replacements for the cancellation check: each call takes
         :data:`PROBE_SEAM_S`, then fails as a reset connection would (retryable)."""
 
-        def make(seam: Seam) -> Any:
-            def reset() -> ConnectionResetError:
-                call.seam_calls += 1
-                return ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+        def reset() -> ConnectionResetError:
+            call.seam_calls += 1
+            return ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
 
-            if inspect.iscoroutinefunction(seam.current):
-
-                async def aslow(*args: Any, **kwargs: Any) -> Any:
-                    await asyncio.sleep(PROBE_SEAM_S)
-                    raise reset()
-
-                return aslow
-
-            def slow(*args: Any, **kwargs: Any) -> Any:
-                time.sleep(PROBE_SEAM_S)
-                raise reset()
-
-            return slow
-
-        return make
+        return lambda seam: _stand_in(seam, PROBE_SEAM_S, reset)
 
     @contextmanager
     def _seams(self, call: _Call) -> Iterator[None]:
@@ -737,6 +703,34 @@ def _validation_status(validation: object) -> list[str]:
         f"mode, packctl gate) see {worst!r}; report each finding as a check (or return "
         "Result(output, checks=[Check(...)]) and let the runtime write validation)"
     ]
+
+
+def _stand_in(
+    seam: Seam,
+    delay: float,
+    fail: Callable[[], BaseException],
+    reached: Callable[[], None] = lambda: None,
+) -> Any:
+    """A replacement of ``seam``'s callable (a coroutine function for a coroutine one): on
+    each call ``reached()``, then ``delay`` seconds' wait (none for 0), then ``fail()``
+    raised."""
+    if inspect.iscoroutinefunction(seam.current):
+
+        async def afailing(*args: Any, **kwargs: Any) -> Any:
+            reached()
+            if delay:
+                await asyncio.sleep(delay)
+            raise fail()
+
+        return afailing
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        reached()
+        if delay:
+            time.sleep(delay)
+        raise fail()
+
+    return failing
 
 
 def _bullets(items: Sequence[str]) -> str:

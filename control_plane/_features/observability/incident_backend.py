@@ -10,6 +10,7 @@ records; a backend only runs statements. Each of its calls raises one of
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from abc import ABC, abstractmethod
@@ -79,9 +80,18 @@ def journal_anchor(url: str, state_dir: Path) -> Path:
 
 
 class IncidentBackend(ABC):
-    """The statements of one database kind. The writer thread alone calls :meth:`write`,
-    :meth:`prune` and :meth:`discard` (they share one connection the backend keeps);
-    readers call the ``read_*`` methods from any thread (each opens its own)."""
+    """The statements of one database kind. The writer thread alone calls :meth:`write`
+    and :meth:`discard` (they share one connection the backend keeps); readers call the
+    ``read_*`` methods from any thread (each opens its own). The queries both kinds share
+    are written here once, in the kind's dialect: :attr:`prefix`, :attr:`param`,
+    :attr:`seq`."""
+
+    #: What a table's name is prefixed with (its schema and a dot, or nothing).
+    prefix = ""
+    #: How a query parameter is spelled.
+    param = "?"
+    #: The column that orders rows by insertion.
+    seq = "rowid"
 
     #: What an operator is shown: the file, or the URL without its password.
     location: str
@@ -100,8 +110,31 @@ class IncidentBackend(ABC):
         """Insert both in one transaction; a row there already is left as it is."""
 
     @abstractmethod
+    def _changing(self) -> contextlib.AbstractContextManager[Any]:
+        """A connection of its own, in a write transaction, closed afterwards."""
+
+    @abstractmethod
+    def _rows(self, query: str, params: Sequence[Any]) -> list[Row]:
+        """The rows of one read query (on a read-only connection of its own)."""
+
     def prune(self, now: float, max_age: float | None, max_rows: int | None) -> int:
         """Delete rows older than ``max_age`` seconds and past the newest ``max_rows``."""
+        removed, p, seq = 0, self.param, self.seq
+        with self._changing() as conn:
+            for table in (f"{self.prefix}incidents", f"{self.prefix}events"):
+                if max_age is not None:
+                    cur = conn.execute(
+                        f"DELETE FROM {table} WHERE created_at < {p}", (now - max_age,)
+                    )
+                    removed += max(0, cur.rowcount)
+                if max_rows is not None:
+                    cur = conn.execute(
+                        f"DELETE FROM {table} WHERE {seq} <= (SELECT {seq} FROM {table}"
+                        f" ORDER BY {seq} DESC LIMIT 1 OFFSET {p})",
+                        (max_rows,),
+                    )
+                    removed += max(0, cur.rowcount)
+        return removed
 
     @abstractmethod
     def discard(self) -> None:
@@ -111,20 +144,44 @@ class IncidentBackend(ABC):
     def exists(self) -> bool:
         """Whether there may be anything to read (a missing file has nothing)."""
 
-    @abstractmethod
-    def read_incident(self, reference_id: str) -> Row | None: ...
+    def read_incident(self, reference_id: str) -> Row | None:
+        rows = self._rows(
+            f"SELECT {INCIDENT_COLUMNS} FROM {self.prefix}incidents"
+            f" WHERE reference_id = {self.param}",
+            (reference_id,),
+        )
+        return rows[0] if rows else None
 
-    @abstractmethod
-    def read_recent(self, limit: int) -> list[Row]: ...
+    def read_recent(self, limit: int) -> list[Row]:
+        return self._rows(
+            f"SELECT {INCIDENT_COLUMNS} FROM {self.prefix}incidents"
+            f" ORDER BY created_at DESC, {self.seq} DESC LIMIT {self.param}",
+            (limit,),
+        )
 
-    @abstractmethod
-    def read_event_bodies(self, floor: float, limit: int) -> list[str]: ...
+    def read_event_bodies(self, floor: float, limit: int) -> list[str]:
+        rows = self._rows(
+            f"SELECT body FROM {self.prefix}events WHERE created_at >= {self.param}"
+            f" ORDER BY created_at DESC, {self.seq} DESC LIMIT {self.param}",
+            (floor, limit),
+        )
+        return [str(body) for (body,) in rows]
 
-    @abstractmethod
-    def read_error_counts(self, column: str, floor: float) -> list[tuple[Any, Any]]: ...
+    def read_error_counts(self, column: str, floor: float) -> list[tuple[Any, Any]]:
+        rows = self._rows(
+            f"SELECT {column}, COUNT(*) FROM {self.prefix}events"
+            f" WHERE created_at >= {self.param} GROUP BY {column} ORDER BY COUNT(*) DESC, {column}",
+            (floor,),
+        )
+        return [(row[0], row[1]) for row in rows]
 
-    @abstractmethod
-    def read_counts(self) -> dict[str, int]: ...
+    def read_counts(self) -> dict[str, int]:
+        """Rows per table (none in a table not made yet)."""
+        counts = {}
+        for table in ("incidents", "events"):
+            rows = self._rows(f"SELECT COUNT(*) FROM {self.prefix}{table}", ())
+            counts[table] = int(rows[0][0]) if rows else 0
+        return counts
 
     @abstractmethod
     def read_integrity(self) -> str:

@@ -97,6 +97,10 @@ def _psycopg() -> Any:
 class PostgresBackend(IncidentBackend):
     """Incidents and events in one PostgreSQL database shared by every process."""
 
+    prefix = f"{SCHEMA}."
+    param = "%s"
+    seq = "seq"
+
     def __init__(self, url: str, *, timeout: float, state_dir: Path | None = None) -> None:
         self._driver = _psycopg()
         self.errors = (self._driver.Error,)
@@ -176,23 +180,10 @@ class PostgresBackend(IncidentBackend):
             self.discard()  # the server may have gone: the next attempt connects afresh
             raise
 
-    def prune(self, now: float, max_age: float | None, max_rows: int | None) -> int:
-        removed = 0
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[Any]:
         with contextlib.closing(self._connect()) as conn, conn.transaction():
-            for table in ("incidents", "events"):
-                if max_age is not None:
-                    cur = conn.execute(
-                        f"DELETE FROM {SCHEMA}.{table} WHERE created_at < %s", (now - max_age,)
-                    )
-                    removed += max(0, cur.rowcount)
-                if max_rows is not None:
-                    cur = conn.execute(
-                        f"DELETE FROM {SCHEMA}.{table} WHERE seq <= (SELECT seq FROM"
-                        f" {SCHEMA}.{table} ORDER BY seq DESC LIMIT 1 OFFSET %s)",
-                        (max_rows,),
-                    )
-                    removed += max(0, cur.rowcount)
-        return removed
+            yield conn
 
     # -- reading -------------------------------------------------------------------------
 
@@ -219,45 +210,6 @@ class PostgresBackend(IncidentBackend):
                 if self._missing(exc):
                     return []
                 raise
-
-    def read_incident(self, reference_id: str) -> Row | None:
-        rows = self._rows(
-            f"SELECT {INCIDENT_COLUMNS} FROM {SCHEMA}.incidents WHERE reference_id = %s",
-            (reference_id,),
-        )
-        return rows[0] if rows else None
-
-    def read_recent(self, limit: int) -> list[Row]:
-        return self._rows(
-            f"SELECT {INCIDENT_COLUMNS} FROM {SCHEMA}.incidents"
-            " ORDER BY created_at DESC, seq DESC LIMIT %s",
-            (limit,),
-        )
-
-    def read_event_bodies(self, floor: float, limit: int) -> list[str]:
-        rows = self._rows(
-            f"SELECT body FROM {SCHEMA}.events WHERE created_at >= %s"
-            " ORDER BY created_at DESC, seq DESC LIMIT %s",
-            (floor, limit),
-        )
-        return [str(body) for (body,) in rows]
-
-    def read_error_counts(self, column: str, floor: float) -> list[tuple[Any, Any]]:
-        return [
-            (row[0], row[1])
-            for row in self._rows(
-                f"SELECT {column}, COUNT(*) FROM {SCHEMA}.events WHERE created_at >= %s"
-                f" GROUP BY {column} ORDER BY COUNT(*) DESC, {column}",
-                (floor,),
-            )
-        ]
-
-    def read_counts(self) -> dict[str, int]:
-        counts = {}
-        for table in ("incidents", "events"):
-            rows = self._rows(f"SELECT COUNT(*) FROM {SCHEMA}.{table}", ())
-            counts[table] = int(rows[0][0]) if rows else 0
-        return counts
 
     def read_integrity(self) -> str:
         self._rows("SELECT 1", ())  # the server answers; PostgreSQL checks its own pages

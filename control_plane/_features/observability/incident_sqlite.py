@@ -211,27 +211,11 @@ class SqliteBackend(IncidentBackend):
             self.discard()  # a corrupt or foreign file: reconnect to retry
             raise
 
-    def prune(self, now: float, max_age: float | None, max_rows: int | None) -> int:
-        conn = self._connect()  # any thread's (``IncidentStore.prune``): its own connection
-        removed = 0
-        try:
-            with _transaction(conn):
-                for table in ("incidents", "events"):
-                    if max_age is not None:
-                        cur = conn.execute(
-                            f"DELETE FROM {table} WHERE created_at < ?", (now - max_age,)
-                        )
-                        removed += cur.rowcount
-                    if max_rows is not None:
-                        cur = conn.execute(
-                            f"DELETE FROM {table} WHERE rowid <= (SELECT rowid FROM {table}"
-                            " ORDER BY rowid DESC LIMIT 1 OFFSET ?)",
-                            (max_rows,),
-                        )
-                        removed += cur.rowcount
-        finally:
-            conn.close()
-        return removed
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[sqlite3.Connection]:
+        # any thread's (``IncidentStore.prune``): its own connection
+        with contextlib.closing(self._connect()) as conn, _transaction(conn):
+            yield conn
 
     # -- reading -------------------------------------------------------------------------
 
@@ -247,45 +231,9 @@ class SqliteBackend(IncidentBackend):
         finally:
             conn.close()
 
-    def read_incident(self, reference_id: str) -> Row | None:
+    def _rows(self, query: str, params: Sequence[Any]) -> list[Row]:
         with self._reader() as conn:
-            row: Row | None = conn.execute(
-                f"SELECT {INCIDENT_COLUMNS} FROM incidents WHERE reference_id = ?",
-                (reference_id,),
-            ).fetchone()
-            return row
-
-    def read_recent(self, limit: int) -> list[Row]:
-        with self._reader() as conn:
-            return conn.execute(
-                f"SELECT {INCIDENT_COLUMNS} FROM incidents"
-                " ORDER BY created_at DESC, rowid DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
-
-    def read_event_bodies(self, floor: float, limit: int) -> list[str]:
-        with self._reader() as conn:
-            rows = conn.execute(
-                "SELECT body FROM events WHERE created_at >= ?"
-                " ORDER BY created_at DESC, rowid DESC LIMIT ?",
-                (floor, limit),
-            ).fetchall()
-        return [str(body) for (body,) in rows]
-
-    def read_error_counts(self, column: str, floor: float) -> list[tuple[Any, Any]]:
-        with self._reader() as conn:
-            return conn.execute(
-                f"SELECT {column}, COUNT(*) FROM events WHERE created_at >= ?"
-                f" GROUP BY {column} ORDER BY COUNT(*) DESC, {column}",
-                (floor,),
-            ).fetchall()
-
-    def read_counts(self) -> dict[str, int]:
-        with self._reader() as conn:
-            return {
-                table: int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-                for table in ("incidents", "events")
-            }
+            return conn.execute(query, params).fetchall()
 
     def read_integrity(self) -> str:
         with self._reader() as conn:
