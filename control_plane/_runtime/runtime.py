@@ -221,6 +221,9 @@ class Runtime:
         self.confinement = confinement if confinement is not None else Confinement()
         #: Metrics, events and incidents, once :meth:`observe` attached them.
         self.observability: Any = None
+        #: What traces the calls a server serves (``close()``), set by a feature's
+        #: ``configure`` (observability: ``--otel-endpoint``); closed with the runtime.
+        self.tracing: Any = None
         self._closed = False
 
     @property
@@ -276,6 +279,8 @@ class Runtime:
         self.invoker.close()
         if self.observability is not None:
             self.observability.close()
+        if self.tracing is not None:
+            self.tracing.close()
         self.load.close()
 
     @property

@@ -65,7 +65,6 @@ from control_plane._features.grpc.client import (
     TransportError,
     Unauthenticated,
 )
-from control_plane._features.observability.observability_cli import tracing_from_args
 from control_plane._kernel.errors import RequestRejected
 from control_plane._kernel.hookspecs import hookimpl
 from control_plane._kernel.limits import ConfigError
@@ -567,26 +566,15 @@ def _serve(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(_cannot_listen(args.address, exc), file=sys.stderr)
             return EXIT_USAGE
-    try:
-        tracing = tracing_from_args(args)
-    except ConfigError as exc:
-        print(f"packctl: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if tracing is not None:
-        options = dataclasses.replace(options, tracing=tracing)
     configure_logging(args.log_format, args.log_level)
     try:
         runtime = build_runtime(runtime_config(args))
     except ConfigError as exc:  # isolation, MCP config, grants: each a ConfigError
         print(f"packctl: {exc}", file=sys.stderr)
-        if tracing is not None:
-            tracing.close()
         return EXIT_USAGE
     if args.strict_load and runtime.registry.failures:  # fail fast, before any port opens
         failures = runtime.registry.failures
         runtime.close()
-        if tracing is not None:
-            tracing.close()
         print(
             f"packctl: not serving: {len(failures)} load failure(s) and --strict-load:",
             file=sys.stderr,
@@ -595,10 +583,12 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:  # each feature installs itself from its options (observability: metrics...)
         configure(runtime, args)
-    except ConfigError as exc:  # an incident store that cannot open
+    except ConfigError as exc:  # an incident store that cannot open, a tracing endpoint
         runtime.close()
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if runtime.tracing is not None:
+        options = dataclasses.replace(options, tracing=runtime.tracing)
     obs = runtime.observability
     metrics_port = obs.metrics.port if obs is not None else None
 
@@ -659,8 +649,6 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         stuck = runtime.invoker.threads.busy()
         runtime.close()
-        if tracing is not None:
-            tracing.close()
     if worker is None:
         print("packctl: stopped", file=sys.stderr)
     if stuck:

@@ -242,10 +242,12 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
 
 @hookimpl
 def configure(runtime: Runtime, options: argparse.Namespace) -> None:
-    """Observe ``runtime`` as the options of :func:`add_serve_arguments` say (a command
-    without them, e.g. ``--local``, is left alone)."""
+    """Observe ``runtime`` as the options of :func:`add_serve_arguments` say, and trace
+    what it serves as ``--otel-endpoint`` says (a command without them, e.g. ``--local``,
+    is left alone)."""
     if hasattr(options, "metrics_port"):
         runtime.observe(observability_config(options))
+    runtime.tracing = tracing_from_args(options)
 
 
 def tracing_from_args(args: argparse.Namespace) -> Tracing | None:
