@@ -36,16 +36,9 @@ FEATURES = sorted(
 #: The edges between built-in features (and from the assembly to a feature), each with why.
 #: Any other import of one feature by another fails: a feature lives in its own folder.
 FEATURE_EDGES: dict[tuple[str, str], str] = {
-    ("_runtime", "observability"): "build_runtime installs metrics, events and the store "
-    "(ObservabilityConfig) and plugins queue third-party event sinks (SinkQueue)",
-    ("_runtime", "mcp"): "RuntimeConfig.mcp_config: MCP servers' tools loaded as packs",
-    ("_runtime", "isolation"): "decide_confinement and the isolated packs' worker pools",
-    ("_runtime", "grants"): "the runtime's ProgramRunner (tool_process) and Landlock probes",
     ("cli", "grpc"): "packctl serve and the remote backend",
     ("cli", "observability"): "serve's observability options and the event stream",
-    ("cli", "isolation"): "serve's --isolate and the isolation options",
-    ("cli", "mcp"): "the --mcp-config option of every command that builds a runtime",
-    ("cli", "grants"): "--grant/--grants/--trust of every command that builds a runtime",
+    ("cli", "grants"): "serve's start-up lines and describe --local's reach section",
     ("grpc", "observability"): "the server counts, traces and reports what it serves",
     ("grpc", "cli"): "packctl proto and status commands use the CLI's helpers",
     ("gate", "cli"): "the gate calls packs through the CLI's backends",

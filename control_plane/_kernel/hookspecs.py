@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse  # the command hooks' parameter types only: the kernel parses nothing
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from control_plane._kernel.classify import Classification
 from control_plane._kernel.pack import Pack
+from control_plane._kernel.reach import ProgramRunner, Reaches, Scratch
+from control_plane._kernel.registry import LoadFailure, Registry
 
 if TYPE_CHECKING:
     from control_plane._kernel.error_event import ErrorEvent
@@ -18,6 +20,11 @@ if TYPE_CHECKING:
     from control_plane._kernel.registry import LoadedPack
 
 __all__ = ["PROJECT", "Subparsers", "hookimpl", "hookspec"]
+
+#: The runtime's types (``control_plane._runtime.runtime``), named here only: the kernel
+#: imports nothing above it.
+Runtime = Any
+RuntimeConfig = Any
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -167,4 +174,132 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
 
     :param parser: the ``serve`` subcommand's parser.
     :return: nothing; the return value is ignored.
+    """
+
+
+# -- the runtime's features: build_runtime() calls these on RuntimeConfig.features --------
+
+
+@hookspec(firstresult=True)
+def describe_plugins(
+    config: RuntimeConfig, plugins: Sequence[tuple[str, str]], scratch: Scratch
+) -> tuple[list[tuple[str, object]], list[tuple[str, str]], set[str], list[LoadFailure]] | None:
+    """Describe third-party plugin modules in confined workers before any is imported here.
+
+    Called by ``build_runtime`` when the runtime describes plugins first (unless the
+    operator trusts every pack and isolates none; docs/grants.md). The built-in isolation
+    feature implements it. Without an implementation, no third-party plugin module is
+    imported: each is a load failure (confinement never depends on a feature being there).
+
+    :param config: the runtime's configuration.
+    :param plugins: ``(as given, module name)`` of each ``--plugin``.
+    :param scratch: the runtime's scratch root (the workers' empty ``HOME``).
+    :return: ``(described plugins, modules to import here, entry points to load here,
+        failures)``, or ``None`` (not implemented).
+    """
+
+
+@hookspec(firstresult=True)
+def open_pack_sources(config: RuntimeConfig, registry: Registry, reaches: Reaches) -> object | None:
+    """Start the pack sources ``config`` names (the MCP servers of ``mcp_config``) and add
+    their packs to ``registry``.
+
+    Called once by ``build_runtime`` when ``config.mcp_config`` is set; the built-in MCP
+    feature implements it. Without an implementation, the runtime refuses the config
+    (:class:`~control_plane._kernel.limits.ConfigError`).
+
+    :param config: the runtime's configuration (``config.mcp_config``: a path or a config).
+    :param registry: the runtime's registry, where the sources' packs are registered.
+    :param reaches: the operator's grants: each source's process is confined to its packs'.
+    :return: the source: ``close()``, ``pack_health()`` and ``watch(callback)``; or ``None``.
+    """
+
+
+@hookspec(firstresult=True)
+def program_runner() -> ProgramRunner | None:
+    """The function the runtime's grants start packs' programs with (``ctx.reach.run``).
+
+    The built-in grants feature implements it. The grant checks stay in the kernel
+    (:class:`~control_plane._kernel.reach.Reaches`) whatever answers: without a runner, a
+    pack's program is refused, never run unchecked.
+
+    :return: the runner, or ``None``.
+    """
+
+
+@hookspec(firstresult=True)
+def start_isolation(
+    config: RuntimeConfig, registry: Registry, packs: Sequence[str], reaches: Reaches
+) -> Any:
+    """Start the worker pools of ``packs`` (``--isolate`` and the confined packs).
+
+    Called once by ``build_runtime`` when ``packs`` is not empty; the built-in isolation
+    feature implements it. Without an implementation, the runtime refuses to start
+    (:class:`~control_plane._kernel.limits.ConfigError`): a pack that must run confined
+    never runs in this process instead.
+
+    :param config: the runtime's configuration (workers, memory limit, ``isolate``).
+    :param registry: the loaded packs.
+    :param packs: the names to isolate (``"all"``: every pack).
+    :param reaches: the runtime's grants, each worker confined to its pack's.
+    :return: the pools (the invoker's ``isolation``), or ``None`` when none of ``packs``
+        runs in this process (an MCP server's tools).
+    """
+
+
+@hookspec(firstresult=True)
+def observe(runtime: Runtime, config: object | None, options: dict[str, Any]) -> Any:
+    """Attach metrics, error events and the incident store to ``runtime`` (``Runtime.observe``).
+
+    The built-in observability feature implements it.
+
+    :param runtime: the runtime to observe.
+    :param config: the typed configuration of ``packctl serve``'s options, or ``None``.
+    :param options: keywords of an embedder's call (``events=``, ``store=``...).
+    :return: the observability handle (``close()``), or ``None``.
+    """
+
+
+@hookspec
+def configure(runtime: Runtime, options: argparse.Namespace) -> None:
+    """Install this feature on ``runtime`` from its own parsed options.
+
+    Called by every command that builds a runtime (``serve``, ``worker``), once the
+    runtime is built and before it serves, on every built-in feature
+    (``BUILTIN_FEATURES``). The built-in observability installs metrics, events, the
+    incident store and tracing from the options it added (:func:`add_serve_options`).
+    A raise (:class:`~control_plane._kernel.limits.ConfigError`) stops the command.
+
+    :param runtime: the runtime built from the options.
+    :param options: the parsed command line.
+    :return: nothing; the return value is ignored.
+    """
+
+
+@hookspec
+def add_runtime_options(parser: argparse.ArgumentParser, when: str) -> None:
+    """Add this feature's options to a command that builds a runtime.
+
+    Called once per such command (``serve``, ``worker``, and every command with
+    ``--local``: a parser whose ``runtime_options`` default is set), after every
+    :func:`add_commands`. The built-in grants add ``--grant``, ``--grants`` and
+    ``--trust``; MCP adds ``--mcp-config``. :func:`runtime_config` reads them back.
+
+    :param parser: the command's parser.
+    :param when: the prefix of each option's help (``"with --local: "``, or empty).
+    :return: nothing; the return value is ignored.
+    """
+
+
+@hookspec
+def runtime_config(options: argparse.Namespace) -> Mapping[str, Any] | None:
+    """This feature's fields of the runtime's ``RuntimeConfig``, from its parsed options.
+
+    Called by every command that builds a runtime, on every built-in feature; the fields
+    of all are merged (isolation: ``isolate``...; MCP: ``mcp_config``; grants: ``grants``).
+    A command lacking a feature's options gets the runtime's defaults. A raise
+    (:class:`~control_plane._kernel.limits.ConfigError`) stops the command.
+
+    :param options: the parsed command line.
+    :return: ``RuntimeConfig`` field names and values, or ``None``.
     """

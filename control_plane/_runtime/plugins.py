@@ -9,23 +9,18 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from importlib.metadata import entry_points
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pluggy
 from pluggy import HookImpl
 
-from control_plane._features.observability.events import ErrorEvent
 from control_plane._kernel.call_hooks import Bound, bound, new_plugin_manager
 from control_plane._kernel.classifiers import BUILTIN_CLASSIFIERS
 from control_plane._kernel.classify import Classification, Classifier
+from control_plane._kernel.error_event import ErrorEvent
 from control_plane._kernel.errors import PluginLoadError
 from control_plane._kernel.pack import Pack
-from control_plane._kernel.reach import Grants, Reaches, Scratch
 from control_plane._kernel.registry import LoadFailure, Registry
-
-if TYPE_CHECKING:
-    from control_plane._features.mcp.source.config import McpConfig
-    from control_plane._features.mcp.source.source import McpSource
 
 __all__ = [
     "BUILTIN_CLASSIFIERS",
@@ -34,6 +29,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ENV_PLUGINS",
     "PLUGIN_FAULTS",
+    "RUNTIME_FEATURES",
     "LoadResult",
     "classifiers_of",
     "feature_manager",
@@ -56,10 +52,14 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
 
 
 #: The built-in features' plugin modules, each implementing the command hooks
-#: (``add_commands``, ``add_serve_options``) for its folder, as pytest's ``default_plugins``:
+#: (``add_commands``, ``add_serve_options``, ``add_runtime_options``, ``runtime_config``,
+#: ``configure``) for its folder, as pytest's ``default_plugins``:
 #: ``packctl`` is built from this tuple; leave one out and its commands are gone.
 BUILTIN_FEATURES: tuple[str, ...] = (
     "control_plane._features.cli.cli",
+    "control_plane._features.isolation.cli",
+    "control_plane._features.grants.grant_cli",
+    "control_plane._features.mcp.source.cli",
     "control_plane._features.observability.observability_cli",
     "control_plane._features.mcp.bridge.cli",
     "control_plane._features.temporal.cli",
@@ -68,6 +68,24 @@ BUILTIN_FEATURES: tuple[str, ...] = (
     "control_plane._features.grpc.proto_cli",
     "control_plane._features.grpc.status_cli",
 )
+
+
+#: The features a runtime is built from (``RuntimeConfig.features``), each implementing the
+#: runtime hooks for its folder: describing and isolating plugins, MCP servers' tools as
+#: packs, the grants' program runner, observability. The grant checks are the kernel's.
+RUNTIME_FEATURES: tuple[str, ...] = (
+    "control_plane._features.isolation.plugin",
+    "control_plane._features.mcp.source.plugin",
+    "control_plane._features.grants.plugin",
+    "control_plane._features.observability.plugin",
+)
+
+
+class PackSource(Protocol):
+    """Packs started with the runtime and stopped with it (an MCP source, whose servers'
+    health changes while serving)."""
+
+    def close(self) -> None: ...
 
 
 def feature_manager(features: Sequence[str] = BUILTIN_FEATURES) -> pluggy.PluginManager:
@@ -150,14 +168,15 @@ class LoadResult:
         classifiers: Sequence[Classifier],
         pm: pluggy.PluginManager,
         event_sinks: Sequence[Callable[[ErrorEvent], None]] = (),
-        mcp: McpSource | None = None,
+        mcp: PackSource | None = None,
     ) -> None:
         self.registry = registry
         self.classifiers = tuple(classifiers)
         self.plugin_manager = pm
         #: Sinks registered through the ``register_event_sinks`` hook.
         self.event_sinks = tuple(event_sinks)
-        #: The MCP servers whose tools are packs here (``None``: no MCP config).
+        #: The MCP servers whose tools are packs here (``None``: no MCP config), set by
+        #: ``build_runtime`` through the ``open_pack_sources`` hook.
         self.mcp = mcp
 
     def close(self) -> None:
@@ -303,17 +322,11 @@ def load_registry(
     builtins: bool = True,
     entry_points_: bool = True,
     extra: Iterable[tuple[str, object] | ModuleType] = (),
-    mcp_config: McpConfig | None = None,
     builtin_classifiers: bool = True,
-    grants: Grants | None = None,
-    scratch: Scratch | None = None,
 ) -> LoadResult:
     """Load every plugin's packs into a fresh :class:`Registry`.
 
     ``extra`` adds plugins directly (a module, or ``(name, object)``), as tests do.
-    ``mcp_config`` starts those MCP servers and adds their tools as packs; close the result
-    (:meth:`LoadResult.close`) to stop them, each confined to its packs' grant in
-    ``grants`` (the runtime's; ``scratch`` holds the programs' empty ``HOME``).
     """
     named: list[tuple[str, object]] = [
         (p.__name__, p) if isinstance(p, ModuleType) else p for p in extra
@@ -337,12 +350,7 @@ def load_registry(
 
     _each_registering(pm, registry, "register_packs", register)
     classifiers = classifiers_of(pm)
-    mcp: McpSource | None = None
-    if mcp_config is not None:
-        from control_plane._features.mcp.source.source import open_source
-
-        mcp = open_source(mcp_config, registry, Reaches(grants, scratch=scratch))
-    return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry), mcp=mcp)
+    return LoadResult(registry, classifiers, pm, _event_sinks(pm, registry))
 
 
 def _each_registering(

@@ -8,24 +8,16 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from control_plane._features.grants import tool_process
-from control_plane._features.isolation import isolation
-from control_plane._features.mcp.source.config import McpConfig, load_config
-from control_plane._features.observability.events import EventSink
-from control_plane._features.observability.observability import (
-    Observability,
-    ObservabilityConfig,
-    install,
-    install_configured,
-)
-from control_plane._kernel.hookspecs import hookimpl
+import pluggy
+
+from control_plane._kernel.error_event import ErrorEvent
 from control_plane._kernel.invoke import Invoker
+from control_plane._kernel.limits import ConfigError
 from control_plane._kernel.reach import (
     DEFAULT_MESSAGE_LIMIT,
     Grant,
@@ -39,12 +31,16 @@ from control_plane._kernel.redact import require_scrubber
 from control_plane._kernel.registry import LoadFailure, Registry
 from control_plane._runtime.plugins import (
     ENTRY_POINT_GROUP,
-    ENV_PLUGINS,
     PLUGIN_FAULTS,
+    RUNTIME_FEATURES,
     LoadResult,
+    feature_manager,
     load_registry,
 )
 from control_plane._runtime.suggest import unknown_names
+
+if TYPE_CHECKING:
+    from control_plane._features.mcp.source.config import McpConfig
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -71,6 +67,10 @@ class PackHealthSource(Protocol):
     def watch(self, watcher: Callable[[str, bool], None]) -> None: ...
 
 
+#: Worker processes per isolated pack.
+ISOLATION_WORKERS = 2
+#: Address-space cap of each isolated worker (``RLIMIT_AS``), in bytes.
+ISOLATION_MEMORY_LIMIT = 1024 * 1024 * 1024
 #: Deadline of a call that carries none, in seconds, on every adapter.
 DEFAULT_TIMEOUT = 300.0
 #: ``RuntimeConfig(trust=TRUST_ALL)``: every pack that declares no reach runs in this
@@ -93,8 +93,8 @@ class RuntimeConfig:
     #: Packs whose handlers run in worker processes (names, or ``"all"``); packs that
     #: declare ``Pack(isolated=True)`` are isolated whatever this says.
     isolate: tuple[str, ...] = ()
-    isolation_workers: int = isolation.DEFAULT_WORKERS
-    isolation_memory_limit: int | None = isolation.DEFAULT_MEMORY_LIMIT
+    isolation_workers: int = ISOLATION_WORKERS
+    isolation_memory_limit: int | None = ISOLATION_MEMORY_LIMIT
     #: Threads for synchronous handlers (``None``: Python's default for the pool).
     handler_threads: int | None = None
     #: Most of those threads one pack may hold at once, overrunning calls included
@@ -127,6 +127,11 @@ class RuntimeConfig:
     #: name): never handed to a pack's program or worker, whatever its credentials grant
     #: (beside :data:`~control_plane._kernel.reach.SERVER_SECRETS`).
     withheld_env: tuple[str, ...] = ()
+    #: The features this runtime is built from (plugin modules on the runtime hooks of
+    #: ``_kernel/hookspecs.py``): isolation, MCP, grants' program runner, observability.
+    #: One left out takes its part with it; what must be confined is then refused, never
+    #: run unconfined (docs/architecture.md).
+    features: tuple[str, ...] = RUNTIME_FEATURES
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,14 +210,20 @@ class Runtime:
         invoker: Invoker,
         config: RuntimeConfig,
         confinement: Confinement | None = None,
+        features: pluggy.PluginManager | None = None,
     ) -> None:
         self.load = load
+        #: The runtime's features (``config.features``), whose hooks it calls.
+        self.features = features if features is not None else feature_manager(config.features)
         self.invoker = invoker
         self.config = config
         #: How each pack is held (what ``packctl serve`` says at start-up).
         self.confinement = confinement if confinement is not None else Confinement()
         #: Metrics, events and incidents, once :meth:`observe` attached them.
-        self.observability: Observability | None = None
+        self.observability: Any = None
+        #: What traces the calls a server serves (``close()``), set by a feature's
+        #: ``configure`` (observability: ``--otel-endpoint``); closed with the runtime.
+        self.tracing: Any = None
         self._closed = False
 
     @property
@@ -234,29 +245,27 @@ class Runtime:
         )
 
     @property
-    def event_sinks(self) -> Sequence[EventSink]:
+    def event_sinks(self) -> Sequence[Callable[[ErrorEvent], None]]:
         """Sinks registered by plugins through ``register_event_sinks``."""
         return self.load.event_sinks
 
     # -- observability -------------------------------------------------------------------
 
-    def observe(self, config: ObservabilityConfig | None = None, **kwargs: Any) -> Observability:
-        """Attach metrics, error events and the incident store (once).
+    def observe(self, config: object | None = None, **kwargs: Any) -> Any:
+        """Attach metrics, error events and the incident store (once), through the
+        ``observe`` hook of the runtime's features (the observability feature's
+        :func:`~control_plane._features.observability.plugin.observe`).
 
         With ``config`` (``packctl serve``'s options, typed), as it says; without,
         ``kwargs`` go to :func:`~control_plane._features.observability.observability.install`.
-        Plugin event sinks and the load failures are always included.
+        Plugin event sinks and the load failures are always included. Raises
+        :class:`~control_plane._kernel.limits.ConfigError` when no feature observes.
         """
         if self.observability is not None:
             return self.observability
-        failures = self.registry.failures
-        if config is not None:
-            obs = install_configured(
-                self.invoker, config, load_failures=failures, event_sinks=self.event_sinks
-            )
-        else:
-            sinks = [*self.event_sinks, *kwargs.pop("event_sinks", ())]
-            obs = install(self.invoker, load_failures=failures, event_sinks=sinks, **kwargs)
+        obs = self.features.hook.observe(runtime=self, config=config, options=kwargs)
+        if obs is None:
+            raise ConfigError("this runtime has no observability feature (RuntimeConfig.features)")
         self.observability = obs
         return obs
 
@@ -270,12 +279,14 @@ class Runtime:
         self.invoker.close()
         if self.observability is not None:
             self.observability.close()
+        if self.tracing is not None:
+            self.tracing.close()
         self.load.close()
 
     @property
     def pack_health_sources(self) -> tuple[PackHealthSource, ...]:
         """Sources whose packs' health changes while serving (the MCP servers)."""
-        return (self.load.mcp,) if self.load.mcp is not None else ()
+        return (self.load.mcp,) if self.load.mcp is not None else ()  # type: ignore[return-value]
 
     def __enter__(self) -> Runtime:
         return self
@@ -303,14 +314,14 @@ def _plugin_names(names: Iterable[str]) -> tuple[list[tuple[str, str]], list[Loa
     return found, failed
 
 
-def _not_found_hint(name: str) -> str:
+def not_found_hint(name: str) -> str:
     return (
         " (is it installed, or is its directory on PYTHONPATH? e.g. "
         f"PYTHONPATH=. packctl ...; or give the file: --plugin ./{name}.py)"
     )
 
 
-def _findable(module: str) -> bool:
+def findable(module: str) -> bool:
     """Whether the top-level package of ``module`` is on this import path (found, not
     imported: no code of it runs)."""
     top = module.partition(":")[0].strip().partition(".")[0]
@@ -331,12 +342,41 @@ def _import_plugins(
         except ModuleNotFoundError as exc:
             reason = f"failed to load: {type(exc).__name__}: {exc}"
             if exc.name == name:  # the module itself, not one it imports
-                reason += _not_found_hint(name)
+                reason += not_found_hint(name)
             failed.append(LoadFailure(given, reason))
         # Plugin boundary: importing a plugin module may raise anything (SystemExit too).
         except PLUGIN_FAULTS as exc:
             failed.append(LoadFailure(given, f"failed to load: {type(exc).__name__}: {exc}"))
     return plugins, failed
+
+
+def _isolation(
+    features: pluggy.PluginManager,
+    config: RuntimeConfig,
+    registry: Registry,
+    packs: Sequence[str],
+    reaches: Reaches,
+) -> Any:
+    """The worker pools of ``packs`` from the isolation feature; without one, a refusal:
+    a pack that must run confined never runs in this process instead."""
+    if not features.hook.start_isolation.get_hookimpls():
+        raise ConfigError(
+            f"cannot run {', '.join(packs)} in isolated workers: this runtime has no "
+            "isolation feature (RuntimeConfig.features); a pack that declares no reach "
+            "runs only confined, or trusted (--trust)"
+        )
+    # None: nothing of these runs here (an MCP server's tools are their server's).
+    return features.hook.start_isolation(
+        config=config, registry=registry, packs=packs, reaches=reaches
+    )
+
+
+def _undescribed(given: str) -> LoadFailure:
+    return LoadFailure(
+        given,
+        "not loaded: no feature of this runtime describes plugin modules in a confined "
+        "worker (the isolation feature is left out; --trust all loads them here)",
+    )
 
 
 def _load_entry_points(
@@ -358,25 +398,7 @@ def _load_entry_points(
     return loaded, failed
 
 
-class _Described:
-    """A plugin module known only by what a confined worker said it registers: its packs,
-    built from that JSON data, run in isolated workers (never imported here)."""
-
-    def __init__(self, packs: Sequence[Any]) -> None:
-        self._packs = tuple(packs)
-
-    @hookimpl
-    def register_packs(self, register: Callable[[Any], None]) -> None:
-        for pack in self._packs:
-            register(pack)
-
-
-def _listed(value: object) -> list[Any]:
-    """``value`` if it is a list (of a worker's reply: untrusted), else empty."""
-    return value if isinstance(value, list) else []
-
-
-def _trusted(config: RuntimeConfig) -> set[str]:
+def trusted_packs(config: RuntimeConfig) -> set[str]:
     """The packs the operator trusts (``--trust``, ``trust = true``), ``"all"`` included."""
     return {*config.trust, *(config.grants.trusted if config.grants is not None else ())}
 
@@ -389,94 +411,7 @@ def _isolating(config: RuntimeConfig) -> bool:
     every pack it holds declares a reach or is trusted; one holding an undeclared,
     untrusted pack (or an isolated one) never is: its code runs in confined workers only,
     from its first line (docs/grants.md)."""
-    return bool(config.isolate) or TRUST_ALL[0] not in _trusted(config)
-
-
-def _describe_plugins(
-    config: RuntimeConfig, plugins: Sequence[tuple[str, str]], scratch: Scratch
-) -> tuple[list[tuple[str, object]], list[tuple[str, str]], set[str], list[LoadFailure]]:
-    """Describe each third-party plugin module (``--plugin`` and entry points) in a fresh
-    confined worker. A module registering a pack that is to be isolated (named by
-    ``--isolate``, ``all``, or declaring ``isolated=True``) is isolated whole: its packs are
-    registered from their declarations and run in workers. The others are returned to be
-    imported here as before. ``(described plugins, modules to import, entry points to load,
-    failures)``."""
-    from importlib.metadata import entry_points
-
-    wanted = set(config.isolate)
-    trusted = _trusted(config)
-    # (as given, what a worker imports, the plugin's name here)
-    candidates = [(given, module, module) for given, module in plugins]
-    if config.entry_points:
-        allowed = os.environ.get(ENV_PLUGINS)
-        allow = None if allowed is None else {p.strip() for p in allowed.split(",")}
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if allow is None or ep.name in allow:
-                candidates.append((ep.name, ep.value, ep.name))
-    described: list[tuple[str, object]] = []
-    local: list[tuple[str, str]] = []
-    entry_points_here: set[str] = set()
-    failed: list[LoadFailure] = []
-    missing = [c for c in candidates if c[1] == c[2] and not _findable(c[1])]
-    for given, module, _ in missing:
-        reason = f"failed to load: ModuleNotFoundError: No module named {module!r}"
-        failed.append(LoadFailure(given, reason + _not_found_hint(module)))
-    candidates = [c for c in candidates if c not in missing]
-    # Described side by side (each a process of its own, a second or so to start).
-    with ThreadPoolExecutor(max(1, min(4, len(candidates)))) as pool:
-        replies = list(
-            pool.map(
-                lambda module: isolation.describe_module(module, scratch=scratch),
-                [c[1] for c in candidates],
-            )
-        )
-    for (given, module, plugin), reply in zip(candidates, replies, strict=True):
-        if reply.get("kind") != "ok":
-            failed.append(
-                LoadFailure(
-                    given,
-                    f"failed to load: {reply.get('error')} (in a confined worker: no files "
-                    "but its code's, no network, no environment)",
-                )
-            )
-            continue
-        packs = [p for p in _listed(reply.get("packs")) if isinstance(p, dict)]
-        isolate = isolation.ALL in wanted or any(
-            p.get("name") in wanted
-            or p.get("isolated") is True
-            # A pack that declares no reach runs confined unless trusted: its module is
-            # never imported here (decide_confinement isolates the pack).
-            or (p.get("reach") is None and p.get("name") not in trusted)
-            for p in packs
-        )
-        if not isolate:
-            if plugin == module:
-                local.append((given, module))
-            else:  # an entry point: loaded here by the plugin manager, as before
-                entry_points_here.add(plugin)
-            continue
-        stand_ins = []
-        for data in packs:
-            try:
-                stand_ins.append(isolation.declared_pack(data, module))
-            except (KeyError, TypeError, ValueError) as exc:
-                failed.append(
-                    LoadFailure(given, f"a malformed declaration: {type(exc).__name__}: {exc}")
-                )
-        for refused in _listed(reply.get("refused")):
-            name, why = [*_listed(refused), "?", "?"][:2]
-            failed.append(LoadFailure(given, f"its declaration cannot cross: {why}", str(name)))
-        named = {p.get("name") for p in packs} & wanted
-        if isolation.ALL not in wanted and {p.get("name") for p in packs} - named:
-            logger.warning(
-                "plugin module %s runs isolated whole (its packs %s): its code never runs in "
-                "the control plane",
-                module,
-                ", ".join(sorted(str(p.get("name")) for p in packs)),
-                extra={"event": "module_isolated", "plugin": given},
-            )
-        described.append((plugin, _Described(stand_ins)))
-    return described, local, entry_points_here, failed
+    return bool(config.isolate) or TRUST_ALL[0] not in trusted_packs(config)
 
 
 def build_runtime(
@@ -505,14 +440,16 @@ def _build(
     config: RuntimeConfig, load: LoadResult | None, operator: Grants, scratch: Scratch
 ) -> Runtime:
     owns_load = load is None
+    features = feature_manager(config.features)
     if load is None:
-        mcp = config.mcp_config
-        mcp_config = mcp if isinstance(mcp, McpConfig) or mcp is None else load_config(mcp)
         names, failed = _plugin_names(config.plugins)
         described: list[tuple[str, object]] = []
         entry_points = config.entry_points
         if _isolating(config):
-            described, names, here, refused = _describe_plugins(config, names, scratch)
+            found = features.hook.describe_plugins(config=config, plugins=names, scratch=scratch)
+            if found is None:  # no feature describes plugins: none is imported here
+                found = ([], [], set(), [_undescribed(given) for given, _ in names])
+            described, names, here, refused = found
             failed.extend(refused)
             # The entry points were described: only those that hold no isolated pack load
             # here (as extra plugins), none through the plugin manager's own loading.
@@ -526,11 +463,24 @@ def _build(
             builtins=config.builtins,
             entry_points_=entry_points,
             extra=[*config.extra, *described, *imported],
-            mcp_config=mcp_config,
-            # The MCP servers start now, confined to their packs' grants.
-            grants=operator,
-            scratch=scratch,
         )
+        if config.mcp_config is not None:
+            # The MCP servers start now, confined to their packs' grants.
+            try:
+                load.mcp = features.hook.open_pack_sources(
+                    config=config,
+                    registry=load.registry,
+                    reaches=Reaches(operator, scratch=scratch),
+                )
+            except BaseException:
+                load.close()
+                raise
+            if load.mcp is None:
+                load.close()
+                raise ConfigError(
+                    "an MCP config was given but this runtime has no MCP feature "
+                    "(RuntimeConfig.features)"
+                )
         for failure in (*config.failures, *failed):
             load.registry.record_failure(failure)
     served = load.registry.names()
@@ -547,7 +497,7 @@ def _build(
     reaches = Reaches(
         confinement.grants(),
         load.registry.declared_reach,
-        runner=tool_process.run_program,
+        runner=features.hook.program_runner(),
         message_limit=config.max_message_bytes or DEFAULT_MESSAGE_LIMIT,
         scratch=scratch,
         withheld=config.withheld_env,
@@ -567,27 +517,13 @@ def _build(
         plugins=load.plugin_manager,
         reaches=reaches,
     )
+    isolate = (*config.isolate, *sorted(confinement.confined))
     try:
-        for name in sorted(confinement.confined):
-            held = load.registry.get(name)
-            try:
-                isolation.locate(name, held.pack.handler, held.plugin)
-            except isolation.IsolationError as exc:
-                raise isolation.IsolationError(
-                    f"{exc}. It declares no reach, so it runs in an isolated worker: declare "
-                    f"what it reaches (Pack(reach=Reach(...))), or trust it to run in this "
-                    f"process (--trust {name}; RuntimeConfig(trust=...))"
-                ) from None
-        invoker.isolation = isolation.Isolation.for_registry(
-            load.registry,
-            (*config.isolate, *sorted(confinement.confined)),
-            workers=config.isolation_workers,
-            memory_limit=config.isolation_memory_limit,
-            reaches=reaches,
-        )
+        if isolate:
+            invoker.isolation = _isolation(features, config, load.registry, isolate, reaches)
     except BaseException:
         invoker.close()
         if owns_load:
             load.close()
         raise
-    return Runtime(load, invoker, config, confinement)
+    return Runtime(load, invoker, config, confinement, features)

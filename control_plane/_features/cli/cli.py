@@ -53,7 +53,7 @@ from control_plane._features.cli.reliability_cli import (
     runtime_config,
     server_options,
 )
-from control_plane._features.grants.grant_cli import add_grant_options, reach_lines, startup_lines
+from control_plane._features.grants.grant_cli import reach_lines, startup_lines
 from control_plane._features.grpc import event_loop
 from control_plane._features.grpc.client import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -64,12 +64,6 @@ from control_plane._features.grpc.client import (
     PackListing,
     TransportError,
     Unauthenticated,
-)
-from control_plane._features.isolation.isolation import IsolationError
-from control_plane._features.mcp.source.config import McpConfigError
-from control_plane._features.observability.observability_cli import (
-    observability_config,
-    tracing_from_args,
 )
 from control_plane._kernel.errors import RequestRejected
 from control_plane._kernel.hookspecs import hookimpl
@@ -88,9 +82,9 @@ __all__ = [
     "UsageProblem",
     "add_backend_options",
     "add_commands",
-    "add_mcp_config_option",
     "add_runtime_arguments",
     "build_parser",
+    "configure",
     "local_runtime",
     "main",
     "rejection_problem",
@@ -273,12 +267,10 @@ def local_runtime(args: argparse.Namespace) -> Runtime:
     (:func:`_keep_incidents`)."""
     try:
         runtime = build_runtime(runtime_config(args))
-    except IsolationError as exc:
-        raise UsageProblem(str(exc), "isolation") from None
-    except McpConfigError as exc:
-        raise UsageProblem(str(exc), "mcp_config") from None
     except GrantError as exc:
         raise UsageProblem(str(exc), "grants") from None
+    except ConfigError as exc:  # isolation, MCP config: each feature's error names its kind
+        raise UsageProblem(str(exc), str(getattr(exc, "kind", "config"))) from None
     for name in sorted(runtime.confinement.trusted):  # the operator's choice, said aloud
         print(
             f"packctl: {name} declares no reach and is trusted (--trust): it runs in this "
@@ -427,8 +419,8 @@ def add_backend_options(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE",
         help="with --local: also load this plugin module or .py file (repeatable)",
     )
-    add_mcp_config_option(parser, "with --local: ")
-    add_grant_options(parser, "with --local: ")
+    # --mcp-config, --grant...: each feature's (add_runtime_options, from build_parser)
+    parser.set_defaults(runtime_options="with --local: ")
     add_client_options(parser)
 
 
@@ -442,8 +434,7 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE",
         help="extra plugin module or .py file (repeatable)",
     )
-    add_mcp_config_option(parser)
-    add_grant_options(parser)
+    parser.set_defaults(runtime_options="")  # each feature's options (add_runtime_options)
     parser.add_argument(
         "--threads", type=int, default=None, metavar="N", help="threads for sync pack handlers"
     )
@@ -465,17 +456,6 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-format", choices=("json", "kv"), default="json")
     parser.add_argument(
         "--log-level", choices=("debug", "info", "warning", "error"), default="info"
-    )
-
-
-def add_mcp_config_option(parser: argparse.ArgumentParser, when: str = "") -> None:
-    """``--mcp-config PATH``: MCP servers whose tools load as packs (docs/mcp.md)."""
-    parser.add_argument(
-        "--mcp-config",
-        default=None,
-        metavar="PATH",
-        help=f"{when}serve the tools of the MCP servers in this file as packs (default: "
-        "$PACKCTL_MCP_CONFIG, else ./packctl-mcp.toml when present)",
     )
 
 
@@ -586,38 +566,31 @@ def _serve(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(_cannot_listen(args.address, exc), file=sys.stderr)
             return EXIT_USAGE
-    try:
-        tracing = tracing_from_args(args)
-    except ConfigError as exc:
-        print(f"packctl: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if tracing is not None:
-        options = dataclasses.replace(options, tracing=tracing)
     configure_logging(args.log_format, args.log_level)
     try:
         runtime = build_runtime(runtime_config(args))
     except ConfigError as exc:  # isolation, MCP config, grants: each a ConfigError
         print(f"packctl: {exc}", file=sys.stderr)
-        if tracing is not None:
-            tracing.close()
         return EXIT_USAGE
     if args.strict_load and runtime.registry.failures:  # fail fast, before any port opens
         failures = runtime.registry.failures
         runtime.close()
-        if tracing is not None:
-            tracing.close()
         print(
             f"packctl: not serving: {len(failures)} load failure(s) and --strict-load:",
             file=sys.stderr,
         )
         _print_failures(failures, sys.stderr)
         return EXIT_USAGE
-    try:
-        obs = runtime.observe(observability_config(args))
-    except ConfigError as exc:  # an incident store that cannot open
+    try:  # each feature installs itself from its options (observability: metrics...)
+        configure(runtime, args)
+    except ConfigError as exc:  # an incident store that cannot open, a tracing endpoint
         runtime.close()
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if runtime.tracing is not None:
+        options = dataclasses.replace(options, tracing=runtime.tracing)
+    obs = runtime.observability
+    metrics_port = obs.metrics.port if obs is not None else None
 
     def ready(server: PackServer) -> None:
         flush_logs()  # what was logged while starting comes before the banner
@@ -636,11 +609,11 @@ def _serve(args: argparse.Namespace) -> int:
                 flush=True,
             )
             failures = [str(f) for f in server.registry.failures]
-            report_ready(server.port, obs.metrics.port, len(server.registry), failures, notices)
+            report_ready(server.port, metrics_port, len(server.registry), failures, notices)
             return
-        if obs.metrics.port is not None:
+        if metrics_port is not None:
             print(
-                f"packctl: metrics on http://{args.metrics_host}:{obs.metrics.port}/metrics",
+                f"packctl: metrics on http://{args.metrics_host}:{metrics_port}/metrics",
                 file=sys.stderr,
             )
         print(
@@ -676,8 +649,6 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         stuck = runtime.invoker.threads.busy()
         runtime.close()
-        if tracing is not None:
-            tracing.close()
     if worker is None:
         print("packctl: stopped", file=sys.stderr)
     if stuck:
@@ -932,22 +903,35 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
         add(subparsers)
 
 
+def configure(runtime: Runtime, args: argparse.Namespace) -> None:
+    """Call every feature's ``configure`` hook: each installs itself on ``runtime`` from
+    the options it added (the features ``build_parser`` was given)."""
+    features = getattr(args, "features", BUILTIN_FEATURES)
+    feature_manager(features).hook.configure(runtime=runtime, options=args)
+
+
 def build_parser(features: Sequence[str] = BUILTIN_FEATURES) -> argparse.ArgumentParser:
     """The ``packctl`` argument parser: the commands of each of ``features`` (plugin
     modules, ``BUILTIN_FEATURES`` by default) through their ``add_commands`` hooks, then
-    ``serve``'s options through ``add_serve_options``."""
+    ``serve``'s options through ``add_serve_options`` and the options of every command
+    that builds a runtime through ``add_runtime_options``."""
     parser = argparse.ArgumentParser(
         prog="packctl",
         description="Serve capability packs over gRPC, and list, describe or call them.",
         epilog="exit codes: 0 success, 1 the pack returned an error code, "
         "2 usage or connection problem",
     )
+    parser.set_defaults(features=tuple(features))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     hook = feature_manager(features).hook
     hook.add_commands(subparsers=sub)
     serve = sub.choices.get("serve")
     if serve is not None:
         hook.add_serve_options(parser=serve)
+    for command in sub.choices.values():
+        when = command.get_default("runtime_options")
+        if when is not None:
+            hook.add_runtime_options(parser=command, when=when)
     return parser
 
 

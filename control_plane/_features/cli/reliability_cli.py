@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 from typing import Any
 
-from control_plane._features.grants.grant_cli import grants_from_args
 from control_plane._features.grpc.admission import (
     DEFAULT_RETRY_AFTER,
     AdmissionLimits,
@@ -26,8 +24,7 @@ from control_plane._features.grpc.auth import (
     read_token_file,
 )
 from control_plane._features.grpc.server import DEFAULT_MAX_MESSAGE_BYTES, ServerOptions
-from control_plane._features.isolation.isolation import DEFAULT_MEMORY_LIMIT, DEFAULT_WORKERS
-from control_plane._features.mcp.source.config import find_config
+from control_plane._runtime.plugins import BUILTIN_FEATURES, feature_manager
 from control_plane._runtime.runtime import DEFAULT_TIMEOUT, RuntimeConfig
 
 __all__ = [
@@ -56,11 +53,6 @@ def _pack_limit(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _megabytes(text: str) -> int:
-    value = _positive_int(text)
-    return value * 1024 * 1024
-
-
 def _answer_budget(text: str) -> int | None:
     """``--answer-budget MB``: megabytes, or 0 for none."""
     try:
@@ -74,28 +66,6 @@ def _answer_budget(text: str) -> int | None:
 
 def add_serve_options(p: argparse.ArgumentParser) -> None:
     """Reliability and security options of ``packctl serve``."""
-    iso = p.add_argument_group("isolation (docs/reliability.md)")
-    iso.add_argument(
-        "--isolate",
-        action="append",
-        default=[],
-        metavar="PACK|all",
-        help="run this pack's handler in worker processes (repeatable; 'all' for every pack)",
-    )
-    iso.add_argument(
-        "--isolation-workers",
-        type=_positive_int,
-        default=DEFAULT_WORKERS,
-        metavar="N",
-        help=f"worker processes per isolated pack (default {DEFAULT_WORKERS})",
-    )
-    iso.add_argument(
-        "--isolation-memory-mb",
-        type=_megabytes,
-        default=DEFAULT_MEMORY_LIMIT,
-        metavar="MB",
-        help=f"address-space limit of each worker (default {DEFAULT_MEMORY_LIMIT >> 20})",
-    )
     lim = p.add_argument_group("admission and input limits")
     lim.add_argument(
         "--max-in-flight",
@@ -187,34 +157,25 @@ def runtime_config(args: argparse.Namespace) -> RuntimeConfig:
 
     Every command that runs packs in this process (``serve``, ``worker``, ``--local``,
     ``gate --local``, ``mcp --local``) builds its runtime from here, so isolation and
-    deadlines are the same whichever command runs a pack. Options a command lacks take
-    the runtime's defaults (packs declaring ``isolated=True`` are isolated regardless).
+    deadlines are the same whichever command runs a pack: the command's own fields, then
+    each feature's (the ``runtime_config`` hook: isolation, MCP, grants). Options a command
+    lacks take the runtime's defaults (packs declaring ``isolated=True`` are isolated
+    regardless).
     """
-    memory = getattr(args, "isolation_memory_mb", DEFAULT_MEMORY_LIMIT)
+    fields: dict[str, Any] = {}
+    features = getattr(args, "features", BUILTIN_FEATURES)
+    for part in reversed(feature_manager(features).hook.runtime_config(options=args)):
+        fields.update(part)
     return RuntimeConfig(
         plugins=tuple(getattr(args, "plugin", ()) or ()),
-        isolate=tuple(getattr(args, "isolate", ()) or ()),
-        isolation_workers=getattr(args, "isolation_workers", DEFAULT_WORKERS),
-        isolation_memory_limit=memory,
         handler_threads=getattr(args, "threads", None),
         pack_threads=getattr(args, "pack_threads", None),
         default_timeout=getattr(args, "default_timeout", DEFAULT_TIMEOUT),
-        mcp_config=mcp_config_path(args),
-        grants=grants_from_args(args),
         max_message_bytes=getattr(args, "max_message_bytes", None),
         # The bearer tokens are ours: never a pack's program's nor a worker's.
         withheld_env=tuple(n for n in [getattr(args, "auth_token_env", None)] if n),
+        **fields,
     )
-
-
-def mcp_config_path(args: argparse.Namespace) -> Path | None:
-    """The MCP config a command's runtime loads: ``--mcp-config``, else
-    ``$PACKCTL_MCP_CONFIG``, else ``./packctl-mcp.toml`` when present (docs/mcp.md).
-
-    Raises :class:`~control_plane._features.mcp.source.config.McpConfigError` for a named file that
-    is missing.
-    """
-    return find_config(getattr(args, "mcp_config", None))
 
 
 def _grpc_option(text: str) -> tuple[str, int | str]:

@@ -6,7 +6,9 @@ import argparse
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
+from control_plane._kernel.hookspecs import hookimpl
 from control_plane._kernel.reach import (
     Grant,
     GrantError,
@@ -21,9 +23,11 @@ from control_plane._runtime.tomlfile import TomlFileError, read_toml
 
 __all__ = [
     "add_grant_options",
+    "add_runtime_options",
     "grants_from_args",
     "grants_from_file",
     "reach_lines",
+    "runtime_config",
     "startup_lines",
 ]
 
@@ -53,6 +57,18 @@ def add_grant_options(parser: argparse.ArgumentParser, when: str = "") -> None:
         help=f"{when}trust a pack that declares no reach: run it in this process, unconfined "
         "(default: an isolated worker under an empty grant; repeatable; docs/grants.md)",
     )
+
+
+@hookimpl
+def add_runtime_options(parser: argparse.ArgumentParser, when: str) -> None:
+    """The grant options of every command that builds a runtime."""
+    add_grant_options(parser, when)
+
+
+@hookimpl
+def runtime_config(options: argparse.Namespace) -> dict[str, Any]:
+    """The operator's grants (:func:`grants_from_args`)."""
+    return {"grants": grants_from_args(options)}
 
 
 def grants_from_file(path: str | os.PathLike[str]) -> Grants:

@@ -39,6 +39,12 @@ from control_plane._kernel.reach import SERVER_SECRETS, Reaches, Scratch
 from control_plane._kernel.returned import Returned, copy_returned
 from control_plane._runtime import stderr_relay
 from control_plane._runtime.parent_death import signal_on_parent_death
+from control_plane._runtime.runtime import (
+    ISOLATION_MEMORY_LIMIT as DEFAULT_MEMORY_LIMIT,
+)
+from control_plane._runtime.runtime import (
+    ISOLATION_WORKERS as DEFAULT_WORKERS,
+)
 from control_plane._runtime.suggest import unknown_names
 
 __all__ = [
@@ -58,10 +64,6 @@ logger = logging.getLogger("capability_packs.isolation")
 
 #: ``--isolate all``: every loaded pack runs in worker processes.
 ALL = "all"
-#: Worker processes per isolated pack.
-DEFAULT_WORKERS = 2
-#: Address-space cap of each worker (``RLIMIT_AS``), in bytes.
-DEFAULT_MEMORY_LIMIT = 1024 * 1024 * 1024
 #: Longest exception chain sent back from a worker.
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -69,6 +71,9 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 class IsolationError(CapabilityPackError, ConfigError):
     """Isolation cannot be set up as configured (e.g. a handler the worker cannot import)."""
+
+    #: The problem's kind in ``packctl``'s JSON output.
+    kind = "isolation"
 
 
 class WorkerCrashed(CapabilityPackError):

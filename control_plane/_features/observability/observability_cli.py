@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from control_plane._features.observability.incident_backend import is_url
 from control_plane._features.observability.incident_store import (
@@ -23,10 +23,14 @@ from control_plane._features.observability.observability import (
 from control_plane._features.observability.tracing import PROTOCOLS, Tracing
 from control_plane._kernel.hookspecs import hookimpl
 
+if TYPE_CHECKING:
+    from control_plane._runtime.runtime import Runtime
+
 __all__ = [
     "add_commands",
     "add_serve_arguments",
     "add_serve_options",
+    "configure",
     "observability_config",
     "tracing_from_args",
 ]
@@ -234,6 +238,16 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
         default="http/protobuf",
         help="OTLP transport (default: http/protobuf)",
     )
+
+
+@hookimpl
+def configure(runtime: Runtime, options: argparse.Namespace) -> None:
+    """Observe ``runtime`` as the options of :func:`add_serve_arguments` say, and trace
+    what it serves as ``--otel-endpoint`` says (a command without them, e.g. ``--local``,
+    is left alone)."""
+    if hasattr(options, "metrics_port"):
+        runtime.observe(observability_config(options))
+    runtime.tracing = tracing_from_args(options)
 
 
 def tracing_from_args(args: argparse.Namespace) -> Tracing | None:

@@ -22,13 +22,11 @@ from control_plane._features.cli.cli import (
     _problem,
     _read_input,
     add_runtime_arguments,
+    configure,
     rejection_problem,
 )
 from control_plane._features.cli.reliability_cli import runtime_config
-from control_plane._features.observability.observability_cli import (
-    add_serve_arguments,
-    observability_config,
-)
+from control_plane._features.observability.observability_cli import add_serve_arguments
 from control_plane._kernel.errors import RequestRejected
 from control_plane._kernel.hookspecs import hookimpl
 from control_plane._kernel.limits import ConfigError
@@ -143,11 +141,17 @@ def _worker(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # isolation, MCP config, grants: each a ConfigError
         print(f"packctl: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    obs = runtime.observe(observability_config(args))
+    try:  # each feature installs itself from its options (observability: metrics...)
+        configure(runtime, args)
+    except ConfigError as exc:
+        runtime.close()
+        print(f"packctl: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    obs = runtime.observability
     load = runtime.load
 
     def ready(worker: Any) -> None:
-        if obs.metrics.port is not None:
+        if obs is not None and obs.metrics.port is not None:
             print(
                 f"packctl: metrics on http://{args.metrics_host}:{obs.metrics.port}/metrics",
                 file=sys.stderr,

@@ -53,6 +53,9 @@ DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 class McpConfigError(CapabilityPackError, ConfigError):
     """A config file that cannot be used; the message names the file, the line and the key."""
 
+    #: The problem's kind in ``packctl``'s JSON output.
+    kind = "mcp_config"
+
 
 @dataclass(frozen=True)
 class ToolVocabulary:
