@@ -884,3 +884,55 @@ def test_a_503_says_a_condition_no_code_fits_is_temporary() -> None:
         assert _code(exc) == "internal_error", status
     exc = _http("searchlike.exceptions", "TransportError", 503, {"code": "invalid_api_key"})
     assert _code(exc) == "auth_failed"
+
+
+# -- heldout3: generic protocol numbers lose to specific words; a tool's "how" line to its "what"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("550 made: File exists", "already_exists"),
+        ("550 new: Permission denied", "auth_failed"),
+        ("550 readme.txt: Operation not permitted", "auth_failed"),
+        ("530 Sorry, the maximum number of clients (2) for this user are already connected.",
+         "network_error"),
+        # must still match: the generic number alone, or with words that agree
+        ("550 nope.txt: No such file or directory", "not_found"),
+        ("550 x: not a plain file", "not_found"),
+        ("530 Login incorrect.", "auth_failed"),
+        ("530 Please login with USER and PASS.", "auth_failed"),
+    ],
+)
+def test_an_ftp_reply_of_several_meanings_is_decided_by_its_words(
+    reply: str, expected: str
+) -> None:
+    import ftplib
+
+    assert _code(ftplib.error_perm(reply)) == expected
+
+
+@pytest.mark.parametrize(
+    ("stderr", "expected"),
+    [
+        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+         "svn: E170001: Authentication error from server: Password incorrect", "auth_failed"),
+        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+         "svn: E210005: No repository found in 'svn://h/norepo'", "not_found"),
+        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+         "svn: E170001: Can't get username or password", "auth_failed"),
+        # must NOT change: the later line says how too, or says nothing
+        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+         "svn: E000111: Can't connect to host '127.0.0.1': Connection refused", "network_error"),
+        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+         "svn: E210002: Network connection closed unexpectedly", "network_error"),
+        ("error: could not connect to server\nretrying in 5 seconds", "network_error"),
+        # must NOT change: a line that says what, before a line that says how
+        ("fatal: repository not found\nconnection closed by remote host", "not_found"),
+    ],
+)
+def test_a_tools_connection_line_gives_way_to_a_later_line_that_says_what(
+    stderr: str, expected: str
+) -> None:
+    found = read_tool(stderr)
+    assert (found.code if found else "internal_error") == expected

@@ -554,8 +554,11 @@ _SUMMARY = re.compile(
 
 def read_lines(text: str) -> tuple[str, str, str] | None:
     """``(code, message, phrase)`` for a tool's output read with :data:`WORDS`: the first
-    line that says something, lines summarising an earlier error last."""
+    line that says something, lines summarising an earlier error last. A line that says
+    only that the connection failed (``Unable to connect to a repository``) gives way to a
+    later line that says what (``Authentication error from server``)."""
     later: list[str] = []
+    how: tuple[str, str, str] | None = None
     for line in text.splitlines()[:400]:
         if not line.strip():
             continue
@@ -563,8 +566,11 @@ def read_lines(text: str) -> tuple[str, str, str] | None:
             later.append(line)
             continue
         found = words_code(line)
-        if found is not None:
+        if found is not None and found[0] != "network_error":
             return found
+        how = how or found
+    if how is not None:
+        return how
     for line in later:
         found = words_code(line)
         if found is not None:
