@@ -297,6 +297,10 @@ def test_code_words(word: str, code: str) -> None:
         # a malformed request is the caller's, not the downstream's
         "malformed query: unknown field",
         "the job wound down",
+        # "no * found" is one word between; "too many" of what a call sends is no connection
+        "no valid entries were found",
+        "too many columns in the select list",
+        "the username field is optional, the password too",
     ],
 )
 def test_new_words_do_not_fire_on_what_they_must_not_match(text: str) -> None:
@@ -936,3 +940,63 @@ def test_a_tools_connection_line_gives_way_to_a_later_line_that_says_what(
 ) -> None:
     found = read_tool(stderr)
     assert (found.code if found else "internal_error") == expected
+
+
+# -- heldout3: a quota said in words outranks a refusal's status, code word or class name ----
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "body", "text", "expected"),
+    [
+        ("UnauthorizedError", 401, None, "Maximum credits exceeded", "quota_exhausted"),
+        ("RateLimitError", 429, None, "You have reached your monthly email sending quota.",
+         "quota_exhausted"),
+        ("RateLimitError", 429, {"error": {"code": "RESOURCE_EXHAUSTED"}},
+         "You've reached your write unit limit for the current month (2000000).",
+         "quota_exhausted"),
+        ("ForbiddenError", 403, {"error": {"code": "FORBIDDEN"}},
+         "You've reached the max serverless indexes allowed in project Default (5).",
+         "quota_exhausted"),
+        ("Forbidden", 403, {"error": {"errors": [{"reason": "accountDisabled"}]}},
+         "The billing account for the owning project is disabled in state closed",
+         "quota_exhausted"),
+        ("ApiError", 401, {"detail": {"status": "quota_exceeded", "message": "over"}}, "",
+         "quota_exhausted"),
+        # must NOT match: a throttle that resets soon, a refusal with no quota word
+        ("RateLimitError", 429, None, "Rate limit exceeded: 10 requests per second", "rate_limited"),
+        ("RateLimitError", 429, None, "too many requests; the daily digest is unaffected",
+         "rate_limited"),
+        ("Forbidden", 403, {"error": {"errors": [{"reason": "accountDisabled"}]}},
+         "The account for the owning project is disabled", "auth_failed"),
+        ("UnauthorizedError", 401, None, "invalid credentials", "auth_failed"),
+        ("ForbiddenError", 403, None, "You've reached the maximum number of clients", "auth_failed"),
+    ],
+)
+def test_a_quota_said_in_words_outranks_a_refusal(
+    name: str, status: int, body: Any, text: str, expected: str
+) -> None:
+    assert _code(_http("someapi.errors", name, status, body, text)) == expected
+
+
+def test_a_declined_card_is_no_quota_and_a_rule_of_the_input_no_refusal() -> None:
+    funds = {"errors": [{"category": "PAYMENT_METHOD_ERROR", "code": "INSUFFICIENT_FUNDS"}]}
+    assert _code(_http("someapi.errors", "ApiError", 402, funds)) == "internal_error"
+    # must still match: a 402 alone is the account's payment or quota
+    assert _code(_http("someapi.errors", "ApiError", 402, {})) == "quota_exhausted"
+    name = "Bad request:\nInvalid repo name\n'--' and '..' are forbidden in a name"
+    assert _code(_http("someapi.errors", "BadRequestError", 400, None, name)) == "internal_error"
+    # must still match: forbidden as a code word or a class name
+    assert _code(_http("someapi.errors", "ApiError", 400, {"error": "forbidden"})) == "auth_failed"
+    assert _code(_klass("someapi.errors", "ForbiddenError")("no")) == "auth_failed"
+
+
+def test_an_ietf_ratelimit_field_states_the_reset() -> None:
+    exc = _http("someapi.errors", "HTTPError", 429, None, "429 Too Many Requests")
+    exc.headers = {"RateLimit": '"api";r=0;t=120', "RateLimit-Policy": '"w";q=1000;w=300'}
+    found = _found(exc)
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 120.0)
+    # must NOT be read off a reply that was not throttled
+    ok = _http("someapi.errors", "HTTPError", 404, None, "not found")
+    ok.headers = {"RateLimit": '"api";r=5;t=120'}
+    found = _found(ok)
+    assert found is not None and (found.code, found.retry_after) == ("not_found", None)

@@ -167,8 +167,9 @@ def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
 
 
 #: Short words only ever read where a single word is written on its own (an error-code
-#: field): ``declined`` and ``unavailable`` in a sentence say too little.
-_CODE_ONLY = frozenset({("declined",), ("unavailable",)})
+#: field, a class name): ``declined`` and ``unavailable`` in a sentence say too little, and
+#: ``forbidden`` in a sentence states a rule of the input ("'..' is forbidden in a name").
+_CODE_ONLY = frozenset({("declined",), ("unavailable",), ("forbidden",)})
 
 
 #: Auxiliary verbs are left out of a text's words: "the connection was lost" says
@@ -313,7 +314,9 @@ def _text(text: str) -> tuple[Proposal, ...]:
     vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
     the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
     quota = search(QUOTA_RULES, [text])
-    driver = quota or search(PHRASE_RULES, [text])
+    if quota is not None:  # the server names the reason: as a code word does
+        return (_row(quota, "code"),)
+    driver = search(PHRASE_RULES, [text])
     if driver is not None:
         return (_row(driver, "driver_phrase"),)
     generic = search(GENERIC_PHRASES, [text])
@@ -384,10 +387,12 @@ def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
 
 
 #: Pairs of codes one rule settles at equal strength: quota over throttling (an exhausted
-#: quota is also "too many"), a timeout over the connection it happened on.
+#: quota is also "too many") and over a refusal (an account refused *because* its quota,
+#: credits or billing ran out), a timeout over the connection it happened on.
 SETTLED: Mapping[frozenset[str], str] = MappingProxyType(
     {
         frozenset({QUOTA_CODE, "rate_limited"}): QUOTA_CODE,
+        frozenset({QUOTA_CODE, "auth_failed"}): QUOTA_CODE,
         frozenset({"timeout", "network_error"}): "timeout",
     }
 )

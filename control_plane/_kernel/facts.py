@@ -299,9 +299,17 @@ _MS = re.compile(r"^(\d+(?:\.\d+)?)ms$")
 _EPOCH = 1_000_000_000
 
 
+#: The reset of the IETF draft's ``RateLimit: "api";r=0;t=120`` (``t``: seconds).
+_IETF_RESET = re.compile(r";\s*t=(\d+(?:\.\d+)?)\b")
+
+
 def _duration(text: str, now: float | None) -> float | None:
-    """Seconds from ``x-ratelimit-reset*``: ``1.5``, ``20ms``, ``6m0s``, a Unix time."""
+    """Seconds from ``x-ratelimit-reset*``: ``1.5``, ``20ms``, ``6m0s``, a Unix time, the
+    ``t`` of an IETF ``RateLimit`` field."""
     text = text.strip()
+    ietf = _IETF_RESET.search(text)
+    if ietf:
+        return float(ietf.group(1))
     found = _MS.match(text)
     if found:
         return float(found.group(1)) / 1000
