@@ -899,8 +899,10 @@ def test_a_503_says_a_condition_no_code_fits_is_temporary() -> None:
         ("550 made: File exists", "already_exists"),
         ("550 new: Permission denied", "auth_failed"),
         ("550 readme.txt: Operation not permitted", "auth_failed"),
-        ("530 Sorry, the maximum number of clients (2) for this user are already connected.",
-         "network_error"),
+        (
+            "530 Sorry, the maximum number of clients (2) for this user are already connected.",
+            "network_error",
+        ),
         # must still match: the generic number alone, or with words that agree
         ("550 nope.txt: No such file or directory", "not_found"),
         ("550 x: not a plain file", "not_found"),
@@ -919,17 +921,32 @@ def test_an_ftp_reply_of_several_meanings_is_decided_by_its_words(
 @pytest.mark.parametrize(
     ("stderr", "expected"),
     [
-        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
-         "svn: E170001: Authentication error from server: Password incorrect", "auth_failed"),
-        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
-         "svn: E210005: No repository found in 'svn://h/norepo'", "not_found"),
-        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
-         "svn: E170001: Can't get username or password", "auth_failed"),
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E170001: Authentication error from server: Password incorrect",
+            "auth_failed",
+        ),
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E210005: No repository found in 'svn://h/norepo'",
+            "not_found",
+        ),
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E170001: Can't get username or password",
+            "auth_failed",
+        ),
         # must NOT change: the later line says how too, or says nothing
-        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
-         "svn: E000111: Can't connect to host '127.0.0.1': Connection refused", "network_error"),
-        ("svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
-         "svn: E210002: Network connection closed unexpectedly", "network_error"),
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E000111: Can't connect to host '127.0.0.1': Connection refused",
+            "network_error",
+        ),
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E210002: Network connection closed unexpectedly",
+            "network_error",
+        ),
         ("error: could not connect to server\nretrying in 5 seconds", "network_error"),
         # must NOT change: a line that says what, before a line that says how
         ("fatal: repository not found\nconnection closed by remote host", "not_found"),
@@ -949,27 +966,71 @@ def test_a_tools_connection_line_gives_way_to_a_later_line_that_says_what(
     ("name", "status", "body", "text", "expected"),
     [
         ("UnauthorizedError", 401, None, "Maximum credits exceeded", "quota_exhausted"),
-        ("RateLimitError", 429, None, "You have reached your monthly email sending quota.",
-         "quota_exhausted"),
-        ("RateLimitError", 429, {"error": {"code": "RESOURCE_EXHAUSTED"}},
-         "You've reached your write unit limit for the current month (2000000).",
-         "quota_exhausted"),
-        ("ForbiddenError", 403, {"error": {"code": "FORBIDDEN"}},
-         "You've reached the max serverless indexes allowed in project Default (5).",
-         "quota_exhausted"),
-        ("Forbidden", 403, {"error": {"errors": [{"reason": "accountDisabled"}]}},
-         "The billing account for the owning project is disabled in state closed",
-         "quota_exhausted"),
-        ("ApiError", 401, {"detail": {"status": "quota_exceeded", "message": "over"}}, "",
-         "quota_exhausted"),
+        (
+            "RateLimitError",
+            429,
+            None,
+            "You have reached your monthly email sending quota.",
+            "quota_exhausted",
+        ),
+        (
+            "RateLimitError",
+            429,
+            {"error": {"code": "RESOURCE_EXHAUSTED"}},
+            "You've reached your write unit limit for the current month (2000000).",
+            "quota_exhausted",
+        ),
+        (
+            "ForbiddenError",
+            403,
+            {"error": {"code": "FORBIDDEN"}},
+            "You've reached the max serverless indexes allowed in project Default (5).",
+            "quota_exhausted",
+        ),
+        (
+            "Forbidden",
+            403,
+            {"error": {"errors": [{"reason": "accountDisabled"}]}},
+            "The billing account for the owning project is disabled in state closed",
+            "quota_exhausted",
+        ),
+        (
+            "ApiError",
+            401,
+            {"detail": {"status": "quota_exceeded", "message": "over"}},
+            "",
+            "quota_exhausted",
+        ),
         # must NOT match: a throttle that resets soon, a refusal with no quota word
-        ("RateLimitError", 429, None, "Rate limit exceeded: 10 requests per second", "rate_limited"),
-        ("RateLimitError", 429, None, "too many requests; the daily digest is unaffected",
-         "rate_limited"),
-        ("Forbidden", 403, {"error": {"errors": [{"reason": "accountDisabled"}]}},
-         "The account for the owning project is disabled", "auth_failed"),
+        (
+            "RateLimitError",
+            429,
+            None,
+            "Rate limit exceeded: 10 requests per second",
+            "rate_limited",
+        ),
+        (
+            "RateLimitError",
+            429,
+            None,
+            "too many requests; the daily digest is unaffected",
+            "rate_limited",
+        ),
+        (
+            "Forbidden",
+            403,
+            {"error": {"errors": [{"reason": "accountDisabled"}]}},
+            "The account for the owning project is disabled",
+            "auth_failed",
+        ),
         ("UnauthorizedError", 401, None, "invalid credentials", "auth_failed"),
-        ("ForbiddenError", 403, None, "You've reached the maximum number of clients", "auth_failed"),
+        (
+            "ForbiddenError",
+            403,
+            None,
+            "You've reached the maximum number of clients",
+            "auth_failed",
+        ),
     ],
 )
 def test_a_quota_said_in_words_outranks_a_refusal(

@@ -166,6 +166,29 @@ def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     return False
 
 
+class _Phrase(NamedTuple):
+    """A phrase of :data:`WORDS` made ready to look for: its exact words (all must be among
+    a text's words) and its starred prefixes (each must open a word of the text), checked
+    before the phrase is looked for word by word (:func:`_found`)."""
+
+    phrase: tuple[str, ...]
+    exact: frozenset[str]
+    prefixes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, phrase: tuple[str, ...]) -> _Phrase:
+        exact = frozenset(w for w in phrase if not w.endswith("*"))
+        prefixes = tuple(" " + w.rstrip("*") for w in phrase if w.endswith("*") and w != "*")
+        return cls(phrase, exact, prefixes)
+
+    def found(self, words: tuple[str, ...], present: frozenset[str], joined: str) -> bool:
+        return (
+            self.exact <= present
+            and all(p in joined for p in self.prefixes)
+            and _found(words, self.phrase)
+        )
+
+
 #: Short words only ever read where a single word is written on its own (an error-code
 #: field, a class name): ``declined`` and ``unavailable`` in a sentence say too little, and
 #: ``forbidden`` in a sentence states a rule of the input ("'..' is forbidden in a name").
@@ -177,18 +200,37 @@ _CODE_ONLY = frozenset({("declined",), ("unavailable",), ("forbidden",)})
 _FILLER = frozenset({"is", "are", "was", "were", "be", "been", "being", "has", "have"})
 
 
+#: :data:`WORDS` made ready to look for (:class:`_Phrase`): ``(code, message, phrase,
+#: forms)``. "doesn't" splits into doesn + t: a phrase is looked for in two forms, without
+#: its apostrophes and split as a text's words are.
+_READY: tuple[tuple[str, str, tuple[str, ...], tuple[_Phrase, ...]], ...] = tuple(
+    (
+        code,
+        message,
+        phrase,
+        (
+            _Phrase.of(tuple(w.replace("'", "") for w in phrase)),
+            _Phrase.of(tuple(t for w in phrase for t in tokens(w))),
+        ),
+    )
+    for code, message, phrase in WORDS
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
+    """The first :data:`WORDS` row found in ``text``: each phrase is first checked against
+    the set of the text's words and their space-joined string (one look-up per word of the
+    phrase), and looked for word by word only when all its words are there, so a long text
+    costs about its length, not its length times the vocabulary's."""
     words = tuple(w for w in tokens(text) if w not in _FILLER)
     if not words:
         return None
-    # "doesn't" splits into doesn + t: the apostrophe form is looked for in the raw words too
-    for code, message, phrase in WORDS:
+    present, joined = frozenset(words), " " + " ".join(words)
+    for code, message, phrase, forms in _READY:
         if not whole and phrase in _CODE_ONLY:
             continue
-        if _found(words, tuple(w.replace("'", "") for w in phrase)) or _found(
-            words, tuple(t for w in phrase for t in tokens(w))
-        ):
+        if any(form.found(words, present, joined) for form in forms):
             return code, message, " ".join(phrase)
     return None
 
@@ -314,9 +356,9 @@ def _text(text: str) -> tuple[Proposal, ...]:
     vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
     the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
     quota = search(QUOTA_RULES, [text])
-    if quota is not None:  # the server names the reason: as a code word does
+    if quota is not None and quota.kind == "reason":  # the server says why: a code word
         return (_row(quota, "code"),)
-    driver = search(PHRASE_RULES, [text])
+    driver = quota or search(PHRASE_RULES, [text])
     if driver is not None:
         return (_row(driver, "driver_phrase"),)
     generic = search(GENERIC_PHRASES, [text])
