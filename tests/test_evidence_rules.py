@@ -1061,3 +1061,34 @@ def test_an_ietf_ratelimit_field_states_the_reset() -> None:
     ok.headers = {"RateLimit": '"api";r=5;t=120'}
     found = _found(ok)
     assert found is not None and (found.code, found.retry_after) == ("not_found", None)
+
+
+# -- heldout3: PostgreSQL's ErrorResponse fields, kept by their one-letter codes -----------
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        (
+            {"S": "FATAL", "V": "FATAL", "C": "28P01", "M": "password authentication failed"},
+            "auth_failed",
+        ),
+        (
+            {"S": "ERROR", "C": "23505", "M": "duplicate key value violates unique constraint"},
+            "already_exists",
+        ),
+        (
+            {"S": "ERROR", "C": "57014", "M": "canceling statement due to statement timeout"},
+            "timeout",
+        ),
+        ({"S": "ERROR", "C": "42P01", "M": 'relation "nope" does not exist'}, "not_found"),
+        # must NOT match: one-letter keys that are no SQLSTATE, a "C" among longer keys
+        ({"S": "ERROR", "C": "hello", "M": "something odd"}, "internal_error"),
+        ({"C": "28P01", "message": "a grid cell"}, "internal_error"),
+    ],
+)
+def test_an_error_responses_one_letter_fields_are_read(
+    fields: dict[str, str], expected: str
+) -> None:
+    exc = _klass("pg8000.exceptions", "DatabaseError")(fields)
+    assert _code(exc) == expected
