@@ -1092,3 +1092,38 @@ def test_an_error_responses_one_letter_fields_are_read(
 ) -> None:
     exc = _klass("pg8000.exceptions", "DatabaseError")(fields)
     assert _code(exc) == expected
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        ("Runtime error near line 1: UNIQUE constraint failed: t.id (19)", "already_exists"),
+        ("Parse error near line 2: database is locked (5)", "timeout"),
+        (
+            'psql: error: connection to server at "h", port 1 failed: FATAL:  role "s" is not '
+            "permitted to log in",
+            "auth_failed",
+        ),
+        ("msmtp: the server sent an empty reply\nmsmtp: could not send mail", "network_error"),
+        (
+            "msmtp: recipient address n@example.org not accepted by the server\nmsmtp: server "
+            "message: 550 5.1.1 <n@example.org>: Recipient address rejected: User unknown\n"
+            "msmtp: could not send mail",
+            "not_found",
+        ),
+        # must NOT match: a lock named, a constraint named, a reply number in prose
+        ("warning: the database is locked down to readers by policy", "internal_error"),
+        ("CHECK constraint failed: price > 0", "internal_error"),
+        ("tool: step 550 5.1.1 of the plan failed", "internal_error"),
+    ],
+)
+def test_tools_lines_after_a_prefix(stderr: str, code: str) -> None:
+    found = read_tool(stderr)
+    assert (found.code if found else "internal_error") == code, found
+
+
+def test_a_rails_style_taken_is_exists() -> None:
+    text = "400: {'name': ['has already been taken'], 'path': ['has already been taken']}"
+    assert _code(_http("somegit.exceptions", "CreateError", 400, None, text)) == "already_exists"
+    # must NOT match: a seat or a turn taken is no duplicate
+    assert words_code("the lock was taken by another worker") is None

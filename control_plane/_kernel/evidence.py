@@ -526,11 +526,15 @@ ERRNO_CODES: Mapping[int, str] = MappingProxyType(
 )
 
 #: A tool's line quoting a protocol's reply in that protocol's own format: an SMTP reply
-#: with its enhanced status code of the same class (``<** 550 5.1.1 ...``: the pair says
-#: SMTP, whatever the tool); a tool named for a protocol (``mariadb``: MySQL) printing
+#: with its enhanced status code of the same class (``<** 550 5.1.1 ...``, after the tool's
+#: name and a label of up to two words, ``msmtp: server message: 550 5.1.1``: the pair
+#: says SMTP, whatever the tool); a tool named for a protocol (``mariadb``: MySQL) printing
 #: ``ERROR 1049 (42000): ...``; an errno a line quotes (``system error: 110``,
 #: ``errno 111``, ``os error 111``).
-_SMTP_LINE = re.compile(r"^\W*([245])(\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b", re.MULTILINE)
+_SMTP_LINE = re.compile(
+    r"^(?:[\w-]+:(?: [a-z]+){0,2}:\s+)?\W*([245])(\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b",
+    re.MULTILINE,
+)
 _ERROR_LINE = re.compile(r"^\W*error\s+(\d{1,5})\b(?:\s*\((\w{5})\))?", re.I | re.MULTILINE)
 _TEXT_ERRNO = re.compile(r"\b(?:errno|system error|os error)\W{0,3}(\d{1,4})\b", re.I)
 
