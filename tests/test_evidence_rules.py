@@ -1127,3 +1127,38 @@ def test_a_rails_style_taken_is_exists() -> None:
     assert _code(_http("somegit.exceptions", "CreateError", 400, None, text)) == "already_exists"
     # must NOT match: a seat or a turn taken is no duplicate
     assert words_code("the lock was taken by another worker") is None
+
+
+class _Union:
+    """A tagged union as RPC stubs generate them (a tag, the value it holds)."""
+
+    __slots__ = ("_tag", "_value")
+
+    def __init__(self, tag: str, value: object = None) -> None:
+        self._tag, self._value = tag, value
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (_Union("path", _Union("not_found")), "not_found"),
+        (_Union("path", _Union("insufficient_space")), "quota_exhausted"),
+        (_Union("path", _Union("no_write_permission")), "auth_failed"),
+        # must NOT match: a tag that says nothing, a conflict alone
+        (_Union("path", _Union("malformed_path", "x")), "internal_error"),
+        (_Union("path", _Union("conflict", _Union("folder"))), "internal_error"),
+    ],
+)
+def test_a_tagged_unions_tags_are_code_words(error: object, code: str) -> None:
+    exc = _klass("somesdk.exceptions", "ApiError")(None, error)
+    exc.error = error
+    assert _code(exc) == code
+
+
+def test_a_class_named_for_what_exists_is_already_exists() -> None:
+    assert _code(_klass("zk.exceptions", "NodeExistsError")()) == "already_exists"
+    assert _code(_klass("store.errors", "EntryExistsException")()) == "already_exists"
+    # must NOT match: what does not exist, a check named for existence
+    assert _code(_klass("store.errors", "NotExistsError")()) != "already_exists"
+    assert _code(_klass("store.errors", "DoesNotExistError")()) == "not_found"
+    assert _code(_klass("store.errors", "ExistsCheckError")()) == "internal_error"

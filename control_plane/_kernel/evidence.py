@@ -413,6 +413,20 @@ def weigh(facts: Facts) -> list[Proposal]:
 HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(tuple(p.split()) for p in DATA["how_names"])
 
 
+def _exists_name(words: tuple[str, ...]) -> bool:
+    """A class named for a thing that exists (``NodeExistsError``), not for one that does
+    not (``NotExistsError``)."""
+    return (
+        len(words) >= 3
+        and words[-1] in ("error", "exception")
+        and words[-2] == "exists"
+        and "not" not in words
+    )
+
+
+_EXISTS = _message("@exists")
+
+
 @functools.lru_cache(maxsize=1024)
 def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
     """What a class name says: the first class of the MRO whose words are in :data:`WORDS`
@@ -423,6 +437,8 @@ def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
         if hit is not None and hit[0] != "network_error":  # SlowDown: slow down, not down
             return Proposal(hit[0], "name", f"name:{name}", hit[1], weak=True)
         words = tokens(name)
+        if hit is None and _exists_name(words):
+            return Proposal("already_exists", "name", f"name:{name}", _EXISTS, weak=True)
         if hit is not None or any(_found(words, phrase) for phrase in HOW_NAMES):
             return Proposal("network_error", "how", f"name:{name}", _DOWN, weak=True)
     return None
