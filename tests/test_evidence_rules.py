@@ -1162,3 +1162,20 @@ def test_a_class_named_for_what_exists_is_already_exists() -> None:
     assert _code(_klass("store.errors", "NotExistsError")()) != "already_exists"
     assert _code(_klass("store.errors", "DoesNotExistError")()) == "not_found"
     assert _code(_klass("store.errors", "ExistsCheckError")()) == "internal_error"
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        ("ERROR: S3 error: 403 (Forbidden)", "auth_failed"),
+        ("error: the server answered 404 Not Found", "not_found"),
+        ("upload failed: 429 Too Many Requests", "rate_limited"),
+        # must NOT match: a number with another reason, a count, a port
+        ("ERROR: S3 error: 400 (TooManyBuckets): more buckets than allowed", "internal_error"),
+        ("copied 403 files", "internal_error"),
+        ("listening on 404 (default)", "internal_error"),
+    ],
+)
+def test_a_status_with_its_own_reason_phrase_in_a_tools_line(stderr: str, code: str) -> None:
+    found = read_tool(stderr)
+    assert (found.code if found else "internal_error") == code, found

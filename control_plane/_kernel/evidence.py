@@ -575,6 +575,8 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
                 sqlstate = sqlstate or m.group(2)
         quoted += [c for c in _RESPONSE_LINE.findall(both[:MAX_TOOL_TEXT]) if c in RESPONSE_CODES]
     reply = reply_facts(replies) or Facts()
+    if reply.status is None:
+        reply = replace(reply, status=_quoted_status(text[:MAX_TOOL_TEXT]))
     facts = replace(reply, numbers=tuple(numbers[:8]), replies=tuple(quoted[:8]), sqlstate=sqlstate)
     found = weigh(facts)
     for raised in _RAISED.findall(text[:MAX_TOOL_TEXT]):
@@ -599,6 +601,20 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
 
 
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})
+#: An HTTP status a tool's line quotes with its own reason phrase (``403 (Forbidden)``,
+#: ``404 Not Found``): the pair says HTTP, whatever the tool.
+_STATUS_PAIR = re.compile(r"\b([1-5]\d\d) \(?([A-Z][A-Za-z' -]{1,40}?)(?=\)|$|[:.,;\n])", re.M)
+
+
+def _quoted_status(text: str) -> int | None:
+    for m in _STATUS_PAIR.finditer(text):
+        number = int(m.group(1))
+        if number in _PHRASES and _PHRASES[number] == m.group(2).strip().lower():
+            return number
+    return None
+
+
+_PHRASES = {int(s): s.phrase.lower() for s in http.HTTPStatus}
 #: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, a POP3
 #: ``-ERR`` or an IMAP ``NO``: ``fetch: [IN-USE] Mailbox is locked``.
 _RESPONSE_LINE = re.compile(
