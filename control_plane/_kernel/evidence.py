@@ -614,7 +614,7 @@ def _quoted_status(text: str) -> int | None:
     return None
 
 
-_PHRASES = {int(s): s.phrase.lower() for s in http.HTTPStatus}
+_PHRASES: Mapping[int, str] = MappingProxyType({int(s): s.phrase.lower() for s in http.HTTPStatus})
 #: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, a POP3
 #: ``-ERR`` or an IMAP ``NO``: ``fetch: [IN-USE] Mailbox is locked``.
 _RESPONSE_LINE = re.compile(
