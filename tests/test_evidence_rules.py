@@ -1179,3 +1179,34 @@ def test_a_class_named_for_what_exists_is_already_exists() -> None:
 def test_a_status_with_its_own_reason_phrase_in_a_tools_line(stderr: str, code: str) -> None:
     found = read_tool(stderr)
     assert (found.code if found else "internal_error") == code, found
+
+
+def test_the_prefiltered_vocabulary_finds_what_a_word_by_word_search_finds() -> None:
+    """The first phrase found (in WORDS order) is the same as looking for every phrase at
+    every word position, on texts built from the vocabulary's own words and near-misses."""
+    import random
+
+    from control_plane._kernel import evidence
+
+    def brute(text: str, whole: bool) -> tuple[str, str, str] | None:
+        words = tuple(w for w in evidence.tokens(text) if w not in evidence._FILLER)
+        for code, message, phrase in evidence.WORDS:
+            if not whole and phrase in evidence._CODE_ONLY:
+                continue
+            forms = (
+                tuple(w.replace("'", "") for w in phrase),
+                tuple(t for w in phrase for t in evidence.tokens(w)),
+            )
+            if words and any(evidence._found(words, form) for form in forms):
+                return code, message, " ".join(phrase)
+        return None
+
+    rng = random.Random(44)
+    vocab = [w for _, _, phrase in evidence.WORDS for w in phrase] + ["the", "rated", "x"]
+    for _ in range(400):
+        n = rng.randint(1, 10)
+        text = " ".join(
+            rng.choice(vocab).replace("*", rng.choice(["", "ed", "s"])) for _ in range(n)
+        )
+        for whole in (False, True):
+            assert evidence._words_row.__wrapped__(text, whole) == brute(text, whole), text
