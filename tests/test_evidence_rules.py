@@ -297,6 +297,10 @@ def test_code_words(word: str, code: str) -> None:
         # a malformed request is the caller's, not the downstream's
         "malformed query: unknown field",
         "the job wound down",
+        # "no * found" is one word between; "too many" of what a call sends is no connection
+        "no valid entries were found",
+        "too many columns in the select list",
+        "the username field is optional, the password too",
     ],
 )
 def test_new_words_do_not_fire_on_what_they_must_not_match(text: str) -> None:
@@ -884,3 +888,325 @@ def test_a_503_says_a_condition_no_code_fits_is_temporary() -> None:
         assert _code(exc) == "internal_error", status
     exc = _http("searchlike.exceptions", "TransportError", 503, {"code": "invalid_api_key"})
     assert _code(exc) == "auth_failed"
+
+
+# -- heldout3: generic protocol numbers lose to specific words; a tool's "how" line to its "what"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("550 made: File exists", "already_exists"),
+        ("550 new: Permission denied", "auth_failed"),
+        ("550 readme.txt: Operation not permitted", "auth_failed"),
+        (
+            "530 Sorry, the maximum number of clients (2) for this user are already connected.",
+            "network_error",
+        ),
+        # must still match: the generic number alone, or with words that agree
+        ("550 nope.txt: No such file or directory", "not_found"),
+        ("550 x: not a plain file", "not_found"),
+        ("530 Login incorrect.", "auth_failed"),
+        ("530 Please login with USER and PASS.", "auth_failed"),
+    ],
+)
+def test_an_ftp_reply_of_several_meanings_is_decided_by_its_words(
+    reply: str, expected: str
+) -> None:
+    import ftplib
+
+    assert _code(ftplib.error_perm(reply)) == expected
+
+
+@pytest.mark.parametrize(
+    ("stderr", "expected"),
+    [
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E170001: Authentication error from server: Password incorrect",
+            "auth_failed",
+        ),
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E210005: No repository found in 'svn://h/norepo'",
+            "not_found",
+        ),
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E170001: Can't get username or password",
+            "auth_failed",
+        ),
+        # must NOT change: the later line says how too, or says nothing
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E000111: Can't connect to host '127.0.0.1': Connection refused",
+            "network_error",
+        ),
+        (
+            "svn: E170013: Unable to connect to a repository at URL 'svn://h/r'\n"
+            "svn: E210002: Network connection closed unexpectedly",
+            "network_error",
+        ),
+        ("error: could not connect to server\nretrying in 5 seconds", "network_error"),
+        # must NOT change: a line that says what, before a line that says how
+        ("fatal: repository not found\nconnection closed by remote host", "not_found"),
+    ],
+)
+def test_a_tools_connection_line_gives_way_to_a_later_line_that_says_what(
+    stderr: str, expected: str
+) -> None:
+    found = read_tool(stderr)
+    assert (found.code if found else "internal_error") == expected
+
+
+# -- heldout3: a quota said in words outranks a refusal's status, code word or class name ----
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "body", "text", "expected"),
+    [
+        ("UnauthorizedError", 401, None, "Maximum credits exceeded", "quota_exhausted"),
+        (
+            "RateLimitError",
+            429,
+            None,
+            "You have reached your monthly email sending quota.",
+            "quota_exhausted",
+        ),
+        (
+            "RateLimitError",
+            429,
+            {"error": {"code": "RESOURCE_EXHAUSTED"}},
+            "You've reached your write unit limit for the current month (2000000).",
+            "quota_exhausted",
+        ),
+        (
+            "ForbiddenError",
+            403,
+            {"error": {"code": "FORBIDDEN"}},
+            "You've reached the max serverless indexes allowed in project Default (5).",
+            "quota_exhausted",
+        ),
+        (
+            "Forbidden",
+            403,
+            {"error": {"errors": [{"reason": "accountDisabled"}]}},
+            "The billing account for the owning project is disabled in state closed",
+            "quota_exhausted",
+        ),
+        (
+            "ApiError",
+            401,
+            {"detail": {"status": "quota_exceeded", "message": "over"}},
+            "",
+            "quota_exhausted",
+        ),
+        # must NOT match: a throttle that resets soon, a refusal with no quota word
+        (
+            "RateLimitError",
+            429,
+            None,
+            "Rate limit exceeded: 10 requests per second",
+            "rate_limited",
+        ),
+        (
+            "RateLimitError",
+            429,
+            None,
+            "too many requests; the daily digest is unaffected",
+            "rate_limited",
+        ),
+        (
+            "Forbidden",
+            403,
+            {"error": {"errors": [{"reason": "accountDisabled"}]}},
+            "The account for the owning project is disabled",
+            "auth_failed",
+        ),
+        ("UnauthorizedError", 401, None, "invalid credentials", "auth_failed"),
+        (
+            "ForbiddenError",
+            403,
+            None,
+            "You've reached the maximum number of clients",
+            "auth_failed",
+        ),
+    ],
+)
+def test_a_quota_said_in_words_outranks_a_refusal(
+    name: str, status: int, body: Any, text: str, expected: str
+) -> None:
+    assert _code(_http("someapi.errors", name, status, body, text)) == expected
+
+
+def test_a_declined_card_is_no_quota_and_a_rule_of_the_input_no_refusal() -> None:
+    funds = {"errors": [{"category": "PAYMENT_METHOD_ERROR", "code": "INSUFFICIENT_FUNDS"}]}
+    assert _code(_http("someapi.errors", "ApiError", 402, funds)) == "internal_error"
+    # must still match: a 402 alone is the account's payment or quota
+    assert _code(_http("someapi.errors", "ApiError", 402, {})) == "quota_exhausted"
+    name = "Bad request:\nInvalid repo name\n'--' and '..' are forbidden in a name"
+    assert _code(_http("someapi.errors", "BadRequestError", 400, None, name)) == "internal_error"
+    # must still match: forbidden as a code word or a class name
+    assert _code(_http("someapi.errors", "ApiError", 400, {"error": "forbidden"})) == "auth_failed"
+    assert _code(_klass("someapi.errors", "ForbiddenError")("no")) == "auth_failed"
+
+
+def test_an_ietf_ratelimit_field_states_the_reset() -> None:
+    exc = _http("someapi.errors", "HTTPError", 429, None, "429 Too Many Requests")
+    exc.headers = {"RateLimit": '"api";r=0;t=120', "RateLimit-Policy": '"w";q=1000;w=300'}
+    found = _found(exc)
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 120.0)
+    # must NOT be read off a reply that was not throttled
+    ok = _http("someapi.errors", "HTTPError", 404, None, "not found")
+    ok.headers = {"RateLimit": '"api";r=5;t=120'}
+    found = _found(ok)
+    assert found is not None and (found.code, found.retry_after) == ("not_found", None)
+
+
+# -- heldout3: PostgreSQL's ErrorResponse fields, kept by their one-letter codes -----------
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        (
+            {"S": "FATAL", "V": "FATAL", "C": "28P01", "M": "password authentication failed"},
+            "auth_failed",
+        ),
+        (
+            {"S": "ERROR", "C": "23505", "M": "duplicate key value violates unique constraint"},
+            "already_exists",
+        ),
+        (
+            {"S": "ERROR", "C": "57014", "M": "canceling statement due to statement timeout"},
+            "timeout",
+        ),
+        ({"S": "ERROR", "C": "42P01", "M": 'relation "nope" does not exist'}, "not_found"),
+        # must NOT match: one-letter keys that are no SQLSTATE, a "C" among longer keys
+        ({"S": "ERROR", "C": "hello", "M": "something odd"}, "internal_error"),
+        ({"C": "28P01", "message": "a grid cell"}, "internal_error"),
+    ],
+)
+def test_an_error_responses_one_letter_fields_are_read(
+    fields: dict[str, str], expected: str
+) -> None:
+    exc = _klass("pg8000.exceptions", "DatabaseError")(fields)
+    assert _code(exc) == expected
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        ("Runtime error near line 1: UNIQUE constraint failed: t.id (19)", "already_exists"),
+        ("Parse error near line 2: database is locked (5)", "timeout"),
+        (
+            'psql: error: connection to server at "h", port 1 failed: FATAL:  role "s" is not '
+            "permitted to log in",
+            "auth_failed",
+        ),
+        ("msmtp: the server sent an empty reply\nmsmtp: could not send mail", "network_error"),
+        (
+            "msmtp: recipient address n@example.org not accepted by the server\nmsmtp: server "
+            "message: 550 5.1.1 <n@example.org>: Recipient address rejected: User unknown\n"
+            "msmtp: could not send mail",
+            "not_found",
+        ),
+        # must NOT match: a lock named, a constraint named, a reply number in prose
+        ("warning: the database is locked down to readers by policy", "internal_error"),
+        ("CHECK constraint failed: price > 0", "internal_error"),
+        ("tool: step 550 5.1.1 of the plan failed", "internal_error"),
+    ],
+)
+def test_tools_lines_after_a_prefix(stderr: str, code: str) -> None:
+    found = read_tool(stderr)
+    assert (found.code if found else "internal_error") == code, found
+
+
+def test_a_rails_style_taken_is_exists() -> None:
+    text = "400: {'name': ['has already been taken'], 'path': ['has already been taken']}"
+    assert _code(_http("somegit.exceptions", "CreateError", 400, None, text)) == "already_exists"
+    # must NOT match: a seat or a turn taken is no duplicate
+    assert words_code("the lock was taken by another worker") is None
+
+
+class _Union:
+    """A tagged union as RPC stubs generate them (a tag, the value it holds)."""
+
+    __slots__ = ("_tag", "_value")
+
+    def __init__(self, tag: str, value: object = None) -> None:
+        self._tag, self._value = tag, value
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (_Union("path", _Union("not_found")), "not_found"),
+        (_Union("path", _Union("insufficient_space")), "quota_exhausted"),
+        (_Union("path", _Union("no_write_permission")), "auth_failed"),
+        # must NOT match: a tag that says nothing, a conflict alone
+        (_Union("path", _Union("malformed_path", "x")), "internal_error"),
+        (_Union("path", _Union("conflict", _Union("folder"))), "internal_error"),
+    ],
+)
+def test_a_tagged_unions_tags_are_code_words(error: object, code: str) -> None:
+    exc = _klass("somesdk.exceptions", "ApiError")(None, error)
+    exc.error = error
+    assert _code(exc) == code
+
+
+def test_a_class_named_for_what_exists_is_already_exists() -> None:
+    assert _code(_klass("zk.exceptions", "NodeExistsError")()) == "already_exists"
+    assert _code(_klass("store.errors", "EntryExistsException")()) == "already_exists"
+    # must NOT match: what does not exist, a check named for existence
+    assert _code(_klass("store.errors", "NotExistsError")()) != "already_exists"
+    assert _code(_klass("store.errors", "DoesNotExistError")()) == "not_found"
+    assert _code(_klass("store.errors", "ExistsCheckError")()) == "internal_error"
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        ("ERROR: S3 error: 403 (Forbidden)", "auth_failed"),
+        ("error: the server answered 404 Not Found", "not_found"),
+        ("upload failed: 429 Too Many Requests", "rate_limited"),
+        # must NOT match: a number with another reason, a count, a port
+        ("ERROR: S3 error: 400 (TooManyBuckets): more buckets than allowed", "internal_error"),
+        ("copied 403 files", "internal_error"),
+        ("listening on 404 (default)", "internal_error"),
+    ],
+)
+def test_a_status_with_its_own_reason_phrase_in_a_tools_line(stderr: str, code: str) -> None:
+    found = read_tool(stderr)
+    assert (found.code if found else "internal_error") == code, found
+
+
+def test_the_prefiltered_vocabulary_finds_what_a_word_by_word_search_finds() -> None:
+    """The first phrase found (in WORDS order) is the same as looking for every phrase at
+    every word position, on texts built from the vocabulary's own words and near-misses."""
+    import random
+
+    from control_plane._kernel import evidence
+
+    def brute(text: str, whole: bool) -> tuple[str, str, str] | None:
+        words = tuple(w for w in evidence.tokens(text) if w not in evidence._FILLER)
+        for code, message, phrase in evidence.WORDS:
+            if not whole and phrase in evidence._CODE_ONLY:
+                continue
+            forms = (
+                tuple(w.replace("'", "") for w in phrase),
+                tuple(t for w in phrase for t in evidence.tokens(w)),
+            )
+            if words and any(evidence._found(words, form) for form in forms):
+                return code, message, " ".join(phrase)
+        return None
+
+    rng = random.Random(44)
+    vocab = [w for _, _, phrase in evidence.WORDS for w in phrase] + ["the", "rated", "x"]
+    for _ in range(400):
+        n = rng.randint(1, 10)
+        text = " ".join(
+            rng.choice(vocab).replace("*", rng.choice(["", "ed", "s"])) for _ in range(n)
+        )
+        for whole in (False, True):
+            assert evidence._words_row.__wrapped__(text, whole) == brute(text, whole), text

@@ -166,9 +166,33 @@ def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     return False
 
 
+class _Phrase(NamedTuple):
+    """A phrase of :data:`WORDS` made ready to look for: its exact words (all must be among
+    a text's words) and its starred prefixes (each must open a word of the text), checked
+    before the phrase is looked for word by word (:func:`_found`)."""
+
+    phrase: tuple[str, ...]
+    exact: frozenset[str]
+    prefixes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, phrase: tuple[str, ...]) -> _Phrase:
+        exact = frozenset(w for w in phrase if not w.endswith("*"))
+        prefixes = tuple(" " + w.rstrip("*") for w in phrase if w.endswith("*") and w != "*")
+        return cls(phrase, exact, prefixes)
+
+    def found(self, words: tuple[str, ...], present: frozenset[str], joined: str) -> bool:
+        return (
+            self.exact <= present
+            and all(p in joined for p in self.prefixes)
+            and _found(words, self.phrase)
+        )
+
+
 #: Short words only ever read where a single word is written on its own (an error-code
-#: field): ``declined`` and ``unavailable`` in a sentence say too little.
-_CODE_ONLY = frozenset({("declined",), ("unavailable",)})
+#: field, a class name): ``declined`` and ``unavailable`` in a sentence say too little, and
+#: ``forbidden`` in a sentence states a rule of the input ("'..' is forbidden in a name").
+_CODE_ONLY = frozenset({("declined",), ("unavailable",), ("forbidden",)})
 
 
 #: Auxiliary verbs are left out of a text's words: "the connection was lost" says
@@ -176,18 +200,37 @@ _CODE_ONLY = frozenset({("declined",), ("unavailable",)})
 _FILLER = frozenset({"is", "are", "was", "were", "be", "been", "being", "has", "have"})
 
 
+#: :data:`WORDS` made ready to look for (:class:`_Phrase`): ``(code, message, phrase,
+#: forms)``. "doesn't" splits into doesn + t: a phrase is looked for in two forms, without
+#: its apostrophes and split as a text's words are.
+_READY: tuple[tuple[str, str, tuple[str, ...], tuple[_Phrase, ...]], ...] = tuple(
+    (
+        code,
+        message,
+        phrase,
+        (
+            _Phrase.of(tuple(w.replace("'", "") for w in phrase)),
+            _Phrase.of(tuple(t for w in phrase for t in tokens(w))),
+        ),
+    )
+    for code, message, phrase in WORDS
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
+    """The first :data:`WORDS` row found in ``text``: each phrase is first checked against
+    the set of the text's words and their space-joined string (one look-up per word of the
+    phrase), and looked for word by word only when all its words are there, so a long text
+    costs about its length, not its length times the vocabulary's."""
     words = tuple(w for w in tokens(text) if w not in _FILLER)
     if not words:
         return None
-    # "doesn't" splits into doesn + t: the apostrophe form is looked for in the raw words too
-    for code, message, phrase in WORDS:
+    present, joined = frozenset(words), " " + " ".join(words)
+    for code, message, phrase, forms in _READY:
         if not whole and phrase in _CODE_ONLY:
             continue
-        if _found(words, tuple(w.replace("'", "") for w in phrase)) or _found(
-            words, tuple(t for w in phrase for t in tokens(w))
-        ):
+        if any(form.found(words, present, joined) for form in forms):
             return code, message, " ".join(phrase)
     return None
 
@@ -313,6 +356,8 @@ def _text(text: str) -> tuple[Proposal, ...]:
     vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
     the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
     quota = search(QUOTA_RULES, [text])
+    if quota is not None and quota.kind == "reason":  # the server says why: a code word
+        return (_row(quota, "code"),)
     driver = quota or search(PHRASE_RULES, [text])
     if driver is not None:
         return (_row(driver, "driver_phrase"),)
@@ -368,6 +413,20 @@ def weigh(facts: Facts) -> list[Proposal]:
 HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(tuple(p.split()) for p in DATA["how_names"])
 
 
+def _exists_name(words: tuple[str, ...]) -> bool:
+    """A class named for a thing that exists (``NodeExistsError``), not for one that does
+    not (``NotExistsError``)."""
+    return (
+        len(words) >= 3
+        and words[-1] in ("error", "exception")
+        and words[-2] == "exists"
+        and "not" not in words
+    )
+
+
+_EXISTS = _message("@exists")
+
+
 @functools.lru_cache(maxsize=1024)
 def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
     """What a class name says: the first class of the MRO whose words are in :data:`WORDS`
@@ -378,16 +437,20 @@ def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
         if hit is not None and hit[0] != "network_error":  # SlowDown: slow down, not down
             return Proposal(hit[0], "name", f"name:{name}", hit[1], weak=True)
         words = tokens(name)
+        if hit is None and _exists_name(words):
+            return Proposal("already_exists", "name", f"name:{name}", _EXISTS, weak=True)
         if hit is not None or any(_found(words, phrase) for phrase in HOW_NAMES):
             return Proposal("network_error", "how", f"name:{name}", _DOWN, weak=True)
     return None
 
 
 #: Pairs of codes one rule settles at equal strength: quota over throttling (an exhausted
-#: quota is also "too many"), a timeout over the connection it happened on.
+#: quota is also "too many") and over a refusal (an account refused *because* its quota,
+#: credits or billing ran out), a timeout over the connection it happened on.
 SETTLED: Mapping[frozenset[str], str] = MappingProxyType(
     {
         frozenset({QUOTA_CODE, "rate_limited"}): QUOTA_CODE,
+        frozenset({QUOTA_CODE, "auth_failed"}): QUOTA_CODE,
         frozenset({"timeout", "network_error"}): "timeout",
     }
 )
@@ -479,11 +542,15 @@ ERRNO_CODES: Mapping[int, str] = MappingProxyType(
 )
 
 #: A tool's line quoting a protocol's reply in that protocol's own format: an SMTP reply
-#: with its enhanced status code of the same class (``<** 550 5.1.1 ...``: the pair says
-#: SMTP, whatever the tool); a tool named for a protocol (``mariadb``: MySQL) printing
+#: with its enhanced status code of the same class (``<** 550 5.1.1 ...``, after the tool's
+#: name and a label of up to two words, ``msmtp: server message: 550 5.1.1``: the pair
+#: says SMTP, whatever the tool); a tool named for a protocol (``mariadb``: MySQL) printing
 #: ``ERROR 1049 (42000): ...``; an errno a line quotes (``system error: 110``,
 #: ``errno 111``, ``os error 111``).
-_SMTP_LINE = re.compile(r"^\W*([245])(\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b", re.MULTILINE)
+_SMTP_LINE = re.compile(
+    r"^(?:[\w-]+:(?: [a-z]+){0,2}:\s+)?\W*([245])(\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b",
+    re.MULTILINE,
+)
 _ERROR_LINE = re.compile(r"^\W*error\s+(\d{1,5})\b(?:\s*\((\w{5})\))?", re.I | re.MULTILINE)
 _TEXT_ERRNO = re.compile(r"\b(?:errno|system error|os error)\W{0,3}(\d{1,4})\b", re.I)
 
@@ -508,6 +575,8 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
                 sqlstate = sqlstate or m.group(2)
         quoted += [c for c in _RESPONSE_LINE.findall(both[:MAX_TOOL_TEXT]) if c in RESPONSE_CODES]
     reply = reply_facts(replies) or Facts()
+    if reply.status is None:
+        reply = replace(reply, status=_quoted_status(text[:MAX_TOOL_TEXT]))
     facts = replace(reply, numbers=tuple(numbers[:8]), replies=tuple(quoted[:8]), sqlstate=sqlstate)
     found = weigh(facts)
     for raised in _RAISED.findall(text[:MAX_TOOL_TEXT]):
@@ -532,6 +601,20 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
 
 
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})
+#: An HTTP status a tool's line quotes with its own reason phrase (``403 (Forbidden)``,
+#: ``404 Not Found``): the pair says HTTP, whatever the tool.
+_STATUS_PAIR = re.compile(r"\b([1-5]\d\d) \(?([A-Z][A-Za-z' -]{1,40}?)(?=\)|$|[:.,;\n])", re.M)
+
+
+def _quoted_status(text: str) -> int | None:
+    for m in _STATUS_PAIR.finditer(text):
+        number = int(m.group(1))
+        if number in _PHRASES and _PHRASES[number] == m.group(2).strip().lower():
+            return number
+    return None
+
+
+_PHRASES: Mapping[int, str] = MappingProxyType({int(s): s.phrase.lower() for s in http.HTTPStatus})
 #: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, a POP3
 #: ``-ERR`` or an IMAP ``NO``: ``fetch: [IN-USE] Mailbox is locked``.
 _RESPONSE_LINE = re.compile(
@@ -554,8 +637,11 @@ _SUMMARY = re.compile(
 
 def read_lines(text: str) -> tuple[str, str, str] | None:
     """``(code, message, phrase)`` for a tool's output read with :data:`WORDS`: the first
-    line that says something, lines summarising an earlier error last."""
+    line that says something, lines summarising an earlier error last. A line that says
+    only that the connection failed (``Unable to connect to a repository``) gives way to a
+    later line that says what (``Authentication error from server``)."""
     later: list[str] = []
+    how: tuple[str, str, str] | None = None
     for line in text.splitlines()[:400]:
         if not line.strip():
             continue
@@ -563,8 +649,11 @@ def read_lines(text: str) -> tuple[str, str, str] | None:
             later.append(line)
             continue
         found = words_code(line)
-        if found is not None:
+        if found is not None and found[0] != "network_error":
             return found
+        how = how or found
+    if how is not None:
+        return how
     for line in later:
         found = words_code(line)
         if found is not None:

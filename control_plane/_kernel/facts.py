@@ -299,9 +299,17 @@ _MS = re.compile(r"^(\d+(?:\.\d+)?)ms$")
 _EPOCH = 1_000_000_000
 
 
+#: The reset of the IETF draft's ``RateLimit: "api";r=0;t=120`` (``t``: seconds).
+_IETF_RESET = re.compile(r";\s*t=(\d+(?:\.\d+)?)\b")
+
+
 def _duration(text: str, now: float | None) -> float | None:
-    """Seconds from ``x-ratelimit-reset*``: ``1.5``, ``20ms``, ``6m0s``, a Unix time."""
+    """Seconds from ``x-ratelimit-reset*``: ``1.5``, ``20ms``, ``6m0s``, a Unix time, the
+    ``t`` of an IETF ``RateLimit`` field."""
     text = text.strip()
+    ietf = _IETF_RESET.search(text)
+    if ietf:
+        return float(ietf.group(1))
     found = _MS.match(text)
     if found:
         return float(found.group(1)) / 1000
@@ -779,6 +787,23 @@ def _package(klass: type) -> str | None:
     return None if top in _BUILTIN_MODULES or top == "__main__" else top
 
 
+def _error_fields(fields: dict[Any, Any], gather: _Gather) -> None:
+    """A wire protocol's error kept by its one-letter field codes (every key one letter:
+    PostgreSQL's ErrorResponse, ``{"S": "FATAL", "C": "28P01", "M": "..."}``): ``C`` is the
+    SQLSTATE, ``M`` the message, ``D`` its detail."""
+    keys = list(itertools.islice(dict.keys(fields), MAX_ITEMS + 1))
+    if (
+        not keys
+        or len(keys) > MAX_ITEMS
+        or not all(isinstance(k, str) and len(k) == 1 for k in keys)
+    ):
+        return
+    state = _string(dict.get(fields, "C"))
+    if state is not None and _SQLSTATE.match(state) and gather.sqlstate is None:
+        gather.sqlstate = state
+    gather.text.extend(t for t in map(_string, (dict.get(fields, "M"), dict.get(fields, "D"))) if t)
+
+
 def extract(exc: BaseException) -> Facts:
     """The facts ``exc`` carries (see the module docs); bounded, runs none of its code."""
     gather = _Gather(protocol_of(exc))
@@ -793,6 +818,7 @@ def extract(exc: BaseException) -> Facts:
             if text:
                 gather.text.insert(0, text)
             elif isinstance(arg, dict):  # a decoded body passed as an argument
+                _error_fields(arg, gather)
                 gather.visit(arg, 1)
     replies: tuple[str, ...] = ()
     if gather.protocol in _BRACKETING and gather.text:
