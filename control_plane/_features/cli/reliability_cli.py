@@ -24,6 +24,7 @@ from control_plane._features.grpc.auth import (
     read_token_file,
 )
 from control_plane._features.grpc.server import DEFAULT_MAX_MESSAGE_BYTES, ServerOptions
+from control_plane._runtime.cli import positive_int
 from control_plane._runtime.plugins import BUILTIN_FEATURES, feature_manager
 from control_plane._runtime.runtime import DEFAULT_TIMEOUT, RuntimeConfig
 
@@ -34,16 +35,6 @@ __all__ = [
     "runtime_config",
     "server_options",
 ]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
-    return value
 
 
 def _pack_limit(text: str) -> tuple[str, int]:
@@ -69,7 +60,7 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
     lim = p.add_argument_group("admission and input limits")
     lim.add_argument(
         "--max-in-flight",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="calls in flight over all packs before RESOURCE_EXHAUSTED (default unlimited)",
@@ -84,7 +75,7 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
     )
     lim.add_argument(
         "--default-pack-limit",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="in-flight limit of every pack without --pack-limit (default unlimited)",
@@ -98,7 +89,7 @@ def add_serve_options(p: argparse.ArgumentParser) -> None:
     )
     lim.add_argument(
         "--max-input-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="largest input document; larger ones get INVALID_ARGUMENT (default: only the "

@@ -27,20 +27,11 @@ from control_plane._features.gate.config import (
 from control_plane._features.gate.formats import FORMATS, render, render_text
 from control_plane._features.gate.run import run_gate
 from control_plane._kernel.hookspecs import hookimpl
+from control_plane._runtime.cli import positive_int
 
 __all__ = ["add_commands", "gate_command"]
 
 _MACHINE_FORMATS = frozenset({"json", "junit", "junit-xunit1", "sarif"})
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
-    return value
 
 
 def _seconds(text: str) -> float:
@@ -90,7 +81,7 @@ def add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
     p.add_argument(
         "--jobs",
         "-j",
-        type=_jobs,
+        type=positive_int,
         default=1,
         metavar="N",
         help="calls to run at once (default 1)",

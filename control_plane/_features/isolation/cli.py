@@ -8,22 +8,13 @@ from typing import Any
 
 from control_plane._features.isolation.isolation import DEFAULT_MEMORY_LIMIT, DEFAULT_WORKERS
 from control_plane._kernel.hookspecs import hookimpl
+from control_plane._runtime.cli import positive_int
 
 __all__ = ["add_serve_options", "runtime_config"]
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
-    return value
-
-
 def _megabytes(text: str) -> int:
-    return _positive_int(text) * 1024 * 1024
+    return positive_int(text) * 1024 * 1024
 
 
 @hookimpl
@@ -39,7 +30,7 @@ def add_serve_options(parser: argparse.ArgumentParser) -> None:
     )
     iso.add_argument(
         "--isolation-workers",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_WORKERS,
         metavar="N",
         help=f"worker processes per isolated pack (default {DEFAULT_WORKERS})",
