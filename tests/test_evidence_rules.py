@@ -1210,3 +1210,18 @@ def test_the_prefiltered_vocabulary_finds_what_a_word_by_word_search_finds() -> 
         )
         for whole in (False, True):
             assert evidence._words_row.__wrapped__(text, whole) == brute(text, whole), text
+
+
+def test_a_decoded_body_kept_as_text_is_read() -> None:
+    """An SDK that keeps the error body only as ``text`` (an empty message): the body's
+    words say what failed, not the bare status the API answers every error with."""
+    exc = _klass("mailerlike.api_client", "ApiClientError")()
+    exc.status_code = 500
+    exc.text = (
+        '{"status": "error", "code": -1, "name": "Invalid_Key", "message": "Invalid API key"}'
+    )
+    assert _code(exc) == "auth_failed"
+    # must NOT match: a text that is no JSON body is no data; the status stands
+    plain = _klass("mailerlike.api_client", "ApiClientError")()
+    plain.status_code, plain.text = 500, "Invalid API key"
+    assert _code(plain) == "network_error"
