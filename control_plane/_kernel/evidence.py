@@ -331,6 +331,10 @@ def _row(row: FactRule, kind: str) -> Proposal:
 #: HTTP reason phrases (``Forbidden``, ``TooManyRequests``): a code word that is one says
 #: what the status says, no more; it weighs as the status.
 _REASONS = frozenset(tokens(s.phrase) for s in http.HTTPStatus)
+#: 4xx reason phrases no code fits (``BadRequest``): a class so named says the server answered.
+_CLIENT_REASONS = frozenset(
+    tokens(s.phrase) for s in http.HTTPStatus if 400 <= s < 500 and s not in STATUS_CODES
+)
 
 
 def _code_words(codes: Sequence[str]) -> Iterable[Proposal]:
@@ -432,13 +436,18 @@ def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
     """What a class name says: the first class of the MRO whose words are in :data:`WORDS`
     (weak: a library's summary, the exception it wraps may know better); a name that says
     only how (:data:`HOW_NAMES`) is weaker still."""
+    answered = False
     for name in type_names:
         hit = words_code(name, whole=True)
         if hit is not None and hit[0] != "network_error":  # SlowDown: slow down, not down
             return Proposal(hit[0], "name", f"name:{name}", hit[1], weak=True)
         words = tokens(name)
+        if hit is None and words in _CLIENT_REASONS:
+            answered = True  # its bases' names (NetworkError) say how a call may fail: not so
         if hit is None and _exists_name(words):
             return Proposal("already_exists", "name", f"name:{name}", _EXISTS, weak=True)
+        if answered:
+            continue
         if hit is not None or any(_found(words, phrase) for phrase in HOW_NAMES):
             return Proposal("network_error", "how", f"name:{name}", _DOWN, weak=True)
     return None
