@@ -1263,3 +1263,19 @@ def test_a_quota_for_this_billing_period_outranks_a_refusal_named_by_the_class()
 )
 def test_a_storage_limit_reached_is_a_quota(said: str, code: str | None) -> None:
     assert (words_code(said) or (None,))[0] == code
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        (
+            'dial tcp: lookup x.invalid on 10.0.0.53:53: no such host\n',
+            "network_error",
+        ),
+        # must NOT match: a missing file, key or bucket is still not found
+        ("error: no such file in bucket: daily/x.tar\n", "not_found"),
+        ("ERR no such key\n", "not_found"),
+    ],
+)
+def test_no_such_host_is_a_failed_lookup_not_a_missing_resource(stderr: str, code: str) -> None:
+    assert (words_code(stderr) or (None,))[0] == code

@@ -144,10 +144,21 @@ def tokens(text: str) -> tuple[str, ...]:
 #: prefix. Rows of ``internal_error`` are recognised conditions no baseline code fits (a
 #: read-only cluster, a request too large, a declined payment): they keep a generic fact
 #: (a 403, a 402) from deciding.
+_ROWS = tuple(
+    (g["code"], _message(g["message"]), tuple(p.split()))
+    for g in DATA["words"]
+    for p in g["phrases"]
+)
+
+
+def _within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+    n = len(short)
+    return n < len(long) and any(long[i : i + n] == short for i in range(len(long) - n + 1))
+
+
+#: A phrase holding another code's phrase (``no such host``, ``no such``) is looked for first.
 WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
-    (group["code"], _message(group["message"]), tuple(phrase.split()))
-    for group in DATA["words"]
-    for phrase in group["phrases"]
+    sorted(_ROWS, key=lambda r: not any(c != r[0] and _within(p, r[2]) for c, _, p in _ROWS))
 )
 
 
