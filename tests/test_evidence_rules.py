@@ -1210,3 +1210,72 @@ def test_the_prefiltered_vocabulary_finds_what_a_word_by_word_search_finds() -> 
         )
         for whole in (False, True):
             assert evidence._words_row.__wrapped__(text, whole) == brute(text, whole), text
+
+
+def test_a_decoded_body_kept_as_text_is_read() -> None:
+    """An SDK that keeps the error body only as ``text`` (an empty message): the body's
+    words say what failed, not the bare status the API answers every error with."""
+    exc = _klass("mailerlike.api_client", "ApiClientError")()
+    exc.status_code = 500
+    exc.text = (
+        '{"status": "error", "code": -1, "name": "Invalid_Key", "message": "Invalid API key"}'
+    )
+    assert _code(exc) == "auth_failed"
+    # must NOT match: a text that is no JSON body is no data; the status stands
+    plain = _klass("mailerlike.api_client", "ApiClientError")()
+    plain.status_code, plain.text = 500, "Invalid API key"
+    assert _code(plain) == "network_error"
+
+
+def test_a_class_named_for_a_client_error_reason_is_no_network_failure() -> None:
+    """A class named for a 4xx reason phrase no code fits (``BadRequest``) says the server
+    answered: its base's name saying how a call may fail (``NetworkError``) reads nothing."""
+    base = _klass("botlike.error", "NetworkError")
+    bad = _klass("botlike.error", "BadRequest", base)
+    assert _found(bad("Message is too long")) is None
+    # must NOT match: the base alone, or a reason phrase a code fits, keep their reading
+    assert _code(base("connection reset")) == "network_error"
+    assert _code(_klass("botlike.error", "NotFound", base)("chat")) == "not_found"
+    assert _code(_klass("botlike.error", "Unauthorized", base)("token")) == "auth_failed"
+
+
+def test_a_quota_for_this_billing_period_outranks_a_refusal_named_by_the_class() -> None:
+    """A quota bounded by a billing period is the reason the server gives: it outranks the
+    class's refusal (``...Forbidden``) as a quota code word does."""
+    forbidden = _klass("channelslike.errors", "ChannelsForbidden")
+    exc = forbidden("Message quota exceeded for this billing period")
+    exc.status_code = 403
+    assert _code(exc) == "quota_exhausted"
+    # must NOT match: a refusal in words, or a limit of this request, stays a refusal
+    assert _code(forbidden("Invalid signature")) == "auth_failed"
+    assert _code(forbidden("size limit exceeded for this request")) == "auth_failed"
+
+
+@pytest.mark.parametrize(
+    ("said", "code"),
+    [
+        ("storage_limit_exceeded", "quota_exhausted"),
+        ("Account storage limit reached", "quota_exhausted"),
+        # must NOT match: a storage limit that is only a setting, or a size refused
+        ("storage limit set to 10 GB", None),
+        ("file exceeds the maximum upload size", None),
+    ],
+)
+def test_a_storage_limit_reached_is_a_quota(said: str, code: str | None) -> None:
+    assert (words_code(said) or (None,))[0] == code
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        (
+            'dial tcp: lookup x.invalid on 10.0.0.53:53: no such host\n',
+            "network_error",
+        ),
+        # must NOT match: a missing file, key or bucket is still not found
+        ("error: no such file in bucket: daily/x.tar\n", "not_found"),
+        ("ERR no such key\n", "not_found"),
+    ],
+)
+def test_no_such_host_is_a_failed_lookup_not_a_missing_resource(stderr: str, code: str) -> None:
+    assert (words_code(stderr) or (None,))[0] == code

@@ -144,10 +144,21 @@ def tokens(text: str) -> tuple[str, ...]:
 #: prefix. Rows of ``internal_error`` are recognised conditions no baseline code fits (a
 #: read-only cluster, a request too large, a declined payment): they keep a generic fact
 #: (a 403, a 402) from deciding.
+_ROWS = tuple(
+    (g["code"], _message(g["message"]), tuple(p.split()))
+    for g in DATA["words"]
+    for p in g["phrases"]
+)
+
+
+def _within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+    n = len(short)
+    return n < len(long) and any(long[i : i + n] == short for i in range(len(long) - n + 1))
+
+
+#: A phrase holding another code's phrase (``no such host``, ``no such``) is looked for first.
 WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
-    (group["code"], _message(group["message"]), tuple(phrase.split()))
-    for group in DATA["words"]
-    for phrase in group["phrases"]
+    sorted(_ROWS, key=lambda r: not any(c != r[0] and _within(p, r[2]) for c, _, p in _ROWS))
 )
 
 
@@ -331,6 +342,10 @@ def _row(row: FactRule, kind: str) -> Proposal:
 #: HTTP reason phrases (``Forbidden``, ``TooManyRequests``): a code word that is one says
 #: what the status says, no more; it weighs as the status.
 _REASONS = frozenset(tokens(s.phrase) for s in http.HTTPStatus)
+#: 4xx reason phrases no code fits (``BadRequest``): a class so named says the server answered.
+_CLIENT_REASONS = frozenset(
+    tokens(s.phrase) for s in http.HTTPStatus if 400 <= s < 500 and s not in STATUS_CODES
+)
 
 
 def _code_words(codes: Sequence[str]) -> Iterable[Proposal]:
@@ -432,13 +447,18 @@ def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
     """What a class name says: the first class of the MRO whose words are in :data:`WORDS`
     (weak: a library's summary, the exception it wraps may know better); a name that says
     only how (:data:`HOW_NAMES`) is weaker still."""
+    answered = False
     for name in type_names:
         hit = words_code(name, whole=True)
         if hit is not None and hit[0] != "network_error":  # SlowDown: slow down, not down
             return Proposal(hit[0], "name", f"name:{name}", hit[1], weak=True)
         words = tokens(name)
+        if hit is None and words in _CLIENT_REASONS:
+            answered = True  # its bases' names (NetworkError) say how a call may fail: not so
         if hit is None and _exists_name(words):
             return Proposal("already_exists", "name", f"name:{name}", _EXISTS, weak=True)
+        if answered:
+            continue
         if hit is not None or any(_found(words, phrase) for phrase in HOW_NAMES):
             return Proposal("network_error", "how", f"name:{name}", _DOWN, weak=True)
     return None
