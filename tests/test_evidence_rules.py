@@ -1269,7 +1269,7 @@ def test_a_storage_limit_reached_is_a_quota(said: str, code: str | None) -> None
     ("stderr", "code"),
     [
         (
-            'dial tcp: lookup x.invalid on 10.0.0.53:53: no such host\n',
+            "dial tcp: lookup x.invalid on 10.0.0.53:53: no such host\n",
             "network_error",
         ),
         # must NOT match: a missing file, key or bucket is still not found
