@@ -356,12 +356,14 @@ def _isolation(
     registry: Registry,
     packs: Sequence[str],
     reaches: Reaches,
+    declared: Sequence[str] = (),
 ) -> Any:
-    """The worker pools of ``packs`` from the isolation feature; without one, a refusal:
-    a pack that must run confined never runs in this process instead."""
+    """The worker pools of ``packs`` (and of the ``declared`` ``isolated=True`` ones) from
+    the isolation feature; without one, a refusal: a pack that must run confined never
+    runs in this process instead."""
     if not features.hook.start_isolation.get_hookimpls():
         raise ConfigError(
-            f"cannot run {', '.join(packs)} in isolated workers: this runtime has no "
+            f"cannot run {', '.join((*packs, *declared))} in isolated workers: this runtime has no "
             "isolation feature (RuntimeConfig.features); a pack that declares no reach "
             "runs only confined, or trusted (--trust)"
         )
@@ -518,9 +520,14 @@ def _build(
         reaches=reaches,
     )
     isolate = (*config.isolate, *sorted(confinement.confined))
+    # Packs that declare isolated=True (and the stand-ins of a module isolated whole) run
+    # in workers too, named or not: without pools their calls could only fail.
+    declared = sorted(held.name for held in load.registry if held.pack.isolated)
     try:
-        if isolate:
-            invoker.isolation = _isolation(features, config, load.registry, isolate, reaches)
+        if isolate or declared:
+            invoker.isolation = _isolation(
+                features, config, load.registry, isolate, reaches, declared
+            )
     except BaseException:
         invoker.close()
         if owns_load:
