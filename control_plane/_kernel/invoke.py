@@ -59,7 +59,7 @@ __all__ = ["Invoker", "IsolatedHandlers"]
 
 
 class IsolatedHandlers(Protocol):
-    """Handlers that run outside this process (``runtime.isolation.Isolation``)."""
+    """Handlers that run outside this process (``_features.isolation.isolation.Isolation``)."""
 
     def __contains__(self, pack: object) -> bool: ...
 
