@@ -166,12 +166,24 @@ def _evidence() -> list[str]:
     out += ["| HTTP status | vetoed codes |", "|---|---|"]
     for status, codes in evidence.VETOES.items():
         out.append(f"| {status} | {', '.join(f'`{c}`' for c in sorted(codes))} |")
-    out += ["", "`WORDS` (tokenised; first row found in one text decides it; `*`: a prefix):", ""]
-    out += ["| code | phrases |", "|---|---|"]
+    out += ["", "`WORDS` (tokenised; first row found in one text decides it; `*`: a prefix;"]
+    out[-1] += " *input*: weighs as a bare status, whatever says it):"
+    out += ["", "| code | phrases |", "|---|---|"]
     rows: dict[str, list[str]] = {}
     for code, _message, phrase in evidence.WORDS:
-        rows.setdefault(code, []).append(" ".join(phrase))
-    out += [f"| `{code}` | {', '.join(_code(p) for p in ps)} |" for code, ps in rows.items()]
+        said = " ".join(phrase)
+        rows.setdefault(code, []).append(
+            _code(said) + (" *input*" if said in evidence.INPUT_PHRASES else "")
+        )
+    out += [f"| `{code}` | {', '.join(ps)} |" for code, ps in rows.items()]
+    out += ["", "`WINDOWS` (a quota whose text names a short window and no long one, or whose"]
+    out[-1] += " server asks for a delay of an hour or less, is `rate_limited`):"
+    out += ["", "| window | words |", "|---|---|"]
+    for size, ws in evidence.WINDOWS.items():
+        out.append(f"| {size} | {', '.join(_code(w) for w in ws)} |")
+    out += ["", "`QUALIFIED_CODES` (the local part of a namespace-qualified fault code):", ""]
+    out += ["| local part | code | weighs as |", "|---|---|---|"]
+    out += [f"| `{k}` | `{c}` | {kind} |" for k, (c, kind) in evidence.QUALIFIED_CODES.items()]
     out += ["", "`HOW_NAMES` (class-name words that say only how: weak `network_error`): "]
     out[-1] += ", ".join(_code(" ".join(p)) for p in evidence.HOW_NAMES) + "."
     out += ["", "Protocols of a library, by the words of its module and class names:", ""]

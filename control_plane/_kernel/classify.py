@@ -391,7 +391,7 @@ def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list
     if typed is not None:
         short = _short_of(klass, rendered)
         found.append(Proposal(typed, "how", "type", short))
-    name = name_proposal(facts.type_names)
+    name = name_proposal(facts.type_names, facts.status)
     if name is not None:
         found.append(name)
     errnos = () if issubclass(klass, ssl.SSLError) else facts.errnos

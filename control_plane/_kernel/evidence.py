@@ -15,6 +15,14 @@ A protocol's reply *class* (SMTP and FTP 4xx: transient, 5xx: permanent) says on
 weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status code
 (:data:`ENHANCED_STATUS`, RFC 3463) say what.
 
+Some evidence is no stronger than a bare status, whatever says it: a class name that only
+restates the HTTP status the exception holds (an SDK's ``PermissionDeniedError`` for every
+403), an HTTP reason phrase on a line of its own ("402 Payment Required"), the local part of a
+namespace-qualified fault code (:data:`QUALIFIED_CODES`: SOAP's ``soap:Client`` is the
+caller's input, ``soap:Server`` the server's fault), and the vocabulary's *input* phrases
+(:data:`INPUT_PHRASES`: the caller's input refused, a feature the account's plan lacks).
+Against a status that says otherwise they conflict, and a conflict is ``internal_error``.
+
 *Decide* (:func:`decide`): the strongest proposals decide. Proposals of equal strength that
 disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
 answer is ``internal_error`` -- never a guess. A condition no baseline code fits (a
@@ -22,10 +30,12 @@ read-only or blocked cluster, said by a ``[[words]]`` row of ``internal_error``)
 is the 503's: the server itself calls it temporary. A fact may also *veto* a code (a 413 says the
 request can never pass: not ``rate_limited``). A server's delay decides retryability: an
 unavailable service that states when to come back is ``rate_limited``, and so is one that
-answered 429 (it says itself the call was throttled: :func:`_under_429`). A connection failure
-that timed out (a timeout said as an event by evidence that is no guess: "timed out", a
-``TimeoutError``, ``ETIMEDOUT``; not the noun "timeout", which may name a setting) is
-``timeout``.
+answered 429 (it says itself the call was throttled: :func:`_under_429`), and so is a quota
+that refills within the hour (:data:`WINDOWS`: "tokens per minute", or a delay asked of an
+hour or less); one counted by the day, the month or a credit is ``quota_exhausted``. A
+connection failure that timed out (a timeout said as an event by evidence that is no guess:
+"timed out", a ``TimeoutError``, ``ETIMEDOUT``; not the noun "timeout", which may name a
+setting) is ``timeout``.
 
 A tool's output (:func:`read_tool`) is read by the same engine: its lines with the
 vocabulary (the first that says something over summary lines), the replies of a protocol
@@ -73,12 +83,15 @@ __all__ = [
     "ENHANCED_STATUS",
     "ERRNO_CODES",
     "HOW_NAMES",
+    "INPUT_PHRASES",
     "PROTOCOL_CLASSES",
     "PROTOCOL_CODES",
+    "QUALIFIED_CODES",
     "RESPONSE_CODES",
     "SETTLED",
     "STRENGTH",
     "VETOES",
+    "WINDOWS",
     "WORDS",
     "Proposal",
     "decide",
@@ -106,6 +119,8 @@ STRENGTH: Mapping[str, int] = MappingProxyType(
         "name": 40,
         "phrase": 30,
         "status": 20,
+        "input": 20,
+        "refused": 15,
         "how": 10,
     }
 )
@@ -149,6 +164,15 @@ _ROWS = tuple(
     for g in DATA["words"]
     for p in g["phrases"]
 )
+#: Phrases of rows of kind ``input`` (the caller's input refused, a feature the plan lacks):
+#: they weigh as a bare status, whatever says them.
+INPUT_PHRASES = frozenset(
+    p for g in DATA["words"] if g.get("kind") == "input" for p in g["phrases"]
+)
+
+
+def _kind(phrase: str, kind: str) -> str:
+    return "input" if phrase in INPUT_PHRASES else kind
 
 
 def _within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
@@ -344,15 +368,32 @@ def _row(row: FactRule, kind: str) -> Proposal:
 _REASONS = frozenset(tokens(s.phrase) for s in http.HTTPStatus)
 #: 4xx reason phrases no code fits (``BadRequest``): a class so named says the server answered.
 _CLIENT_REASONS = frozenset(
-    tokens(s.phrase) for s in http.HTTPStatus if 400 <= s < 500 and s not in STATUS_CODES
+    tokens(s.phrase)
+    for s in http.HTTPStatus
+    if 400 <= s < 500 and STATUS_CODES.get(s, "internal_error") == "internal_error"
+)
+
+
+#: The local part of a namespace-qualified fault code (``soap:Client``) -> (code, kind).
+QUALIFIED_CODES: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {local: (row[0], row[1]) for local, row in DATA["qualified_codes"].items()}
+)
+_QUALIFIED = re.compile(r"^[A-Za-z][\w-]*:([A-Za-z]+)\b")
+_SENDER: Mapping[str, str] = MappingProxyType(
+    {"internal_error": _message("@invalid"), "network_error": _DOWN}
 )
 
 
 def _code_words(codes: Sequence[str]) -> Iterable[Proposal]:
     for code in codes:
+        qualified = _QUALIFIED.match(code)
+        fault = QUALIFIED_CODES.get(qualified.group(1)) if qualified else None
+        if fault is not None:
+            yield Proposal(fault[0], fault[1], f"fault:{code}", _SENDER[fault[0]])
+            continue
         found = words_code(code, whole=True)
         if found is not None:
-            kind = "status" if tokens(code) in _REASONS else "code"
+            kind = "status" if tokens(code) in _REASONS else _kind(found[2], "code")
             yield Proposal(found[0], kind, f"words:code:{found[2]}", found[1])
 
 
@@ -362,6 +403,10 @@ def _status(status: int) -> Proposal | None:
         code = STATUS_5XX_CODE
     if code is None:
         return None
+    if code == "internal_error":
+        # A refusal no code fits (a 400, a 422) says that, not what: any reading that says
+        # what decides, and a wrapper's words may know better; it outweighs only how.
+        return Proposal(code, "refused", "http_status", f"downstream answered HTTP {status}", True)
     return Proposal(code, "status", "http_status", f"downstream answered HTTP {status}")
 
 
@@ -379,15 +424,23 @@ def _text(text: str) -> tuple[Proposal, ...]:
     generic = search(GENERIC_PHRASES, [text])
     how = _STRERROR.search(text)
     for line in text.splitlines()[:16]:
+        if _reason_line(line):
+            continue  # "402 Payment Required": what the status says, no more
         hit = words_code(_STRERROR.sub(" ", line))
         if hit is not None:
             weak = generic is None or generic.code != hit[0]
-            return (Proposal(hit[0], "phrase", f"words:text:{hit[2]}", hit[1], weak=weak),)
+            kind = _kind(hit[2], "phrase")
+            return (Proposal(hit[0], kind, f"words:text:{hit[2]}", hit[1], weak=weak),)
     if generic is not None:
         return (_row(generic, "phrase"),)
     if how is not None:  # only an errno's text: as much as an errno says
         return (Proposal("not_found", "how", "words:strerror", _MISSING, weak=True),)
     return ()
+
+
+def _reason_line(line: str) -> bool:
+    """A line that is an HTTP reason phrase, its status number before it or not."""
+    return tuple(w for w in tokens(line) if not w.isdigit()) in _REASONS
 
 
 #: An errno's own text (``strerror(ENOENT)``) says how, not what: a missing socket file is
@@ -443,15 +496,19 @@ _EXISTS = _message("@exists")
 
 
 @functools.lru_cache(maxsize=1024)
-def name_proposal(type_names: tuple[str, ...]) -> Proposal | None:
+def name_proposal(type_names: tuple[str, ...], status: int | None = None) -> Proposal | None:
     """What a class name says: the first class of the MRO whose words are in :data:`WORDS`
     (weak: a library's summary, the exception it wraps may know better); a name that says
-    only how (:data:`HOW_NAMES`) is weaker still."""
+    only how (:data:`HOW_NAMES`) is weaker still. A name that restates the HTTP ``status``
+    the exception holds (an SDK's ``PermissionDeniedError`` for each 403) is no evidence
+    of its own: it weighs as the status."""
     answered = False
+    said = _status(status) if status is not None else None
     for name in type_names:
         hit = words_code(name, whole=True)
         if hit is not None and hit[0] != "network_error":  # SlowDown: slow down, not down
-            return Proposal(hit[0], "name", f"name:{name}", hit[1], weak=True)
+            kind = "status" if said is not None and said.code == hit[0] else "name"
+            return Proposal(hit[0], _kind(hit[2], kind), f"name:{name}", hit[1], weak=True)
         words = tokens(name)
         if hit is None and words in _CLIENT_REASONS:
             answered = True  # its bases' names (NetworkError) say how a call may fail: not so
@@ -485,6 +542,41 @@ VETOES: Mapping[int, frozenset[str]] = MappingProxyType(
 )
 
 
+#: Words of a quota's window (``[windows]``): ``short`` (an hour or less), ``long``.
+WINDOWS: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {size: tuple(phrases) for size, phrases in DATA["windows"].items()}
+)
+_SHORT = tuple(_Phrase.of(tuple(p.split())) for p in WINDOWS["short"])
+_LONG = tuple(_Phrase.of(tuple(p.split())) for p in WINDOWS["long"])
+
+
+#: The longest wait a server may ask for a quota it still calls a rate limit (an hour).
+_SOON = 3600.0
+
+
+def _refills_soon(facts: Facts, delay: float | None, kind: str) -> bool:
+    """A quota the server says refills within the hour: its text or codes name a window of
+    an hour or less (``[windows]``) and none longer (a day, a month, a credit); or, named
+    by no window and said in words rather than a code (``insufficient_quota`` is
+    exhausted whatever the wait), it asks for a delay that short."""
+    words = tuple(w for t in (facts.text[:2048], *facts.codes) for w in tokens(t))
+    present, joined = frozenset(words), " " + " ".join(words)
+
+    def said(phrases: tuple[_Phrase, ...]) -> bool:
+        return any(p.found(words, present, joined) for p in phrases)
+
+    if said(_LONG):
+        return False
+    if said(_SHORT):
+        return True
+    delay = delay if delay is not None else facts.delay
+    return kind != "code" and delay is not None and delay <= _SOON
+
+
+#: Kinds of reading that may say only how a call failed, not what the server answered.
+_HOW_KINDS = frozenset({"phrase", "how", "name"})
+
+
 def _event(p: Proposal) -> bool:
     return not p.weak and not p.rule.endswith(":timeout")  # the noun, in a text or a tool's
 
@@ -501,6 +593,9 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     """The code the strongest proposals agree on (:data:`SETTLED` for a known pair), else
     ``internal_error``; ``None`` when nothing was proposed. ``delay`` is the server's own
     (from the facts or the chain): it turns an unavailable service into ``rate_limited``."""
+    if facts.status is not None and 400 <= facts.status < 500 and facts.status != 429:
+        # The server answered: a connection's failure said in words or by a type is not it.
+        found = [p for p in found if p.code != "network_error" or p.kind not in _HOW_KINDS]
     if not found:
         return None
     if len(found) == 1:
@@ -531,6 +626,8 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
         # a condition no code fits, said under 503: the server itself calls it temporary
         chosen = next((p for p in found if p.rule == "http_status"), chosen)
     code = chosen.code
+    if code == QUOTA_CODE and _refills_soon(facts, delay, chosen.kind):
+        code = "rate_limited"  # tokens per minute: a quota of a window waited out
     vetoed = VETOES.get(facts.status or 0, frozenset())
     if code in vetoed:
         return Verdict(

@@ -621,6 +621,8 @@ class _Gather:
                     self.exception(value, depth)
                 elif key in _ERROR_KEYS and isinstance(value, str):
                     self.said(value)  # {"ok": false, "error": "ratelimited"}
+                elif key == "name" and _error_name(node, value):
+                    self.said(value)  # {"name": "Unknown_Subaccount", "message": "..."}
                 elif key == "status" and isinstance(value, dict):
                     self.visit(value, depth + 1, http=http)  # {"status": {"error": ...}}
                 elif isinstance(key, str) and key in LINK_FIELDS:
@@ -697,6 +699,20 @@ class _Gather:
 #: Keys of a decoded body whose string value is an error-code word (an API answering
 #: errors with HTTP 200: ``{"ok": false, "error": "invalid_auth"}``).
 _ERROR_KEYS = frozenset({"error", "Error", "error_type", "errorType"})
+#: An error's name as JavaScript and many APIs write it (``ValidationError``, ``Invalid_Key``).
+_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*(?:_[A-Z][A-Za-z0-9]*)*$")
+
+
+def _error_name(node: dict[Any, Any], value: Any) -> bool:
+    """``value`` under ``"name"`` names the error: an error object's (one with a message
+    field), capitalised as a type is, not a resource's name (``"orders-2024"``)."""
+    return (
+        isinstance(value, str)
+        and _NAME.match(value) is not None
+        and any(f in node for f in MESSAGE_FIELDS)
+    )
+
+
 _NUMBER_ONLY = frozenset(NUMBER_FIELDS) - {"code", "error_code"}
 #: A response code quoted in brackets: upper case, digits, ``/`` and ``-`` only.
 _BRACKETED = re.compile(r"\[([A-Z][A-Z0-9/-]{1,40})\]")
