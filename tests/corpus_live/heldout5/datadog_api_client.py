@@ -20,7 +20,7 @@ FAM = family("datadog-api-client", "fake Datadog API", http_setup, half="heldout
 def _configuration(url: str) -> Any:
     from datadog_api_client import Configuration
 
-    conf = Configuration(host=url, request_timeout=0.5)
+    conf = Configuration(host=url, request_timeout=0.5)  # type: ignore[no-untyped-call]
     conf.api_key["apiKeyAuth"] = "PLANTEDddapikey000000000000000000"
     conf.api_key["appKeyAuth"] = "PLANTEDddappkey00000000000000000000000000"
     return conf
@@ -31,7 +31,8 @@ def _get_monitor(url: str) -> Any:
     from datadog_api_client.v1.api.monitors_api import MonitorsApi
 
     with ApiClient(_configuration(url)) as api:
-        return MonitorsApi(api).get_monitor(monitor_id=91234567)
+        monitors = MonitorsApi(api)  # type: ignore[no-untyped-call]
+        return monitors.get_monitor(monitor_id=91234567)
 
 
 def _list_users(url: str) -> Any:
@@ -39,7 +40,8 @@ def _list_users(url: str) -> Any:
     from datadog_api_client.v2.api.users_api import UsersApi
 
     with ApiClient(_configuration(url)) as api:
-        return UsersApi(api).list_users()
+        users = UsersApi(api)  # type: ignore[no-untyped-call]
+        return users.list_users()
 
 
 def _errors(*msgs: str) -> dict[str, list[str]]:
