@@ -106,6 +106,8 @@ __all__ = [
 
 _message = fact_rules.message  # "@name": a message of [messages]
 _DOWN, _MISSING, _THROTTLED = _message("@down"), _message("@missing"), _message("@throttled")
+#: The message of a code a status or a delay overrules a reading with.
+_OVERRULED = MappingProxyType({"rate_limited": _THROTTLED, "auth_failed": _message("@denied")})
 
 #: How much a kind of evidence weighs. What (a server's code word, a protocol's number, a
 #: SQLSTATE) over a library's name for it over a phrase of its text over how (a bare HTTP
@@ -287,13 +289,22 @@ _QUOTED = re.compile(
 _SENTENCE = re.compile(r"\s*[A-Za-z]+(?: [A-Za-z]+)+[.!]?\s*")
 
 
+#: A message quoted after a label (``Got error: 1049: "Unknown database 'x'" when ...``):
+#: it opens with two words.
+_WORDY = re.compile(r"\s*[A-Za-z']+[ ,]+[A-Za-z']+")
+
+
 def _unquote(m: re.Match[str]) -> str:
     quoted, text = m.group(0), m.string
     before, after = text[: m.start()].rstrip()[-1:], text[m.end() :].lstrip()[:1]
     alone = before in ":([," and after in ")],;"  # "" (an end) is in both
-    return (
-        quoted[1:-1] if alone and quoted[0] in "'\"`" and _SENTENCE.fullmatch(quoted[1:-1]) else " "
-    )
+    if quoted[0] in "'\"`":
+        inner = quoted[1:-1]
+        if alone and _SENTENCE.fullmatch(inner):
+            return inner
+        if before == ":" and _WORDY.match(inner):  # error: "Access denied, this ..." when
+            return _QUOTED.sub(" quoted ", inner)
+    return " quoted "  # a value stands where it was: "file '/x' exists" says no "file exists"
 
 
 def words_code(text: str, *, whole: bool = False) -> tuple[str, str, str] | None:
@@ -469,6 +480,10 @@ def weigh(facts: Facts) -> list[Proposal]:
                 break
     if facts.text:
         found.extend(_text(facts.text))
+        quoted = _TEXT_ERRNO.search(facts.text)  # "system error: 110": the errno, as text
+        number = int(quoted.group(1)) if quoted else -1
+        if number in ERRNO_CODES:
+            found.append(Proposal(ERRNO_CODES[number], "how", "errno:text", f"errno {number}"))
     if facts.status is not None:
         status = _status(facts.status)
         if status is not None:
@@ -642,9 +657,14 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
         code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
     elif facts.status == 429 and _under_429(chosen):
         code = "rate_limited"
+    elif facts.status == 401 and code == "not_found" and chosen.kind == "phrase":
+        # "the access token could not be found": under a 401, what a sentence says is
+        # missing is the credential the server asked for (a library's class named for a
+        # missing repository says what)
+        code = "auth_failed"
     return Verdict(
         code=code,
-        message=chosen.message if code == chosen.code else _THROTTLED,
+        message=chosen.message if code == chosen.code else _OVERRULED.get(code, chosen.message),
         rule=chosen.rule,
         retry_after=wait if code == "rate_limited" else None,
         weak=chosen.weak and all(p.weak for p in found if p.code == chosen.code),

@@ -359,7 +359,16 @@ def header_reset(headers: Mapping[str, str], now: float | None = None) -> float 
             delay = _duration(value_text, now)
             if delay is not None:
                 return delay
+    for name, value_text in headers.items():  # a vendor's: x-contentful-ratelimit-reset
+        if _VENDOR_RESET.search(name):
+            delay = _duration(value_text, now)
+            if delay is not None:
+                return delay
     return None
+
+
+#: A rate limit's reset header under a vendor's prefix (``x-contentful-ratelimit-reset``).
+_VENDOR_RESET = re.compile(r"-ratelimit-reset(?:-after)?$")
 
 
 @dataclass(frozen=True, slots=True)
