@@ -31,7 +31,6 @@ if str(ROOT) not in sys.path:
 from control_plane._features.grpc.status import STATUS_BY_CODE, reason_for, status_for  # noqa: E402
 from control_plane._kernel import classify as engine  # noqa: E402
 from control_plane._kernel import evidence, fact_rules, facts  # noqa: E402
-from control_plane._kernel.classifiers import BUILTIN_CLASSIFIERS  # noqa: E402
 from control_plane._kernel.classify import TypeRule  # noqa: E402
 from control_plane._kernel.registry import LoadedPack, Registry  # noqa: E402
 from control_plane._kernel.rejection import REASONS  # noqa: E402
@@ -41,7 +40,11 @@ from control_plane._kernel.vocabulary import (  # noqa: E402
     EVERY_PACK_CODES,
     WELL_KNOWN_PACK_CODES,
 )
-from control_plane._runtime.plugins import DEFAULT_PLUGINS, load_registry  # noqa: E402
+from control_plane._runtime.plugins import (  # noqa: E402
+    BUILTIN_CLASSIFIERS,
+    DEFAULT_PLUGINS,
+    load_registry,
+)
 
 #: The built-in packs that have a page (docs/packs/NAME.md).
 PACKS = ("av.validate", "http.fetch", "git.ls_remote", "git.clone")

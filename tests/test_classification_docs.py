@@ -10,12 +10,11 @@ from pathlib import Path
 import grpc
 import pytest
 
-from control_plane._kernel.classifiers import BUILTIN_CLASSIFIERS
-from control_plane._kernel.classifiers import grpc as grpc_classifier
+from control_plane._features.libraries import grpc as grpc_classifier
 from control_plane._kernel.classify import HTTP_STATUS_CODES, NAMED_TYPE_CODES, TYPE_CODES, TypeRule
 from control_plane._kernel.stderr import TOOL_TABLES
 from control_plane._kernel.vocabulary import BASELINE, WELL_KNOWN_PACK_CODES
-from control_plane._runtime.plugins import DEFAULT_PLUGINS, load_registry
+from control_plane._runtime.plugins import BUILTIN_CLASSIFIERS, DEFAULT_PLUGINS, load_registry
 from scripts import gen_docs
 
 KNOWN_CODES = set(BASELINE) | set(WELL_KNOWN_PACK_CODES)

@@ -30,7 +30,7 @@ from websockets.exceptions import (
 from websockets.frames import Close
 from websockets.http11 import Response
 
-from control_plane._kernel.classifiers import grpc as grpc_classifier
+from control_plane._features.libraries import grpc as grpc_classifier
 from control_plane._kernel.classify import (
     DEFAULT_RETRY_AFTER,
     MAX_GROUP_WORK,

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import grpc
 import pytest
 from reliability_support import Background, load_fault_packs
 from server_support import ServerThread
@@ -33,6 +34,7 @@ from control_plane._features.isolation.worker_failures import (
     freeze_exception,
     thaw_exception,
 )
+from control_plane._features.libraries import grpc as grpc_classifier
 from control_plane._kernel.outcome import INTERNAL_MESSAGE
 from control_plane._runtime.plugins import load_registry
 
@@ -181,6 +183,37 @@ def test_exception_chain_survives_the_trip() -> None:
     assert back.__cause__.type_name == "ConnectionResetError"
     assert "reset by peer" in str(back.__cause__)
     assert any("traceback in isolated worker (pid 1)" in note for note in back.__notes__)
+
+
+class _LiveRpcError(grpc.RpcError):
+    """A gRPC error whose status only its live call answers (``code()``, ``details()``)."""
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNAUTHENTICATED
+
+    def details(self) -> str:
+        return "token expired"
+
+    def trailing_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
+
+def test_a_grpc_errors_status_is_recorded_as_data_in_the_worker() -> None:
+    """The worker records a live gRPC error's status on it (the libraries feature's
+    ``mark_status``) before classifying, and the grpc plugin's answer crosses as data."""
+    try:
+        try:
+            raise _LiveRpcError("call failed")
+        except grpc.RpcError as inner:
+            raise RuntimeError("downstream") from inner
+    except RuntimeError as exc:
+        outer = exc
+    back = thaw_exception(freeze_exception(outer), pid=1)
+    recorded = getattr(outer.__cause__, grpc_classifier.FACTS_ATTR, None)
+    assert recorded == ("UNAUTHENTICATED", "token expired", None)
+    cls = back.classification
+    assert cls is not None
+    assert (cls.code, cls.rule) == ("auth_failed", "grpc:UNAUTHENTICATED"), cls
 
 
 def test_unclassified_exception_becomes_remote_error() -> None:

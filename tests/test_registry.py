@@ -594,7 +594,7 @@ def test_plugin_classifiers_are_loaded_and_a_broken_one_is_skipped() -> None:
         ],
     )
     impls = result.plugin_manager.hook.classify_exception.get_hookimpls()
-    # The two plugins' classifiers, and the built-in ones (control_plane/_kernel/classifiers);
+    # The two plugins' classifiers, and the built-in ones (BUILTIN_CLASSIFIERS);
     # pluggy asks the newest first, so third-party classifiers come before the built-ins.
     names = [impl.plugin_name for impl in reversed(impls)]
     assert names[:2] == ["acme.classifier", "acme.broken_classifier"]

@@ -58,9 +58,10 @@ def classify_exception(exc: BaseException) -> Classification | None:
     errno tables. Return a :class:`~control_plane._kernel.classify.Classification` whose ``code``
     is a baseline code (or a pack code), or ``None`` to pass. ``firstresult``: the first
     implementation (newest registered first) that returns a classification wins.
-    The built-in classifiers (``control_plane/_kernel/classifiers``: grpc, httpx, requests,
-    aiohttp, tls, smtp, xmlrpc, subprocess, sockets) implement this same hook and are
-    asked after every other plugin. ``Classification(weak=True)`` marks a generic
+    The built-in classifiers (``control_plane/_kernel/classifiers``: tls, subprocess,
+    sockets; ``control_plane/_features/libraries``: proxy, grpc, httpx, requests, aiohttp,
+    xmlrpc, GitPython, websockets) implement this same hook and are asked after every other
+    plugin. ``Classification(weak=True)`` marks a generic
     wrapper's guess, used only if nothing deeper in the chain classifies.
     Enforcement still maps the code onto each pack's vocabulary. A classifier that raises,
     or returns anything but a ``Classification``, is logged and counts as ``None``.

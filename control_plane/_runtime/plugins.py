@@ -15,7 +15,6 @@ import pluggy
 from pluggy import HookImpl
 
 from control_plane._kernel.call_hooks import Bound, bound, new_plugin_manager
-from control_plane._kernel.classifiers import BUILTIN_CLASSIFIERS
 from control_plane._kernel.classify import Classification, Classifier
 from control_plane._kernel.error_event import ErrorEvent
 from control_plane._kernel.errors import PluginLoadError
@@ -41,6 +40,18 @@ logger = logging.getLogger("capability_packs.plugins")
 
 ENTRY_POINT_GROUP = "capability_packs"
 ENV_PLUGINS = "CAPABILITY_PACKS_PLUGINS"
+
+#: The built-in classifier plugins, in the order they are asked (after every other plugin):
+#: the kernel's readings of the standard library, then the libraries feature's.
+BUILTIN_CLASSIFIERS: tuple[str, ...] = (
+    "control_plane._kernel.classifiers.tls",
+    "control_plane._kernel.classifiers.subprocess",
+    "control_plane._kernel.classifiers.sockets",
+    "control_plane._features.libraries.proxy",
+    "control_plane._features.libraries.grpc",
+    "control_plane._features.libraries.libraries",
+    "control_plane._features.libraries.websockets",
+)
 
 #: Built-in packs, each a plugin like any third-party one, then the built-in classifiers.
 DEFAULT_PLUGINS: tuple[str, ...] = (

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from control_plane._features.libraries.grpc import mark_status
 from control_plane._kernel.bounds import MAX_TEXT, json_safe, safe_text
 from control_plane._kernel.classifiers._frames import mark_origin
 from control_plane._kernel.classify import (
@@ -114,7 +115,9 @@ def confinement_refusal(exc: BaseException, found: Classification | None) -> boo
 def _classification_data(exc: BaseException) -> dict[str, Any] | None:
     try:
         for current in iter_chain(exc):
-            mark_origin(current)  # frames and live objects, recorded as data on the exception
+            # What frames and live objects show, recorded as data on the exception.
+            mark_status(current)
+            mark_origin(current)
         found = classify(exc, _builtin_classifiers())
         if confinement_refusal(exc, found):
             found = Classification(

@@ -1,16 +1,4 @@
-"""Built-in ``classify_exception`` plugins, one per library, knowing exceptions by class name."""
-
-from __future__ import annotations
-
-__all__ = ["BUILTIN_CLASSIFIERS"]
-
-#: The built-in classifier plugins, in the order they are asked (after every other plugin).
-BUILTIN_CLASSIFIERS: tuple[str, ...] = (
-    "control_plane._kernel.classifiers.tls",
-    "control_plane._kernel.classifiers.subprocess",
-    "control_plane._kernel.classifiers.sockets",
-    "control_plane._kernel.classifiers.proxy",
-    "control_plane._kernel.classifiers.grpc",
-    "control_plane._kernel.classifiers.libraries",
-    "control_plane._kernel.classifiers.websockets",
-)
+"""The kernel's built-in ``classify_exception`` plugins: its readings of the standard library
+(TLS, subprocesses and the tools they run, sockets), knowing exceptions by class and frames.
+Well-known client libraries are a feature's (``control_plane/_features/libraries/``); the
+order in which all of them are asked is ``BUILTIN_CLASSIFIERS`` (``_runtime/plugins.py``)."""

@@ -87,14 +87,11 @@ def origin(exc: BaseException) -> str | None:
 
 
 def mark_origin(exc: BaseException) -> None:
-    """Record, as data on ``exc``, what only its frames show (see :data:`ORIGIN_ATTR`) and
-    what only live objects answer (a gRPC error's status, details and ``RetryInfo``)."""
-    from control_plane._kernel.classifiers import grpc, sockets, subprocess
+    """Record, as data on ``exc``, what only its frames show (see :data:`ORIGIN_ATTR`). What
+    only live objects answer (a gRPC error's status) is recorded by the plugin that reads it
+    (``control_plane._features.libraries.grpc.mark_status``)."""
+    from control_plane._kernel.classifiers import sockets, subprocess
 
-    facts = grpc.status_facts(exc)
-    if facts is not None:
-        with contextlib.suppress(AttributeError, TypeError):
-            setattr(exc, grpc.FACTS_ATTR, facts)
     found = subprocess.frame_origin(exc) or sockets.frame_origin(exc)
     if found is not None:
         # Some exception types refuse new attributes (slots); the fact is then lost.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from control_plane._kernel.classifiers._data import DATA
+from control_plane._features.libraries._data import DATA
 from control_plane._kernel.classify import (
     HTTP_5XX_CODE,
     HTTP_STATUS_CODES,

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from control_plane._kernel.classifiers._data import code_table, type_rules
+from control_plane._features.libraries._data import code_table, type_rules
 from control_plane._kernel.classify import (
     Classification,
     class_names,

@@ -14,7 +14,7 @@ response or a status (httpx ``HTTPStatusError``, aiohttp ``ClientResponseError``
 
 from __future__ import annotations
 
-from control_plane._kernel.classifiers._data import type_rules
+from control_plane._features.libraries._data import type_rules
 from control_plane._kernel.classify import Classification, match_type_rules
 from control_plane._kernel.hookspecs import hookimpl
 

@@ -30,11 +30,12 @@ module; ``google.rpc`` (a runtime dependency) is imported only to decode status 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from control_plane._kernel.classifiers._data import code_table, type_rules
+from control_plane._features.libraries._data import code_table, type_rules
 from control_plane._kernel.classifiers.tls import tls_classification
 from control_plane._kernel.classify import (
     Classification,
@@ -51,6 +52,7 @@ __all__ = [
     "STATUS_CODES",
     "TYPES",
     "classify_exception",
+    "mark_status",
     "retry_info_seconds",
     "status_facts",
 ]
@@ -167,6 +169,16 @@ def status_facts(exc: BaseException) -> tuple[str, str, float | None] | None:
     details = _call(exc, "details")
     retry = retry_info_seconds(_call(exc, "trailing_metadata"))
     return name, details if isinstance(details, str) else "", retry
+
+
+def mark_status(exc: BaseException) -> None:
+    """Record :func:`status_facts` of a live gRPC error as data on ``exc`` (see
+    :data:`FACTS_ATTR`), before it leaves an isolated worker."""
+    facts = status_facts(exc)
+    if facts is not None:
+        # Some exception types refuse new attributes (slots); the facts are then lost.
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(exc, FACTS_ATTR, facts)
 
 
 @hookimpl
