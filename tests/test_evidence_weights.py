@@ -1,0 +1,219 @@
+"""What weighs no more than a bare status, and what a status rules out (issue 44, the lessons
+of the fourth and fifth held-out halves; docs/classification.md, "Evidence"): each rule as it
+must fire, and what it must *not* match.
+
+Exceptions are built as the libraries build them (a class of the library's module name, the
+fields it sets); ``tests/corpus_live`` provokes the real ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_evidence_rules import _code, _found, _http, _klass
+
+from control_plane._kernel.evidence import words_code
+from control_plane._kernel.facts import extract, header_reset
+
+# -- a class named for the status it answered is the status -----------------------------------
+
+
+def test_a_class_that_restates_its_status_does_not_outweigh_the_body() -> None:
+    """An SDK's ``PermissionDeniedError`` is raised for every 403: the body saying the
+    caller's input was refused conflicts with it, and a conflict is no guess."""
+    denied = _http(
+        "llmsdk._exceptions",
+        "PermissionDeniedError",
+        403,
+        {"error": {"message": "Input validation error: `inputs` tokens must be <= 8193"}},
+        "Input validation error: `inputs` tokens must be <= 8193",
+    )
+    assert _code(denied) == "internal_error"
+    # must still match: the class and the status alone, and a library's own class that
+    # names what is missing (a 401 a hub answers for a repository it will not reveal)
+    assert _code(_http("llmsdk._exceptions", "PermissionDeniedError", 403, {})) == "auth_failed"
+    hidden = _http("hublib.errors", "RepositoryNotFoundError", 401, {}, "Repository Not Found")
+    assert _code(hidden) == "not_found"
+
+
+def test_a_reason_phrase_line_is_the_status_not_a_reading() -> None:
+    premium = "Payment Required\nThis feature is only available to premium users."
+    assert _code(_http("trackerlib.rest", "ApiException", 402, None, premium)) == "internal_error"
+    # must still match: a 402 alone is the account's payment or quota
+    alone = _http("trackerlib.rest", "ApiException", 402, None, "402 Payment Required")
+    assert _code(alone) == "quota_exhausted"
+
+
+# -- the caller's input, a plan's missing feature: as weak as a status --------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "text", "code"),
+    [
+        # a server that answers every error 500 (Mandrill): the body says what
+        (500, 'Validation error: {"to":[{"email":"Please enter a valid email address"}]}', None),
+        (500, "The requested feature requires payment. Please add a paid plan.", None),
+        (500, "No subaccount exists with the id 'eu-shop'", "not_found"),
+        # must NOT match: a phrase that says what, in the same text, decides first
+        (500, "Validation error: invalid api key", "auth_failed"),
+        (402, "Credit limit exceeded. Please add credit or upgrade your plan.", "quota_exhausted"),
+        # must NOT match: advice to buy a plan under a 401 is no plan's missing feature
+        (401, "Unusual activity detected. You might need to purchase a Paid Plan.", "auth_failed"),
+    ],
+)
+def test_input_and_plan_words_weigh_as_a_status(status: int, text: str, code: str | None) -> None:
+    exc = _http("mandrilllike.api", "ApiClientError", status, None, text)
+    assert _code(exc) == (code or "internal_error")
+
+
+def test_an_error_objects_name_is_a_code_word() -> None:
+    body = {"status": "error", "code": 12, "name": "Unknown_Template", "message": "x"}
+    assert "Unknown_Template" in extract(_http("m.api", "ApiClientError", 500, body)).codes
+    # must NOT match: a resource's name, or a name in an object that is no error
+    named = {"name": "orders-2024", "message": "rejected"}
+    assert "orders-2024" not in extract(_http("m.api", "ApiClientError", 500, named)).codes
+    plain = {"name": "Unknown_Template", "size": 3}
+    assert "Unknown_Template" not in extract(_http("m.api", "ApiClientError", 500, plain)).codes
+
+
+# -- SOAP's fault codes: whose fault it is ---------------------------------------------------
+
+
+def _fault(code: str) -> BaseException:
+    exc = _klass("soaplib.exceptions", "Fault")("Server was unable to read request.")
+    exc.code = code
+    exc.status_code = 500
+    exc.headers = {}
+    return exc
+
+
+def test_a_soap_fault_code_says_whose_fault() -> None:
+    assert _code(_fault("soap:Client")) == "internal_error"
+    assert _code(_fault("env:Sender")) == "internal_error"
+    assert _code(_fault("soap:Server")) == "network_error"
+    # must NOT match: an unqualified word, or a qualified one of no fault space
+    assert _code(_fault("Client")) == "network_error"  # the 500 alone
+    assert _code(_fault("urn:Widget")) == "network_error"
+
+
+# -- refusals no code fits, and what a 4xx rules out --------------------------------------------
+
+
+def test_a_4xx_no_code_fits_outweighs_only_how() -> None:
+    network = _klass("botlib.error", "NetworkError")
+    bad = _klass("botlib.error", "BadRequest", network)("Message is too long")
+    bad.status_code = 400
+    bad.headers = {}
+    assert _code(bad) == "internal_error"
+    # must still match: a code word (even a reason phrase) says more than the 400
+    forbidden = _http("someapi.errors", "ApiError", 400, {"error": "forbidden"})
+    assert _code(forbidden) == "auth_failed"
+    # must NOT match: without an answer, the class's base says how (the connection)
+    assert _code(network("connection dropped")) == "network_error"
+
+
+def test_a_server_that_answered_4xx_is_no_connection_failure() -> None:
+    full = _http("vectors.errors", "ForbiddenError", 403, None, "maximum number of clients")
+    assert _code(full) == "auth_failed"
+    # must NOT match: without a status the same words are the connection's
+    plain = _klass("vectors.errors", "ClientError")("maximum number of clients reached")
+    assert _code(plain) == "network_error"
+
+
+# -- a quota that refills within the hour is a rate limit ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "code"),
+    [
+        (
+            {"message": "Tokens per minute limit exceeded", "code": "token_quota_exceeded"},
+            {},
+            "rate_limited",
+        ),
+        ({"message": "rate limit quota exceeded"}, {"retry-after": "3"}, "rate_limited"),
+        # must NOT match: a quota of a day, a month or a credit; a quota's own code word
+        # with a short delay; a window of a month beside one of a minute
+        ({"message": "Monthly quota exceeded", "code": "quota_exceeded"}, {}, "quota_exhausted"),
+        ({"message": "daily quota exceeded"}, {"retry-after": "3"}, "quota_exhausted"),
+        ({"error": {"code": "insufficient_quota"}}, {"retry-after": "1"}, "quota_exhausted"),
+        (
+            {"message": "quota exceeded: 60 per minute, 10000 per month", "code": "quota"},
+            {},
+            "quota_exhausted",
+        ),
+    ],
+)
+def test_a_quota_of_a_short_window_is_a_rate_limit(
+    body: Any, headers: dict[str, str], code: str
+) -> None:
+    exc = _http("llmsdk._exceptions", "APIStatusError", 429, body, str(body.get("message", "")))
+    exc.headers = headers
+    assert _code(exc) == code
+
+
+# -- what a text quotes, and what a 401 says is missing -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # a quoted value stands as a word: the file exists, but that is not the failure
+        ('IO Error: The file "/srv/db.duckdb" exists, but it is not a valid database file', None),
+        ("NOT_ALLOWED - access to vhost 'locked' refused for user 'app'", "auth_failed"),
+        # a message quoted after a label is read, whatever follows it
+        ("mysqldump: Got error: 1049: \"Unknown database 'x'\" when selecting", "not_found"),
+        ('Got error: 4151: "Access denied, this account is locked" when trying', "auth_failed"),
+        # must NOT match: a quoted value inside a sentence is a literal
+        ('column "does not exist" is a literal', None),
+        ("the setting 'timeout' was ignored", None),
+    ],
+)
+def test_quoted_values_and_quoted_messages(text: str, code: str | None) -> None:
+    assert (words_code(text) or (None,))[0] == code
+
+
+def test_under_a_401_a_missing_thing_is_the_credential() -> None:
+    said = "The access token you sent could not be found or is invalid."
+    assert _code(_http("cmslib.errors", "UnauthorizedError", 401, None, said)) == "auth_failed"
+    # must NOT match: the same sentence under a 404 is a missing resource
+    assert _code(_http("cmslib.errors", "HTTPError", 404, None, said)) == "not_found"
+
+
+def test_an_errno_quoted_in_a_drivers_text_counts_as_how() -> None:
+    lost = _klass("mariadb", "InterfaceError")(
+        "Lost connection to server at 'handshake: reading initial communication packet', "
+        "system error: 110"
+    )
+    lost.errno = 2013
+    assert _code(lost) == "timeout"
+    # must NOT match: an errno that names no failure of its own
+    again = _klass("mariadb", "InterfaceError")("Lost connection to server, system error: 11")
+    again.errno = 2013
+    assert _code(again) == "network_error"
+
+
+def test_a_vendors_rate_limit_reset_header_is_read() -> None:
+    assert header_reset({"x-contentful-ratelimit-reset": "2"}) == 2.0
+    throttled = _http("cmslib.errors", "RateLimitExceededError", 429, None, "slow down")
+    throttled.headers = {"X-Contentful-RateLimit-Reset": "2"}
+    found = _found(throttled)
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 2.0)
+    # must NOT match: a header that only mentions a reset, or a vendor's limit itself
+    assert header_reset({"x-contentful-ratelimit-second-limit": "55"}) is None
+    assert header_reset({"x-reset-password-url": "2"}) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("AuthorizationError", "auth_failed"),
+        ("ServerError", "network_error"),
+        # must NOT match: a name of the request's own fault, or of no failure
+        ("ValidationError", "internal_error"),
+        ("ServerConfig", "internal_error"),
+    ],
+)
+def test_class_names_of_a_payment_sdk(name: str, code: str) -> None:
+    assert _code(_klass("paymentsdk.exceptions", name)()) == code
