@@ -43,7 +43,7 @@ DEP = frozenset({"dependency_missing"})
 EXISTS = frozenset({"already_exists"})
 QUOTA = frozenset({"quota_exhausted"})
 
-HALVES = ("visible", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
+HALVES = ("visible", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
 
 
 @dataclass(frozen=True)
