@@ -275,7 +275,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--half",
-        choices=("visible", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "all"),
+        choices=(
+            "visible",
+            "heldout",
+            "heldout2",
+            "heldout3",
+            "heldout4",
+            "heldout5",
+            "heldout6",
+            "all",
+        ),
         default="visible",
     )
     parser.add_argument("-f", "--family", action="append", help="only this family (repeat)")
