@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from control_plane._kernel.classifiers._frames import locals_of
 from control_plane._kernel.fact_rules import DATA, type_cache
 
 __all__ = [
@@ -790,12 +791,7 @@ def _raised_about(exc: BaseException, gather: _Gather) -> None:
         name = frame.f_globals.get("__name__")
         if not isinstance(name, str) or name.partition(".")[0] != package:
             continue
-        try:
-            local = dict(frame.f_locals)
-        # Hostile input: a frame's locals mapping may be anything in odd interpreters.
-        except Exception:  # noqa: BLE001
-            continue
-        for value in itertools.islice(local.values(), MAX_ITEMS):
+        for value in itertools.islice(locals_of(frame).values(), MAX_ITEMS):
             if gather.response(value, gather.status):
                 return
 
