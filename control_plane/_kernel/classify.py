@@ -19,22 +19,13 @@ from control_plane._kernel import evidence
 from control_plane._kernel.bounds import MAX_TEXT, safe_text
 from control_plane._kernel.errors import FieldViolation, PackError
 from control_plane._kernel.evidence import Proposal, decide, name_proposal, weigh
-from control_plane._kernel.fact_rules import (
-    DATA,
-    STATUS_5XX_CODE,
-    STATUS_CODES,
-    Verdict,
-    type_cache,
-)
+from control_plane._kernel.fact_rules import DATA, Verdict, type_cache
 from control_plane._kernel.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane._kernel.redact import scrub
 
 __all__ = [
     "BUG_TYPES",
-    "ERRNO_CODES",
     "GROUP_PRECEDENCE",
-    "HTTP_5XX_CODE",
-    "HTTP_STATUS_CODES",
     "NAMED_TYPE_CODES",
     "TYPE_CODES",
     "Classification",
@@ -105,14 +96,6 @@ class ClassifiedError(Exception):
         self.classification = classification
 
 
-#: HTTP status -> code (:data:`control_plane._kernel.fact_rules.STATUS_CODES`). 429 and
-#: 503-with-a-delay become ``rate_limited``; 402 is ``quota_exhausted``.
-HTTP_STATUS_CODES: Mapping[int, str] = STATUS_CODES
-
-#: The code of a 5xx status :data:`HTTP_STATUS_CODES` does not list.
-HTTP_5XX_CODE = STATUS_5XX_CODE
-
-
 def _imported(name: str) -> Any:
     """The object ``module.name`` names (a type of a ``[types]`` row), imported."""
     module, _, attr = name.rpartition(".")
@@ -131,10 +114,6 @@ NAMED_TYPE_CODES: Sequence[tuple[tuple[str, str], str]] = tuple(
 TYPE_CODES: Sequence[tuple[type[BaseException], str]] = tuple(
     (_imported(name), code) for name, code in DATA["types"]["codes"]
 )
-
-#: errno -> baseline code, for ``OSError`` subclasses the type table does not know
-#: (``[errno]`` of ``evidence.toml``, by name).
-ERRNO_CODES: Mapping[int, str] = evidence.ERRNO_CODES
 
 
 def iter_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -394,7 +373,7 @@ def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list
         found.append(name)
     errnos = () if issubclass(klass, ssl.SSLError) else facts.errnos
     for number in errnos:
-        errno_code = ERRNO_CODES.get(number)
+        errno_code = evidence.ERRNO_CODES.get(number)
         if errno_code is not None:
             own = number == err
             message = (
