@@ -107,13 +107,13 @@ def _engine() -> list[str]:
         "### Engine: `control_plane._kernel.classify`",
         "",
         "HTTP status carried by an exception (see the fields below; `code` and `errcode` only on "
-        f"an HTTP object); any other 5xx is `{engine.HTTP_5XX_CODE}`; 503 with `Retry-After` is "
-        "`rate_limited`.",
+        f"an HTTP object); any other 5xx is `{fact_rules.STATUS_5XX_CODE}`; 503 with "
+        "`Retry-After` is `rate_limited`.",
         "",
         "| HTTP status | code |",
         "|---|---|",
     ]
-    out += [f"| {status} | `{code}` |" for status, code in sorted(engine.HTTP_STATUS_CODES.items())]
+    out += [f"| {status} | `{code}` |" for status, code in sorted(fact_rules.STATUS_CODES.items())]
     out += ["", "Exception type (subclasses match; first row wins).", ""]
     out += ["| exception type | code |", "|---|---|"]
     for (module, name), code in engine.NAMED_TYPE_CODES:
@@ -122,7 +122,7 @@ def _engine() -> list[str]:
         out.append(f"| `{exc_type.__module__}.{exc_type.__qualname__}` | `{code}` |")
     out += ["", "`errno` of an `OSError` the type table does not know (not `ssl.SSLError`).", ""]
     out += ["| errno | code |", "|---|---|"]
-    for number, code in engine.ERRNO_CODES.items():
+    for number, code in evidence.ERRNO_CODES.items():
         out.append(f"| `{errno.errorcode.get(number, number)}` | `{code}` |")
     out += [
         "",

@@ -11,7 +11,8 @@ import grpc
 import pytest
 
 from control_plane._features.libraries import grpc as grpc_classifier
-from control_plane._kernel.classify import HTTP_STATUS_CODES, NAMED_TYPE_CODES, TYPE_CODES, TypeRule
+from control_plane._kernel.classify import NAMED_TYPE_CODES, TYPE_CODES, TypeRule
+from control_plane._kernel.fact_rules import STATUS_CODES
 from control_plane._kernel.stderr import TOOL_TABLES
 from control_plane._kernel.vocabulary import BASELINE, WELL_KNOWN_PACK_CODES
 from control_plane._runtime.plugins import BUILTIN_CLASSIFIERS, DEFAULT_PLUGINS, load_registry
@@ -44,7 +45,7 @@ def test_the_page_names_every_row_of_every_table() -> None:
         assert f"### Tool `{name}`" in text
         for item in table.stderr.rules:
             assert f"`{item.name}`" in text
-    for status in HTTP_STATUS_CODES:
+    for status in STATUS_CODES:
         assert f"| {status} |" in text
     for exc_type, _ in TYPE_CODES:
         assert exc_type.__qualname__ in text
@@ -76,7 +77,7 @@ def test_every_table_gives_known_codes_and_fixed_messages() -> None:
                 for row in value:
                     assert row.code in KNOWN_CODES, row
                     assert row.message.strip(), row
-            elif attr.isupper() and isinstance(value, dict | type(HTTP_STATUS_CODES)):
+            elif attr.isupper() and isinstance(value, dict | type(STATUS_CODES)):
                 for code, message in value.values():
                     assert code in KNOWN_CODES and message.strip(), (module_name, attr)
 

@@ -4,15 +4,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import errno
 import functools
-import http.client
+import importlib
 import math
 import socket
 import ssl
-import urllib.error
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -22,16 +19,13 @@ from control_plane._kernel import evidence
 from control_plane._kernel.bounds import MAX_TEXT, safe_text
 from control_plane._kernel.errors import FieldViolation, PackError
 from control_plane._kernel.evidence import Proposal, decide, name_proposal, weigh
-from control_plane._kernel.fact_rules import STATUS_5XX_CODE, STATUS_CODES, Verdict, type_cache
+from control_plane._kernel.fact_rules import DATA, Verdict, type_cache
 from control_plane._kernel.facts import Facts, extract, header_delay, parse_retry_after
 from control_plane._kernel.redact import scrub
 
 __all__ = [
     "BUG_TYPES",
-    "ERRNO_CODES",
     "GROUP_PRECEDENCE",
-    "HTTP_5XX_CODE",
-    "HTTP_STATUS_CODES",
     "NAMED_TYPE_CODES",
     "TYPE_CODES",
     "Classification",
@@ -102,39 +96,24 @@ class ClassifiedError(Exception):
         self.classification = classification
 
 
-#: HTTP status -> code (:data:`control_plane._kernel.fact_rules.STATUS_CODES`). 429 and
-#: 503-with-a-delay become ``rate_limited``; 402 is ``quota_exhausted``.
-HTTP_STATUS_CODES: Mapping[int, str] = STATUS_CODES
+def _imported(name: str) -> Any:
+    """The object ``module.name`` names (a type of a ``[types]`` row), imported."""
+    module, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
 
-#: The code of a 5xx status :data:`HTTP_STATUS_CODES` does not list.
-HTTP_5XX_CODE = STATUS_5XX_CODE
 
 #: ``(module, class name)`` -> baseline code, tried before :data:`TYPE_CODES`: types of
-#: modules core does not import (``subprocess``: core starts no process); subclasses match.
-NAMED_TYPE_CODES: Sequence[tuple[tuple[str, str], str]] = (
-    (("subprocess", "TimeoutExpired"), "timeout"),
+#: modules core does not import (``subprocess``: core starts no process); subclasses match
+#: (``named`` of ``[types]`` in ``evidence.toml``).
+NAMED_TYPE_CODES: Sequence[tuple[tuple[str, str], str]] = tuple(
+    (tuple(name.rsplit(".", 1)), code) for name, code in DATA["types"]["named"]
 )
 
-#: Exception type -> baseline code; subclasses match, the first matching entry wins.
-TYPE_CODES: Sequence[tuple[type[BaseException], str]] = (
-    (TimeoutError, "timeout"),  # also socket.timeout and asyncio.TimeoutError
-    (concurrent.futures.TimeoutError, "timeout"),
-    (asyncio.TimeoutError, "timeout"),
-    (socket.gaierror, "network_error"),
-    (socket.herror, "network_error"),
-    (ConnectionError, "network_error"),  # refused, reset, aborted, broken pipe
-    # A reply cut short: the server or the network dropped the connection mid-body.
-    (http.client.IncompleteRead, "network_error"),
-    (asyncio.IncompleteReadError, "network_error"),
-    (urllib.error.ContentTooShortError, "network_error"),
-    (FileNotFoundError, "not_found"),
-    (NotADirectoryError, "not_found"),
-    (PermissionError, "auth_failed"),
+#: Exception type -> baseline code; subclasses match, the first matching entry wins
+#: (``codes`` of ``[types]`` in ``evidence.toml``, each ``module.Class`` imported).
+TYPE_CODES: Sequence[tuple[type[BaseException], str]] = tuple(
+    (_imported(name), code) for name, code in DATA["types"]["codes"]
 )
-
-#: errno -> baseline code, for ``OSError`` subclasses the type table does not know
-#: (``[errno]`` of ``evidence.toml``, by name).
-ERRNO_CODES: Mapping[int, str] = evidence.ERRNO_CODES
 
 
 def iter_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -191,7 +170,7 @@ class TypeRule:
     message: str
     weak: bool = False
 
-    def matches(self, mro: Sequence[tuple[str, str]]) -> bool:
+    def matches(self, mro: Iterable[tuple[str, str]]) -> bool:
         """True if a class ``(module, name)`` of ``mro`` is the one this row names.
 
         A top-level package named like the row's with a number after it is the same family
@@ -226,9 +205,7 @@ def _first_row(klass: Any, rules: tuple[TypeRule, ...]) -> int:
     """Index of the first row of ``rules`` naming a class of ``klass``'s MRO, or -1: a
     function of the type and the table alone (the built-in tables are
     :class:`~control_plane._kernel.fact_rules.Rows`, hashed once)."""
-    mro = tuple(
-        (getattr(k, "__module__", "") or "", getattr(k, "__name__", "")) for k in klass.__mro__
-    )
+    mro = class_names(klass)
     for index, row in enumerate(rules):
         if row.matches(mro):
             return index
@@ -396,7 +373,7 @@ def _readings(klass: type, facts: Facts, rendered: str, err: int | None) -> list
         found.append(name)
     errnos = () if issubclass(klass, ssl.SSLError) else facts.errnos
     for number in errnos:
-        errno_code = ERRNO_CODES.get(number)
+        errno_code = evidence.ERRNO_CODES.get(number)
         if errno_code is not None:
             own = number == err
             message = (
@@ -473,15 +450,8 @@ def _facts(exc: BaseException) -> Facts | None:
 #: world: in an exception group, such a member that no rule classifies makes the whole
 #: group ``internal_error`` (see :func:`classify`). ``ValueError``, ``RuntimeError`` and
 #: ``OSError`` are not here: libraries raise them for bad data and failed operations.
-BUG_TYPES: tuple[type[BaseException], ...] = (
-    TypeError,
-    AttributeError,
-    NameError,  # and UnboundLocalError
-    LookupError,  # KeyError, IndexError
-    AssertionError,
-    ZeroDivisionError,
-    NotImplementedError,
-    RecursionError,
+BUG_TYPES: tuple[type[BaseException], ...] = tuple(
+    _imported(f"builtins.{name}") for name in DATA["types"]["bugs"]
 )
 
 
@@ -530,19 +500,7 @@ def _own(exc: BaseException, classifiers: Sequence[Classifier]) -> Classificatio
 #: member asks for (the longest ``retry_after`` of them), then ``timeout`` over the less
 #: specific ``network_error``. The answer does not depend on the order the members failed
 #: in (a task group lists them as they finished).
-GROUP_PRECEDENCE: tuple[str, ...] = (
-    "internal_error",
-    "dependency_missing",
-    "auth_failed",
-    "quota_exhausted",
-    "not_found",
-    "schema_mismatch",
-    "artifact_failed",
-    "*",
-    "rate_limited",
-    "timeout",
-    "network_error",
-)
+GROUP_PRECEDENCE: tuple[str, ...] = tuple(DATA["types"]["group_precedence"])
 _RANK = MappingProxyType({code: rank for rank, code in enumerate(GROUP_PRECEDENCE)})
 
 

@@ -111,21 +111,8 @@ _OVERRULED = MappingProxyType({"rate_limited": _THROTTLED, "auth_failed": _messa
 
 #: How much a kind of evidence weighs. What (a server's code word, a protocol's number, a
 #: SQLSTATE) over a library's name for it over a phrase of its text over how (a bare HTTP
-#: status, then a built-in type or an errno).
-STRENGTH: Mapping[str, int] = MappingProxyType(
-    {
-        "code": 50,
-        "protocol": 50,
-        "sqlstate": 50,
-        "driver_phrase": 45,
-        "name": 40,
-        "phrase": 30,
-        "status": 20,
-        "input": 20,
-        "refused": 15,
-        "how": 10,
-    }
-)
+#: status, then a built-in type or an errno); ``[strength]`` of ``evidence.toml``.
+STRENGTH: Mapping[str, int] = MappingProxyType(DATA["strength"])
 
 
 class Proposal(NamedTuple):
@@ -538,22 +525,16 @@ def name_proposal(type_names: tuple[str, ...], status: int | None = None) -> Pro
 
 #: Pairs of codes one rule settles at equal strength: quota over throttling (an exhausted
 #: quota is also "too many") and over a refusal (an account refused *because* its quota,
-#: credits or billing ran out), a timeout over the connection it happened on.
+#: credits or billing ran out), a timeout over the connection it happened on
+#: (``[settled]`` of ``evidence.toml``).
 SETTLED: Mapping[frozenset[str], str] = MappingProxyType(
-    {
-        frozenset({QUOTA_CODE, "rate_limited"}): QUOTA_CODE,
-        frozenset({QUOTA_CODE, "auth_failed"}): QUOTA_CODE,
-        frozenset({"timeout", "network_error"}): "timeout",
-    }
+    {frozenset(row[:2]): row[2] for row in DATA["settled"]["rows"]}
 )
 
 #: HTTP statuses that veto codes whatever else is said: a 413 or a 402 request never passes
-#: by waiting (not ``rate_limited``).
+#: by waiting (not ``rate_limited``); ``[vetoes]`` of ``evidence.toml``.
 VETOES: Mapping[int, frozenset[str]] = MappingProxyType(
-    {
-        413: frozenset({"rate_limited", "network_error", "timeout"}),
-        402: frozenset({"rate_limited"}),
-    }
+    {int(status): frozenset(codes) for status, codes in DATA["vetoes"].items()}
 )
 
 

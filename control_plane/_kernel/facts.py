@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from control_plane._kernel.classifiers._frames import locals_of
 from control_plane._kernel.fact_rules import DATA, type_cache
 
 __all__ = [
@@ -566,11 +567,7 @@ class _Gather:
         if isinstance(node, dict):
             present: frozenset[str] | set[str] = _ALL_FIELDS
         else:
-            # Only the fields this object has (at class level or in its __dict__) are read.
-            inst = _instance_dict(node)
-            present = _class_fields(type(node))
-            if inst:
-                present = present | (_ALL_FIELDS & inst.keys())
+            present = _present(node)  # only the fields this object has are read
             if not present or (self.protocol is None and present <= _NUMBER_ONLY):
                 if self.protocol is not None and depth == 0:  # its arguments may say it
                     self.number(
@@ -657,10 +654,7 @@ class _Gather:
         headers and a status) -- of status ``known``, when one is known --; whether it is."""
         if isinstance(node, (*_SCALARS, dict, list, tuple, type, BaseException)):
             return False
-        inst = _instance_dict(node)
-        present = _class_fields(type(node))
-        if inst:
-            present = present | (_ALL_FIELDS & inst.keys())
+        present = _present(node)
         headers = next((_peek(node, n) for n in HEADER_FIELDS if n in present), None)
         status = next(
             (s for s in (_status(_peek(node, n)) for n in STATUS_FIELDS if n in present) if s),
@@ -754,6 +748,13 @@ def _class_fields(klass: type) -> frozenset[str]:
     return frozenset(name for name in _ALL_FIELDS if _resolve(klass, name)[0] != "missing")
 
 
+def _present(node: Any) -> frozenset[str]:
+    """The fields of :data:`_ALL_FIELDS` an object has: at class level or in its ``__dict__``."""
+    inst = _instance_dict(node)
+    fields = _class_fields(type(node))
+    return fields | (_ALL_FIELDS & inst.keys()) if inst else fields
+
+
 @type_cache(())
 def _type_names(klass: type) -> tuple[str, ...]:
     names = []
@@ -790,12 +791,7 @@ def _raised_about(exc: BaseException, gather: _Gather) -> None:
         name = frame.f_globals.get("__name__")
         if not isinstance(name, str) or name.partition(".")[0] != package:
             continue
-        try:
-            local = dict(frame.f_locals)
-        # Hostile input: a frame's locals mapping may be anything in odd interpreters.
-        except Exception:  # noqa: BLE001
-            continue
-        for value in itertools.islice(local.values(), MAX_ITEMS):
+        for value in itertools.islice(locals_of(frame).values(), MAX_ITEMS):
             if gather.response(value, gather.status):
                 return
 

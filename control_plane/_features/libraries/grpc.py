@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from control_plane._features.libraries._data import code_table, type_rules
+from control_plane._features.libraries._data import DATA, code_table, type_rules
 from control_plane._kernel.classifiers.tls import tls_classification
 from control_plane._kernel.classify import (
     Classification,
@@ -71,14 +71,9 @@ STATUS_CODES: Mapping[str, tuple[str, str]] = code_table("grpc", "status_codes")
 
 TYPES = type_rules("grpc")
 
-#: A message over the size limit (grpc core: "Received message larger than max (N vs. M)",
-#: "Sent message larger than max"; grpc-go, grpc-java alike), never throttling texts that
-#: say "exceeds ... limit" of a request rate or quota.
-_TOO_LARGE = re.compile(
-    r"message larger than max|larger than max \(\d+ vs\.? \d+\)|message too large|"
-    r"message exceeds maximum size|message size exceeds",
-    re.IGNORECASE,
-)
+#: A message over the size limit, never throttling texts that say "exceeds ... limit" of a
+#: request rate or quota (``too_large`` of ``[grpc]`` in ``tables.toml``).
+_TOO_LARGE = re.compile("|".join(DATA["grpc"]["too_large"]), re.IGNORECASE)
 #: grpc core's details when a call-credentials plugin (``metadata_call_credentials``)
 #: raised or reported an error: no credentials could be attached to the call.
 _CALL_CREDENTIALS = re.compile(r"^Getting metadata from plugin failed")

@@ -8,7 +8,7 @@ httpcore (under httpx) a ``ProxyError("407 Proxy Authentication Required")``: no
 attribute, no errno. urllib3's ``Retry`` exhausted on a status of ``status_forcelist``
 raises ``MaxRetryError``/``ResponseError`` (requests: ``RetryError``) whose text alone says
 "too many 429 error responses". The status is read back from that text (:data:`TEXTS`)
-and mapped like any HTTP status (:data:`~control_plane._kernel.classify.HTTP_STATUS_CODES`:
+and mapped like any HTTP status (:data:`~control_plane._kernel.fact_rules.STATUS_CODES`:
 407 and 403 are ``auth_failed``, retrying cannot help; 502-504 network trouble); a status
 the table does not know is ``internal_error``. Strong, so it wins over the clients' generic
 (weak) errors that wrap it.
@@ -20,14 +20,12 @@ import re
 
 from control_plane._features.libraries._data import DATA
 from control_plane._kernel.classify import (
-    HTTP_5XX_CODE,
-    HTTP_STATUS_CODES,
     Classification,
     class_names,
     exception_text,
     safe_attr,
 )
-from control_plane._kernel.fact_rules import type_cache
+from control_plane._kernel.fact_rules import STATUS_5XX_CODE, STATUS_CODES, type_cache
 from control_plane._kernel.hookspecs import hookimpl
 
 __all__ = ["TEXTS", "classify_exception"]
@@ -74,8 +72,8 @@ def classify_exception(exc: BaseException) -> Classification | None:
     if found is None:
         return None
     status, rule, message = found
-    code = HTTP_STATUS_CODES.get(status)
+    code = STATUS_CODES.get(status)
     if code is None:
-        code = HTTP_5XX_CODE if status >= 500 else "internal_error"
+        code = STATUS_5XX_CODE if status >= 500 else "internal_error"
     # A proxy's 429: its Retry-After does not reach the text (the default is set).
     return Classification(code=code, message=message, rule=rule)

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from control_plane._features.libraries._data import code_table, type_rules
+from control_plane._features.libraries._data import DATA, code_table, type_rules
 from control_plane._kernel.classify import (
     Classification,
     class_names,
@@ -59,12 +59,9 @@ EXCEPTION_MODULES = ("websockets",)
 #: The server's close code (the server closed first) -> (code, fixed message).
 CLOSE_CODES: Mapping[int, tuple[str, str]] = code_table("websockets", "close_codes")
 
-#: A 1008 close reason that names authentication: ``auth_failed``, not ``internal_error``.
-AUTH_REASON = re.compile(
-    r"\b(?:auth[nz]?|o?authenticat\w*|authori[sz]\w*|unauthori[sz]ed|unauthenticated|"
-    r"forbidden|credentials?|token|permission|access denied|not logged in|login required)\b",
-    re.IGNORECASE,
-)
+#: A 1008 close reason that names authentication: ``auth_failed``, not ``internal_error``
+#: (``auth_reason`` of ``[websockets]`` in ``tables.toml``: whole words, any case).
+AUTH_REASON = re.compile(rf"\b(?:{'|'.join(DATA['websockets']['auth_reason'])})\b", re.IGNORECASE)
 
 TYPES = type_rules("websockets")
 

@@ -23,6 +23,7 @@ import errno
 import os
 from types import FrameType
 
+from control_plane._kernel.classifiers._data import DATA
 from control_plane._kernel.classifiers._frames import (
     frame_locals,
     frames,
@@ -41,16 +42,9 @@ PLUGIN = "subprocess"
 
 _EXEC_FRAMES = frozenset({"_execute_child", "_posix_spawn"})
 _EXEC_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.EPERM, errno.ENOEXEC, errno.ENOTDIR})
-#: Classes whose presence among a frame's locals shows a write was going to a child.
-_CHILD_TYPES = frozenset(
-    {
-        ("subprocess", "Popen"),
-        ("asyncio.subprocess", "Process"),
-        ("asyncio.unix_events", "_UnixWritePipeTransport"),
-        ("asyncio.base_subprocess", "WriteSubprocessPipeProto"),
-        ("asyncio.base_subprocess", "BaseSubprocessTransport"),
-    }
-)
+#: Classes whose presence among a frame's locals shows a write was going to a child
+#: (``[subprocess]`` of ``tables.toml``).
+_CHILD_TYPES = frozenset(tuple(n.rsplit(".", 1)) for n in DATA["subprocess"]["child_types"])
 
 
 #: Exceptions of a finished tool run: (class, its argv attribute, exit status attribute,

@@ -43,7 +43,7 @@ import ssl
 from collections.abc import Mapping
 
 from control_plane._kernel.classifiers import sockets, subprocess
-from control_plane._kernel.classifiers._data import code_table
+from control_plane._kernel.classifiers._data import DATA, code_table
 from control_plane._kernel.classifiers._frames import frames, locals_of, names_called
 from control_plane._kernel.classify import (
     Classification,
@@ -70,13 +70,9 @@ _QUOTED = re.compile(
     r"\[(?:SSL|X509|PEM)(?::\s*)?([A-Z0-9_]+)\]|(?:SSL routines|error:[0-9A-Fa-f]+):[^:\s]*:?"
     r"([A-Z0-9_]{6,})"
 )
-#: Texts naming a verification failure without an OpenSSL reason (gRPC core, curl, Go).
-_VERIFY_TEXT = re.compile(
-    r"certificate verify failed|CERTIFICATE_VERIFY_FAILED|self[- ]signed certificate|"
-    r"certificate has expired|unable to get local issuer certificate|"
-    r"Hostname mismatch|does not match (the )?(target )?host ?name",
-    re.IGNORECASE,
-)
+#: Texts naming a verification failure without an OpenSSL reason (gRPC core, curl, Go):
+#: ``verify_texts`` of ``[tls]`` in ``tables.toml``.
+_VERIFY_TEXT = re.compile("|".join(DATA["tls"]["verify_texts"]), re.IGNORECASE)
 
 
 def _lookup(reason: object) -> tuple[str, str] | None:
