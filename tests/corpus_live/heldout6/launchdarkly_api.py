@@ -58,7 +58,7 @@ def _get_flag(url: str) -> Any:
 def _create_flag(url: str) -> Any:
     import launchdarkly_api
     from launchdarkly_api.api import feature_flags_api
-    from launchdarkly_api.models import FeatureFlagBody
+    from launchdarkly_api.models.feature_flag_body import FeatureFlagBody
 
     with launchdarkly_api.ApiClient(_configuration(url)) as api:
         flags = feature_flags_api.FeatureFlagsApi(api)
