@@ -219,3 +219,10 @@ FAM.add(
     _unavailable,
     retry_after=2.0,
 )
+
+
+def _garbage(ctx: Http) -> Any:
+    return _get_profile(f"http://127.0.0.1:{ctx.net.garbage}")
+
+
+FAM.add("garbage", NET, "the peer answers bytes that are not HTTP", _garbage)

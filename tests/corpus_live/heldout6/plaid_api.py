@@ -214,3 +214,10 @@ ROWS: list[Row] = [
     ),
 ]
 http_cases(FAM, _accounts, ROWS)
+
+
+def _garbage(ctx: Any) -> Any:
+    return _accounts(f"http://127.0.0.1:{ctx.net.garbage}")
+
+
+FAM.add("garbage", NET, "the peer answers bytes that are not HTTP", _garbage)
