@@ -597,9 +597,14 @@ def test_a_draining_server_says_how() -> None:
             "dropdb: error: database removal failed: ERROR:  must be owner of database app\n",
             "auth_failed",
         ),
-        (
+        (  # a role's own connection limit: throttled until its connections close
             'createdb: error: connection to server at "127.0.0.1", port 5 failed: FATAL:  '
             'too many connections for role "single"\n',
+            "rate_limited",
+        ),
+        (  # the server's limit for everybody: the server is unavailable
+            'createdb: error: connection to server at "127.0.0.1", port 5 failed: FATAL:  '
+            "sorry, too many clients already\n",
             "network_error",
         ),
         (

@@ -217,3 +217,35 @@ def test_a_vendors_rate_limit_reset_header_is_read() -> None:
 )
 def test_class_names_of_a_payment_sdk(name: str, code: str) -> None:
     assert _code(_klass("paymentsdk.exceptions", name)()) == code
+
+
+# -- heldout6's lessons: plurals, a column, a role's limit, resets in milliseconds ---------------
+
+
+@pytest.mark.parametrize(
+    ("said", "code"),
+    [
+        ("INVALID_API_KEYS", "auth_failed"),
+        ("ITEM_LOGIN_REQUIRED", "auth_failed"),
+        ("no such column: price", "internal_error"),
+        ('column "price" does not exist', "internal_error"),
+        ('too many connections for role "app"', "rate_limited"),
+        # must NOT match: a plural is no other word ("access", "status" keep their s), a
+        # missing table is still missing, the server's own limit says it is unavailable
+        ("access denied", "auth_failed"),
+        ("no such table: gone", "not_found"),
+        ("too many connections", "network_error"),
+        ("invalid status", None),
+    ],
+)
+def test_plurals_columns_and_a_roles_limit(said: str, code: str | None) -> None:
+    assert (words_code(said, whole="_" in said) or (None,))[0] == code
+
+
+def test_a_reset_in_epoch_milliseconds_and_a_limits_own_reset_header() -> None:
+    now = 1_800_000_000.0
+    assert header_reset({"x-ratelimit-reset": str(int((now + 5) * 1000))}, now) == 5.0
+    assert header_reset({"x-ratelimit-auth-token-reset": str(int((now + 6) * 1000))}, now) == 6.0
+    # must NOT match: a Unix time in seconds is still seconds, a limit is no reset
+    assert header_reset({"x-ratelimit-reset": str(int(now + 7))}, now) == 7.0
+    assert header_reset({"x-ratelimit-auth-token-limit": "100"}, now) is None

@@ -190,6 +190,12 @@ def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     return False
 
 
+def singular(word: str) -> str:
+    """``word`` without a plural's ``s`` (``keys`` -> key, not ``access``), as phrases and
+    texts are both read: "invalid API keys" says "invalid api key"."""
+    return word[:-1] if len(word) > 3 and word[-1] == "s" and word[-2] not in "su" else word
+
+
 class _Phrase(NamedTuple):
     """A phrase of :data:`WORDS` made ready to look for: its exact words (all must be among
     a text's words) and its starred prefixes (each must open a word of the text), checked
@@ -201,6 +207,7 @@ class _Phrase(NamedTuple):
 
     @classmethod
     def of(cls, phrase: tuple[str, ...]) -> _Phrase:
+        phrase = tuple(w if w.endswith("*") else singular(w) for w in phrase)
         exact = frozenset(w for w in phrase if not w.endswith("*"))
         prefixes = tuple(" " + w.rstrip("*") for w in phrase if w.endswith("*") and w != "*")
         return cls(phrase, exact, prefixes)
@@ -247,7 +254,7 @@ def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
     the set of the text's words and their space-joined string (one look-up per word of the
     phrase), and looked for word by word only when all its words are there, so a long text
     costs about its length, not its length times the vocabulary's."""
-    words = tuple(w for w in tokens(text) if w not in _FILLER)
+    words = tuple(singular(w) for w in tokens(text) if w not in _FILLER)
     if not words:
         return None
     present, joined = frozenset(words), " " + " ".join(words)
@@ -555,7 +562,7 @@ def _refills_soon(facts: Facts, delay: float | None, kind: str) -> bool:
     an hour or less (``[windows]``) and none longer (a day, a month, a credit); or, named
     by no window and said in words rather than a code (``insufficient_quota`` is
     exhausted whatever the wait), it asks for a delay that short."""
-    words = tuple(w for t in (facts.text[:2048], *facts.codes) for w in tokens(t))
+    words = tuple(singular(w) for t in (facts.text[:2048], *facts.codes) for w in tokens(t))
     present, joined = frozenset(words), " " + " ".join(words)
 
     def said(phrases: tuple[_Phrase, ...]) -> bool:

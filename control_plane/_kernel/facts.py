@@ -298,6 +298,8 @@ _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+
 _MS = re.compile(r"^(\d+(?:\.\d+)?)ms$")
 #: A bare number of ``x-ratelimit-reset`` above this is a Unix time, not a delay.
 _EPOCH = 1_000_000_000
+#: Above this, a reset is a Unix time in milliseconds (2001 in ms; year 33658 in seconds).
+_EPOCH_MS = 1_000_000_000_000
 
 
 #: The reset of the IETF draft's ``RateLimit: "api";r=0;t=120`` (``t``: seconds).
@@ -321,6 +323,8 @@ def _duration(text: str, now: float | None) -> float | None:
     else:
         if not math.isfinite(number):
             return None
+        if number > _EPOCH_MS:
+            number /= 1000  # a Unix time in milliseconds
         if number > _EPOCH:
             return max(0.0, number - (time.time() if now is None else now))
         return max(0.0, number)
@@ -368,8 +372,9 @@ def header_reset(headers: Mapping[str, str], now: float | None = None) -> float 
     return None
 
 
-#: A rate limit's reset header under a vendor's prefix (``x-contentful-ratelimit-reset``).
-_VENDOR_RESET = re.compile(r"-ratelimit-reset(?:-after)?$")
+#: A rate limit's reset header under a vendor's prefix or of one limit
+#: (``x-contentful-ratelimit-reset``, ``x-ratelimit-auth-token-reset``).
+_VENDOR_RESET = re.compile(r"ratelimit(?:-[a-z]+)*-reset(?:-after)?$")
 
 
 @dataclass(frozen=True, slots=True)
