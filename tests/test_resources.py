@@ -120,9 +120,9 @@ def test_a_hostile_exception_never_holds_the_event_loop(
         samples = scrape(_metrics_port(proc))
     longest = value(samples, "capability_packs_event_loop_longest_stall_seconds")
     print(f"longest event-loop stall over {len(MODES)} hostile exceptions: {longest:.3f}s")
-    # Measured 0.06 s on a busy 2-core machine (the hostile objects sleep 3 s each); the
-    # bound is generous against the machine's own noise, far below any of them.
-    assert 0 < longest < 0.25, samples
+    # Measured 0.06 s on a busy 2-core machine, 0.26 s at load 10 (ci10); a loop held by
+    # any hostile object stalls HOSTILE_SECONDS (3 s): a third of that tells them apart.
+    assert 0 < longest < HOSTILE_SECONDS / 3, samples
 
 
 def test_the_stall_metric_sees_a_pack_that_holds_the_loop(
