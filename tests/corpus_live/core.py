@@ -43,7 +43,16 @@ DEP = frozenset({"dependency_missing"})
 EXISTS = frozenset({"already_exists"})
 QUOTA = frozenset({"quota_exhausted"})
 
-HALVES = ("visible", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
+HALVES = (
+    "visible",
+    "heldout",
+    "heldout2",
+    "heldout3",
+    "heldout4",
+    "heldout5",
+    "heldout6",
+    "heldout7",
+)
 
 
 @dataclass(frozen=True)

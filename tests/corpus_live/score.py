@@ -296,6 +296,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout4",
             "heldout5",
             "heldout6",
+            "heldout7",
             "all",
         ),
         default="visible",
