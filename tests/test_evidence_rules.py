@@ -1194,13 +1194,20 @@ def test_the_prefiltered_vocabulary_finds_what_a_word_by_word_search_finds() -> 
     from control_plane._kernel import evidence
 
     def brute(text: str, whole: bool) -> tuple[str, str, str] | None:
-        words = tuple(w for w in evidence.tokens(text) if w not in evidence._FILLER)
+        words = tuple(
+            evidence.singular(w) for w in evidence.tokens(text) if w not in evidence._FILLER
+        )
+        head = words[:-1] if words[-1:] and words[-1] in evidence._SUFFIXES else words
         for code, message, phrase in evidence.WORDS:
-            if not whole and phrase in evidence._CODE_ONLY:
+            if phrase in evidence._CODE_ONLY and (not whole or head[-1:] != phrase):
                 continue
+
+            def plain(form: tuple[str, ...]) -> tuple[str, ...]:
+                return tuple(w if w.endswith("*") else evidence.singular(w) for w in form)
+
             forms = (
-                tuple(w.replace("'", "") for w in phrase),
-                tuple(t for w in phrase for t in evidence.tokens(w)),
+                plain(tuple(w.replace("'", "") for w in phrase)),
+                plain(tuple(t for w in phrase for t in evidence.tokens(w))),
             )
             if words and any(evidence._found(words, form) for form in forms):
                 return code, message, " ".join(phrase)

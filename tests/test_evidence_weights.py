@@ -249,3 +249,122 @@ def test_a_reset_in_epoch_milliseconds_and_a_limits_own_reset_header() -> None:
     # must NOT match: a Unix time in seconds is still seconds, a limit is no reset
     assert header_reset({"x-ratelimit-reset": str(int(now + 7))}, now) == 7.0
     assert header_reset({"x-ratelimit-auth-token-limit": "100"}, now) is None
+
+
+# -- a delay kept as a timedelta, behind a property over a slot, or said in words ---------------
+
+
+def test_a_delay_kept_as_a_timedelta_behind_a_property_over_a_slot_is_read() -> None:
+    """A bot library keeps its flood wait as ``timedelta`` in the slot ``_retry_after`` and
+    serves it through a property that may warn: the slot is read, the property never runs."""
+    import datetime
+
+    class RetryAfter(Exception):
+        __slots__ = ("_retry_after",)
+        __module__ = "botlib.error"
+
+        def __init__(self, seconds: int) -> None:
+            self._retry_after = datetime.timedelta(seconds=seconds)
+            super().__init__(f"Flood control exceeded. Retry in {seconds} seconds")
+
+        @property
+        def retry_after(self) -> int:
+            raise AssertionError("a property of the library ran")
+
+    found = _found(RetryAfter(4))
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 4.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "wait"),
+    [
+        ("Too Many Requests: retry after 5", "rate_limited", 5.0),
+        ("Rate limit reached. Please try again in 1.5s.", "rate_limited", 1.5),
+        ("throttled: wait 2 minutes before retrying", "rate_limited", 120.0),
+        # must NOT match: a wait said beside a connection's failure makes no rate limit, and a
+        # number of tries is no wait
+        ("connection refused, retrying in 5s", "network_error", None),
+        ("rate limit hit, retry 3 times", "rate_limited", None),
+    ],
+)
+def test_a_wait_a_message_states_in_words_is_the_delay_of_a_rate_limit_only(
+    text: str, code: str, wait: float | None
+) -> None:
+    found = _found(_klass("somesdk.errors", "ApiError")(text))
+    assert found is not None and found.code == code
+    assert found.retry_after == wait or (wait is None and found.retry_after in (None, 1.0))
+
+
+# -- what a bug or a failed import says describes this host ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        AssertionError("Expected code to be unreachable, but got: 'x'"),
+        TypeError("invalid token: expected dict, got 'str'"),
+        NotImplementedError("This should be unreachable"),
+        KeyError("user not found"),
+        ImportError("libpq library not found"),
+        ModuleNotFoundError("No module named 'timeout'"),
+    ],
+)
+def test_the_words_of_a_builtin_bug_or_import_failure_are_no_evidence(exc: BaseException) -> None:
+    assert _code(exc) == "internal_error"
+
+
+def test_a_library_subclass_of_a_builtin_still_says_what() -> None:
+    # must still match: a library raising ValueError, or its own subclass, for a failure
+    assert _code(ValueError("Could not connect to a server. Are you sure it is running?")) == (
+        "network_error"
+    )
+    missing = _klass("kvlib.errors", "NoSuchKey", KeyError)("no such key 'a'")
+    assert _code(missing) == "not_found"
+
+
+# -- a short code word says what only as the head of a name -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("ServiceUnavailable", "network_error"),
+        ("Unavailable", "network_error"),
+        ("CardDeclinedError", "internal_error"),
+        ("ForbiddenError", "auth_failed"),
+        # must NOT match: the word qualifies another head ("a member unavailable", "a
+        # qualifier forbidden" are rules of the caller's input, not the downstream)
+        ("UnavailableMemberError", None),
+        ("ForbiddenQualifier", None),
+    ],
+)
+def test_a_short_code_word_is_read_only_as_the_head_of_a_name(name: str, code: str | None) -> None:
+    assert (words_code(name, whole=True) or (None,))[0] == code
+
+
+# -- the vocabulary: what each new phrase must not match --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Fatal error for key 'a': CONNECTION FAILURE, host: 127.0.0.1:1", "network_error"),
+        ("getaddrinfo() or getnameinfo() HOSTNAME LOOKUP FAILURE", "network_error"),
+        ("CONNECTION FAILURE, ::rec() returned zero, server has disconnected", "network_error"),
+        ("MySQL server has gone away", "network_error"),
+        ("connect ECONNREFUSED 127.0.0.1:6379", "network_error"),
+        ("Could not resolve host: db.invalid", "network_error"),
+        ("Can't create database 'app'; database exists", "already_exists"),
+        ("Too many login attempts, please try again later", "rate_limited"),
+        ("Bad password or corrupt private key file", "auth_failed"),
+        ("table ghost not exist", "not_found"),
+        # must NOT match
+        ("Could not resolve 'Foo' to a strategy", None),
+        ("Could not resolve project using application default credentials", None),
+        ("Too many retry attempts", None),
+        ("[Errno 98] Address already in use", None),
+        ("connection failed: FATAL:  password authentication failed for user", "auth_failed"),
+    ],
+)
+def test_the_vocabulary_reads_what_a_line_says(text: str, code: str | None) -> None:
+    assert (words_code(text) or (None,))[0] == code

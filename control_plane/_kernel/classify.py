@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import builtins
 import errno
 import functools
 import importlib
@@ -20,7 +21,13 @@ from control_plane._kernel.bounds import MAX_TEXT, safe_text
 from control_plane._kernel.errors import FieldViolation, PackError
 from control_plane._kernel.evidence import Proposal, decide, name_proposal, weigh
 from control_plane._kernel.fact_rules import DATA, Verdict, type_cache
-from control_plane._kernel.facts import Facts, extract, header_delay, parse_retry_after
+from control_plane._kernel.facts import (
+    Facts,
+    extract,
+    header_delay,
+    parse_retry_after,
+    stated_delay,
+)
 from control_plane._kernel.redact import scrub
 
 __all__ = [
@@ -316,6 +323,10 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
     facts = _facts(exc)
     if facts is None:
         return None
+    if facts.text and type(exc) in _BUILTIN_TYPES and isinstance(exc, _WORDLESS):
+        # a bug's own words ("expected code to be unreachable", "timeout must be > 0") and
+        # a missing module's ("libpq library not found") describe this host, not a downstream
+        facts = replace(facts, text="")
     err = None if isinstance(exc, ssl.SSLError) else _attr(exc, "errno")
     own_errno = err if type(err) is int else None  # an OpenSSL number is no errno
     if _plain(facts):
@@ -329,6 +340,8 @@ def _classify_one(exc: BaseException, classifiers: Sequence[Classifier]) -> Clas
         delay = _chain_delay(exc)  # the server's delay, kept by an exception this one wraps
         if delay is None and verdict.code == "rate_limited":
             delay = _hidden_delay(exc)
+        if delay is None and verdict.code == "rate_limited":
+            delay = _said_delay(exc)  # last: a wait the message states in words
         if delay is not None:
             verdict = decide(found, facts, delay)
     return from_verdict(verdict) if verdict is not None else None
@@ -426,6 +439,14 @@ def _hidden_delay(exc: BaseException) -> float | None:
     return _delay_in(iter_chain(hidden)) if hidden is not None and suppressed else None
 
 
+def _said_delay(exc: BaseException) -> float | None:
+    """A wait the texts of ``exc``'s chain state in words ("Retry in 4 seconds")."""
+    found = (
+        stated_delay(extract(e).text) for e in iter_chain(exc) if not isinstance(e, SystemExit)
+    )
+    return next((delay for delay in found if delay is not None), None)
+
+
 def _delay_in(chain: Iterable[BaseException]) -> float | None:
     """The first delay an exception of ``chain`` states (``SystemExit``'s code is none)."""
     found = (extract(e).delay for e in chain if not isinstance(e, SystemExit))
@@ -453,6 +474,11 @@ def _facts(exc: BaseException) -> Facts | None:
 BUG_TYPES: tuple[type[BaseException], ...] = tuple(
     _imported(f"builtins.{name}") for name in DATA["types"]["bugs"]
 )
+
+
+#: Built-in types whose words say nothing of a downstream: bugs, and imports that failed.
+_WORDLESS: tuple[type[BaseException], ...] = (*BUG_TYPES, ImportError)
+_BUILTIN_TYPES = frozenset(t for t in vars(builtins).values() if isinstance(t, type))
 
 
 def _bug_while_handling(exc: BaseException) -> Classification | None:

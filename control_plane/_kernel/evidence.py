@@ -77,7 +77,7 @@ from control_plane._kernel.fact_rules import (
     Verdict,
     search,
 )
-from control_plane._kernel.facts import Facts, reply_facts
+from control_plane._kernel.facts import Facts, reply_facts, stated_delay
 
 __all__ = [
     "ENHANCED_STATUS",
@@ -224,6 +224,8 @@ class _Phrase(NamedTuple):
 #: field, a class name): ``declined`` and ``unavailable`` in a sentence say too little, and
 #: ``forbidden`` in a sentence states a rule of the input ("'..' is forbidden in a name").
 _CODE_ONLY = frozenset({("declined",), ("unavailable",), ("forbidden",)})
+#: The last words of a class or code name that say only that it is one.
+_SUFFIXES = frozenset({"error", "exception", "err", "exc"})
 
 
 #: Auxiliary verbs are left out of a text's words: "the connection was lost" says
@@ -258,9 +260,10 @@ def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
     if not words:
         return None
     present, joined = frozenset(words), " " + " ".join(words)
+    head = words[:-1] if len(words) > 1 and words[-1] in _SUFFIXES else words
     for code, message, phrase, forms in _READY:
-        if not whole and phrase in _CODE_ONLY:
-            continue
+        if phrase in _CODE_ONLY and (not whole or head[-1:] != phrase):
+            continue  # on its own, or the head of a name ("Unavailable", "CardDeclined")
         if any(form.found(words, present, joined) for form in forms):
             return code, message, " ".join(phrase)
     return None
@@ -722,7 +725,10 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
         if code in _CONNECTION_CODES:  # how a connection failed; ENOENT may be anything
             found.append(Proposal(code, "how", "errno", f"the tool failed with errno {m.group(1)}"))
             break
-    return decide(found, facts)
+    verdict = decide(found, facts)
+    if verdict is not None and verdict.code == "rate_limited" and verdict.retry_after is None:
+        verdict = replace(verdict, retry_after=stated_delay(text))  # "retry after 5"
+    return verdict
 
 
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})

@@ -147,15 +147,21 @@ def peek(obj: Any, name: str) -> Any:
             return None
     inst = _instance_dict(obj)
     if kind == "property":
-        return _backing(inst, owner, name)
+        return _backing(obj, inst, owner, name)
     if inst is not None and name in inst:
         return dict.get(inst, name)
     return value if kind == "plain" else None
 
 
-def _backing(inst: dict[str, Any] | None, klass: type, name: str) -> Any:
-    """The field a property ``name`` of ``klass`` conventionally reads: ``_name``, or the
-    private ``__name`` (stored as ``_Class__name``)."""
+def _backing(obj: Any, inst: dict[str, Any] | None, klass: type, name: str) -> Any:
+    """The field a property ``name`` of ``klass`` conventionally reads: ``_name`` (in the
+    instance ``__dict__`` or a slot), or the private ``__name`` (stored as ``_Class__name``)."""
+    kind, slot, _ = _resolve(type(obj), "_" + name)
+    if kind == "slot":
+        try:
+            return slot.__get__(obj, type(obj))
+        except (TypeError, AttributeError, ValueError):
+            return None
     if inst is None:
         return None
     if "_" + name in inst:
@@ -304,6 +310,33 @@ _EPOCH_MS = 1_000_000_000_000
 
 #: The reset of the IETF draft's ``RateLimit: "api";r=0;t=120`` (``t``: seconds).
 _IETF_RESET = re.compile(r";\s*t=(\d+(?:\.\d+)?)\b")
+
+
+#: A wait a message states in words: "retry after 5", "Retry in 4 seconds", "Please try
+#: again in 1.5s", "wait 30 seconds before retrying" (a bare number after "retry after" is
+#: seconds, as ``Retry-After``'s is).
+_STATED = re.compile(
+    r"\b(?:retry(?:ing)?|try(?:ing)? again|wait)\s+(?:(in|after|for)\s+)?"
+    r"(\d{1,7}(?:\.\d{1,3})?)\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b",
+    re.IGNORECASE,
+)
+
+
+def stated_delay(text: str) -> float | None:
+    """Seconds of a wait ``text`` states in words (:data:`_STATED`), or ``None``."""
+    for m in _STATED.finditer(text[:MAX_STRING]):
+        unit = (m.group(3) or "").lower()
+        if not unit and (m.group(1) or "").lower() != "after":
+            continue  # "wait 30" or "retry 3 times" says no unit: no wait
+        number = float(m.group(2))
+        if unit.startswith("ms") or unit.startswith("milli"):
+            return number / 1000
+        if unit.startswith("h"):
+            return number * 3600
+        if unit.startswith("m"):
+            return number * 60
+        return number
+    return None
 
 
 def _duration(text: str, now: float | None) -> float | None:
@@ -464,9 +497,13 @@ def _json(value: Any) -> Any:
 
 
 def _delay_value(name: str, value: Any) -> float | None:
-    """Seconds from a delay field's value (a number, digits, ``"30s"``, an HTTP-date)."""
+    """Seconds from a delay field's value (a number, digits, ``"30s"``, an HTTP-date, a
+    ``timedelta``)."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, datetime.timedelta):
+        value = datetime.timedelta.total_seconds(value)
+        return parse_retry_after(value) if math.isfinite(value) else None
     scale = 1000.0 if name.lower().endswith("ms") else 1.0
     if isinstance(value, int | float):
         seconds = parse_retry_after(value)
