@@ -177,3 +177,11 @@ http_cases(
     content_type="text/html",
     transport=False,
 )
+
+
+FAM.add(
+    "garbage",
+    NET,
+    "the peer answers bytes of no protocol, then closes",
+    lambda c: _capture(f"http://127.0.0.1:{c.net.garbage}"),
+)
