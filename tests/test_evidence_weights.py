@@ -15,6 +15,7 @@ from test_evidence_rules import _code, _found, _http, _klass
 
 from control_plane._kernel.evidence import words_code
 from control_plane._kernel.facts import extract, header_reset
+from control_plane._kernel.stderr import classify_tool
 
 # -- a class named for the status it answered is the status -----------------------------------
 
@@ -367,4 +368,136 @@ def test_a_short_code_word_is_read_only_as_the_head_of_a_name(name: str, code: s
     ],
 )
 def test_the_vocabulary_reads_what_a_line_says(text: str, code: str | None) -> None:
+    assert (words_code(text) or (None,))[0] == code
+
+
+# -- the lessons of the seventh held-out half's first run ------------------------------------
+
+
+def test_a_reason_phrase_is_the_words_when_no_status_says_it() -> None:
+    """A work queue answers ``NOT_FOUND`` and ``DRAINING`` in its own protocol: with no HTTP
+    status the words are all there is (a reason-phrase line restates only a status held)."""
+    beanstalk = _klass("queuelib.errors", "QueueError")
+    assert _code(beanstalk("NOT_FOUND")) == "not_found"
+    assert _code(beanstalk("DRAINING")) == "network_error"
+    # must still match: under its status, "Payment Required" says no more than the 402
+    text = "Payment Required\nThis feature is only available to premium users."
+    assert _code(_http("trackerlib.rest", "ApiException", 402, None, text)) == "internal_error"
+
+
+@pytest.mark.parametrize(
+    ("status", "codes", "text", "code"),
+    [
+        (403, "resource_limit_exceeded", "server limit exceeded", "quota_exhausted"),
+        (403, None, "Maximum number of projects per user limit reached", "quota_exhausted"),
+        # must NOT match: a rate limit, a window of a minute, a limit of one request's size
+        (403, None, "Rate limit exceeded", "rate_limited"),
+        (403, None, "Request limit exceeded: 100 per minute", "rate_limited"),
+        (500, None, "Memory limit (for query) exceeded: would use 9.3 GiB", "internal_error"),
+        (400, None, "Message size limit exceeded", "internal_error"),
+    ],
+)
+def test_a_limit_that_says_no_kind_is_a_quota_after_every_other_phrase(
+    status: int, codes: str | None, text: str, code: str
+) -> None:
+    body = {"error": {"code": codes, "message": text}} if codes else {"message": text}
+    assert _code(_http("cloudlib.errors", "APIException", status, body, text)) == code
+
+
+def test_a_bracketed_response_code_is_read_from_what_the_exception_renders() -> None:
+    """An IMAP library's exception keeps the reply in fields and renders it in ``__str__``
+    (no ``args``): its RFC 5530 code says what."""
+
+    class LoginError(Exception):
+        __module__ = "imap_kit.errors"
+
+        def __init__(self, reply: bytes) -> None:
+            super().__init__()
+            self.command_result = ("NO", [reply])
+
+        def __str__(self) -> str:
+            return (
+                f'Response status "OK" expected, but "NO" received. Data: {self.command_result[1]}'
+            )
+
+    assert _code(LoginError(b"[CONTACTADMIN] Suspended")) == "auth_failed"
+    assert _code(LoginError(b"[OVERQUOTA] Quota exceeded")) == "quota_exhausted"
+    # a message quoted as a bytes item of a list is read; a bracket the code table does not
+    # name is no code
+    assert _code(LoginError(b"Mailbox doesn't exist: Receipts (0.001 secs).")) == "not_found"
+    assert _code(LoginError(b"[LIMIT] Too many flags")) == "internal_error"
+
+
+def test_a_body_kept_under_an_attribute_named_for_it_is_read() -> None:
+    """A gateway client keeps the reply's body as ``detail_text``, its reason as the message."""
+    gateway = _klass("kvgateway.exceptions", "GatewayException")
+    exc = gateway("Too Many Requests")
+    exc.detail_text = '{"error": "mvcc: database space exceeded", "code": 8}'
+    exc.status_code = 429
+    assert _code(exc) == "quota_exhausted"
+    # must NOT match: an attribute not named for a body
+    other = gateway("Too Many Requests")
+    other.status_code = 429
+    other.textual_hint = '{"error": "mvcc: database space exceeded"}'
+    assert _code(other) == "rate_limited"
+
+
+def test_a_delay_nested_in_any_object_of_an_error_body_is_read() -> None:
+    body = {"error": "Too many requests", "error_extra": {"retry_after": 5, "event_id": "x"}}
+    found = _found(_http("todolib.api", "HTTPStatusError", 429, body, "Too many requests"))
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 5.0)
+
+
+@pytest.mark.parametrize(
+    ("argv", "stderr", "code"),
+    [
+        # what the server said decides over the tool's own summary of it
+        (
+            ["mailfetch", "--host=127.0.0.1"],
+            "mailfetch: authentication failed (method USER)\n"
+            "mailfetch: POP3 server message: -ERR [IN-USE] Maximum number of connections from"
+            " user+IP exceeded\nmailfetch: error during mail retrieval\n",
+            "rate_limited",
+        ),
+        # a path the tool's options name is the pack's set-up; an operand is the call's
+        (
+            ["mailfetch", "--delivery=maildir,/srv/none/box"],
+            "mailfetch: cannot change to /srv/none/box: No such file or directory\n",
+            "internal_error",
+        ),
+        (
+            ["dbshell", "/srv/none/app.db"],
+            "Error: cannot open /srv/none/app.db: No such file or directory\n",
+            "not_found",
+        ),
+        # must NOT match: a server-wide connection limit is the server's capacity
+        (
+            ["mailfetch", "--host=127.0.0.1"],
+            "mailfetch: server message: -ERR Maximum number of clients reached\n",
+            "network_error",
+        ),
+    ],
+)
+def test_a_tool_line_quoting_the_server_and_a_missing_path_of_its_options(
+    argv: list[str], stderr: str, code: str
+) -> None:
+    found = classify_tool(argv, 1, stderr.encode())
+    assert (found.code if found is not None else "internal_error") == code
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("The token is only allowed to perform GET requests (token_readonly)", "auth_failed"),
+        ("duplicate value found: Ext_Id__c duplicates value on record", "already_exists"),
+        ("server name is already used (uniqueness_error)", "already_exists"),
+        ("Maximum number of connections from user+IP exceeded", "rate_limited"),
+        ("max_user_connections exceeded for app", "rate_limited"),
+        # must NOT match
+        ("blocked by: [FORBIDDEN/12/index read-only / allow delete (api)]", "internal_error"),
+        ("Maximum number of connections reached", "network_error"),
+        ("Duplicate parameter name in request", None),
+    ],
+)
+def test_the_vocabulary_reads_whose_limit_and_what_exists(text: str, code: str | None) -> None:
     assert (words_code(text) or (None,))[0] == code

@@ -26,6 +26,8 @@ from control_plane._kernel.facts import (
     extract,
     header_delay,
     parse_retry_after,
+    protocol_of,
+    quoted_replies,
     stated_delay,
 )
 from control_plane._kernel.redact import scrub
@@ -463,7 +465,8 @@ def _facts(exc: BaseException) -> Facts | None:
     if not facts.text and _attr(exc, "args") == ():
         rendered = _text(exc)
         if rendered:
-            facts = replace(facts, text=rendered[:MAX_TEXT])
+            replies = facts.replies or quoted_replies(protocol_of(exc), [rendered])
+            facts = replace(facts, text=rendered[:MAX_TEXT], replies=replies)
     return facts
 
 

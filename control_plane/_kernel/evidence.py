@@ -293,13 +293,16 @@ _WORDY = re.compile(r"\s*[A-Za-z']+[ ,]+[A-Za-z']+")
 
 def _unquote(m: re.Match[str]) -> str:
     quoted, text = m.group(0), m.string
-    before, after = text[: m.start()].rstrip()[-1:], text[m.end() :].lstrip()[:1]
+    head = text[: m.start()]
+    if head.endswith("b") and not head[-2:-1].isalnum():
+        head = head[:-1]  # a bytes literal: [b"Mailbox doesn't exist: x"]
+    before, after = head.rstrip()[-1:], text[m.end() :].lstrip()[:1]
     alone = before in ":([," and after in ")],;"  # "" (an end) is in both
     if quoted[0] in "'\"`":
         inner = quoted[1:-1]
         if alone and _SENTENCE.fullmatch(inner):
             return inner
-        if before == ":" and _WORDY.match(inner):  # error: "Access denied, this ..." when
+        if (alone or before == ":") and _WORDY.match(inner):  # error: "Access denied, ..."
             return _QUOTED.sub(" quoted ", inner)
     return " quoted "  # a value stands where it was: "file '/x' exists" says no "file exists"
 
@@ -419,7 +422,7 @@ def _status(status: int) -> Proposal | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _text(text: str) -> tuple[Proposal, ...]:
+def _text(text: str, answered: bool = False) -> tuple[Proposal, ...]:
     """A text's reading: a driver's or server's own phrase (:data:`PHRASE_RULES`), else the
     vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
     the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
@@ -432,7 +435,7 @@ def _text(text: str) -> tuple[Proposal, ...]:
     generic = search(GENERIC_PHRASES, [text])
     how = _STRERROR.search(text)
     for line in text.splitlines()[:16]:
-        if _reason_line(line):
+        if answered and _reason_line(line):
             continue  # "402 Payment Required": what the status says, no more
         hit = words_code(_STRERROR.sub(" ", line))
         if hit is not None:
@@ -476,7 +479,7 @@ def weigh(facts: Facts) -> list[Proposal]:
                 found.append(_row(row, "sqlstate"))
                 break
     if facts.text:
-        found.extend(_text(facts.text))
+        found.extend(_text(facts.text, facts.status is not None))
         quoted = _TEXT_ERRNO.search(facts.text)  # "system error: 110": the errno, as text
         number = int(quoted.group(1)) if quoted else -1
         if number in ERRNO_CODES:
@@ -766,13 +769,27 @@ _SUMMARY = re.compile(
 )
 
 
+#: A line quoting the server's own message (``mpop: POP3 server message: -ERR ...``,
+#: ``server replied: ...``): the text after the label.
+_SERVER_SAID = re.compile(
+    r"\b(?:server|remote host|peer)\s+(?:message|said|says|replied|reply|response|answered)"
+    r"\s*:\s*(.+)$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def read_lines(text: str) -> tuple[str, str, str] | None:
-    """``(code, message, phrase)`` for a tool's output read with :data:`WORDS`: the first
-    line that says something, lines summarising an earlier error last. A line that says
+    """``(code, message, phrase)`` for a tool's output read with :data:`WORDS`: what a line
+    quotes the server saying (:data:`_SERVER_SAID`), else the first line that says
+    something, lines summarising an earlier error last. A line that says
     only that the connection failed (``Unable to connect to a repository``) gives way to a
     later line that says what (``Authentication error from server``)."""
     later: list[str] = []
     how: tuple[str, str, str] | None = None
+    for line in _SERVER_SAID.findall(text[:MAX_TOOL_TEXT])[:8]:
+        found = words_code(line)
+        if found is not None:  # what the server said, over the tool's own summary of it
+            return found
     for line in text.splitlines()[:400]:
         if not line.strip():
             continue

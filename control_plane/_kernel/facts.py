@@ -610,6 +610,8 @@ class _Gather:
             present: frozenset[str] | set[str] = _ALL_FIELDS
         else:
             present = _present(node)  # only the fields this object has are read
+            for value in _shaped_bodies(node):
+                self.visit(value, depth + 1, http=http)  # detail_text, raw_body: a body kept
             if not present or (self.protocol is None and present <= _NUMBER_ONLY):
                 if self.protocol is not None and depth == 0:  # its arguments may say it
                     self.number(
@@ -675,6 +677,8 @@ class _Gather:
                     self.visit(value, depth + 1, http=http)  # {"status": {"error": ...}}
                 elif isinstance(key, str) and key in LINK_FIELDS:
                     self.visit(value, depth + 1, http=http)
+                elif self.delay is None and isinstance(value, dict):
+                    self.delay = _nested_delay(value)  # {"error_extra": {"retry_after": 5}}
             return
         for name, value in fields(LINK_FIELDS):
             if value is not node:
@@ -790,6 +794,36 @@ def _class_fields(klass: type) -> frozenset[str]:
     return frozenset(name for name in _ALL_FIELDS if _resolve(klass, name)[0] != "missing")
 
 
+def _nested_delay(node: dict[Any, Any]) -> float | None:
+    """A delay field directly inside an object nested in an error body (its ``extra`` or
+    ``parameters``): the name says what it is wherever the body keeps it."""
+    for name in DELAY_FIELDS:
+        value = dict.get(node, name)
+        if value is not None:
+            return _delay_value(name, value)
+    return None
+
+
+#: The last word of an attribute's name that says it keeps a reply's body or text.
+_BODY_WORDS = frozenset({"text", "body", "content", "payload"})
+
+
+def _shaped_bodies(node: Any) -> Iterator[Any]:
+    """Values of ``node``'s instance attributes named for a body or text they keep
+    (``detail_text``, ``raw_body``, ``responseBody``) that the field lists do not name: a
+    library's exception keeping the server's reply under a name of its own."""
+    inst = _instance_dict(node)
+    if not inst:
+        return
+    for key, value in itertools.islice(dict.items(inst), 32):
+        if not isinstance(key, str) or key in _ALL_FIELDS or key.startswith("__"):
+            continue
+        words = _WORD.findall(key[:80])
+        shaped = len(words) > 1 and words[-1].lower() in _BODY_WORDS
+        if shaped and isinstance(value, str | bytes | bytearray | dict):
+            yield value
+
+
 def _present(node: Any) -> frozenset[str]:
     """The fields of :data:`_ALL_FIELDS` an object has: at class level or in its ``__dict__``."""
     inst = _instance_dict(node)
@@ -867,6 +901,16 @@ def _error_fields(fields: dict[Any, Any], gather: _Gather) -> None:
     gather.text.extend(t for t in map(_string, (dict.get(fields, "M"), dict.get(fields, "D"))) if t)
 
 
+def quoted_replies(protocol: str | None, texts: list[str]) -> tuple[str, ...]:
+    """The response codes ``texts`` quote in ``protocol``'s own form: an IMAP or POP3 code
+    in brackets (in the first text), an SMTP enhanced status code."""
+    if protocol in _BRACKETING and texts:
+        return tuple(_BRACKETED.findall(texts[0])[:4])
+    if protocol == "smtp":
+        return tuple(ENHANCED.findall("\n".join(texts)[:MAX_STRING])[:4])
+    return ()
+
+
 def extract(exc: BaseException) -> Facts:
     """The facts ``exc`` carries (see the module docs); bounded, runs none of its code."""
     gather = _Gather(protocol_of(exc))
@@ -883,11 +927,7 @@ def extract(exc: BaseException) -> Facts:
             elif isinstance(arg, dict):  # a decoded body passed as an argument
                 _error_fields(arg, gather)
                 gather.visit(arg, 1)
-    replies: tuple[str, ...] = ()
-    if gather.protocol in _BRACKETING and gather.text:
-        replies = tuple(_BRACKETED.findall(gather.text[0])[:4])
-    elif gather.protocol == "smtp":
-        replies = tuple(ENHANCED.findall("\n".join(gather.text)[:MAX_STRING])[:4])
+    replies = quoted_replies(gather.protocol, gather.text)
     names = _type_names(type(exc))
     status = gather.status  # a delay matters for none known, a 429 or a 5xx
     may_wait = status is None or status == 429 or status >= 500

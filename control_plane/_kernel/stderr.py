@@ -430,9 +430,30 @@ def classify_tool(
             stderr_text(output) if output else "",
             PROTOCOL_WORDS.get(name.lower()) if name else None,
         )
+        if verdict is not None and verdict.code == "not_found" and _set_up(argv, stderr):
+            return Classification(
+                code="internal_error",
+                message="a file the tool's own options name is missing (the pack's set-up)",
+                rule=f"stderr:set_up:{verdict.rule}",
+            )
         if verdict is not None:
             return replace(from_verdict(verdict), rule=f"stderr:{verdict.rule}", weak=False)
     return found
+
+
+#: A path a line of the tool's output names as missing (``cannot change to /x/y: No such
+#: file or directory``).
+_MISSING_PATH = re.compile(r"(/[^\s'\":,;()]+)['\"]?: No such file or directory", re.IGNORECASE)
+
+
+def _set_up(argv: Sequence[str] | str | bytes | None, stderr: str | bytes) -> bool:
+    """Whether a path the tool reports missing is one that the value of one of its options
+    names (``--delivery=maildir,/x/y``, ``--config=/x``): the pack's own set-up, not the
+    resource a call named (an operand: ``sqlite3 /x/db``, ``ls /nope``)."""
+    words = _words(argv) or []
+    options = [w for w in words[1:] if w.startswith("-") and "=" in w]
+    paths = _MISSING_PATH.findall(stderr_text(stderr)[:16384])
+    return any(path in option.partition("=")[2] for path in paths[:8] for option in options)
 
 
 # -- a finished run ------------------------------------------------------------------

@@ -52,6 +52,7 @@ HALVES = (
     "heldout5",
     "heldout6",
     "heldout7",
+    "heldout8",
 )
 
 

@@ -297,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout5",
             "heldout6",
             "heldout7",
+            "heldout8",
             "all",
         ),
         default="visible",
