@@ -501,3 +501,24 @@ def test_a_tool_line_quoting_the_server_and_a_missing_path_of_its_options(
 )
 def test_the_vocabulary_reads_whose_limit_and_what_exists(text: str, code: str | None) -> None:
     assert (words_code(text) or (None,))[0] == code
+
+
+@pytest.mark.parametrize(
+    ("codes", "code"),
+    [
+        # a specific code word no table reads: the 403 alone decides nothing
+        ("project_cap_hit", "internal_error"),
+        ("REGION_NOT_ENABLED", "internal_error"),
+        # must still match: no code word, only generic ones, or one the tables read
+        (None, "auth_failed"),
+        ("invalid_request_error", "auth_failed"),
+        ("forbidden", "auth_failed"),
+        ("token_readonly", "auth_failed"),
+        ("resource_limit_exceeded", "quota_exhausted"),
+    ],
+)
+def test_a_403_beside_a_code_word_no_table_reads_decides_nothing(
+    codes: str | None, code: str
+) -> None:
+    body = {"error": {"code": codes, "message": "request refused"}} if codes else {}
+    assert _code(_http("cloudlib.errors", "APIException", 403, body, "request refused")) == code

@@ -598,6 +598,21 @@ def _under_429(p: Proposal) -> bool:
     return p.code == "network_error" or (p.code == "internal_error" and p.kind == "phrase")
 
 
+#: Statuses servers answer for many reasons (``[overloaded]``: a 403 is a refused
+#: credential, a plan's quota, a read-only token, a region...): beside a code word that says
+#: something specific no table reads, such a status alone decides nothing.
+_OVERLOADED = frozenset(DATA["overloaded"]["statuses"])
+_GENERIC_CODE_WORDS = frozenset(DATA["overloaded"]["generic_words"])
+
+
+def _unread(found: Sequence[Proposal], facts: Facts) -> bool:
+    """Whether the facts hold a specific code word (not only generic words: "error",
+    "invalid request") that no proposal of ``found`` reads."""
+    read = any(p.rule.startswith(("words:code:", "fault:", "reply:")) for p in found)
+    specific = any(set(tokens(c)) - _GENERIC_CODE_WORDS for c in facts.codes)
+    return specific and not read
+
+
 def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) -> Verdict | None:
     """The code the strongest proposals agree on (:data:`SETTLED` for a known pair), else
     ``internal_error``; ``None`` when nothing was proposed. ``delay`` is the server's own
@@ -634,6 +649,12 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     if chosen.code == "internal_error" and facts.status == 503 and chosen.rule.startswith("words:"):
         # a condition no code fits, said under 503: the server itself calls it temporary
         chosen = next((p for p in found if p.rule == "http_status"), chosen)
+    if chosen.rule == "http_status" and facts.status in _OVERLOADED and _unread(found, facts):
+        return Verdict(
+            "internal_error",
+            f"the downstream answered HTTP {facts.status} with a code no table reads",
+            f"unread:http_{facts.status}",
+        )
     code = chosen.code
     if code == QUOTA_CODE and _refills_soon(facts, delay, chosen.kind):
         code = "rate_limited"  # tokens per minute: a quota of a window waited out
