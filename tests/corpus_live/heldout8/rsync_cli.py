@@ -19,7 +19,6 @@ from corpus_live.core import (
     LOOPBACK,
     NET,
     NF,
-    QUOTA,
     RL,
     TO,
     UNRESOLVABLE,
