@@ -47,7 +47,7 @@ FAM = family(
 def _connect(
     host: str, port: int, *, user: str = "app", password: str = "app-pw", vhost: str = "/"
 ) -> Any:
-    import amqp  # type: ignore[import-untyped]
+    import amqp
 
     conn = amqp.Connection(
         host=f"{host}:{port}",
@@ -87,7 +87,7 @@ def _login(**kw: str) -> Callable[[Ctx], None]:
 
 
 def _msg(body: bytes) -> Any:
-    import amqp  # type: ignore[import-untyped]
+    import amqp
 
     return amqp.Message(body)
 
