@@ -522,3 +522,108 @@ def test_a_403_beside_a_code_word_no_table_reads_decides_nothing(
 ) -> None:
     body = {"error": {"code": codes, "message": "request refused"}} if codes else {}
     assert _code(_http("cloudlib.errors", "APIException", 403, body, "request refused")) == code
+
+
+# -- the lessons of the eighth held-out half's first run -------------------------------------
+
+
+def test_a_class_attribute_a_library_sets_on_each_raise_is_read_as_it_is_now() -> None:
+    """A directory library picks the class for a result code and sets ``cls.code = code``
+    before raising it: the number read is the one of this raise, not the first one seen."""
+
+    class LDAPError(Exception):
+        __module__ = "dirlib.errors"
+        code = 0
+
+        @classmethod
+        def create(cls, code: int) -> type[LDAPError]:
+            cls.code = code
+            return cls
+
+    assert _code(LDAPError.create(8)("Strong(er) authentication required.")) == "auth_failed"
+    assert _code(LDAPError.create(17)("Undefined attribute type.")) == "internal_error"
+    assert _code(LDAPError.create(-7)("Bad search filter.")) == "internal_error"
+
+
+def test_an_extension_types_module_names_its_protocol() -> None:
+    """A Cython class keeps no ``__module__`` in its ``__dict__``: its module is read through
+    ``type`` (``asyncmy.errors``: MySQL's numbers)."""
+    errors = pytest.importorskip("asyncmy.errors")
+    exc = errors.OperationalError(1226, "User 'single' has exceeded a resource (current value: 1)")
+    assert _code(exc) == "rate_limited"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ('FATAL:  too many connections for role "single"', "rate_limited"),
+        # must NOT match: the server's own limit
+        ("FATAL:  sorry, too many clients already", "network_error"),
+        ("too many connections", "network_error"),
+    ],
+)
+def test_a_driver_phrase_of_the_servers_limit_is_not_the_callers(text: str, code: str) -> None:
+    assert _code(_klass("pglib.errors", "OperationalError")(text)) == code
+
+
+def test_a_reset_in_whole_seconds_is_waited_until_that_second_began() -> None:
+    """A reset stated as a Unix time or an HTTP-date has a second's precision: the wait is
+    rounded up, never a retry before the window turned."""
+    import email.utils
+
+    now = 1_800_000_000.3
+    assert header_reset({"x-ratelimit-reset": str(int(now) + 4)}, now=now) == 4.0
+    date = email.utils.formatdate(int(now) + 6, usegmt=True)
+    assert header_reset({"ratelimit-reset": date}, now=now) == 6.0
+    # must still match: a delay in seconds is as stated; a Unix time in ms is precise
+    assert header_reset({"x-ratelimit-reset": "1.5"}, now=now) == 1.5
+    ms = header_reset({"x-ratelimit-reset": str(int((now + 2.5) * 1000))}, now=now)
+    assert ms is not None and abs(ms - 2.5) < 0.01
+
+
+def test_under_a_401_a_code_word_saying_not_found_is_the_missing_credential() -> None:
+    body = {"error": {"code": 401, "type": "invalid_api_usage", "reason": "access_token_not_found"}}
+    exc = _http("paylib.errors", "AuthenticationError", 401, body, "Access token not found")
+    assert _code(exc) == "auth_failed"
+    # must still match: a library's class named for a missing repository says what
+    hidden = _http("hublib.errors", "RepositoryNotFoundError", 401, {}, "Repository Not Found")
+    assert _code(hidden) == "not_found"
+
+
+def test_a_fields_list_of_errors_in_a_body_is_read() -> None:
+    rails = {"errors": {"email": ["has already been taken"]}}
+    assert _code(_http("helpdesk.api", "APIException", 422, rails, "Unprocessable")) == (
+        "already_exists"
+    )
+    nested = {
+        "error": "RecordInvalid",
+        "details": {"email": [{"description": "Email is already used by another user"}]},
+    }
+    assert _code(_http("helpdesk.api", "APIException", 422, nested, "Unprocessable")) == (
+        "already_exists"
+    )
+    # must NOT match: a field's error that says the input is invalid stays the caller's
+    invalid = {"errors": {"email": ["is invalid"]}}
+    assert _code(_http("helpdesk.api", "APIException", 422, invalid, "Unprocessable")) == (
+        "internal_error"
+    )
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        ("opening socket to 127.0.0.1:41941\n", "network_error"),
+        (
+            "Remote host has closed the connection.\nftpget: cannot open 127.0.0.1: remote host"
+            " closed control connection.\n",
+            "network_error",
+        ),
+        (
+            "ftpget: cannot open 127.0.0.1: username and/or password was not accepted for login.\n",
+            "auth_failed",
+        ),
+    ],
+)
+def test_a_tools_connection_steps_and_refused_logins(stderr: str, code: str) -> None:
+    found = classify_tool(["ftpget", "127.0.0.1"], 1, stderr.encode())
+    assert (found.code if found is not None else "internal_error") == code

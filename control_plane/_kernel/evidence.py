@@ -672,10 +672,10 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
         code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
     elif facts.status == 429 and _under_429(chosen):
         code = "rate_limited"
-    elif facts.status == 401 and code == "not_found" and chosen.kind == "phrase":
-        # "the access token could not be found": under a 401, what a sentence says is
-        # missing is the credential the server asked for (a library's class named for a
-        # missing repository says what)
+    elif facts.status == 401 and code == "not_found" and chosen.kind in ("phrase", "code"):
+        # "the access token could not be found", access_token_not_found: under a 401, what
+        # a sentence or a code word says is missing is the credential the server asked
+        # for (a library's class named for a missing repository says what)
         code = "auth_failed"
     return Verdict(
         code=code,

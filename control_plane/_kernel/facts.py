@@ -150,7 +150,11 @@ def peek(obj: Any, name: str) -> Any:
         return _backing(obj, inst, owner, name)
     if inst is not None and name in inst:
         return dict.get(inst, name)
-    return value if kind == "plain" else None
+    if kind != "plain":
+        return None
+    # the class attribute as it is now: a library may set it on each raise
+    # (``cls.code = code; return cls``), so only where it lives is cached, not its value
+    return _class_dict(owner).get(name, value)
 
 
 def _backing(obj: Any, inst: dict[str, Any] | None, klass: type, name: str) -> Any:
@@ -297,7 +301,7 @@ def parse_retry_after(value: Any, now: float | None = None) -> float | None:
     if when.tzinfo is None:  # "-0000": HTTP-dates are always GMT
         when = when.replace(tzinfo=datetime.UTC)
     current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
+    return float(max(0, math.ceil(when.timestamp() - current)))  # whole seconds: until it began
 
 
 _DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?$")
@@ -356,11 +360,13 @@ def _duration(text: str, now: float | None) -> float | None:
     else:
         if not math.isfinite(number):
             return None
-        if number > _EPOCH_MS:
-            number /= 1000  # a Unix time in milliseconds
-        if number > _EPOCH:
-            return max(0.0, number - (time.time() if now is None else now))
+        if number > _EPOCH_MS:  # a Unix time in milliseconds
+            return max(0.0, number / 1000 - (time.time() if now is None else now))
+        if number > _EPOCH:  # in whole seconds: the wait until that second has begun
+            return float(max(0, math.ceil(number - (time.time() if now is None else now))))
         return max(0.0, number)
+    if "," in text:  # an HTTP-date, as Retry-After's (RateLimit-Reset: Thu, 01 May ...)
+        return parse_retry_after(text, now)
     found = _DURATION.match(text)
     if found and any(found.groups()):
         hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
@@ -527,11 +533,13 @@ def _words_of_type(klass: type) -> frozenset[str]:
     """Lower-cased words of the modules and names of ``klass``'s MRO (cached per type)."""
     found: set[str] = set()
     for k in _mro(klass):
-        module = _class_dict(k).get("__module__")
         try:
             name = _TYPE_NAME.__get__(k)
+            module = _TYPE_MODULE.__get__(k)  # an extension type's too (no __module__ key)
         except (TypeError, AttributeError):
             continue
+        if module == "builtins":
+            module = None
         for part in (module, name):
             if isinstance(part, str):
                 found.update(w.lower() for w in _WORD.findall(part[:200]))
@@ -679,11 +687,24 @@ class _Gather:
                     self.visit(value, depth + 1, http=http)
                 elif self.delay is None and isinstance(value, dict):
                     self.delay = _nested_delay(value)  # {"error_extra": {"retry_after": 5}}
+                elif depth and isinstance(value, list):
+                    self.field_errors(value, depth)  # {"errors": {"email": ["is taken"]}}
             return
         for name, value in fields(LINK_FIELDS):
             if value is not node:
                 linked_http = http or name in _HTTP_LINKS
                 self.visit(value, depth + 1, http=linked_http)
+
+    def field_errors(self, items: list[Any], depth: int) -> None:
+        """A field's list of errors in an error body (``{"email": ["has already been
+        taken"]}``, ``{"email": [{"error": "DuplicateValue", ...}]}``): its messages and
+        error objects."""
+        for item in _head(items):
+            text = _string(item)
+            if text is not None and " " in text.strip():
+                self.text.append(text)
+            elif isinstance(item, dict):
+                self.visit(item, depth + 1)
 
     def said(self, raw: Any) -> None:
         """A code field's value: a code word, or a sentence where a code may be

@@ -7,6 +7,7 @@ OpenLDAP's slapd, nats-server; Python servers: aiosmtpd, pyftpdlib.
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -71,18 +72,25 @@ FLUSH PRIVILEGES;
 def mariadb(stack: contextlib.ExitStack, work: Path) -> MariaDB:
     require("mariadbd", "mariadb-install-db", "mariadb")
     data = work / "data"
-    subprocess.run(
-        [
-            "mariadb-install-db",
-            "--no-defaults",
-            f"--datadir={data}",
-            "--user=root",
-            "--auth-root-authentication-method=socket",
-            "--skip-test-db",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    for attempt in (1, 2):  # it failed once in a while under load (exit 1): a second try
+        done = subprocess.run(
+            [
+                "mariadb-install-db",
+                "--no-defaults",
+                f"--datadir={data}",
+                "--user=root",
+                "--auth-root-authentication-method=socket",
+                "--skip-test-db",
+            ],
+            check=False,
+            capture_output=True,
+        )
+        if done.returncode == 0:
+            break
+        shutil.rmtree(data, ignore_errors=True)
+        if attempt == 2:
+            tail = (done.stderr or done.stdout or b"")[-800:].decode("utf-8", "replace")
+            raise RuntimeError(f"mariadb-install-db exited {done.returncode}: {tail}")
     port = free_port()
     sock = str(work / "mysqld.sock")
     daemon(
