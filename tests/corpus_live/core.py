@@ -53,6 +53,7 @@ HALVES = (
     "heldout6",
     "heldout7",
     "heldout8",
+    "heldout9",
 )
 
 

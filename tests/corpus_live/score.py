@@ -298,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout6",
             "heldout7",
             "heldout8",
+            "heldout9",
             "all",
         ),
         default="visible",
