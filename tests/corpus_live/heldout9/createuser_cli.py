@@ -1,10 +1,9 @@
 """PostgreSQL's ``createuser`` and ``dropuser`` CLIs (Debian's ``postgresql-client``) run as a
 pack runs them (``-w``, the password in ``PGPASSWORD``, ``PGCONNECT_TIMEOUT=1``, no SSL, a
-subprocess deadline), against a
-real PostgreSQL (Debian's ``postgresql``, SCRAM authentication). The failure is the exit
-status and ``createuser: error: ...`` / ``dropuser: error: ...`` on stderr, the server's text
-quoted in it; the tools' own checks of their options fail the same way before any
-connection. Nothing is faked."""
+subprocess deadline), against a real PostgreSQL (Debian's ``postgresql``, SCRAM
+authentication). The failure is the exit status and ``createuser: error: ...`` /
+``dropuser: error: ...`` on stderr, the server's text quoted in it; the tools' own checks of
+their options fail the same way before any connection. Nothing is faked."""
 
 from __future__ import annotations
 
