@@ -45,12 +45,16 @@ FAM = family(
 )
 
 
+def _kombu() -> Any:
+    import kombu
+
+    return kombu
+
+
 def _conn(
     host: str, port: int, *, user: str = "app", password: str = "app-pw", vhost: str = ""
 ) -> Any:
-    import kombu
-
-    return kombu.Connection(
+    return _kombu().Connection(
         f"amqp://{user}:{password}@{host}:{port}/{vhost}",
         connect_timeout=1,
         transport_options={"confirm_publish": True, "read_timeout": 1, "write_timeout": 1},
@@ -79,7 +83,7 @@ def _on(body: Callable[[Any], Any], **kw: Any) -> Callable[[Ctx], None]:
 
 def _publish(exchange: str, routing_key: str, body: bytes = b"job") -> Callable[[Any], None]:
     def go(conn: Any) -> None:
-        import kombu
+        kombu = _kombu()
 
         with conn.channel() as ch:
             kombu.Producer(ch).publish(
@@ -91,7 +95,7 @@ def _publish(exchange: str, routing_key: str, body: bytes = b"job") -> Callable[
 
 def _passive(name: str) -> Callable[[Any], None]:
     def go(conn: Any) -> None:
-        import kombu
+        kombu = _kombu()
 
         with conn.channel() as ch:
             kombu.Queue(name, channel=ch).queue_declare(passive=True)
@@ -100,7 +104,7 @@ def _passive(name: str) -> Callable[[Any], None]:
 
 
 def _redeclare_jobs(conn: Any) -> None:
-    import kombu
+    kombu = _kombu()
 
     with conn.channel() as ch:
         kombu.Queue("jobs", durable=True, channel=ch, max_length=50).declare()
@@ -115,7 +119,7 @@ def _empty_get(conn: Any) -> None:
 
 
 def _exchange_type_clash(conn: Any) -> None:
-    import kombu
+    kombu = _kombu()
 
     with conn.channel() as ch:
         kombu.Exchange("kombu-orders", type="direct", channel=ch).declare()
