@@ -33,7 +33,7 @@ _KEY = "xkeysib-PLANTED0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a
 
 
 def _client(url: str) -> Any:
-    import sib_api_v3_sdk
+    import sib_api_v3_sdk  # type: ignore[import-untyped]
 
     conf = sib_api_v3_sdk.Configuration()
     conf.host = f"{url}/v3"

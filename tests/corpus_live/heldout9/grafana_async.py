@@ -31,7 +31,7 @@ _DASH = "cIBgcSjkk"
 
 
 def _api(host: str, port: int) -> Any:
-    from grafana_client import AsyncGrafanaApi
+    from grafana_client.api import AsyncGrafanaApi
 
     return AsyncGrafanaApi(auth=_TOKEN, host=host, port=port, timeout=1.0)
 

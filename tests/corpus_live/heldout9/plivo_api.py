@@ -36,8 +36,8 @@ _MSG = "db3ce55a-7f1d-11f1-8ea7-1e6d5e1a0c42"
 
 
 def _call(url: str, op: Callable[[Any], Any], auth_id: str = _AUTH_ID) -> Any:
-    import plivo
-    from plivo.rest import client as rest
+    import plivo  # type: ignore[import-untyped]
+    from plivo.rest import client as rest  # type: ignore[import-untyped]
 
     saved = rest.PLIVO_API_BASE_URI
     rest.PLIVO_API_BASE_URI = f"{url}/v1/Account"

@@ -28,7 +28,9 @@ from corpus_live.core import (
     http_setup,
 )
 
-FAM = family("pydo", "fake DigitalOcean API v2 (AutoRest-generated client)", http_setup, half="heldout9")
+FAM = family(
+    "pydo", "fake DigitalOcean API v2 (AutoRest-generated client)", http_setup, half="heldout9"
+)
 
 _TOKEN = "dop_v1_PLANTED3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f2a4c6e8b0d"
 _OPTS: dict[str, Any] = {"connection_timeout": 1, "read_timeout": 1, "enforce_https": False}
@@ -112,7 +114,9 @@ KEY: list[Row] = [
     (
         "key_invalid",
         422,
-        _err("unprocessable_entity", "Key invalid, key should be of the format `type key [comment]`"),
+        _err(
+            "unprocessable_entity", "Key invalid, key should be of the format `type key [comment]`"
+        ),
         {},
         INT,
         None,

@@ -34,7 +34,7 @@ _SHEET = 4583173393803140
 
 
 def _client(url: str, token: str | None = _TOKEN) -> Any:
-    import smartsheet
+    import smartsheet  # type: ignore[import-untyped]
 
     client = smartsheet.Smartsheet(access_token=token, max_retry_time=0, api_base=f"{url}/2.0")
     client.errors_as_exceptions(True)
@@ -52,7 +52,10 @@ def _create(url: str) -> Any:
 
     client = _client(url)
     sheet = smartsheet.models.Sheet(
-        {"name": "Q3 launch", "columns": [{"title": "Task", "primary": True, "type": "TEXT_NUMBER"}]}
+        {
+            "name": "Q3 launch",
+            "columns": [{"title": "Task", "primary": True, "type": "TEXT_NUMBER"}],
+        }
     )
     return client.Home.create_sheet(sheet)
 
@@ -142,7 +145,7 @@ CREATE: list[Row] = [
         400,
         _err(
             1008,
-            "Unable to parse request. The following error occurred: Field \"primary\" was of "
+            'Unable to parse request. The following error occurred: Field "primary" was of '
             "unexpected type.",
         ),
         {},
