@@ -270,12 +270,14 @@ def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
 
 
 #: What a text quotes rather than says: URLs, quoted values (an apostrophe inside a word,
-#: "can't", opens no quote), paths, dotted names (hosts, addresses, files). Not read for
-#: words (a path "/srv/not-found/x", a host "no-such-host.invalid" or a name 'timeout'
-#: says nothing of the failure).
+#: "can't", opens no quote), paths, dotted names (hosts, addresses, files), lower
+#: snake_case identifiers a program wrote (a field, a parameter, a setting: "spend_limit:
+#: must be >= 0", "write_timeout should be > 0"). Not read for words (a path
+#: "/srv/not-found/x", a host "no-such-host.invalid" or a name 'timeout' says nothing of
+#: the failure); a code word in SCREAMING_CASE (NOT_FOUND) and a code field still are.
 _QUOTED = re.compile(
     r"\S+://\S*|(?<![A-Za-z])'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|(?:^|\s)[~.]?/\S*"
-    r"|\b[a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)+"
+    r"|\b[a-z0-9][a-z0-9_-]*(?:\.[a-z0-9_-]+)+|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"
 )
 
 

@@ -9,6 +9,7 @@ Running tools is ``_features/grants/tool_process.py``'s.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -410,8 +411,8 @@ def classify_tool(
     """A failed tool run's classification: the stderr rules of :func:`tables_for`'s tables
     in order, then the named tool's exit statuses, then any tool's stderr read by the
     engine of :mod:`control_plane._kernel.evidence` (:func:`~control_plane._kernel.evidence.
-    read_tool`: its vocabulary, and the protocol replies it or ``output`` quote); ``None``
-    when none knows it."""
+    read_tool`: its vocabulary, and the protocol replies it or ``output`` quote) -- also
+    over an exit status no code fits, which says only how; ``None`` when none knows it."""
     tables = tables_for(argv, stderr)
     if stderr:
         for table in tables:
@@ -420,10 +421,11 @@ def classify_tool(
                 return found
     named = table_for(argv)
     found = named.classify(returncode, None) if named is not None else None
-    if found is None and stderr:
-        # Any tool, with or without a table: its lines read with the engine's vocabulary
-        # (the first line that says something over lines that summarise it), the replies
-        # of a protocol it quotes, in the format that names the protocol.
+    if stderr and (found is None or found.code == "internal_error"):
+        # An exit status no code fits says how (wget's 8: "the server answered an error"):
+        # the tool's lines may say what. Any tool, with or without a table: its lines read
+        # with the engine's vocabulary (the first line that says something over lines that
+        # summarise it), the replies of a protocol it quotes, in the format that names it.
         name = tool_name(argv)
         verdict = read_tool(
             stderr_text(stderr),
@@ -436,7 +438,7 @@ def classify_tool(
                 message="a file the tool's own options name is missing (the pack's set-up)",
                 rule=f"stderr:set_up:{verdict.rule}",
             )
-        if verdict is not None:
+        if verdict is not None and (found is None or verdict.code != "internal_error"):
             return replace(from_verdict(verdict), rule=f"stderr:{verdict.rule}", weak=False)
     return found
 
@@ -448,12 +450,15 @@ _MISSING_PATH = re.compile(r"(/[^\s'\":,;()]+)['\"]?: No such file or directory"
 
 def _set_up(argv: Sequence[str] | str | bytes | None, stderr: str | bytes) -> bool:
     """Whether a path the tool reports missing is one that the value of one of its options
-    names (``--delivery=maildir,/x/y``, ``--config=/x``): the pack's own set-up, not the
+    names (``--delivery=maildir,/x/y``, ``-O /x/out.txt``): the pack's own set-up, not the
     resource a call named (an operand: ``sqlite3 /x/db``, ``ls /nope``)."""
     words = _words(argv) or []
-    options = [w for w in words[1:] if w.startswith("-") and "=" in w]
+    values = [w.partition("=")[2] for w in words[1:] if w.startswith("-") and "=" in w]
+    # "-O /x/out.txt": the word after an option may be its value (or an operand after a
+    # flag: then a miss, never a wrong code)
+    values += [v for o, v in itertools.pairwise(words[1:]) if o.startswith("-")]
     paths = _MISSING_PATH.findall(stderr_text(stderr)[:16384])
-    return any(path in option.partition("=")[2] for path in paths[:8] for option in options)
+    return any(path in value for path in paths[:8] for value in values)
 
 
 # -- a finished run ------------------------------------------------------------------
