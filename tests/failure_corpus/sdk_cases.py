@@ -504,7 +504,9 @@ _PG: list[tuple[str, frozenset[str], str, Callable[[SdkEndpoints], Any]]] = [
         _pg(lambda ep: ep.pg.dsn(), "create table ghost_s.t(x int)"),
     ),
     ("terminated", NET, "57P01 admin shutdown", _pg_terminated),
-    ("role_limit", NET, "53300 too many connections for the role", _pg_single),
+    # the role's own limit, not the server's: rate_limited is as defensible as a busy server
+    # (heldout2's asyncpg accepts both; three blind authors since chose the caller's limit)
+    ("role_limit", NET | RL, "53300 too many connections for the role", _pg_single),
 ]
 for _name, _expect, _why, _run in _PG:
     case("psycopg", _name, _expect, _why, _run)
