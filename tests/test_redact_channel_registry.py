@@ -284,6 +284,25 @@ def test_the_relay_probe_relays_what_a_child_prints() -> None:
     assert "QUJD" not in _child_output(key + "\n-----END RSA PRIVATE KEY-----")
 
 
+def test_drain_waits_for_a_childs_last_partial_line() -> None:
+    """At exit the relay's daemon thread must not take a child's last words with it:
+    ``drain`` returns once every pipe was read to its end, the partial line relayed."""
+    out = io.StringIO()
+    relay = stderr_relay.StderrRelay(out)
+    fd = relay.pipe("MCP server t")
+    os.write(fd, b"first\nlast token=hunter2 no newline")
+    os.close(fd)
+    assert relay.drain(10.0)
+    assert out.getvalue() == (
+        "[MCP server t] first\n[MCP server t] last token=[REDACTED] no newline\n"
+    )
+    # a pipe still open is waited for only as long as asked
+    held = relay.pipe("held")
+    assert not relay.drain(0.05)
+    os.close(held)
+    assert relay.drain(10.0)
+
+
 # -- behaviour, not source text: owners on the path, formatters, logging, sinks --------------
 
 LEAKY = next(s for s in SECRETS if s.secrets)

@@ -103,6 +103,17 @@ class StderrRelay:
         with self._lock:
             return len(self._selector.get_map()) - 1
 
+    def drain(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for every pipe to be read to its end (its last
+        partial line relayed); whether they all were. At exit: the relay's thread is a
+        daemon, and a child's last words must not die with it."""
+        deadline = time.monotonic() + timeout
+        while self.open_pipes() > 0:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
     def _run(self) -> None:
         while True:
             for key, _ in self._selector.select():
@@ -190,6 +201,13 @@ class StderrRelay:
 
 _RELAY: list[StderrRelay] = []
 _RELAY_LOCK = threading.Lock()
+
+
+def drain(timeout: float) -> bool:
+    """:meth:`StderrRelay.drain` of the process's relay, if one was started."""
+    with _RELAY_LOCK:
+        started = list(_RELAY)
+    return all(r.drain(timeout) for r in started)
 
 
 def relay() -> StderrRelay:

@@ -71,6 +71,7 @@ from control_plane._kernel.limits import ConfigError
 from control_plane._kernel.outcome import CheckRecord, ErrorEnvelope, Outcome, ValidationRecord
 from control_plane._kernel.reach import GrantError
 from control_plane._kernel.registry import LoadFailure
+from control_plane._runtime import stderr_relay
 from control_plane._runtime.log_queue import flush_logs
 from control_plane._runtime.plugins import BUILTIN_FEATURES, feature_manager
 from control_plane._runtime.runtime import Runtime, build_runtime
@@ -649,6 +650,7 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         stuck = runtime.invoker.threads.busy()
         runtime.close()
+        stderr_relay.drain(2.0)  # the last lines children printed (an MCP server's, a worker's)
     if worker is None:
         print("packctl: stopped", file=sys.stderr)
     if stuck:
