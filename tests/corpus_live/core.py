@@ -54,6 +54,7 @@ HALVES = (
     "heldout7",
     "heldout8",
     "heldout9",
+    "heldout10",
 )
 
 

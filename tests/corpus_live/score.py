@@ -299,6 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout7",
             "heldout8",
             "heldout9",
+            "heldout10",
             "all",
         ),
         default="visible",
