@@ -201,7 +201,13 @@ FAM.add(
     "the pack's own bug: a get on a channel it already closed",
     _amqp(_get_closed_channel),
 )
-FAM.add("refused", NET, "nothing listens", _amqp(port=lambda c: c.net.closed))
+FAM.add(
+    "refused",
+    NET | TO,
+    "nothing listens: refused, or a 1 s socket-open timeout when rabbitpy's IO thread "
+    "reports the refusal after its caller stopped looking",
+    _amqp(port=lambda c: c.net.closed),
+)
 FAM.add(
     "dns",
     NET | TO,

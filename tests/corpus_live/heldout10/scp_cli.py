@@ -167,12 +167,6 @@ FAM.add(
     _scp(_down("reports"), user="root", legacy=True),
 )
 FAM.add(
-    "legacy_sftp_only",
-    INT | NET,
-    "the legacy SCP protocol (-O) to an account forced to internal-sftp",
-    _scp(_down("hello.txt"), legacy=True),
-)
-FAM.add(
     "local_source_missing",
     NF | INT,
     "the pack's own local source file does not exist",
