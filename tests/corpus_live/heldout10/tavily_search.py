@@ -141,7 +141,7 @@ http_cases(FAM, lambda url: _search(url, key=""), KEYLESS, transport=False)
 
 
 def _crawl_keyless(ctx: Http) -> Any:
-    from tavily import TavilyClient  # type: ignore[import-untyped]
+    from tavily import TavilyClient
 
     with TavilyClient(api_key="", api_base_url=ctx.http.url) as client:
         return client.crawl("https://www.postgresql.org/docs/", max_depth=1, timeout=1)
