@@ -158,6 +158,8 @@ _ROWS = tuple(
 INPUT_PHRASES = frozenset(
     p for g in DATA["words"] if g.get("kind") == "input" for p in g["phrases"]
 )
+#: Phrases of a limit that does not say its kind ("limit exceeded"): a 429 says it.
+KINDLESS_PHRASES = frozenset(p for g in DATA["words"] if g.get("kindless") for p in g["phrases"])
 
 
 def _kind(phrase: str, kind: str) -> str:
@@ -175,19 +177,26 @@ WORDS: tuple[tuple[str, str, tuple[str, ...]], ...] = tuple(
 )
 
 
+#: How many words a ``**`` of a phrase stands for, at most ("exceeds your plan's usage limit").
+_GAP = 4
+
+
 def _found(words: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
-    n = len(phrase)
-    if n > len(words):
-        return False
-    plain = tuple(w.rstrip("*") for w in phrase)
-    starred = tuple(w.endswith("*") for w in phrase)
-    for i in range(len(words) - n + 1):
-        if all(
-            (words[i + k].startswith(plain[k]) if starred[k] else words[i + k] == plain[k])
-            for k in range(n)
-        ):
+    """Whether ``phrase`` is in ``words``: a word ending in ``*`` matches a prefix, ``*``
+    any one word, ``**`` up to :data:`_GAP` words."""
+
+    def at(i: int, k: int) -> bool:
+        if k == len(phrase):
             return True
-    return False
+        w = phrase[k]
+        if w == "**":
+            return any(at(j, k + 1) for j in range(i, min(i + _GAP, len(words)) + 1))
+        if i >= len(words):
+            return False
+        hit = words[i].startswith(w[:-1]) if w.endswith("*") else words[i] == w
+        return hit and at(i + 1, k + 1)
+
+    return any(at(i, 0) for i in range(len(words)))
 
 
 def singular(word: str) -> str:
@@ -209,7 +218,7 @@ class _Phrase(NamedTuple):
     def of(cls, phrase: tuple[str, ...]) -> _Phrase:
         phrase = tuple(w if w.endswith("*") else singular(w) for w in phrase)
         exact = frozenset(w for w in phrase if not w.endswith("*"))
-        prefixes = tuple(" " + w.rstrip("*") for w in phrase if w.endswith("*") and w != "*")
+        prefixes = tuple(" " + w.rstrip("*") for w in phrase if w.strip("*") and w[-1] == "*")
         return cls(phrase, exact, prefixes)
 
     def found(self, words: tuple[str, ...], present: frozenset[str], joined: str) -> bool:
@@ -367,6 +376,8 @@ ENHANCED_STATUS: Mapping[str, tuple[str, str]] = MappingProxyType(
 RESPONSE_CODES: Mapping[str, tuple[str, str]] = MappingProxyType(
     {key: _pair(row) for key, row in DATA["response_codes"].items()}
 )
+#: Response codes that say only how (``"how"`` in the table): their reply's words say what.
+_HOW_REPLIES = frozenset(k for k, row in DATA["response_codes"].items() if row[2:] == ["how"])
 
 
 # -- weigh -----------------------------------------------------------------------------------
@@ -469,7 +480,8 @@ def weigh(facts: Facts) -> list[Proposal]:
         if known is None and reply[:1].isdigit():  # "5.1.1": subject.detail
             known = ENHANCED_STATUS.get(reply.partition(".")[2])
         if known is not None:
-            found.append(Proposal(known[0], "code", f"reply:{reply}", known[1]))
+            kind = "status" if reply in _HOW_REPLIES else "code"
+            found.append(Proposal(known[0], kind, f"reply:{reply}", known[1]))
     for protocol, number in facts.numbers:
         hit = protocol_code(protocol, number)
         if hit is not None:
@@ -498,6 +510,13 @@ def weigh(facts: Facts) -> list[Proposal]:
 HOW_NAMES: tuple[tuple[str, ...], ...] = tuple(tuple(p.split()) for p in DATA["how_names"])
 
 
+def _reason_name(name: str) -> bool:
+    """A class named for an HTTP reason phrase (``ForbiddenError``): a library's class per
+    status, whatever status it holds; it says what a status says."""
+    words = tokens(name)
+    return (words[:-1] if words[-1:] and words[-1] in _SUFFIXES else words) in _REASONS
+
+
 def _exists_name(words: tuple[str, ...]) -> bool:
     """A class named for a thing that exists (``NodeExistsError``), not for one that does
     not (``NotExistsError``)."""
@@ -524,7 +543,8 @@ def name_proposal(type_names: tuple[str, ...], status: int | None = None) -> Pro
     for name in type_names:
         hit = words_code(name, whole=True)
         if hit is not None and hit[0] != "network_error":  # SlowDown: slow down, not down
-            kind = "status" if said is not None and said.code == hit[0] else "name"
+            restated = said is not None and said.code == hit[0]
+            kind = "status" if restated or _reason_name(name) else "name"
             return Proposal(hit[0], _kind(hit[2], kind), f"name:{name}", hit[1], weak=True)
         words = tokens(name)
         if hit is None and words in _CLIENT_REASONS:
@@ -607,6 +627,14 @@ _OVERLOADED = frozenset(DATA["overloaded"]["statuses"])
 _GENERIC_CODE_WORDS = frozenset(DATA["overloaded"]["generic_words"])
 
 
+def _kindless(p: Proposal) -> bool:
+    """A reading of a limit that does not say its kind (:data:`KINDLESS_PHRASES`)."""
+    if p.rule.startswith("name:"):
+        hit = words_code(p.rule[5:], whole=True)
+        return hit is not None and hit[2] in KINDLESS_PHRASES
+    return p.rule.startswith("words:") and p.rule.rpartition(":")[2] in KINDLESS_PHRASES
+
+
 def _unread(found: Sequence[Proposal], facts: Facts) -> bool:
     """Whether the facts hold a specific code word (not only generic words: "error",
     "invalid request") that no proposal of ``found`` reads."""
@@ -672,7 +700,7 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     wait = delay if delay is not None else facts.reset
     if code == "network_error" and delay is not None:
         code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
-    elif facts.status == 429 and _under_429(chosen):
+    elif facts.status == 429 and (_under_429(chosen) or _kindless(chosen)):
         code = "rate_limited"
     elif facts.status == 401 and code == "not_found" and chosen.kind in ("phrase", "code"):
         # "the access token could not be found", access_token_not_found: under a 401, what
@@ -772,10 +800,11 @@ def _quoted_status(text: str) -> int | None:
 
 
 _PHRASES: Mapping[int, str] = MappingProxyType({int(s): s.phrase.lower() for s in http.HTTPStatus})
-#: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, a POP3
-#: ``-ERR`` or an IMAP ``NO``: ``fetch: [IN-USE] Mailbox is locked``.
+#: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, or after
+#: a POP3 ``-ERR`` or an IMAP ``NO``/``BAD`` anywhere in it: ``fetch: [IN-USE] Mailbox is
+#: locked``, ``LOGIN returned an error: NO [CONTACTADMIN] Suspended``.
 _RESPONSE_LINE = re.compile(
-    r"^(?:[\w.-]+:\s*)?(?:-ERR\s+|(?:\S+\s+)?(?:NO|BAD)\s+)?\[([A-Z][A-Z0-9/-]{1,40})\]", re.M
+    r"(?:^(?:[\w.-]+:\s*)?|(?:-ERR|\bNO|\bBAD)\s+)\[([A-Z][A-Z0-9/-]{1,40})\]", re.M
 )
 #: An exception a tool's line quotes by its class name, raised (``ConnectionError: ...``,
 #: ``RemoteDisconnected(...)``): a name that says how is read as a class name is.
@@ -784,10 +813,13 @@ _RAISED = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z]+)+)(?::\s|\()")
 MAX_TOOL_TEXT = 16 * 1024
 
 #: Lines that summarise an earlier error (``no matching distribution``, ``exit status 1``,
-#: ``see the log``): read only when no other line says anything.
+#: ``see the log``) or are an aside, labelled so after the tool's name or not (a notice, a
+#: warning, a detail: ``NOTICE: table "x" does not exist, skipping``, ``*** IMAP Warning
+#: ***``): read only when no other line says anything.
 _SUMMARY = re.compile(
     r"no matching distribution|could not find a version|exit (status|code)|see (the )?log|"
-    r"for more information|^\s*(hint|note|info|warning)\b|^\s*at\s",
+    r"for more information|^\s*at\s|^\W*(?:(?:hint|note|notice|info|warning|warn|detail)\b"
+    r"|[\w.-]+:\s*(?:hint|note|notice|info|warning|warn|detail)\s*:)|^\W*\*+[^*\n]*\bwarning\b",
     re.IGNORECASE,
 )
 
