@@ -55,6 +55,7 @@ HALVES = (
     "heldout8",
     "heldout9",
     "heldout10",
+    "heldout11",
 )
 
 

@@ -300,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout8",
             "heldout9",
             "heldout10",
+            "heldout11",
             "all",
         ),
         default="visible",
