@@ -44,20 +44,38 @@ async def _auth(zk: aiozk.ZKClient, user: str, password: str) -> None:
     await zk.send(protocol.AuthRequest(type=0, scheme="digest", auth=f"{user}:{password}".encode()))
 
 
-async def _seed(hosts: str) -> None:
-    zk = aiozk.ZKClient(hosts, session_timeout=4)
-    await zk.start()
+async def _seed_once(hosts: str) -> None:
+    zk = aiozk.ZKClient(hosts, session_timeout=4, read_timeout=1)
     try:
+        await zk.start()
         app = aiozk.ACL.make("digest", _digest("app", "app-pw"), True, True, True, True, True)
         world_read = aiozk.ACL.make("world", "anyone", read=True)
-        await zk.create("/app")
-        await zk.create("/app/cfg", b"v1")
-        await zk.create("/app/full")
-        await zk.create("/app/full/child", b"c")
-        await zk.create("/secret", b"s", acl=[app])
-        await zk.create("/readonly", b"r", acl=[app, world_read])
+        nodes: list[tuple[str, bytes | None, list[Any] | None]] = [
+            ("/app", None, None),
+            ("/app/cfg", b"v1", None),
+            ("/app/full", None, None),
+            ("/app/full/child", b"c", None),
+            ("/secret", b"s", [app]),
+            ("/readonly", b"r", [app, world_read]),
+        ]
+        for path, data, acl in nodes:
+            with contextlib.suppress(aiozk.exc.NodeExists):  # a second try after a slow start
+                await zk.create(path, data, acl=acl)
     finally:
-        await zk.close()
+        with contextlib.suppress(aiozk.exc.ZKError, OSError, asyncio.TimeoutError):
+            await asyncio.wait_for(zk.close(), 1)
+
+
+async def _seed(hosts: str) -> None:
+    """ZooKeeper may accept connections before it serves sessions: try again until it does."""
+    for attempt in range(10):
+        try:
+            await asyncio.wait_for(_seed_once(hosts), 5)
+            return
+        except (TimeoutError, aiozk.exc.ZKError, OSError):
+            if attempt == 9:
+                raise
+            await asyncio.sleep(0.5)
 
 
 def _start(stack: contextlib.ExitStack, work: Path) -> ZooKeeper:
