@@ -152,6 +152,9 @@ ROWS: list[Row] = [
         None,
         "Modern Treasury failed",
     ),
+]
+http_cases(FAM, _call, ROWS, transport=False)
+HTML: list[Row] = [
     (
         "bad_gateway_html",
         502,
@@ -163,4 +166,4 @@ ROWS: list[Row] = [
         "a proxy in front of the API answered its own HTML page",
     ),
 ]
-http_cases(FAM, _call, ROWS)
+http_cases(FAM, _call, HTML, content_type="text/html")
