@@ -803,3 +803,77 @@ def test_the_vocabulary_reads_cut_connections_balances_and_unfinished_work(
     text: str, code: str | None
 ) -> None:
     assert (words_code(text) or (None,))[0] == code
+
+
+# -- the lessons of the eleventh held-out half's first run -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # the server answered the statement (PostgreSQL's "ERROR:"): the connection is fine,
+        # whatever the class of the connection object's errors is named
+        ("Cannot execute query, error - db error: ERROR: syntax error at or near", None),
+        ("db error: ERROR: value too long for type character varying(4)", None),
+        ("db error: ERROR: relation \"ghost\" does not exist", "not_found"),
+        # must still match: a connection that failed, said by the same class
+        ("Cannot connect: Connection refused (os error 111)", "network_error"),
+        ("db error: FATAL: terminating connection due to administrator command", "network_error"),
+    ],
+)
+def test_a_statement_the_server_answered_is_not_a_connection_failure(
+    text: str, code: str | None
+) -> None:
+    base = _klass("pgrust.exceptions", "BaseConnectionError")
+    exc = type("ConnectionExecuteError", (base,), {"__module__": "pgrust.exceptions"})(text)
+    assert _code(exc) == (code or "internal_error")
+
+
+@pytest.mark.parametrize(
+    ("stderr", "code"),
+    [
+        # a tool that prints its usage refused its own command line: nothing was looked up
+        (
+            "Usage: dbtool tables [OPTIONS] PATH\nTry 'dbtool tables --help' for help.\n\n"
+            "Error: No such option '--frobnicate'.\n",
+            "internal_error",
+        ),
+        (
+            "usage: dbtool [-h] [--db DB]\ndbtool: error: unrecognized arguments: --nope\n",
+            "internal_error",
+        ),
+        # must still match: a failure that mentions usage is not a usage message
+        ("Error: disk usage quota exceeded for this account\n", "quota_exhausted"),
+        ("Error: no such table: ghost\n", "not_found"),
+    ],
+)
+def test_a_tool_that_prints_its_usage_refused_its_command_line(stderr: str, code: str) -> None:
+    found = classify_tool(["dbtool", "tables", "app.db"], 2, stderr.encode())
+    assert (found.code if found is not None else "internal_error") == code
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "code"),
+    [
+        ("NodeExists", "NodeExists", "already_exists"),
+        ("KeyExistsError", "key k", "already_exists"),
+        # Redis's error word after a client's prefix
+        (
+            "ClosingError",
+            "Received error for address `127.0.0.1:1`: NOAUTH: HELLO must be called with the"
+            " client already authenticated",
+            "auth_failed",
+        ),
+        # libcurl's words for an FTP CWD the server refused (RFC 959's 550: missing, or not
+        # allowed): no code fits both
+        ("error", "Server denied you to change to the given directory", "internal_error"),
+        # must NOT match
+        ("NotExists", "NotExists", "not_found"),
+        ("ObjectDoesNotExist", "x", "not_found"),
+        ("CheckError", "the value NOAUTH is not a flag", "internal_error"),
+    ],
+)
+def test_a_name_of_a_thing_that_exists_and_a_redis_word_after_a_prefix(
+    name: str, text: str, code: str
+) -> None:
+    assert _code(_klass("kvlib.exceptions", name)(text)) == code

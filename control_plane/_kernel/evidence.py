@@ -518,14 +518,10 @@ def _reason_name(name: str) -> bool:
 
 
 def _exists_name(words: tuple[str, ...]) -> bool:
-    """A class named for a thing that exists (``NodeExistsError``), not for one that does
-    not (``NotExistsError``)."""
-    return (
-        len(words) >= 3
-        and words[-1] in ("error", "exception")
-        and words[-2] == "exists"
-        and "not" not in words
-    )
+    """A class named for a thing that exists (``NodeExistsError``, ``NodeExists``), not for
+    one that does not (``NotExistsError``)."""
+    head = words[:-1] if words[-1:] and words[-1] in ("error", "exception") else words
+    return len(head) >= 2 and head[-1] == "exists" and not {"not", "no"} & set(words)
 
 
 _EXISTS = _message("@exists")
@@ -604,6 +600,10 @@ def _refills_soon(facts: Facts, delay: float | None, kind: str) -> bool:
     return kind != "code" and delay is not None and delay <= _SOON
 
 
+#: A database server's answer to a statement, quoted (PostgreSQL's severity ``ERROR:``; a
+#: session that ends is ``FATAL:``): the statement failed, its connection did not.
+_STATEMENT = re.compile(r"(?:^|[\s:])ERROR:\s")
+
 #: Kinds of reading that may say only how a call failed, not what the server answered.
 _HOW_KINDS = frozenset({"phrase", "how", "name"})
 
@@ -650,6 +650,10 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     if facts.status is not None and 400 <= facts.status < 500 and facts.status != 429:
         # The server answered: a connection's failure said in words or by a type is not it.
         found = [p for p in found if p.code != "network_error" or p.kind not in _HOW_KINDS]
+    elif _STATEMENT.search(facts.text):
+        # The server answered the statement: a class named for the connection object, or
+        # an errno, says how calls on it may fail, not that this one did.
+        found = [p for p in found if p.code != "network_error" or p.kind != "how"]
     if not found:
         return None
     if len(found) == 1:
@@ -743,6 +747,9 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     on (:data:`PHRASE_RULES`, the generic ones), the replies quoted in ``text`` or ``replies`` (its
     other output) read as their protocol's numbers, the errnos ``text`` quotes, weighed
     and decided as any exception's facts are."""
+    if _USAGE.search(text[:MAX_TOOL_TEXT]):
+        said = "the tool refused its own command line (it printed its usage)"
+        return Verdict("internal_error", said, "usage")
     numbers: list[tuple[str, int]] = []
     quoted: list[str] = []
     sqlstate = None
@@ -786,6 +793,9 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
 
 
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})
+#: A tool's usage line (click's ``Usage: tool [OPTIONS]``, argparse's ``usage: tool [-h]``):
+#: it refused its own command line before it looked anything up.
+_USAGE = re.compile(r"^\s*usage:\s+\S", re.IGNORECASE | re.MULTILINE)
 #: An HTTP status a tool's line quotes with its own reason phrase (``403 (Forbidden)``,
 #: ``404 Not Found``): the pair says HTTP, whatever the tool.
 _STATUS_PAIR = re.compile(r"\b([1-5]\d\d) \(?([A-Z][A-Za-z' -]{1,40}?)(?=\)|$|[:.,;\n])", re.M)

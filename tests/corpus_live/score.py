@@ -142,13 +142,16 @@ class Result:
 #: How far a delay may be from the case's: a reset a server states as a Unix time is
 #: some milliseconds nearer by the time it is read; a delay read wrong is seconds off.
 WAIT_TOLERANCE = 0.5
+#: How much longer it may be: a reset stated in whole seconds (a Unix time the server
+#: rounded, or cut) is up to a second off, and is waited out rounded up -- later, never early.
+LATE_TOLERANCE = 1.0
 
 
 def _same_wait(retry_after: float | None, c: Case) -> bool:
     return (
         retry_after is not None
         and c.retry_after is not None
-        and abs(retry_after - c.retry_after) <= WAIT_TOLERANCE
+        and -WAIT_TOLERANCE <= retry_after - c.retry_after <= LATE_TOLERANCE
     )
 
 
