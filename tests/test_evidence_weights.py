@@ -815,7 +815,7 @@ def test_the_vocabulary_reads_cut_connections_balances_and_unfinished_work(
         # whatever the class of the connection object's errors is named
         ("Cannot execute query, error - db error: ERROR: syntax error at or near", None),
         ("db error: ERROR: value too long for type character varying(4)", None),
-        ("db error: ERROR: relation \"ghost\" does not exist", "not_found"),
+        ('db error: ERROR: relation "ghost" does not exist', "not_found"),
         # must still match: a connection that failed, said by the same class
         ("Cannot connect: Connection refused (os error 111)", "network_error"),
         ("db error: FATAL: terminating connection due to administrator command", "network_error"),
