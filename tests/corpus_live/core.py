@@ -56,6 +56,7 @@ HALVES = (
     "heldout9",
     "heldout10",
     "heldout11",
+    "heldout12",
 )
 
 

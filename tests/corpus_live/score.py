@@ -304,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout9",
             "heldout10",
             "heldout11",
+            "heldout12",
             "all",
         ),
         default="visible",
