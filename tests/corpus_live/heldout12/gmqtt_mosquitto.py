@@ -48,8 +48,8 @@ def _connect(
     **client_kw: Any,
 ) -> Callable[[Ctx], None]:
     def run(c: Ctx) -> None:
-        from gmqtt import Client
-        from gmqtt.mqtt.constants import MQTTv50, MQTTv311
+        from gmqtt import Client  # type: ignore[import-untyped]
+        from gmqtt.mqtt.constants import MQTTv50, MQTTv311  # type: ignore[import-untyped]
 
         async def go() -> None:
             client = Client(client_id, **client_kw)
@@ -73,13 +73,13 @@ def _connect(
 
 
 def _subscribe_bad(c: Ctx) -> None:
-    from gmqtt import Client
+    from gmqtt import Client  # type: ignore[import-untyped]
 
     Client("corpus-gmqtt").subscribe(42)
 
 
 def _will_too_big(c: Ctx) -> None:
-    from gmqtt import Message
+    from gmqtt import Message  # type: ignore[import-untyped]
 
     will = Message("app/will", b"x" * 4000, will_delay_interval=0)
     _connect(user=None, port=lambda c: c.server.anon_port, will_message=will)(c)

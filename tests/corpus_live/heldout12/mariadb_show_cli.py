@@ -82,7 +82,7 @@ def _show(
 
 
 def _held(c: Ctx) -> None:
-    import pymysql
+    import pymysql  # type: ignore[import-untyped]
 
     holder = pymysql.connect(**c.server.kw(user="single", password="single-pw"))
     try:
