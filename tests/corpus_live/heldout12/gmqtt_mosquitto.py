@@ -73,13 +73,13 @@ def _connect(
 
 
 def _subscribe_bad(c: Ctx) -> None:
-    from gmqtt import Client  # type: ignore[import-untyped]
+    from gmqtt import Client
 
     Client("corpus-gmqtt").subscribe(42)
 
 
 def _will_too_big(c: Ctx) -> None:
-    from gmqtt import Message  # type: ignore[import-untyped]
+    from gmqtt import Message
 
     will = Message("app/will", b"x" * 4000, will_delay_interval=0)
     _connect(user=None, port=lambda c: c.server.anon_port, will_message=will)(c)
