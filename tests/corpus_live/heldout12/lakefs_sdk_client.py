@@ -10,6 +10,7 @@ own errors for the transport. Faked: the API; real: the generated client and url
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from corpus_live.core import AUTH, EXISTS, INT, NET, NF, RL, TO, Row, family, http_cases, http_setup
@@ -19,9 +20,12 @@ FAM = family("lakefs-sdk", "fake lakeFS API", http_setup, half="heldout12")
 _H = {"X-Content-Type-Options": "nosniff", "X-Request-Id": "48f1ed1d-4c51-440c-bb43-85edb9f2c401"}
 
 
-def _client(url: str) -> Any:
-    import lakefs_sdk
+def _sdk() -> Any:
+    return importlib.import_module("lakefs_sdk")
 
+
+def _client(url: str) -> Any:
+    lakefs_sdk = _sdk()
     conf = lakefs_sdk.Configuration(
         host=url + "/api/v1",
         username="AKIAJPLANTEDLAKEFS7Q",
@@ -32,14 +36,12 @@ def _client(url: str) -> Any:
 
 
 def _get_repo(url: str) -> Any:
-    import lakefs_sdk
-
+    lakefs_sdk = _sdk()
     return lakefs_sdk.RepositoriesApi(_client(url)).get_repository("analytics", _request_timeout=1)
 
 
 def _create_repo(url: str) -> Any:
-    import lakefs_sdk
-
+    lakefs_sdk = _sdk()
     spec = lakefs_sdk.RepositoryCreation(
         name="analytics", storage_namespace="s3://example-lake/analytics/", default_branch="main"
     )
@@ -47,8 +49,7 @@ def _create_repo(url: str) -> Any:
 
 
 def _commit(url: str) -> Any:
-    import lakefs_sdk
-
+    lakefs_sdk = _sdk()
     return lakefs_sdk.CommitsApi(_client(url)).commit(
         "analytics", "main", lakefs_sdk.CommitCreation(message="daily load"), _request_timeout=1
     )
