@@ -877,3 +877,34 @@ def test_a_name_of_a_thing_that_exists_and_a_redis_word_after_a_prefix(
     name: str, text: str, code: str
 ) -> None:
     assert _code(_klass("kvlib.exceptions", name)(text)) == code
+
+
+# -- the lessons of the twelfth held-out half's first run (misses only) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "text", "code"),
+    [
+        # minutes counted as what the plan sells are no window of a rate limit
+        (
+            402,
+            "Free plan browser minutes limit reached. Please upgrade your account",
+            "quota_exhausted",
+        ),
+        (409, "error creating repository: not unique", "already_exists"),
+        (400, "ada@example.com is already a list member. Use PUT to update it.", "already_exists"),
+        # must still match: a window of a minute is a rate limit
+        (429, "Quota exceeded: 100 requests per minute", "rate_limited"),
+        (429, "You exceeded your quota. Try again in a minute.", "rate_limited"),
+    ],
+)
+def test_a_plans_minutes_and_a_member_that_exists(status: int, text: str, code: str) -> None:
+    assert _code(_http("browserlib.errors", "APIStatusError", status, {"message": text}, text)) == (
+        code
+    )
+
+
+def test_a_users_resource_limit_said_by_a_tool() -> None:
+    stderr = b"dbshow: User 'single' has exceeded the 'max_user_connections' resource (current value: 1)\n"
+    found = classify_tool(["dbshow", "app"], 1, stderr)
+    assert found is not None and found.code == "rate_limited"
