@@ -905,6 +905,9 @@ def test_a_plans_minutes_and_a_member_that_exists(status: int, text: str, code: 
 
 
 def test_a_users_resource_limit_said_by_a_tool() -> None:
-    stderr = b"dbshow: User 'single' has exceeded the 'max_user_connections' resource (current value: 1)\n"
+    stderr = (
+        b"dbshow: User 'single' has exceeded the 'max_user_connections' resource"
+        b" (current value: 1)\n"
+    )
     found = classify_tool(["dbshow", "app"], 1, stderr)
     assert found is not None and found.code == "rate_limited"
