@@ -748,8 +748,8 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     other output) read as their protocol's numbers, the errnos ``text`` quotes, weighed
     and decided as any exception's facts are."""
     if _USAGE.search(text[:MAX_TOOL_TEXT]):
-        said = "the tool refused its own command line (it printed its usage)"
-        return Verdict("internal_error", said, "usage")
+        refused = "the tool refused its own command line (it printed its usage)"
+        return Verdict("internal_error", refused, "usage")
     numbers: list[tuple[str, int]] = []
     quoted: list[str] = []
     sqlstate = None
