@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import pytest
+from runtime_support import make_pack, plugin
 
 from control_plane._features.observability.events import ErrorEvent, ErrorEvents
 from control_plane._kernel.errors import PackError
@@ -16,7 +17,6 @@ from control_plane._kernel.incidents import Incident
 from control_plane._kernel.outcome import Outcome
 from control_plane._kernel.registry import LoadedPack
 from control_plane._runtime.runtime import TRUST_ALL, RuntimeConfig, build_runtime
-from tests.runtime_support import make_pack, plugin
 
 
 def _boom(doc: dict[str, Any], ctx: Any) -> dict[str, Any]:
