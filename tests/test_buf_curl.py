@@ -239,14 +239,20 @@ def test_strict_artifact_failed(server: ServerThread) -> None:
 
 
 def test_deadline_expiry_is_timeout(server: ServerThread) -> None:
-    rc, _, err = buf_curl(
-        server.target,
-        f"{SERVICE}/InvokePack",
-        {"pack": "test.hang_async", "input": b64({"seconds": 30})},
-        "--timeout",
-        "1s",
-    )
-    assert rc != 0
+    for _ in range(3):
+        rc, _, err = buf_curl(
+            server.target,
+            f"{SERVICE}/InvokePack",
+            {"pack": "test.hang_async", "input": b64({"seconds": 30})},
+            "--timeout",
+            "1s",
+        )
+        assert rc != 0
+        if "{" in err or "context deadline exceeded" not in err:
+            break
+        # The server answers 10 % (100 ms here) before the caller's deadline; on a starved
+        # CPU that answer can lose the race to buf's own deadline, which says nothing of the
+        # server's. Another try, as test_soak counts such races apart.
     error = buf_error(err)
     assert error["code"] == "deadline_exceeded"
     by_type = {d["type"]: d for d in error.get("details", [])}
