@@ -57,6 +57,7 @@ HALVES = (
     "heldout10",
     "heldout11",
     "heldout12",
+    "heldout13",
 )
 
 

@@ -305,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout10",
             "heldout11",
             "heldout12",
+            "heldout13",
             "all",
         ),
         default="visible",
