@@ -122,6 +122,22 @@ def test_a_server_that_answered_4xx_is_no_connection_failure() -> None:
     assert _code(plain) == "network_error"
 
 
+def test_a_name_that_does_not_resolve_said_by_a_server_that_answered_is_its_lookup() -> None:
+    """A scraping or proxying service reports that the host it was asked to reach does not
+    resolve: its network and ours are fine, and waiting will not make the name resolve."""
+    body = {"error": "URL failed to load: ERR_NAME_NOT_RESOLVED", "code": "DNS_RESOLUTION_ERROR"}
+    scraped = _http("scrapelib.errors", "ScrapeError", 500, body, body["error"])
+    assert _code(scraped) == "internal_error"
+    bad_gateway = _http("proxylib", "ProxyError", 502, None, "upstream: getaddrinfo ENOTFOUND x")
+    assert _code(bad_gateway) == "internal_error"
+    # must NOT match: without an answer, the name is the one our client looked up
+    lookup = _klass("scrapelib.errors", "DNSResolutionError")("name not resolved: api.invalid")
+    assert _code(lookup) == "network_error"
+    # nor a 5xx whose body says only that the server is down
+    down = _http("scrapelib.errors", "ScrapeError", 500, {"code": "SERVICE_UNAVAILABLE"}, "down")
+    assert _code(down) == "network_error"
+
+
 # -- a quota that refills within the hour is a rate limit ---------------------------------------
 
 

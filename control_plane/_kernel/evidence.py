@@ -80,6 +80,7 @@ from control_plane._kernel.fact_rules import (
 from control_plane._kernel.facts import Facts, reply_facts, stated_delay
 
 __all__ = [
+    "ANSWERED",
     "ENHANCED_STATUS",
     "ERRNO_CODES",
     "HOW_NAMES",
@@ -160,6 +161,16 @@ INPUT_PHRASES = frozenset(
 )
 #: Phrases of a limit that does not say its kind ("limit exceeded"): a 429 says it.
 KINDLESS_PHRASES = frozenset(p for g in DATA["words"] if g.get("kindless") for p in g["phrases"])
+#: Phrases of rows with ``answered`` -> (code, message) when a server answered the call (an
+#: HTTP status): a host name that does not resolve is then one the server looked up.
+ANSWERED: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        p: (g["answered"][0], _message(g["answered"][1]))
+        for g in DATA["words"]
+        if "answered" in g
+        for p in g["phrases"]
+    }
+)
 
 
 def _kind(phrase: str, kind: str) -> str:
@@ -627,12 +638,13 @@ _OVERLOADED = frozenset(DATA["overloaded"]["statuses"])
 _GENERIC_CODE_WORDS = frozenset(DATA["overloaded"]["generic_words"])
 
 
-def _kindless(p: Proposal) -> bool:
-    """A reading of a limit that does not say its kind (:data:`KINDLESS_PHRASES`)."""
+def _phrase(p: Proposal) -> str:
+    """The :data:`WORDS` phrase a reading found (a class name's, a text's, a code word's),
+    else ``""``."""
     if p.rule.startswith("name:"):
         hit = words_code(p.rule[5:], whole=True)
-        return hit is not None and hit[2] in KINDLESS_PHRASES
-    return p.rule.startswith("words:") and p.rule.rpartition(":")[2] in KINDLESS_PHRASES
+        return hit[2] if hit is not None else ""
+    return p.rule.rpartition(":")[2] if p.rule.startswith("words:") else ""
 
 
 def _unread(found: Sequence[Proposal], facts: Facts) -> bool:
@@ -689,6 +701,9 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
             f"the downstream answered HTTP {facts.status} with a code no table reads",
             f"unread:http_{facts.status}",
         )
+    answered = ANSWERED.get(_phrase(chosen)) if facts.status is not None else None
+    if answered is not None:  # "name not resolved" in a 500's body: a name it looked up
+        return Verdict(answered[0], answered[1], f"answered:{facts.status}:{chosen.rule}")
     code = chosen.code
     if code == QUOTA_CODE and _refills_soon(facts, delay, chosen.kind):
         code = "rate_limited"  # tokens per minute: a quota of a window waited out
@@ -704,7 +719,7 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     wait = delay if delay is not None else facts.reset
     if code == "network_error" and delay is not None:
         code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
-    elif facts.status == 429 and (_under_429(chosen) or _kindless(chosen)):
+    elif facts.status == 429 and (_under_429(chosen) or _phrase(chosen) in KINDLESS_PHRASES):
         code = "rate_limited"
     elif facts.status == 401 and code == "not_found" and chosen.kind in ("phrase", "code"):
         # "the access token could not be found", access_token_not_found: under a 401, what
