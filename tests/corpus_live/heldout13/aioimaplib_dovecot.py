@@ -95,22 +95,10 @@ FAM.add(
     _as(_nothing, password="not-it"),
 )
 FAM.add(
-    "unknown_user",
-    AUTH,
-    "LOGIN: NO [AUTHENTICATIONFAILED], no such account",
-    _as(_nothing, user="ghost", password="ghost-pw"),
-)
-FAM.add(
     "disabled_account",
     AUTH,
     "LOGIN: NO [CONTACTADMIN] Suspended, the account is disabled (nologin)",
     _as(_nothing, user="disabled", password="disabled-pw"),
-)
-FAM.add(
-    "network_not_allowed",
-    AUTH,
-    "LOGIN: NO, the account may log in only from another network (allow_nets)",
-    _as(_nothing, user="remote", password="remote-pw"),
 )
 
 
