@@ -20,7 +20,6 @@ from corpus_live.core import (
     NET,
     NF,
     RL,
-    TO,
     Http,
     Row,
     family,
@@ -55,6 +54,7 @@ async def _call(url: str, method: str, path: str, data: Any = None) -> Any:
     import httpx
     from gidgethub.httpx import GitHubAPI
 
+    client: Any
     async with httpx.AsyncClient(timeout=1.0) as client:
         gh = GitHubAPI(
             client,
