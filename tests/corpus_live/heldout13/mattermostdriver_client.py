@@ -37,7 +37,7 @@ _ME = "4xp9fdt77pncbef59f4k1qe83o"
 
 
 def _driver(url: str, token: str = "") -> Any:
-    from mattermostdriver import Driver
+    from mattermostdriver import Driver  # type: ignore[import-untyped]
 
     parts = urlsplit(url)
     return Driver(
