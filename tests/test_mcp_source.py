@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -43,10 +44,11 @@ from mcp_source_support import (
 from server_support import PACKCTL
 
 from control_plane._features.grpc.client import Client, PackCallError
-from control_plane._features.mcp.source.config import McpConfigError, load_config
-from control_plane._features.mcp.source.rules import BUILTIN_RULES, first_match, retry_after_in
+from control_plane._features.mcp.source.config import McpConfigError, ToolVocabulary, load_config
+from control_plane._features.mcp.source.failures import from_is_error
+from control_plane._features.mcp.source.rules import BUILTIN_CODES, BUILTIN_RULES, retry_after_in
 from control_plane._features.mcp.source.source import pack_name
-from control_plane._kernel.errors import InvalidInput
+from control_plane._kernel.errors import InvalidInput, PackError
 
 pytestmark = [pytest.mark.system, pytest.mark.timeout(300)]
 
@@ -504,25 +506,36 @@ def test_config_errors_name_file_line_and_key(
 
 
 def test_rules_and_retry_after() -> None:
-    declared = frozenset(
-        {"rate_limited", "timeout", "permission_denied", "invalid_arguments", "not_found"}
+    declared = ("rate_limited", "timeout", "permission_denied", "invalid_arguments", "not_found")
+    vocab = ToolVocabulary(
+        codes=declared, docs=BUILTIN_CODES, rules=BUILTIN_RULES, jsonrpc_errors={}
     )
 
-    def code(text: str) -> str | None:
-        rule = first_match(BUILTIN_RULES, text, declared)
-        return rule.code if rule else None
+    def code(text: str, the: ToolVocabulary = vocab) -> str | None:
+        result = SimpleNamespace(content=[SimpleNamespace(type="text", text=text)])
+        failure = from_is_error(the, "s", "t", result)
+        return failure.code if isinstance(failure, PackError) else None
 
-    assert code("Rate limit exceeded, retry after 30s") == "rate_limited"
+    # the rules: the reference servers' own words
     assert code("Access denied - path outside allowed directories: /etc") == "permission_denied"
     assert code("Error executing tool x: Invalid timezone: 'No time zone found'") == (
         "invalid_arguments"
     )
     assert code("ENOENT: no such file or directory, open '/x'") == "not_found"
+    # the engine: any server's words, with the vocabulary of every other failure
+    assert code("Rate limit exceeded, retry after 30s") == "rate_limited"
     assert code("File not found: invalid.txt") == "not_found"
     assert code("operation timed out") == "timeout"
+    assert code("Error: the account lacks permission to access this board") == "permission_denied"
+    assert code("Request validation failed: page must be greater than 0") == "invalid_arguments"
+    # an undeclared code is skipped, by the rules and by the engine alike
     assert code("EEXIST: file already exists") is None
-    # An undeclared code's rule is skipped.
-    assert first_match(BUILTIN_RULES, "quota exceeded", frozenset({"not_found"})) is None
+    assert code("quota exceeded", ToolVocabulary(("not_found",), {}, BUILTIN_RULES, {})) is None
+    # must NOT match: a caller's quoted path or value holds no words of the server's
+    assert code("Error executing tool x: could not open '/tmp/timed out/x'") is None
+    # builtin_rules = false: neither the rules nor the engine
+    off = ToolVocabulary(declared, BUILTIN_CODES, (), {}, engine=False)
+    assert code("operation timed out", off) is None
     assert retry_after_in("Rate limited; retry after 30s") == 30.0
     assert retry_after_in("try again in 2 minutes") == 120.0
     assert retry_after_in("please wait 1500 ms") == 1.5

@@ -81,6 +81,7 @@ from control_plane._kernel.facts import Facts, reply_facts, stated_delay
 
 __all__ = [
     "ANSWERED",
+    "CALLER_INPUT",
     "ENHANCED_STATUS",
     "ERRNO_CODES",
     "HOW_NAMES",
@@ -158,6 +159,13 @@ _ROWS = tuple(
 #: they weigh as a bare status, whatever says them.
 INPUT_PHRASES = frozenset(
     p for g in DATA["words"] if g.get("kind") == "input" for p in g["phrases"]
+)
+#: Phrases of the input rows that say the caller's own input was refused (not a plan's lack).
+CALLER_INPUT = frozenset(
+    p
+    for g in DATA["words"]
+    if g.get("kind") == "input" and g["message"] == "@invalid"
+    for p in g["phrases"]
 )
 #: Phrases of a limit that does not say its kind ("limit exceeded"): a 429 says it.
 KINDLESS_PHRASES = frozenset(p for g in DATA["words"] if g.get("kindless") for p in g["phrases"])

@@ -65,6 +65,9 @@ class ToolVocabulary:
     docs: Mapping[str, CodeDoc]
     rules: tuple[Rule, ...]
     jsonrpc_errors: Mapping[int, str]
+    #: Whether a text no rule matched is read by the classification engine (the built-in
+    #: reading, with the built-in rules: ``builtin_rules``).
+    engine: bool = True
 
     @functools.cached_property
     def reachable(self) -> frozenset[str]:
@@ -148,6 +151,7 @@ class ServerConfig:
             docs={c: docs[c] for c in codes if c not in BASELINE},
             rules=rules,
             jsonrpc_errors={**self.jsonrpc_errors, **own.jsonrpc_errors},
+            engine=self.builtin_rules,
         )
 
 

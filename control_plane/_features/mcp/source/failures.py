@@ -9,11 +9,13 @@ from typing import Any
 from control_plane._features.mcp.source.config import ToolVocabulary
 from control_plane._features.mcp.source.rules import (
     BARE_ARGUMENT_CODES,
+    ENGINE_CODES,
     first_line,
     first_match,
     retry_after_in,
 )
 from control_plane._kernel.errors import CapabilityPackError, PackError
+from control_plane._kernel.evidence import CALLER_INPUT, read_lines
 from control_plane._kernel.vocabulary import BASELINE
 
 __all__ = [
@@ -122,10 +124,23 @@ def _by_rules(
         return bare
     rule = first_match(vocab.rules, text, vocab.reachable)
     if rule is None:
-        return None
+        return _by_engine(vocab, tool, text) if vocab.engine else None
     message = rule.message or f"{tool}: {_excerpt(text) or rule.code}"
     retry_after = rule.retry_after if rule.retry_after is not None else retry_after_in(text)
     return _typed(vocab, [rule.code], message, retry_after=retry_after)
+
+
+def _by_engine(vocab: ToolVocabulary, tool: str, text: str) -> PackError | None:
+    """``text`` read by the classification engine as a tool's output is (its first line
+    that says something; quoted values and paths are not read), the engine's code mapped to
+    the pack's by :data:`~control_plane._features.mcp.source.rules.ENGINE_CODES`."""
+    found = read_lines(_SDK_PREFIX.sub("", text.strip()))
+    if found is None:
+        return None
+    code, _, phrase = found
+    candidates = ENGINE_CODES.get("input" if phrase in CALLER_INPUT else code, ())
+    message = f"{tool}: {_excerpt(text) or code}"
+    return _typed(vocab, candidates, message, retry_after=retry_after_in(text))
 
 
 def result_text(result: Any) -> str:

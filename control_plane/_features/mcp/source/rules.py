@@ -20,6 +20,7 @@ __all__ = [
     "BUILTIN_CODES",
     "BUILTIN_RULES",
     "DEFAULT_CODES",
+    "ENGINE_CODES",
     "MAX_TEXT_MESSAGE",
     "Rule",
     "first_line",
@@ -80,6 +81,12 @@ BARE_ARGUMENT_CODES: tuple[str, ...] = tuple(_BUILTIN["bare_argument_codes"])
 #: a description or hint under ``code_docs``).
 BUILTIN_CODES: Mapping[str, CodeDoc] = {
     code: _doc(code, raw) for code, raw in _BUILTIN["code_docs"].items()
+}
+#: After the rules, a failure's text read by the classification engine: the engine's code
+#: (``input``: the caller's input refused) -> the MCP codes it stands for, the first the
+#: pack declares (``[engine]`` of ``builtin.toml``).
+ENGINE_CODES: Mapping[str, tuple[str, ...]] = {
+    code: tuple(codes) for code, codes in _BUILTIN["engine"].items()
 }
 #: What a server declares when its config names no ``codes``.
 DEFAULT_CODES: tuple[str, ...] = tuple(_BUILTIN["codes"])
