@@ -138,6 +138,35 @@ def test_a_name_that_does_not_resolve_said_by_a_server_that_answered_is_its_look
     assert _code(down) == "network_error"
 
 
+def test_a_clause_that_guesses_is_no_evidence() -> None:
+    """A wrapper that does not know writes "Possibly authentication failed [500]": its guess
+    is not read; the status it wraps says what happened."""
+    cause = _http("ci.http", "HTTPError", 500, None, "500 Server Error: Internal Server Error")
+    guess = _klass("ci.client", "CiException")(
+        "Error in request. Possibly authentication failed [500]: Internal Server Error"
+    )
+    guess.__cause__ = cause
+    assert _code(guess) == "network_error"
+    # must still match: the same words stated, not guessed
+    said = _klass("ci.client", "CiException")("Error in request: authentication failed [401]")
+    assert _code(said) == "auth_failed"
+
+
+def test_a_class_named_abort_does_not_say_what_was_aborted() -> None:
+    """A command refused in the session's state, a transaction discarded: "abort" names no
+    connection. A server going away says so in words."""
+    state = _klass("imapclient", "Abort")("command FETCH illegal in state AUTH")
+    assert _code(state) == "internal_error"
+    discarded = _klass("kv.exceptions", "ExecAbortError")("Transaction discarded")
+    assert _code(discarded) == "internal_error"
+    bye = _klass("imapclient", "abort")("command: SELECT => server shutting down")
+    assert _code(bye) == "network_error"
+    # must NOT match: a local pool that shuts down is no server going away
+    assert _code(_klass("db.pool", "PoolError")("pool is shutting down")) == "internal_error"
+    # must still match: a connection aborted, said in words
+    assert _code(_klass("kv", "Abort")("connection aborted by peer")) == "network_error"
+
+
 # -- a quota that refills within the hour is a rate limit ---------------------------------------
 
 

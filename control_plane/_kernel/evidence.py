@@ -457,7 +457,9 @@ def _status(status: int) -> Proposal | None:
 def _text(text: str, answered: bool = False) -> tuple[Proposal, ...]:
     """A text's reading: a driver's or server's own phrase (:data:`PHRASE_RULES`), else the
     vocabulary's first hit on a line -- weak (a wrapper's words) unless a generic phrase of
-    the same code is found too --, else a generic phrase (a timeout, a connection cut)."""
+    the same code is found too --, else a generic phrase (a timeout, a connection cut). A
+    clause that guesses (:data:`_HEDGED`) is not read."""
+    text = _HEDGED.sub(" ", text)
     quota = search(QUOTA_RULES, [text])
     if quota is not None and quota.kind == "reason":  # the server says why: a code word
         return (_row(quota, "code"),)
@@ -479,6 +481,13 @@ def _text(text: str, answered: bool = False) -> tuple[Proposal, ...]:
     if how is not None:  # only an errno's text: as much as an errno says
         return (Proposal("not_found", "how", "words:strerror", _MISSING, weak=True),)
     return ()
+
+
+#: A clause a wrapper writes as a guess ("Error in request. Possibly authentication failed
+#: [500]"): up to the end of its clause, it says what the wrapper does not know.
+_HEDGED = re.compile(
+    r"\b(?:possibly|perhaps|probably|presumably|maybe)\b[^.;:\n\[(]*", re.IGNORECASE
+)
 
 
 def _reason_line(line: str) -> bool:
