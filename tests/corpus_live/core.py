@@ -58,6 +58,7 @@ HALVES = (
     "heldout11",
     "heldout12",
     "heldout13",
+    "heldout14",
 )
 
 

@@ -306,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout11",
             "heldout12",
             "heldout13",
+            "heldout14",
             "all",
         ),
         default="visible",
