@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import plyvel
+import plyvel  # type: ignore[import-untyped]
 
 from corpus_live.core import EXISTS, INT, NF, family
 
@@ -157,7 +157,7 @@ FAM.add("closed_db", INT, "a read on a database the caller already closed", _clo
 def _str_key(c: Dbs) -> None:
     db = plyvel.DB(str(c.filled))
     try:
-        db.put("k9", b"v9")  # type: ignore[arg-type]
+        db.put("k9", b"v9")
     finally:
         db.close()
 
