@@ -167,6 +167,78 @@ def test_a_class_named_abort_does_not_say_what_was_aborted() -> None:
     assert _code(_klass("kv", "Abort")("connection aborted by peer")) == "network_error"
 
 
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # a resolver's words, and a store's own: corrupt data, a path of the wrong kind
+        ("Name resolution for api.invalid failed:Domain name not found", "network_error"),
+        ("the data file is corrupt (checksum mismatch)", "internal_error"),
+        ("Got EOF from the server.", "network_error"),
+        (
+            "The maximum number of concurrent searches on this instance has been reached.",
+            ("rate_limited"),
+        ),
+        ("The maximum disk usage quota for this user has been reached.", "quota_exhausted"),
+        ("Invalid permissions for this API key", "auth_failed"),
+        # EAGAIN's text says "not now", nothing of a server (a lock another process holds)
+        ("IO error: lock /srv/db/LOCK: Resource temporarily unavailable", "internal_error"),
+        # must NOT match: a stream's own end, a local pool, a record the caller named
+        ("Unexpected EOF in string literal", "internal_error"),
+        ("Domain name order must be a list", "internal_error"),
+        ("503 Service Temporarily Unavailable", "network_error"),
+    ],
+)
+def test_words_of_stores_resolvers_and_limits(text: str, code: str) -> None:
+    assert _code(_klass("somelib.errors", "Error")(text)) == code
+
+
+def test_a_class_named_for_corruption_says_what_over_the_words_of_its_detail() -> None:
+    text = "Corruption: CURRENT points to a non-existent file: NotFound: /x"
+    assert _code(_klass("kvstore", "CorruptionError")(text)) == "internal_error"
+    # must still match: a line that says what failed besides "corrupt" is read for that
+    assert _code(_klass("kvstore", "Error")("Bad password or corrupt key file")) == "auth_failed"
+
+
+def test_a_path_of_the_wrong_kind_is_the_callers_input_whatever_the_status() -> None:
+    """A key-value store answers 403 for a key that is a directory, or a directory that is
+    not empty: no credential is refused."""
+    assert _code(_http("kvlib", "KeyError_", 403, None, "Not a file : /app/dir")) == (
+        "internal_error"
+    )
+    assert _code(_http("kvlib", "ValueError_", 403, None, "Directory not empty : /app")) == (
+        "internal_error"
+    )
+    # must still match: a bare 403 is a refused credential
+    assert _code(_http("kvlib", "Forbidden_", 403, None, "forbidden")) == "auth_failed"
+
+
+def test_a_response_kept_under_a_private_name_is_still_read() -> None:
+    """``self.__response`` in a class ``Resource`` is ``_Resource__response``: its status
+    and its headers' reset are the server's answer."""
+    response = type("Response", (), {"__module__": "billing.response"})()
+    response.__dict__["_Response__headers"] = {"X-RateLimit-Reset": "40"}
+    response.status = 429
+    error = type("Resource", (), {"__module__": "billing.resource"})()
+    error.__dict__["_Resource__response"] = response
+    exc = _klass("billing.errors", "ApiError")("You have made too many API requests")
+    exc.error = error
+    found = _found(exc)
+    assert found is not None and found.code == "rate_limited"
+    assert found.retry_after is not None and found.retry_after > 1.0
+    # must NOT match: a mangled name of no field (``_Resource__cache``) is not read
+    quiet = _klass("billing.errors", "ApiError")("boom")
+    quiet.__dict__["_ApiError__cache"] = {"status": 429}
+    assert _code(quiet) == "internal_error"
+
+
+def test_a_tool_line_naming_a_status_field_is_the_status() -> None:
+    out = "Exception: errorCode=29 The response status is not successful. status=502\n"
+    found = classify_tool(["fetcher", "http://h/x"], 29, out)
+    assert found is not None and found.code == "network_error"
+    # must NOT match: an exit status is no HTTP status
+    assert classify_tool(["fetcher"], 2, "fetcher exited with status 2") is None
+
+
 # -- a quota that refills within the hour is a rate limit ---------------------------------------
 
 

@@ -467,7 +467,7 @@ def _text(text: str, answered: bool = False) -> tuple[Proposal, ...]:
     if driver is not None:
         return (_row(driver, "driver_phrase"),)
     generic = search(GENERIC_PHRASES, [text])
-    how = _STRERROR.search(text)
+    how = _STRERRORS.get(m.group(0).lower()) if (m := _STRERROR.search(text)) else None
     for line in text.splitlines()[:16]:
         if answered and _reason_line(line):
             continue  # "402 Payment Required": what the status says, no more
@@ -479,7 +479,7 @@ def _text(text: str, answered: bool = False) -> tuple[Proposal, ...]:
     if generic is not None:
         return (_row(generic, "phrase"),)
     if how is not None:  # only an errno's text: as much as an errno says
-        return (Proposal("not_found", "how", "words:strerror", _MISSING, weak=True),)
+        return (Proposal(how, "how", "words:strerror", _MISSING, weak=True),)
     return ()
 
 
@@ -497,7 +497,12 @@ def _reason_line(line: str) -> bool:
 
 #: An errno's own text (``strerror(ENOENT)``) says how, not what: a missing socket file is
 #: a server not running, a missing program a dependency. Read as an errno, not as words.
-_STRERROR = re.compile(r"no such file or directory", re.IGNORECASE)
+#: ``EAGAIN``'s ("Resource temporarily unavailable": a lock another process holds, a full
+#: non-blocking buffer) says only "not now", and no code.
+_STRERRORS: Mapping[str, str | None] = MappingProxyType(
+    {"no such file or directory": "not_found", "resource temporarily unavailable": None}
+)
+_STRERROR = re.compile("|".join(_STRERRORS), re.IGNORECASE)
 
 
 def weigh(facts: Facts) -> list[Proposal]:
@@ -838,9 +843,13 @@ def _quoted_status(text: str) -> int | None:
         number = int(m.group(1))
         if number in _PHRASES and _PHRASES[number] == m.group(2).strip().lower():
             return number
-    return None
+    named = _STATUS_FIELD.search(text)
+    return int(named.group(1)) if named is not None else None
 
 
+#: An error status a tool's line names as one (``status=504``, ``status code: 403``): a
+#: status field written out, 4xx or 5xx (an exit status never reaches 400).
+_STATUS_FIELD = re.compile(r"\bstatus(?:[ _]code)?\s*[=:]\s*([45]\d\d)\b", re.IGNORECASE)
 _PHRASES: Mapping[int, str] = MappingProxyType({int(s): s.phrase.lower() for s in http.HTTPStatus})
 #: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, or after
 #: a POP3 ``-ERR`` or an IMAP ``NO``/``BAD`` anywhere in it: ``fetch: [IN-USE] Mailbox is

@@ -614,10 +614,12 @@ class _Gather:
             self.errnos.append(err)
 
     def holder(self, node: Any, depth: int, http: bool) -> None:
+        private: dict[str, Any] = {}
         if isinstance(node, dict):
             present: frozenset[str] | set[str] = _ALL_FIELDS
         else:
-            present = _present(node)  # only the fields this object has are read
+            private = _private_fields(node)  # self.__response: _Resource__response
+            present = _present(node) | private.keys()  # only the fields this object has
             for value in _shaped_bodies(node):
                 self.visit(value, depth + 1, http=http)  # detail_text, raw_body: a body kept
             if not present or (self.protocol is None and present <= _NUMBER_ONLY):
@@ -629,13 +631,15 @@ class _Gather:
             http = http or bool(_words_of_type(type(node)) & _HTTP_WORDS)
 
         def peek(obj: Any, name: str) -> Any:
+            if obj is node and name in private:
+                return private[name]
             return _peek(obj, name) if name in present else None
 
         def fields(names: tuple[str, ...]) -> Iterator[tuple[str, Any]]:
             """``(name, value)`` of the fields of ``names`` this holder has, set."""
             for name in names:
                 if name in present:
-                    value = _peek(node, name)
+                    value = private[name] if name in private else _peek(node, name)
                     if value is not None:
                         yield name, value
 
@@ -843,6 +847,22 @@ def _shaped_bodies(node: Any) -> Iterator[Any]:
         shaped = len(words) > 1 and words[-1].lower() in _BODY_WORDS
         if shaped and isinstance(value, str | bytes | bytearray | dict):
             yield value
+
+
+#: A private attribute's name as its class mangles it (``self.__response`` in class
+#: ``Resource`` is ``_Resource__response``): the same field, kept privately.
+_MANGLED = re.compile(r"^_[A-Za-z]\w*?__([A-Za-z]\w*)$")
+
+
+def _private_fields(node: Any) -> dict[str, Any]:
+    """The fields of :data:`_ALL_FIELDS` ``node`` keeps under a mangled private name."""
+    inst = _instance_dict(node)
+    found: dict[str, Any] = {}
+    for key, value in itertools.islice(dict.items(inst), 64) if inst else ():
+        named = _MANGLED.match(key) if isinstance(key, str) else None
+        if named is not None and named.group(1) in _ALL_FIELDS and value is not None:
+            found.setdefault(named.group(1), value)
+    return found
 
 
 def _present(node: Any) -> frozenset[str]:
