@@ -859,7 +859,9 @@ def _private_fields(node: Any) -> dict[str, Any]:
     inst = _instance_dict(node)
     found: dict[str, Any] = {}
     for key, value in itertools.islice(dict.items(inst), 64) if inst else ():
-        named = _MANGLED.match(key) if isinstance(key, str) else None
+        if type(key) is not str or key[:1] != "_" or "__" not in key:
+            continue  # most names: no regex
+        named = _MANGLED.match(key)
         if named is not None and named.group(1) in _ALL_FIELDS and value is not None:
             found.setdefault(named.group(1), value)
     return found
