@@ -59,6 +59,7 @@ HALVES = (
     "heldout12",
     "heldout13",
     "heldout14",
+    "heldout15",
 )
 
 

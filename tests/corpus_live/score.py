@@ -307,6 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout12",
             "heldout13",
             "heldout14",
+            "heldout15",
             "all",
         ),
         default="visible",
