@@ -239,6 +239,22 @@ def test_a_tool_line_naming_a_status_field_is_the_status() -> None:
     assert classify_tool(["fetcher"], 2, "fetcher exited with status 2") is None
 
 
+def test_a_status_a_message_states_with_its_body_is_the_answer() -> None:
+    """A client that raises a plain ``ValueError`` for every failed request, quoting the
+    status and the body: the status is the server's, the body's words say more."""
+    denied = ValueError('Request failed with status code 403: {"error": "Invalid API key"}')
+    assert _code(denied) == "auth_failed"
+    failed = ValueError('Request failed with status code 500: {"error": "try again later"}')
+    assert _code(failed) == "network_error"
+    limited = ValueError("Request failed with status code 429: slow down. Retry in 4 seconds")
+    found = _found(limited)
+    assert found is not None and found.code == "rate_limited" and found.retry_after == 4.0
+    # must NOT match: an exit status, a count, a status of no error
+    assert _code(RuntimeError("tool exited with status 1")) == "internal_error"
+    assert _code(ValueError("status 200 but the body is empty")) == "internal_error"
+    assert _code(ValueError("processed 404 rows, status unknown")) == "internal_error"
+
+
 # -- a quota that refills within the hour is a rate limit ---------------------------------------
 
 

@@ -970,6 +970,8 @@ def extract(exc: BaseException) -> Facts:
             elif isinstance(arg, dict):  # a decoded body passed as an argument
                 _error_fields(arg, gather)
                 gather.visit(arg, 1)
+    if gather.status is None and gather.protocol is None and gather.text:
+        _stated_status(gather.text[0], gather)
     replies = quoted_replies(gather.protocol, gather.text)
     names = _type_names(type(exc))
     status = gather.status  # a delay matters for none known, a 429 or a 5xx
@@ -988,6 +990,27 @@ def extract(exc: BaseException) -> Facts:
         type_names=names,
         numbers=tuple(gather.numbers[:MAX_ITEMS]),
     )
+
+
+#: A message that states an error status as one and may quote the body it came with
+#: (``Request failed with status code 403: {"error": ...}``): the word says HTTP status,
+#: 4xx or 5xx only (an exit status never reaches 400).
+_STATUS_SAID = re.compile(r"\bstatus(?:[ _]code)?\s*[=:]?\s*([45]\d\d)\b[\s:,.-]{0,4}", re.I)
+
+
+def _stated_status(text: str, gather: _Gather) -> None:
+    """The status a message states (:data:`_STATUS_SAID`) and the JSON body after it."""
+    found = _STATUS_SAID.search(text[:MAX_STRING])
+    if found is None:
+        return
+    gather.status = int(found.group(1))
+    rest = text[found.end() : found.end() + MAX_JSON]
+    if rest.startswith("{"):
+        try:
+            body, _ = json.JSONDecoder().raw_decode(rest)
+        except (ValueError, RecursionError):
+            return
+        gather.visit(body, 1, http=True)
 
 
 #: A tool's output that is an HTTP reply: a status line first, its headers, its body.
