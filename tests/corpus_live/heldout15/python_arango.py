@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arango import ArangoClient
+from arango.client import ArangoClient
 from arango.http import DefaultHTTPClient
 
 from corpus_live.core import (
