@@ -8,6 +8,7 @@ fields it sets); ``tests/corpus_live`` provokes the real ones.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -253,6 +254,38 @@ def test_a_status_a_message_states_with_its_body_is_the_answer() -> None:
     assert _code(RuntimeError("tool exited with status 1")) == "internal_error"
     assert _code(ValueError("status 200 but the body is empty")) == "internal_error"
     assert _code(ValueError("processed 404 rows, status unknown")) == "internal_error"
+
+
+def _rpc_error(status: str, details: str) -> BaseException:
+    """An error shaped as grpcio's: ``code()``, ``details()``, ``trailing_metadata()``."""
+    methods: dict[str, Any] = {
+        "__module__": "grpc",
+        "code": lambda self: SimpleNamespace(name=status),
+        "details": lambda self: details,
+        "trailing_metadata": lambda self: (),
+    }
+    return type("RpcError", (Exception,), methods)(details)
+
+
+def test_a_grpc_resource_exhausted_whose_details_name_a_quota_is_the_quota() -> None:
+    assert _code(_rpc_error("RESOURCE_EXHAUSTED", "mvcc: database space exceeded")) == (
+        "quota_exhausted"
+    )
+    # must NOT match: a quota of a minute's requests is throttling, bare words are the status's
+    per_minute = "Quota exceeded for quota metric 'Read requests' per minute"
+    assert _code(_rpc_error("RESOURCE_EXHAUSTED", per_minute)) == "rate_limited"
+    assert _code(_rpc_error("RESOURCE_EXHAUSTED", "slow down")) == "rate_limited"
+
+
+def test_a_header_map_under_a_singular_name_and_a_querys_memory_bound() -> None:
+    limited = _http("fga.exceptions", "ApiException", 429, None, "Too Many Requests")
+    limited.header = {"retry-after": "2", "x-ratelimit-remaining": "0"}
+    found = _found(limited)
+    assert found is not None and found.code == "rate_limited" and found.retry_after == 2.0
+    text = "[HTTP 500][ERR 32] AQL: query would use more memory than allowed"
+    assert _code(_http("docdb.exceptions", "QueryError", 500, None, text)) == "internal_error"
+    # must still match: a 500 that says nothing more is the server's trouble
+    assert _code(_http("docdb.exceptions", "QueryError", 500, None, "")) == "network_error"
 
 
 # -- a quota that refills within the hour is a rate limit ---------------------------------------

@@ -43,6 +43,9 @@ from control_plane._kernel.classify import (
     match_type_rules,
     safe_attr,
 )
+from control_plane._kernel.evidence import decide, weigh
+from control_plane._kernel.fact_rules import Verdict
+from control_plane._kernel.facts import Facts
 from control_plane._kernel.hookspecs import hookimpl
 
 __all__ = [
@@ -176,6 +179,13 @@ def mark_status(exc: BaseException) -> None:
             setattr(exc, FACTS_ATTR, facts)
 
 
+def _details_verdict(text: str, retry_info: float | None) -> Verdict | None:
+    """The engine's reading of a status's details alone (its vocabulary and quota windows:
+    "quota exceeded ... per minute" is a rate limit, "space exceeded" a quota)."""
+    facts = Facts(text=text[:2048])
+    return decide(weigh(facts), facts, retry_info) if text else None
+
+
 @hookimpl
 def classify_exception(exc: BaseException) -> Classification | None:
     """A gRPC error by its status code (see :data:`STATUS_CODES`)."""
@@ -189,9 +199,13 @@ def classify_exception(exc: BaseException) -> Classification | None:
     rule = f"{PLUGIN}:{name}"
     retry_after: float | None = None
     if name == "RESOURCE_EXHAUSTED":
+        said = _details_verdict(text, retry_info)
         if _TOO_LARGE.search(text):
             code, message = "internal_error", "a gRPC message exceeded the size limit"
             rule += ":too_large"
+        elif said is not None and said.code == "quota_exhausted":
+            code, message = said.code, said.message  # "database space exceeded": a quota
+            rule += ":quota"
         elif retry_info is not None:  # without RetryInfo: the default retry_after
             retry_after = retry_info
             rule += ":retry_info"
