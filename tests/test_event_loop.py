@@ -18,7 +18,7 @@ from server_support import PACKCTL, reap, subprocess_env
 from test_cli import start_serve, stop_serve
 
 from control_plane._features.grpc import event_loop
-from control_plane._features.grpc.client import Client, PackCallError, Timeout
+from control_plane._features.grpc.client import Client, DeadlineExceeded, PackCallError, Timeout
 from control_plane._kernel.limits import ConfigError
 
 # Starts processes (docs/setup.md, 'Test tiers').
@@ -32,6 +32,21 @@ def _loops(proc: subprocess.Popen[str], err: str) -> list[object]:
     return [line["loop"] for line in lines if line.get("event") == "serving"]
 
 
+def _server_timeout(client: Client) -> Timeout:
+    """The server's own timeout answer to a call past its deadline. The server answers 10 %
+    (100 ms here) before the caller's deadline; on a starved CPU that answer can lose the
+    race to the client's own deadline (``DeadlineExceeded``), which says nothing of the
+    server's: another try, as test_soak and test_buf_curl count such races apart."""
+    for _ in range(3):
+        try:
+            client.invoke("test.hang_async", {"seconds": 30}, timeout=1.0)
+        except DeadlineExceeded:
+            continue
+        except Timeout as late:
+            return late
+    pytest.fail("the client's own deadline beat the server's timeout answer three times")
+
+
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 def test_serve_on_each_loop_answers_fails_times_out_and_drains(loop: str) -> None:
     proc, target = start_serve("--plugin", "testpacks", "--loop", loop, "--grace", "10")
@@ -43,9 +58,7 @@ def test_serve_on_each_loop_answers_fails_times_out_and_drains(loop: str) -> Non
                 client.invoke("test.fail", {"code": "rate_limited"})
             assert failed.value.code == "rate_limited"
             # The deadline is enforced on the server: the pack's own timeout envelope.
-            with pytest.raises(Timeout) as late:
-                client.invoke("test.hang_async", {"seconds": 30}, timeout=1.0)
-            assert late.value.envelope.origin != "client"
+            assert _server_timeout(client).envelope.origin != "client"
             with ThreadPoolExecutor(2) as pool:
                 slow = pool.submit(client.invoke, "test.slow", {"seconds": 1.5, "tag": loop})
                 time.sleep(0.5)
