@@ -60,6 +60,7 @@ HALVES = (
     "heldout13",
     "heldout14",
     "heldout15",
+    "heldout16",
 )
 
 

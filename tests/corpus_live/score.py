@@ -308,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout13",
             "heldout14",
             "heldout15",
+            "heldout16",
             "all",
         ),
         default="visible",
