@@ -77,7 +77,7 @@ from control_plane._kernel.fact_rules import (
     Verdict,
     search,
 )
-from control_plane._kernel.facts import Facts, reply_facts, stated_delay
+from control_plane._kernel.facts import STATUS_SAID, Facts, reply_facts, stated_delay
 
 __all__ = [
     "ANSWERED",
@@ -843,13 +843,10 @@ def _quoted_status(text: str) -> int | None:
         number = int(m.group(1))
         if number in _PHRASES and _PHRASES[number] == m.group(2).strip().lower():
             return number
-    named = _STATUS_FIELD.search(text)
+    named = STATUS_SAID.search(text)  # status=504, status code: 403
     return int(named.group(1)) if named is not None else None
 
 
-#: An error status a tool's line names as one (``status=504``, ``status code: 403``): a
-#: status field written out, 4xx or 5xx (an exit status never reaches 400).
-_STATUS_FIELD = re.compile(r"\bstatus(?:[ _]code)?\s*[=:]\s*([45]\d\d)\b", re.IGNORECASE)
 _PHRASES: Mapping[int, str] = MappingProxyType({int(s): s.phrase.lower() for s in http.HTTPStatus})
 #: A response code (RFC 2449/3206, RFC 5530) opening a tool's line, after its name, or after
 #: a POP3 ``-ERR`` or an IMAP ``NO``/``BAD`` anywhere in it: ``fetch: [IN-USE] Mailbox is

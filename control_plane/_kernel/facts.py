@@ -35,6 +35,7 @@ __all__ = [
     "PROTOCOL_WORDS",
     "SQLSTATE_FIELDS",
     "STATUS_FIELDS",
+    "STATUS_SAID",
     "Facts",
     "extract",
     "header_delay",
@@ -995,19 +996,20 @@ def extract(exc: BaseException) -> Facts:
 #: A message that states an error status as one and may quote the body it came with
 #: (``Request failed with status code 403: {"error": ...}``): the word says HTTP status,
 #: 4xx or 5xx only (an exit status never reaches 400).
-_STATUS_SAID = re.compile(r"\bstatus(?:[ _]code)?\s*[=:]?\s*([45]\d\d)\b[\s:,.-]{0,4}", re.I)
+STATUS_SAID = re.compile(r"\bstatus(?:[ _]code)?\s*[=:]?\s*([45]\d\d)\b[\s:,.-]{0,4}", re.I)
+_JSON = json.JSONDecoder()
 
 
 def _stated_status(text: str, gather: _Gather) -> None:
-    """The status a message states (:data:`_STATUS_SAID`) and the JSON body after it."""
-    found = _STATUS_SAID.search(text[:MAX_STRING])
+    """The status a message states (:data:`STATUS_SAID`) and the JSON body after it."""
+    found = STATUS_SAID.search(text[:MAX_STRING])
     if found is None:
         return
     gather.status = int(found.group(1))
     rest = text[found.end() : found.end() + MAX_JSON]
     if rest.startswith("{"):
         try:
-            body, _ = json.JSONDecoder().raw_decode(rest)
+            body, _ = _JSON.raw_decode(rest)
         except (ValueError, RecursionError):
             return
         gather.visit(body, 1, http=True)

@@ -199,11 +199,10 @@ def classify_exception(exc: BaseException) -> Classification | None:
     rule = f"{PLUGIN}:{name}"
     retry_after: float | None = None
     if name == "RESOURCE_EXHAUSTED":
-        said = _details_verdict(text, retry_info)
         if _TOO_LARGE.search(text):
             code, message = "internal_error", "a gRPC message exceeded the size limit"
             rule += ":too_large"
-        elif said is not None and said.code == "quota_exhausted":
+        elif (said := _details_verdict(text, retry_info)) and said.code == "quota_exhausted":
             code, message = said.code, said.message  # "database space exceeded": a quota
             rule += ":quota"
         elif retry_info is not None:  # without RetryInfo: the default retry_after

@@ -9,6 +9,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from control_plane._kernel.pack import CodeDoc
@@ -85,9 +86,9 @@ BUILTIN_CODES: Mapping[str, CodeDoc] = {
 #: After the rules, a failure's text read by the classification engine: the engine's code
 #: (``input``: the caller's input refused) -> the MCP codes it stands for, the first the
 #: pack declares (``[engine]`` of ``builtin.toml``).
-ENGINE_CODES: Mapping[str, tuple[str, ...]] = {
-    code: tuple(codes) for code, codes in _BUILTIN["engine"].items()
-}
+ENGINE_CODES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {code: tuple(codes) for code, codes in _BUILTIN["engine"].items()}
+)
 #: What a server declares when its config names no ``codes``.
 DEFAULT_CODES: tuple[str, ...] = tuple(_BUILTIN["codes"])
 
