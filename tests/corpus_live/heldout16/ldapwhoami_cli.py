@@ -91,7 +91,7 @@ FAM.add(
     _who(bind="alice at example", password=USER_PW),
 )
 FAM.add(
-    "sasl_no_mechanism",
+    "sasl_no_secret",
     AUTH,
     "SASL SCRAM-SHA-256 bind for a user with no SASL secret in the directory: invalid credentials (49)",
     _who("-Y", "SCRAM-SHA-256", "-U", "alice", "-w", USER_PW, bind=None, simple=False),
