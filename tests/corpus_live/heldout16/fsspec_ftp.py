@@ -40,7 +40,7 @@ FAM = family(
 
 
 def _ftpfs(c: Ctx, user: str, password: str, host: str, port: int | None) -> Any:
-    from fsspec.implementations.ftp import FTPFileSystem
+    from fsspec.implementations.ftp import FTPFileSystem  # type: ignore[import-untyped]
 
     return FTPFileSystem(
         host=host,
