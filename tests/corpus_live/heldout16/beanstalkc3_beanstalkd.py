@@ -8,7 +8,6 @@ connected (the library clears its connect timeout after connecting)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -82,15 +81,23 @@ def _release_unreserved(conn: Any) -> None:
         conn.delete(jid)
 
 
-def _touch_later(conn: Any) -> None:
+def _touch_others(conn: Any) -> None:
+    import beanstalkc
+
     conn.use("touch-tube")
     conn.watch("touch-tube")
     conn.ignore("default")
-    conn.put("touched late", ttr=1)
-    job = conn.reserve(timeout=0)
-    assert job is not None
-    time.sleep(1.3)  # the TTR ran out: the job went back to ready, another may take it
-    conn.touch(job.jid)
+    jid = conn.put("held by a worker")
+    worker = beanstalkc.Connection(host=conn.host, port=conn.port, parse_yaml=False)
+    try:
+        worker.watch("touch-tube")
+        worker.ignore("default")
+        job = worker.reserve(timeout=0)
+        assert job is not None and job.jid == jid
+        conn.touch(jid)  # the job is reserved, but by the worker's connection
+    finally:
+        worker.close()
+        conn.delete(jid)
 
 
 FAM.add(
@@ -124,10 +131,10 @@ FAM.add(
     _do(_release_unreserved),
 )
 FAM.add(
-    "touch_expired",
-    NF | TO,
-    "NOT_FOUND: touch after the job's 1 s TTR ran out (the reservation is gone)",
-    _do(_touch_later),
+    "touch_not_mine",
+    NF,
+    "NOT_FOUND: touch of a job another connection has reserved",
+    _do(_touch_others),
 )
 FAM.add(
     "deadline_soon",
