@@ -169,3 +169,11 @@ def _bad_token(ctx: Http) -> Any:
 def _no_distinct_id(ctx: Http) -> Any:
     ctx.http.set(200, {"error": "$distinct_id, missing or empty", "status": 0})
     return _mp(ctx.http.url).people_set("", {"$email": "ada@acme.example"})
+
+
+FAM.add(
+    "garbage",
+    NET,
+    "the peer answers bytes that are not HTTP",
+    lambda c: _track(f"http://127.0.0.1:{c.net.garbage}"),
+)

@@ -209,3 +209,11 @@ FAM.add(
     "HTTP 410: the login flow expired and must be started again",
     _flow_expired,
 )
+
+
+FAM.add(
+    "garbage",
+    NET,
+    "the peer answers bytes that are not HTTP",
+    lambda c: _create(f"http://127.0.0.1:{c.net.garbage}"),
+)
