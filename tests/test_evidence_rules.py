@@ -914,7 +914,7 @@ def test_a_503_says_a_condition_no_code_fits_is_temporary() -> None:
         ("550 readme.txt: Operation not permitted", "auth_failed"),
         (
             "530 Sorry, the maximum number of clients (2) for this user are already connected.",
-            "network_error",
+            "rate_limited",
         ),
         # must still match: the generic number alone, or with words that agree
         ("550 nope.txt: No such file or directory", "not_found"),

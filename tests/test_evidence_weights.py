@@ -1077,3 +1077,44 @@ def test_a_users_resource_limit_said_by_a_tool() -> None:
     )
     found = classify_tool(["dbshow", "app"], 1, stderr)
     assert found is not None and found.code == "rate_limited"
+
+
+# -- the lessons of the sixteenth held-out half's first run ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # a limit on the caller's own connections: wait for them to close
+        (
+            "Sorry, the maximum number of clients (3) for this user are already connected.",
+            "rate_limited",
+        ),
+        ("421 Too many connections (8) from this IP", "rate_limited"),
+        ("Invalid password: minimum length 12.", "internal_error"),
+        ("invalidPasswordMinLengthMessage", "internal_error"),
+        ("User exists with same username", "already_exists"),
+        ("a file exists with the same name", "already_exists"),
+        ("ERROR:  must be superuser or replication role to start walsender", "auth_failed"),
+        ("received invalid response to SSL negotiation: x", "network_error"),
+        # must NOT match: a server-wide bound is the server's, a wrong password is a refusal,
+        # a response format is the caller's input, "exists" alone says nothing
+        ("sorry, the maximum number of clients are already connected", "network_error"),
+        ("Invalid password for user ada", "auth_failed"),
+        ("invalid response_format: must be one of json, text", "internal_error"),
+        ("checks whether the user exists", None),
+        ("the value must be between 1 and 5", "internal_error"),
+    ],
+)
+def test_a_users_own_limit_a_password_rule_and_a_twin(text: str, code: str | None) -> None:
+    assert (words_code(text, whole=" " not in text) or (None,))[0] == code
+
+
+def test_a_file_that_exists_is_already_there_by_its_type_or_errno() -> None:
+    import errno
+
+    assert _code(FileExistsError("/docs exists without `exist_ok`")) == "already_exists"
+    assert _code(OSError(errno.EEXIST, "File exists")) == "already_exists"
+    # must NOT match: a missing file stays missing, another OSError says nothing
+    assert _code(FileNotFoundError(errno.ENOENT, "No such file", "x")) == "not_found"
+    assert _code(OSError("disk quota")) != "already_exists"
