@@ -61,6 +61,7 @@ HALVES = (
     "heldout14",
     "heldout15",
     "heldout16",
+    "heldout17",
 )
 
 

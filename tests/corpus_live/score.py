@@ -309,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout14",
             "heldout15",
             "heldout16",
+            "heldout17",
             "all",
         ),
         default="visible",
