@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import functools
 import itertools
 import json
 import math
@@ -619,10 +620,13 @@ class _Gather:
         if isinstance(node, dict):
             present: frozenset[str] | set[str] = _ALL_FIELDS
         else:
-            private = _private_fields(node)  # self.__response: _Resource__response
-            present = _present(node) | private.keys()  # only the fields this object has
-            for value in _shaped_bodies(node):
-                self.visit(value, depth + 1, http=http)  # detail_text, raw_body: a body kept
+            inst = _instance_dict(node)
+            bodies: list[Any] = []
+            if inst:  # self.__response: _Resource__response; detail_text, raw_body: a body
+                private, bodies = _kept(inst)
+            present = _present(node, inst) | private.keys()  # only the fields this object has
+            for value in bodies:
+                self.visit(value, depth + 1, http=http)
             if not present or (self.protocol is None and present <= _NUMBER_ONLY):
                 if self.protocol is not None and depth == 0:  # its arguments may say it
                     self.number(
@@ -726,7 +730,7 @@ class _Gather:
         headers and a status) -- of status ``known``, when one is known --; whether it is."""
         if isinstance(node, (*_SCALARS, dict, list, tuple, type, BaseException)):
             return False
-        present = _present(node)
+        present = _present(node, _instance_dict(node))
         headers = next((_peek(node, n) for n in HEADER_FIELDS if n in present), None)
         status = next(
             (s for s in (_status(_peek(node, n)) for n in STATUS_FIELDS if n in present) if s),
@@ -832,45 +836,45 @@ def _nested_delay(node: dict[Any, Any]) -> float | None:
 
 #: The last word of an attribute's name that says it keeps a reply's body or text.
 _BODY_WORDS = frozenset({"text", "body", "content", "payload"})
-
-
-def _shaped_bodies(node: Any) -> Iterator[Any]:
-    """Values of ``node``'s instance attributes named for a body or text they keep
-    (``detail_text``, ``raw_body``, ``responseBody``) that the field lists do not name: a
-    library's exception keeping the server's reply under a name of its own."""
-    inst = _instance_dict(node)
-    if not inst:
-        return
-    for key, value in itertools.islice(dict.items(inst), 32):
-        if not isinstance(key, str) or key in _ALL_FIELDS or key.startswith("__"):
-            continue
-        words = _WORD.findall(key[:80])
-        shaped = len(words) > 1 and words[-1].lower() in _BODY_WORDS
-        if shaped and isinstance(value, str | bytes | bytearray | dict):
-            yield value
-
-
 #: A private attribute's name as its class mangles it (``self.__response`` in class
 #: ``Resource`` is ``_Resource__response``): the same field, kept privately.
 _MANGLED = re.compile(r"^_[A-Za-z]\w*?__([A-Za-z]\w*)$")
 
 
-def _private_fields(node: Any) -> dict[str, Any]:
-    """The fields of :data:`_ALL_FIELDS` ``node`` keeps under a mangled private name."""
-    inst = _instance_dict(node)
-    found: dict[str, Any] = {}
-    for key, value in itertools.islice(dict.items(inst), 64) if inst else ():
-        if type(key) is not str or key[:1] != "_" or "__" not in key:
-            continue  # most names: no regex
+@functools.lru_cache(maxsize=4096)
+def _attribute_role(key: str) -> str | None:
+    """What an instance attribute's name says it keeps: a field of :data:`_ALL_FIELDS` under
+    a mangled private name (that field's name), a body or text the field lists do not name
+    (``detail_text``, ``raw_body``, ``responseBody``: ``""``), or nothing (``None``)."""
+    if key[:1] == "_" and "__" in key[1:]:
         named = _MANGLED.match(key)
-        if named is not None and named.group(1) in _ALL_FIELDS and value is not None:
-            found.setdefault(named.group(1), value)
-    return found
+        return named.group(1) if named is not None and named.group(1) in _ALL_FIELDS else None
+    if key in _ALL_FIELDS or key[:2] == "__":
+        return None
+    words = _WORD.findall(key[:80])
+    return "" if len(words) > 1 and words[-1].lower() in _BODY_WORDS else None
 
 
-def _present(node: Any) -> frozenset[str]:
-    """The fields of :data:`_ALL_FIELDS` an object has: at class level or in its ``__dict__``."""
-    inst = _instance_dict(node)
+def _kept(inst: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """One pass over an instance's attributes (bounded): the fields it keeps under a
+    mangled private name, and the bodies it keeps under names of its own (a library's
+    exception keeping the server's reply its own way)."""
+    private: dict[str, Any] = {}
+    bodies: list[Any] = []
+    for key, value in itertools.islice(dict.items(inst), 64):
+        if type(key) is not str or value is None:
+            continue
+        role = _attribute_role(key)
+        if role:
+            private.setdefault(role, value)
+        elif role == "" and isinstance(value, str | bytes | bytearray | dict):
+            bodies.append(value)
+    return private, bodies
+
+
+def _present(node: Any, inst: dict[str, Any] | None) -> frozenset[str]:
+    """The fields of :data:`_ALL_FIELDS` an object has: at class level or in its ``__dict__``
+    (``inst``: :func:`_instance_dict`)."""
     fields = _class_fields(type(node))
     return fields | (_ALL_FIELDS & inst.keys()) if inst else fields
 
