@@ -44,7 +44,7 @@ def _api(url: str) -> Any:
 
 
 def _push(url: str) -> Any:
-    from linebot.v3.messaging import (  # type: ignore[import-untyped]
+    from linebot.v3.messaging import (
         PushMessageRequest,
         TextMessage,
     )
