@@ -56,8 +56,10 @@ _PER_DB = {
 
 def _psql(port: int, db: str, sql: str) -> None:
     subprocess.run(
-        ["psql", "-h", LOOPBACK, "-p", str(port), "-U", "postgres", "-d", db]
-        + ["-v", "ON_ERROR_STOP=1", "-q", "-f", "-"],
+        [
+            *("psql", "-h", LOOPBACK, "-p", str(port), "-U", "postgres", "-d", db),
+            *("-v", "ON_ERROR_STOP=1", "-q", "-f", "-"),
+        ],
         input=sql.encode(),
         check=True,
         capture_output=True,
@@ -71,9 +73,7 @@ def _start(stack: contextlib.ExitStack, work: Path) -> Postgres:
     pg = postgres(stack, work)
     _psql(pg.port, "postgres", _DATABASES)
     for db, sql in _PER_DB.items():
-        if db == "docs":
-            sql = "SELECT lo_create(4242);" + sql
-        _psql(pg.port, db, sql)
+        _psql(pg.port, db, ("SELECT lo_create(4242);" if db == "docs" else "") + sql)
     return pg
 
 
@@ -108,8 +108,11 @@ def _lo(
             return
         # another session holds an exclusive lock on the table vacuumlo must scan
         holder = subprocess.Popen(
-            ["psql", "-h", LOOPBACK, "-p", str(c.server.port), "-U", "postgres", "-d", "docs"]
-            + ["-q", "-c", "BEGIN; LOCK TABLE refs IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3);"],
+            [
+                *("psql", "-h", LOOPBACK, "-p", str(c.server.port), "-U", "postgres"),
+                *("-d", "docs", "-q", "-c"),
+                "BEGIN; LOCK TABLE refs IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3);",
+            ],
             env=dict(os.environ, PGPASSWORD=PG_ADMIN_PW),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
