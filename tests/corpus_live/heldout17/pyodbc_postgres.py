@@ -59,7 +59,7 @@ def _connect(
     db: str = "app",
     driver: str = DRIVER,
 ) -> Any:
-    import pyodbc
+    import pyodbc  # type: ignore[import-not-found]
 
     return pyodbc.connect(
         f"DRIVER={{{driver}}};SERVER={host};PORT={port};DATABASE={db};UID={user};PWD={password};"
