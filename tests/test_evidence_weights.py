@@ -1118,3 +1118,98 @@ def test_a_file_that_exists_is_already_there_by_its_type_or_errno() -> None:
     # must NOT match: a missing file stays missing, another OSError says nothing
     assert _code(FileNotFoundError(errno.ENOENT, "No such file", "x")) == "not_found"
     assert _code(OSError("disk quota")) != "already_exists"
+
+
+# -- the lessons of the seventeenth held-out half's first run --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("module", "number", "code"),
+    [
+        ("amqtt.errors", 5, "auth_failed"),  # CONNACK: not authorized
+        ("amqtt.errors", 4, "auth_failed"),  # bad user name or password
+        ("gmqtt.client", 135, "auth_failed"),  # MQTT 5 reason code: not authorized
+        ("amqtt.errors", 3, "network_error"),  # server unavailable
+        ("amqtt.errors", 2, "internal_error"),  # identifier rejected: the pack's own
+        # must NOT match: the same number from a library of no known protocol is no refusal
+        ("jobrunner.errors", 5, "network_error"),  # only its name speaks
+    ],
+)
+def test_an_mqtt_refusal_is_read_by_its_return_code(module: str, number: int, code: str) -> None:
+    exc = _klass(module, "ConnectError")("Connection rejected by broker")
+    exc.return_code = number
+    assert _code(exc) == code
+
+
+def test_a_cached_attribute_is_read_through_the_field_behind_it() -> None:
+    import functools
+
+    class Response:  # aiohttp's ClientResponse: headers is a cached descriptor (reify)
+        def __init__(self) -> None:
+            self.status = 429
+            self._headers = {"Retry-After": "600"}
+
+        @functools.cached_property
+        def headers(self) -> dict[str, str]:
+            raise AssertionError("the library's code must not run")
+
+    exc = _klass("chatlib.errors", "HTTPException")("429 Too Many Requests")
+    exc.response = Response()
+    exc.status = 429
+    found = _found(exc)
+    assert found is not None and (found.code, found.retry_after) == ("rate_limited", 600.0)
+
+
+@pytest.mark.parametrize(
+    ("status", "text", "code"),
+    [
+        # what the request hit, said under a 4xx
+        (409, "Key (id)=(41) already exists.", "already_exists"),
+        (404, "device not found", "not_found"),
+        # a month's limit under a 429 is a quota; a limit of no kind takes the 429's
+        (429, "Too Many Requests\nYou have reached your monthly limit.", "quota_exhausted"),
+        (429, "You have reached your limit.", "rate_limited"),
+        (409, "The retry key is already accepted", "already_exists"),
+        (200, "Invalid params. Session terminated, re-login, please.", "auth_failed"),
+        (200, 'Method not found. Incorrect API "hosts".', "internal_error"),
+        # must NOT match: a user that is not found is missing
+        (200, "User not found.", "not_found"),
+    ],
+)
+def test_a_months_limit_a_retry_key_a_session_and_json_rpc_words(
+    status: int, text: str, code: str
+) -> None:
+    assert _code(_http("netlib.errors", "RequestError", status, {"error": text}, text)) == code
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (
+            "[01000] [unixODBC][Driver Manager]Can't open lib 'Oracle 21 ODBC driver' : "
+            "file not found (0) (SQLDriverConnect)",
+            "internal_error",
+        ),
+        (
+            "libfoo.so.1: cannot open shared object file: No such file or directory",
+            "internal_error",
+        ),
+        # must NOT match: a file the call named is missing
+        ("file not found: /data/report.csv", "not_found"),
+    ],
+)
+def test_a_library_that_cannot_be_loaded_is_not_a_missing_resource(text: str, code: str) -> None:
+    assert (words_code(text) or (None,))[0] == code
+
+
+def test_a_name_an_option_gives_that_the_server_cannot_find_is_the_packs_set_up() -> None:
+    stderr = (
+        b'pg_recvlogical: error: could not send replication command "CREATE_REPLICATION_SLOT":'
+        b' ERROR:  could not access file "wal2json": No such file or directory\n'
+    )
+    found = classify_tool(["pg_recvlogical", "-P", "wal2json", "--create-slot"], 1, stderr)
+    assert found is not None and found.code == "internal_error"
+    # must NOT match: the missing name is an operand the call gave, not an option's value
+    operand = b'tool: could not access file "ghost": No such file or directory\n'
+    found = classify_tool(["tool", "ghost"], 1, operand)
+    assert found is not None and found.code == "not_found"

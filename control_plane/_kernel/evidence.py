@@ -619,18 +619,19 @@ def _refills_soon(facts: Facts, delay: float | None, kind: str) -> bool:
     an hour or less (``[windows]``) and none longer (a day, a month, a credit); or, named
     by no window and said in words rather than a code (``insufficient_quota`` is
     exhausted whatever the wait), it asks for a delay that short."""
-    words = tuple(singular(w) for t in (facts.text[:2048], *facts.codes) for w in tokens(t))
-    present, joined = frozenset(words), " " + " ".join(words)
-
-    def said(phrases: tuple[_Phrase, ...]) -> bool:
-        return any(p.found(words, present, joined) for p in phrases)
-
-    if said(_LONG):
+    if _said(facts, _LONG):
         return False
-    if said(_SHORT):
+    if _said(facts, _SHORT):
         return True
     delay = delay if delay is not None else facts.delay
     return kind != "code" and delay is not None and delay <= _SOON
+
+
+def _said(facts: Facts, phrases: tuple[_Phrase, ...]) -> bool:
+    """Whether the facts' text or code words say one of ``phrases`` (a window's words)."""
+    words = tuple(singular(w) for t in (facts.text[:2048], *facts.codes) for w in tokens(t))
+    present, joined = frozenset(words), " " + " ".join(words)
+    return any(p.found(words, present, joined) for p in phrases)
 
 
 #: A database server's answer to a statement, quoted (PostgreSQL's severity ``ERROR:``; a
@@ -741,8 +742,10 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
     wait = delay if delay is not None else facts.reset
     if code == "network_error" and delay is not None:
         code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
-    elif facts.status == 429 and (_under_429(chosen) or _phrase(chosen) in KINDLESS_PHRASES):
+    elif facts.status == 429 and _under_429(chosen):
         code = "rate_limited"
+    elif facts.status == 429 and _phrase(chosen) in KINDLESS_PHRASES and not _said(facts, _LONG):
+        code = "rate_limited"  # a limit said with no kind: the 429's, but for a month's
     elif facts.status == 401 and code == "not_found" and chosen.kind in ("phrase", "code"):
         # "the access token could not be found", access_token_not_found: under a 401, what
         # a sentence or a code word says is missing is the credential the server asked

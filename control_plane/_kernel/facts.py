@@ -102,17 +102,18 @@ def _dict_slot(klass: type) -> Any:
 @type_cache(("missing", None, None))
 def _resolve(klass: type, name: str) -> tuple[str, Any, Any]:
     """What ``name`` is on ``klass`` (cached per type): ``("slot", descriptor, owner)`` for
-    a C-level field, ``("property", None, owner)``, ``("code", None, owner)`` for a method
-    or another descriptor, ``("plain", value, owner)``, or ``("missing", None, None)``."""
+    a C-level field, ``("property", None, owner)`` for a property or another descriptor
+    that is no method, ``("code", None, owner)`` for a method, ``("plain", value, owner)``,
+    or ``("missing", None, None)``."""
     for k in _mro(klass):
         attr = _class_dict(k).get(name, _MISSING)
         if attr is _MISSING:
             continue
         if isinstance(attr, _SAFE_DESCRIPTORS):
             return "slot", attr, k
-        if isinstance(attr, property):
-            return "property", None, k
-        if callable(attr) or hasattr(type(attr), "__get__"):
+        if isinstance(attr, property) or (not callable(attr) and hasattr(type(attr), "__get__")):
+            return "property", None, k  # also a cached one (functools.cached_property, reify)
+        if callable(attr):
             return "code", None, k
         return "plain", attr, k
     return "missing", None, None

@@ -443,9 +443,11 @@ def classify_tool(
     return found
 
 
-#: A path a line of the tool's output names as missing (``cannot change to /x/y: No such
-#: file or directory``).
-_MISSING_PATH = re.compile(r"(/[^\s'\":,;()]+)['\"]?: No such file or directory", re.IGNORECASE)
+#: A path or a quoted name a line of the tool's output names as missing (``cannot change to
+#: /x/y: No such file or directory``, ``could not access file "plugin": No such file ...``).
+_MISSING_PATH = re.compile(
+    r"(?:(?<=[\"'])|(?=/))([^\s'\":,;()]+)['\"]?: No such file or directory", re.IGNORECASE
+)
 
 
 def _set_up(argv: Sequence[str] | str | bytes | None, stderr: str | bytes) -> bool:
