@@ -62,6 +62,7 @@ HALVES = (
     "heldout15",
     "heldout16",
     "heldout17",
+    "heldout18",
 )
 
 

@@ -310,6 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout15",
             "heldout16",
             "heldout17",
+            "heldout18",
             "all",
         ),
         default="visible",
