@@ -133,15 +133,6 @@ ROWS: list[Row] = [
         "the referenced customer does not exist",
     ),
     (
-        "no_column",
-        400,
-        _e("PGRST204", "Could not find the 'customer_id' column of 'orders' in the schema cache"),
-        {},
-        INT,
-        None,
-        "a column the caller sent does not exist (the caller's input)",
-    ),
-    (
         "bad_input",
         400,
         _e("22P02", 'invalid input syntax for type integer: "seventeen"'),
