@@ -37,7 +37,7 @@ _H = {
 
 
 def _client(url: str) -> Any:
-    import github3
+    import github3  # type: ignore[import-untyped]
 
     gh = github3.GitHubEnterprise(url, token="ghp_PLANTEDenterpriseToken0123456789ab")
     gh.session.default_connect_timeout = 1
