@@ -49,16 +49,10 @@ def _send(
     starttls: bool = False,
 ) -> Callable[[Ctx], None]:
     def run(c: Ctx) -> None:
-        from redmail import EmailSender  # type: ignore[import-untyped]
+        from redmail.email.sender import EmailSender
 
-        email: Any = EmailSender(
-            host=host,
-            port=port(c),
-            username=username,
-            password=password,
-            use_starttls=starttls,
-            timeout=1,
-        )
+        settings: dict[str, Any] = {"username": username, "password": password}
+        email = EmailSender(host=host, port=port(c), use_starttls=starttls, timeout=1, **settings)
         email.send(subject=subject, sender=sender, receivers=[to], text=text)
 
     return run
