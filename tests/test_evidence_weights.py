@@ -1213,3 +1213,37 @@ def test_a_name_an_option_gives_that_the_server_cannot_find_is_the_packs_set_up(
     operand = b'tool: could not access file "ghost": No such file or directory\n'
     found = classify_tool(["tool", "ghost"], 1, operand)
     assert found is not None and found.code == "not_found"
+
+
+# -- the lessons of the eighteenth held-out half's first run ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # a store whose memory is used up by what it holds: writes wait for room, a quota
+        ("OOM command not allowed when used memory > 'maxmemory'.", "quota_exhausted"),
+        ("SERVER_ERROR out of memory storing object", "quota_exhausted"),
+        # a limit said with what was used of it: an allowance spent, not a rate
+        (
+            "ERR max requests limit exceeded. Limit: 500000, Usage: 500000.",
+            "quota_exhausted",
+        ),
+        ("ERR max data size exceeded. Limit: 256 MB, Usage: 256 MB.", "quota_exhausted"),
+        ("Unique constraint violation", "already_exists"),
+        # must NOT match: one query's memory is the request's size; a rate stays a rate
+        ("Out of Memory Error: could not allocate block of size 256 KiB", None),
+        ("request limit exceeded, slow down", "rate_limited"),
+    ],
+)
+def test_a_full_store_an_allowance_spent_and_a_unique_violation(
+    text: str, code: str | None
+) -> None:
+    assert (words_code(text) or (None,))[0] == code
+
+
+def test_a_client_class_named_for_an_invalid_response_is_a_peer_speaking_garbage() -> None:
+    invalid = _klass("kvclient.exceptions", "InvalidResponse")
+    assert _code(invalid("Protocol Error: b'\\x00\\xff'")) == "network_error"
+    # must NOT match: the words in a sentence may name the caller's own request
+    assert words_code("Invalid response format requested") is None

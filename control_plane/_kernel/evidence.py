@@ -251,7 +251,9 @@ class _Phrase(NamedTuple):
 #: Short words only ever read where a single word is written on its own (an error-code
 #: field, a class name): ``declined`` and ``unavailable`` in a sentence say too little, and
 #: ``forbidden`` in a sentence states a rule of the input ("'..' is forbidden in a name").
-_CODE_ONLY = frozenset({("declined",), ("unavailable",), ("forbidden",)})
+_CODE_ONLY = frozenset(
+    {("declined",), ("unavailable",), ("forbidden",), ("invalid", "response")}
+)
 #: The last words of a class or code name that say only that it is one.
 _SUFFIXES = frozenset({"error", "exception", "err", "exc"})
 
@@ -290,7 +292,7 @@ def _words_row(text: str, whole: bool) -> tuple[str, str, str] | None:
     present, joined = frozenset(words), " " + " ".join(words)
     head = words[:-1] if len(words) > 1 and words[-1] in _SUFFIXES else words
     for code, message, phrase, forms in _READY:
-        if phrase in _CODE_ONLY and (not whole or head[-1:] != phrase):
+        if phrase in _CODE_ONLY and (not whole or head[-len(phrase) :] != phrase):
             continue  # on its own, or the head of a name ("Unavailable", "CardDeclined")
         if any(form.found(words, present, joined) for form in forms):
             return code, message, " ".join(phrase)
