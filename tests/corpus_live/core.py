@@ -63,6 +63,7 @@ HALVES = (
     "heldout16",
     "heldout17",
     "heldout18",
+    "heldout19",
 )
 
 

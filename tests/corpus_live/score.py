@@ -311,6 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout16",
             "heldout17",
             "heldout18",
+            "heldout19",
             "all",
         ),
         default="visible",
