@@ -865,7 +865,7 @@ def _kept(inst: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
     for key, value in itertools.islice(dict.items(inst), 64):
         if type(key) is not str or value is None:
             continue
-        role = _attribute_role(key)
+        role = _attribute_role(key[:120])  # a field's name is short; the memo stays small
         if role:
             private.setdefault(role, value)
         elif role == "" and isinstance(value, str | bytes | bytearray | dict):
