@@ -53,7 +53,7 @@ _BEHAVIORS = {
 
 
 def _client(port: int, host: str = LOOPBACK, **kw: Any) -> Any:
-    import pylibmc
+    import pylibmc  # type: ignore[import-untyped]
 
     return pylibmc.Client([f"{host}:{port}"], behaviors=dict(_BEHAVIORS, **kw))
 

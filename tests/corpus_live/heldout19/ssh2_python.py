@@ -47,7 +47,7 @@ class _Conn:
 
 
 def _connect(port: int, host: str = LOOPBACK, timeout_ms: int = 0) -> _Conn:
-    from ssh2.session import Session
+    from ssh2.session import Session  # type: ignore[import-untyped]
 
     sock = socket.create_connection((host, port), 2)
     sock.settimeout(None)  # blocking, as libssh2 expects: its own timeout governs
@@ -104,7 +104,7 @@ def _key_missing(c: Ctx) -> Any:
     "the server's host key does not match the known_hosts entry for it",
 )
 def _host_key(c: Ctx) -> Any:
-    from ssh2 import knownhost
+    from ssh2 import knownhost  # type: ignore[import-untyped]
 
     conn = _connect(c.server.port)
     session = conn.session
@@ -120,7 +120,7 @@ def _host_key(c: Ctx) -> Any:
 
 @FAM.case("sftp_open_missing", NF | INT, "SFTP open of a file that does not exist")
 def _open_missing(c: Ctx) -> Any:
-    from ssh2.sftp import LIBSSH2_FXF_READ
+    from ssh2.sftp import LIBSSH2_FXF_READ  # type: ignore[import-untyped]
 
     return _sftp(c, lambda sftp: sftp.open(str(c.server.home / "report.csv"), LIBSSH2_FXF_READ, 0))
 
