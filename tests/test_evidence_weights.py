@@ -1247,3 +1247,25 @@ def test_a_client_class_named_for_an_invalid_response_is_a_peer_speaking_garbage
     assert _code(invalid("Protocol Error: b'\\x00\\xff'")) == "network_error"
     # must NOT match: the words in a sentence may name the caller's own request
     assert words_code("Invalid response format requested") is None
+
+
+# -- the lessons of the nineteenth held-out half's first run ---------------------------------
+
+
+def test_a_message_a_models_repr_assigns_is_read_and_other_quoted_values_are_not() -> None:
+    text = "status_code: 409, body: error=None message='user with id cust-4127 already exists'"
+    assert _code(_http("zeplike.core", "ConflictError", 409, None, text)) == "already_exists"
+    # must NOT match: a quoted value of another field stays a value
+    assert words_code("lookup failed: name='already exists'") is None
+
+
+def test_an_smtp_reply_a_tool_quotes_after_a_capitalised_label_is_read() -> None:
+    stderr = (
+        b"s-nail: SMTP server: 550 5.1.1 <nobody@example.org>: Recipient address rejected:"
+        b" User unknown in virtual mailbox table\ns-nail: ... message not sent\n"
+    )
+    found = classify_tool(["s-nail", "-s", "x", "nobody@example.org"], 1, stderr)
+    assert found is not None and found.code == "not_found"
+    # must NOT match: a number after a label that is no SMTP reply with its enhanced code
+    found = classify_tool(["tool"], 1, b"tool: Build server: 550 jobs queued\n")
+    assert found is None or found.code != "not_found"

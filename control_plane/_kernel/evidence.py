@@ -251,9 +251,7 @@ class _Phrase(NamedTuple):
 #: Short words only ever read where a single word is written on its own (an error-code
 #: field, a class name): ``declined`` and ``unavailable`` in a sentence say too little, and
 #: ``forbidden`` in a sentence states a rule of the input ("'..' is forbidden in a name").
-_CODE_ONLY = frozenset(
-    {("declined",), ("unavailable",), ("forbidden",), ("invalid", "response")}
-)
+_CODE_ONLY = frozenset({("declined",), ("unavailable",), ("forbidden",), ("invalid", "response")})
 #: The last words of a class or code name that say only that it is one.
 _SUFFIXES = frozenset({"error", "exception", "err", "exc"})
 
@@ -318,9 +316,11 @@ _QUOTED = re.compile(
 _SENTENCE = re.compile(r"\s*[A-Za-z]+(?: [A-Za-z]+)+[.!]?\s*")
 
 
-#: A message quoted after a label (``Got error: 1049: "Unknown database 'x'" when ...``):
+#: A message quoted after a label (``Got error: 1049: "Unknown database 'x'" when ...``)
+#: or assigned to a message field in a model's repr (``message='user ... already exists'``):
 #: it opens with two words.
 _WORDY = re.compile(r"\s*[A-Za-z']+[ ,]+[A-Za-z']+")
+_MESSAGE_FIELD = re.compile(r"\b(?:message|msg|detail|description|error)\s*=\s*$", re.I)
 
 
 def _unquote(m: re.Match[str]) -> str:
@@ -334,7 +334,8 @@ def _unquote(m: re.Match[str]) -> str:
         inner = quoted[1:-1]
         if alone and _SENTENCE.fullmatch(inner):
             return inner
-        if (alone or before == ":") and _WORDY.match(inner):  # error: "Access denied, ..."
+        said = before == ":" or _MESSAGE_FIELD.search(head[-24:]) is not None
+        if (alone or said) and _WORDY.match(inner):  # error: "Access denied, ...", message='...'
             return _QUOTED.sub(" quoted ", inner)
     return " quoted "  # a value stands where it was: "file '/x' exists" says no "file exists"
 
@@ -776,7 +777,7 @@ ERRNO_CODES: Mapping[int, str] = MappingProxyType(
 #: ``ERROR 1049 (42000): ...``; an errno a line quotes (``system error: 110``,
 #: ``errno 111``, ``os error 111``).
 _SMTP_LINE = re.compile(
-    r"^(?:[\w-]+:(?: [a-z]+){0,2}:\s+)?\W*([245])(\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b",
+    r"^(?:[\w-]+:(?: [A-Za-z]+){0,2}:\s+)?\W*([245])(\d\d)[ -]([245]\.\d{1,3}\.\d{1,3})\b",
     re.MULTILINE,
 )
 _ERROR_LINE = re.compile(r"^\W*error\s+(\d{1,5})\b(?:\s*\((\w{5})\))?", re.I | re.MULTILINE)
