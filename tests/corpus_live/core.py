@@ -64,6 +64,7 @@ HALVES = (
     "heldout17",
     "heldout18",
     "heldout19",
+    "heldout20",
 )
 
 

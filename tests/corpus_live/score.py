@@ -312,6 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout17",
             "heldout18",
             "heldout19",
+            "heldout20",
             "all",
         ),
         default="visible",

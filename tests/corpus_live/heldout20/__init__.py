@@ -1,0 +1,5 @@
+"""A twentieth held-out half (issue 44): families written without reading or running the
+classification code; each case was checked only by printing the raw failure it provokes
+(``python -m corpus_live.probe --half heldout20``). Run once against the finished engine, the
+measure of generalization on libraries and tools it has never seen. Do not tune the engine on
+them."""
