@@ -603,6 +603,7 @@ MEMOS: dict[str, str] = {
     "control_plane/_kernel/error_event.py:_second": "the RFC 3339 text of a whole second",
     "control_plane/_kernel/evidence.py:tokens": "the word tokens of a text",
     "control_plane/_kernel/evidence.py:_words_row": "the vocabulary row a text names",
+    "control_plane/_kernel/evidence.py:_window": "the quota window a text and code words name",
     "control_plane/_kernel/facts.py:_attribute_role": "what an attribute's name says it keeps",
     "control_plane/_kernel/evidence.py:_text": "the proposals the phrase tables make of a text",
     "control_plane/_kernel/evidence.py:name_proposal": "the proposal of a tuple of type names",

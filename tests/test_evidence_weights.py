@@ -1269,3 +1269,59 @@ def test_an_smtp_reply_a_tool_quotes_after_a_capitalised_label_is_read() -> None
     # must NOT match: a number after a label that is no SMTP reply with its enhanced code
     found = classify_tool(["tool"], 1, b"tool: Build server: 550 jobs queued\n")
     assert found is None or found.code != "not_found"
+
+
+# -- the lessons of the whole corpus's wrong codes (stop 52) ---------------------------------
+
+
+def test_a_brief_other_output_that_says_otherwise_makes_the_evidence_conflict() -> None:
+    # an FTP client's summary on stderr, the server's own reply on stdout
+    stderr = b"tnftp: Login failed\ntnftp: Can't connect or login to host `127.0.0.1:2121'\n"
+    stdout = b"Sorry, the maximum number of clients (2) for this user are already connected.\n"
+    found = classify_tool(["tnftp", "ftp://u:p@127.0.0.1:2121/x"], 1, stderr, stdout)
+    assert found is not None and found.code == "internal_error"
+    # must NOT match: an output that agrees, or a long listing, leaves the summary to decide
+    found = classify_tool(["tnftp", "x"], 1, stderr, b"530 Login incorrect.\n")
+    assert found is not None and found.code == "auth_failed"
+    listing = b"".join(
+        b"-rw-r--r-- 1 ftp ftp 10 Nov 30 too-many-requests-%d.log\n" % i for i in range(9)
+    )
+    found = classify_tool(["tnftp", "x"], 1, stderr, listing)
+    assert found is not None and found.code == "auth_failed"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # a limit whose text asks for a larger setting: the pack's configuration, not an
+        # account's quota
+        (
+            "mdb_txn_begin: MDB_READERS_FULL: Environment maxreaders limit reached (Please use"
+            " a larger Environment(max_readers=) parameter)",
+            "internal_error",
+        ),
+        ("buffer limit reached; use a bigger buffer_size", "internal_error"),
+        # must NOT match: a limit of the account, said with no setting to change
+        ("Monthly request limit reached", "quota_exhausted"),
+        ("limit reached for this user, larger plans available", "quota_exhausted"),
+    ],
+)
+def test_a_limit_that_asks_for_a_larger_setting_is_the_packs_configuration(
+    text: str, code: str
+) -> None:
+    assert (words_code(text) or (None,))[0] == code
+
+
+def test_an_http_status_kept_under_a_name_of_its_own_is_read() -> None:
+    throttled = _klass("translatorlib.exceptions", "TooManyRequestsException")
+    exc = throttled("Too many requests, the servers are experiencing high load")
+    exc.http_status_code = 429
+    exc.should_retry = True
+    assert extract(exc).status == 429
+    camel = _klass("otherlib", "ApiFailure")("nope")
+    camel.httpStatusCode = 404
+    assert extract(camel).status == 404
+    # must NOT match: a name that is no HTTP status's (a protocol's own number)
+    other = _klass("mq.client", "ReplyError")("nope")
+    other.broker_status_code = 404
+    assert extract(other).status is None

@@ -77,7 +77,13 @@ from control_plane._kernel.fact_rules import (
     Verdict,
     search,
 )
-from control_plane._kernel.facts import STATUS_SAID, Facts, reply_facts, stated_delay
+from control_plane._kernel.facts import (
+    MESSAGE_FIELDS,
+    STATUS_SAID,
+    Facts,
+    reply_facts,
+    stated_delay,
+)
 
 __all__ = [
     "ANSWERED",
@@ -320,7 +326,8 @@ _SENTENCE = re.compile(r"\s*[A-Za-z]+(?: [A-Za-z]+)+[.!]?\s*")
 #: or assigned to a message field in a model's repr (``message='user ... already exists'``):
 #: it opens with two words.
 _WORDY = re.compile(r"\s*[A-Za-z']+[ ,]+[A-Za-z']+")
-_MESSAGE_FIELD = re.compile(r"\b(?:message|msg|detail|description|error)\s*=\s*$", re.I)
+_MESSAGE_NAMES = "|".join(sorted({*map(re.escape, MESSAGE_FIELDS), "error"}))
+_MESSAGE_FIELD = re.compile(rf"\b(?:{_MESSAGE_NAMES})\s*=\s*$", re.I)
 
 
 def _unquote(m: re.Match[str]) -> str:
@@ -622,19 +629,23 @@ def _refills_soon(facts: Facts, delay: float | None, kind: str) -> bool:
     an hour or less (``[windows]``) and none longer (a day, a month, a credit); or, named
     by no window and said in words rather than a code (``insufficient_quota`` is
     exhausted whatever the wait), it asks for a delay that short."""
-    if _said(facts, _LONG):
-        return False
-    if _said(facts, _SHORT):
-        return True
+    window = _window(facts.text[:2048], facts.codes)
+    if window is not None:
+        return window == "short"
     delay = delay if delay is not None else facts.delay
     return kind != "code" and delay is not None and delay <= _SOON
 
 
-def _said(facts: Facts, phrases: tuple[_Phrase, ...]) -> bool:
-    """Whether the facts' text or code words say one of ``phrases`` (a window's words)."""
-    words = tuple(singular(w) for t in (facts.text[:2048], *facts.codes) for w in tokens(t))
+@functools.lru_cache(maxsize=256)
+def _window(text: str, codes: tuple[str, ...]) -> str | None:
+    """The window of a quota that a text or its code words name (``[windows]``): ``long``
+    when any longer than an hour is named, else ``short`` when one is, else ``None``."""
+    words = tuple(singular(w) for t in (text, *codes) for w in tokens(t))
     present, joined = frozenset(words), " " + " ".join(words)
-    return any(p.found(words, present, joined) for p in phrases)
+    for size, phrases in (("long", _LONG), ("short", _SHORT)):
+        if any(p.found(words, present, joined) for p in phrases):
+            return size
+    return None
 
 
 #: A database server's answer to a statement, quoted (PostgreSQL's severity ``ERROR:``; a
@@ -747,7 +758,11 @@ def decide(found: Sequence[Proposal], facts: Facts, delay: float | None = None) 
         code = "rate_limited"  # "unavailable, come back in N s", wherever it is said
     elif facts.status == 429 and _under_429(chosen):
         code = "rate_limited"
-    elif facts.status == 429 and _phrase(chosen) in KINDLESS_PHRASES and not _said(facts, _LONG):
+    elif (
+        facts.status == 429
+        and _phrase(chosen) in KINDLESS_PHRASES
+        and _window(facts.text[:2048], facts.codes) != "long"
+    ):
         code = "rate_limited"  # a limit said with no kind: the 429's, but for a month's
     elif facts.status == 401 and code == "not_found" and chosen.kind in ("phrase", "code"):
         # "the access token could not be found", access_token_not_found: under a 401, what
@@ -819,6 +834,12 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     words = read_lines(text)
     if words is not None:
         found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
+        other = read_lines(replies) if _brief(replies) else None
+        if other is not None and other[0] != words[0]:
+            # a brief other output is the server's own message (an FTP client prints its
+            # replies): what it says weighs as much as the tool's summary ("Login failed"
+            # over "the maximum number of clients for this user are already connected")
+            found.append(Proposal(other[0], "phrase", f"words:output:{other[2]}", other[1]))
     else:  # a driver's or server's phrase the tool passes on ("too many connections")
         rules = (QUOTA_RULES, PHRASE_RULES, GENERIC_PHRASES)
         said = next((hit for r in rules if (hit := search(r, [text[:MAX_TOOL_TEXT]]))), None)
@@ -833,6 +854,12 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     if verdict is not None and verdict.code == "rate_limited" and verdict.retry_after is None:
         verdict = replace(verdict, retry_after=stated_delay(text))  # "retry after 5"
     return verdict
+
+
+def _brief(output: str) -> bool:
+    """Whether a tool's other output is a message, not a listing or a transfer's report:
+    a few short lines."""
+    return 0 < len(output) <= 512 and output.count("\n") <= 4
 
 
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})

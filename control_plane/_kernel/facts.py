@@ -845,15 +845,19 @@ _MANGLED = re.compile(r"^_[A-Za-z]\w*?__([A-Za-z]\w*)$")
 @functools.lru_cache(maxsize=4096)
 def _attribute_role(key: str) -> str | None:
     """What an instance attribute's name says it keeps: a field of :data:`_ALL_FIELDS` under
-    a mangled private name (that field's name), a body or text the field lists do not name
-    (``detail_text``, ``raw_body``, ``responseBody``: ``""``), or nothing (``None``)."""
+    a mangled private name (that field's name), an HTTP status under a name of its own
+    (``http_status_code``, ``httpCode``: ``http_status``), a body or text the field lists do
+    not name (``detail_text``, ``raw_body``, ``responseBody``: ``""``), or nothing
+    (``None``)."""
     if key[:1] == "_" and "__" in key[1:]:
         named = _MANGLED.match(key)
         return named.group(1) if named is not None and named.group(1) in _ALL_FIELDS else None
     if key in _ALL_FIELDS or key[:2] == "__":
         return None
-    words = _WORD.findall(key[:80])
-    return "" if len(words) > 1 and words[-1].lower() in _BODY_WORDS else None
+    words = [w.lower() for w in _WORD.findall(key[:80])]
+    if len(words) > 1 and words[0] == "http" and words[-1] in ("status", "code"):
+        return "http_status"  # http_status_code, httpStatusCode, HTTPCode: what it says
+    return "" if len(words) > 1 and words[-1] in _BODY_WORDS else None
 
 
 def _kept(inst: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
