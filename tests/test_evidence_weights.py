@@ -1325,3 +1325,81 @@ def test_an_http_status_kept_under_a_name_of_its_own_is_read() -> None:
     other = _klass("mq.client", "ReplyError")("nope")
     other.broker_status_code = 404
     assert extract(other).status is None
+
+
+# -- the lessons of the twentieth held-out half's first run ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        b'tool: error: resource manager "Nope" does not exist\n'
+        b'tool: hint: Try "tool --help" for more information.\n',
+        b"\nCommand 'frobnicate' not found. \n\n\x1b[1mUsage\x1b[0m\n\n"
+        b"tool [--node <node>] <command>\n",
+        b"ls: unrecognized option '--nope'\nTry 'ls --help' for more information.\n",
+    ],
+)
+def test_a_tool_that_points_at_its_help_refused_its_own_command_line(stderr: bytes) -> None:
+    found = classify_tool(["tool", "x"], 1, stderr)
+    assert found is not None and found.code == "internal_error"
+
+
+def test_help_and_usage_words_elsewhere_are_no_usage() -> None:
+    # must NOT match: a usage figure, advice to try again, a line that merely says help
+    for stderr, code in (
+        (b"tool: Try again later: server not found\n", "not_found"),
+        (b"tool: disk usage 95%: quota exceeded\n", "quota_exhausted"),
+        (b"tool: could not connect to helpdesk.example: connection refused\n", "network_error"),
+    ):
+        found = classify_tool(["tool"], 1, stderr)
+        assert found is not None and found.code == code, stderr
+
+
+def test_a_code_word_alone_on_a_line_is_read_whole() -> None:
+    found = classify_tool(["rabbitmqctl", "purge_queue", "q"], 69, b"Error:\nnot_found\n")
+    assert found is not None and found.code == "not_found"
+    # must NOT match: an identifier inside a sentence is a name the tool quotes
+    found = classify_tool(["tool"], 1, b"Error: cannot write not_found_report\n")
+    assert found is None or found.code != "not_found"
+
+
+def test_a_list_of_possible_causes_decides_nothing() -> None:
+    stderr = (
+        b"Error: unable to perform an operation on node 'n@localhost'.\n\n"
+        b"Most common reasons for this are:\n\n"
+        b" * Target node is unreachable (e.g. due to hostname resolution)\n"
+        b" * CLI tool fails to authenticate with the server\n"
+        b" * Target node is not running\n\n"
+        b"  * suggestion: check if the connection is refused by a firewall\n"
+    )
+    found = classify_tool(["rabbitmqctl", "status"], 69, stderr)
+    assert found is not None and found.code == "internal_error"
+    # must NOT match: a list of what did happen is read
+    found = classify_tool(["tool"], 1, b"Errors:\n * node a: connection refused\n")
+    assert found is not None and found.code == "network_error"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ('could not locate WAL file "000000010000000000000009"', "not_found"),
+        ("doveadm server sent invalid handshake", "network_error"),
+        (
+            'connection to server at "127.0.0.1", port 5432 failed: expected authentication'
+            " request from server, but received x",
+            "network_error",
+        ),
+        ("The idempotency key has already been used.", "already_exists"),
+        ("epmd reports: node 'rabbit' not running at all", "network_error"),
+        # must NOT match: a host that cannot be located is a name lookup, not a missing
+        # resource; a job's state; a type a value was expected to have; credits spent
+        ("cannot locate host db.invalid: Name or service not known", "network_error"),
+        ("the job is not running", None),
+        ("InvalidHandshake", None),
+        ("expected integer but received string", None),
+        ("credits already used up", None),
+    ],
+)
+def test_missing_located_garbled_handshakes_and_used_keys(text: str, code: str | None) -> None:
+    assert (words_code(text) or (None,))[0] == code

@@ -805,7 +805,7 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     on (:data:`PHRASE_RULES`, the generic ones), the replies quoted in ``text`` or ``replies`` (its
     other output) read as their protocol's numbers, the errnos ``text`` quotes, weighed
     and decided as any exception's facts are."""
-    if _USAGE.search(text[:MAX_TOOL_TEXT]):
+    if _USAGE.search(_ANSI.sub("", text[:MAX_TOOL_TEXT])):
         refused = "the tool refused its own command line (it printed its usage)"
         return Verdict("internal_error", refused, "usage")
     numbers: list[tuple[str, int]] = []
@@ -865,7 +865,14 @@ def _brief(output: str) -> bool:
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})
 #: A tool's usage line (click's ``Usage: tool [OPTIONS]``, argparse's ``usage: tool [-h]``):
 #: it refused its own command line before it looked anything up.
-_USAGE = re.compile(r"^\s*usage:\s+\S", re.IGNORECASE | re.MULTILINE)
+#: Its hint to read its help (``Try "pg_waldump --help" for more information``), or a
+#: ``Usage`` heading on a line of its own, says the same.
+_USAGE = re.compile(
+    r"^\s*usage:\s+\S|^\s*usage:?\s*$|\btry\s+[\"'`]?[\w.-]+\s+--help\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+#: A terminal's escape sequences (bold, colour) a tool prints around its words.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: An HTTP status a tool's line quotes with its own reason phrase (``403 (Forbidden)``,
 #: ``404 Not Found``): the pair says HTTP, whatever the tool.
 _STATUS_PAIR = re.compile(r"\b([1-5]\d\d) \(?([A-Z][A-Za-z' -]{1,40}?)(?=\)|$|[:.,;\n])", re.M)
@@ -905,6 +912,20 @@ _SUMMARY = re.compile(
 )
 
 
+#: A line that opens a list of what may have caused the failure ("Most common reasons for
+#: this are:", "possible causes:"), or a tool's suggestion: its items are guesses, never
+#: what happened; when nothing else says something, they make the cause unknown.
+_GUESSES = re.compile(
+    r"\b(?:common|possible|likely|probable)\s+(?:reasons?|causes?)\b|^\W*suggestions?\b",
+    re.IGNORECASE,
+)
+#: An item of a list (``* Target node is unreachable``, ``- the cookie differs``).
+_ITEM = re.compile(r"^\s*(?:[*\u2022-]|\d+[.)])\s")
+_GUESSED = "the tool lists possible causes of the failure; which one is not known"
+#: A line that is one code word on its own (``not_found`` under ``Error:``): read whole.
+_CODE_LINE = re.compile(r"\s*[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\s*")
+
+
 #: A line quoting the server's own message (``mpop: POP3 server message: -ERR ...``,
 #: ``server replied: ...``): the text after the label.
 _SERVER_SAID = re.compile(
@@ -926,13 +947,22 @@ def read_lines(text: str) -> tuple[str, str, str] | None:
         found = words_code(line)
         if found is not None:  # what the server said, over the tool's own summary of it
             return found
+    guesses: list[str] = []
+    guessing = False
     for line in text.splitlines()[:400]:
         if not line.strip():
+            continue
+        if _GUESSES.search(line):
+            guessing = True  # the causes it may have, listed below: not what happened
+            continue
+        guessing = guessing and _ITEM.match(line) is not None
+        if guessing:
+            guesses.append(line)
             continue
         if _SUMMARY.search(line):
             later.append(line)
             continue
-        found = words_code(line)
+        found = words_code(line, whole=_CODE_LINE.fullmatch(line) is not None)
         if found is not None and found[0] != "network_error":
             return found
         how = how or found
@@ -942,4 +972,6 @@ def read_lines(text: str) -> tuple[str, str, str] | None:
         found = words_code(line)
         if found is not None:
             return found
+    if any(words_code(line) is not None for line in guesses[:16]):
+        return ("internal_error", _GUESSED, "possible causes")  # a guess decides nothing
     return None
