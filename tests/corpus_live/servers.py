@@ -1,12 +1,13 @@
 """Real servers on 127.0.0.1, started in a scratch directory and stopped by the stack.
 
 Debian's daemons (``scripts/setup`` installs them): MariaDB, Mosquitto, memcached,
-OpenLDAP's slapd, nats-server; Python servers: aiosmtpd, pyftpdlib.
+OpenLDAP's slapd, nats-server, RabbitMQ (its management API); Python servers: aiosmtpd, pyftpdlib.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import shutil
 import subprocess
 import threading
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus_live.core import LOOPBACK, daemon, free_port, require, wait_port
+from corpus_live.heldout2._daemons import _rabbit_hash
 
 # -- MariaDB ------------------------------------------------------------------------------
 
@@ -388,3 +390,89 @@ def nats(stack: contextlib.ExitStack, work: Path) -> Nats:
     )
     daemon(stack, ["nats-server", "-c", str(conf)], port, log=work / "nats.log")
     return Nats(port)
+
+
+# -- RabbitMQ with its management API ------------------------------------------------------
+
+
+def rabbitmq_management(
+    stack: contextlib.ExitStack, work: Path, queue_arguments: dict[str, Any] | None = None
+) -> int:
+    """A RabbitMQ node with its management plugin on a port of its own (returned): users
+    ``admin`` (administrator), ``app`` (no tag) and ``watcher`` (management, read-only on
+    ``/``), password ``NAME-pw``; vhosts ``/`` and ``locked`` (nobody's); a durable queue
+    ``jobs`` declared with ``queue_arguments``."""
+    bin_dir = Path("/usr/lib/rabbitmq/bin")
+    if not (bin_dir / "rabbitmq-server").exists():
+        raise RuntimeError("rabbitmq-server is not installed (scripts/setup, CP_APT_DEV)")
+    port, dist, http = free_port(), free_port(), free_port()
+    users = {"admin": ["administrator"], "app": [], "watcher": ["management"]}
+    defs = {
+        "users": [
+            {
+                "name": name,
+                "password_hash": _rabbit_hash(f"{name}-pw"),
+                "hashing_algorithm": "rabbit_password_hashing_sha256",
+                "tags": tags,
+            }
+            for name, tags in users.items()
+        ],
+        "vhosts": [{"name": "/"}, {"name": "locked"}],
+        "permissions": [
+            {"user": "admin", "vhost": "/", "configure": ".*", "write": ".*", "read": ".*"},
+            {"user": "app", "vhost": "/", "configure": ".*", "write": ".*", "read": ".*"},
+            {"user": "watcher", "vhost": "/", "configure": "^$", "write": "^$", "read": ".*"},
+        ],
+        "queues": [
+            {
+                "name": "jobs",
+                "vhost": "/",
+                "durable": True,
+                "auto_delete": False,
+                "arguments": queue_arguments or {},
+            }
+        ],
+        "exchanges": [],
+        "bindings": [],
+    }
+    (work / "defs.json").write_text(json.dumps(defs))
+    (work / "rabbitmq.conf").write_text(
+        f"listeners.tcp.default = {LOOPBACK}:{port}\n"
+        f"management.tcp.port = {http}\n"
+        f"management.tcp.ip = {LOOPBACK}\n"
+        f"load_definitions = {work / 'defs.json'}\n"
+        "loopback_users = none\n"
+        "log.console = true\n"
+        "log.file = false\n"
+    )
+    (work / "enabled_plugins").write_text("[rabbitmq_management].\n")
+    home = work / "home"
+    home.mkdir(exist_ok=True)
+    env = {
+        "HOME": str(home),
+        "RABBITMQ_NODENAME": f"corpus44-{port}@localhost",
+        "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
+        "RABBITMQ_NODE_PORT": str(port),
+        "RABBITMQ_DIST_PORT": str(dist),
+        "RABBITMQ_CONFIG_FILE": str(work / "rabbitmq"),
+        "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
+        "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
+        "RABBITMQ_LOG_BASE": str(work / "log"),
+        "RABBITMQ_PID_FILE": str(work / "rabbit.pid"),
+        "ERL_EPMD_ADDRESS": LOOPBACK,
+    }
+    epmd_was_running = (
+        subprocess.run(["epmd", "-names"], capture_output=True, check=False).returncode == 0
+    )
+    if not epmd_was_running:
+        # epmd outlives the node: stop it when the stack closes (it was ours)
+        stack.callback(lambda: subprocess.run(["epmd", "-kill"], capture_output=True, check=False))
+    daemon(
+        stack,
+        [str(bin_dir / "rabbitmq-server")],
+        http,  # the management listener comes up last: the API is ready when it listens
+        log=work / "rabbitmq.log",
+        env=env,
+        timeout=90,
+    )
+    return http

@@ -9,8 +9,6 @@ text on stderr."""
 from __future__ import annotations
 
 import contextlib
-import json
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +24,11 @@ from corpus_live.core import (
     UNRESOLVABLE,
     Served,
     cli,
-    daemon,
     family,
-    free_port,
     require,
     served,
 )
-from corpus_live.heldout2._daemons import _rabbit_hash
+from corpus_live.servers import rabbitmq_management
 
 
 @dataclass
@@ -42,80 +38,7 @@ class Rabbit:
 
 def _start(stack: contextlib.ExitStack, work: Path) -> Rabbit:
     require("rabbitmqadmin")
-    bin_dir = Path("/usr/lib/rabbitmq/bin")
-    if not (bin_dir / "rabbitmq-server").exists():
-        raise RuntimeError("rabbitmq-server is not installed (scripts/setup, CP_APT_DEV)")
-    port, dist, http = free_port(), free_port(), free_port()
-    users = {"admin": ["administrator"], "app": [], "watcher": ["management"]}
-    defs = {
-        "users": [
-            {
-                "name": name,
-                "password_hash": _rabbit_hash(f"{name}-pw"),
-                "hashing_algorithm": "rabbit_password_hashing_sha256",
-                "tags": tags,
-            }
-            for name, tags in users.items()
-        ],
-        "vhosts": [{"name": "/"}, {"name": "locked"}],
-        "permissions": [
-            {"user": "admin", "vhost": "/", "configure": ".*", "write": ".*", "read": ".*"},
-            {"user": "app", "vhost": "/", "configure": ".*", "write": ".*", "read": ".*"},
-            {"user": "watcher", "vhost": "/", "configure": "^$", "write": "^$", "read": ".*"},
-        ],
-        "queues": [
-            {
-                "name": "jobs",
-                "vhost": "/",
-                "durable": True,
-                "auto_delete": False,
-                "arguments": {"x-max-length": 10},
-            }
-        ],
-        "exchanges": [],
-        "bindings": [],
-    }
-    (work / "defs.json").write_text(json.dumps(defs))
-    (work / "rabbitmq.conf").write_text(
-        f"listeners.tcp.default = {LOOPBACK}:{port}\n"
-        f"management.tcp.port = {http}\n"
-        f"management.tcp.ip = {LOOPBACK}\n"
-        f"load_definitions = {work / 'defs.json'}\n"
-        "loopback_users = none\n"
-        "log.console = true\n"
-        "log.file = false\n"
-    )
-    (work / "enabled_plugins").write_text("[rabbitmq_management].\n")
-    home = work / "home"
-    home.mkdir(exist_ok=True)
-    env = {
-        "HOME": str(home),
-        "RABBITMQ_NODENAME": f"corpus44-{port}@localhost",
-        "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
-        "RABBITMQ_NODE_PORT": str(port),
-        "RABBITMQ_DIST_PORT": str(dist),
-        "RABBITMQ_CONFIG_FILE": str(work / "rabbitmq"),
-        "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
-        "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
-        "RABBITMQ_LOG_BASE": str(work / "log"),
-        "RABBITMQ_PID_FILE": str(work / "rabbit.pid"),
-        "ERL_EPMD_ADDRESS": LOOPBACK,
-    }
-    epmd_was_running = (
-        subprocess.run(["epmd", "-names"], capture_output=True, check=False).returncode == 0
-    )
-    if not epmd_was_running:
-        # epmd outlives the node: stop it when the stack closes (it was ours)
-        stack.callback(lambda: subprocess.run(["epmd", "-kill"], capture_output=True, check=False))
-    daemon(
-        stack,
-        [str(bin_dir / "rabbitmq-server")],
-        http,  # the management listener comes up last: the API is ready when it listens
-        log=work / "rabbitmq.log",
-        env=env,
-        timeout=90,
-    )
-    return Rabbit(http)
+    return Rabbit(rabbitmq_management(stack, work, {"x-max-length": 10}))
 
 
 Ctx = Served[Rabbit]
