@@ -65,6 +65,7 @@ HALVES = (
     "heldout18",
     "heldout19",
     "heldout20",
+    "heldout21",
 )
 
 

@@ -313,6 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "heldout18",
             "heldout19",
             "heldout20",
+            "heldout21",
             "all",
         ),
         default="visible",
