@@ -1403,3 +1403,41 @@ def test_a_list_of_possible_causes_decides_nothing() -> None:
 )
 def test_missing_located_garbled_handshakes_and_used_keys(text: str, code: str | None) -> None:
     assert (words_code(text) or (None,))[0] == code
+
+
+def test_a_body_kept_under_a_name_of_its_own_is_read_after_the_objects_own_status() -> None:
+    # an API that answers errors with HTTP 200: the library keeps the transport's status and
+    # the decoded body under names of its own; the body's number is the product's own
+    failure = _klass("paylib.error_pay", "PayAPIError")
+    exc = failure("Pay API is returning API error.")
+    exc.http_status_code = "200"
+    exc.api_response_dict = {
+        "status_code": "402",
+        "status_message": "Merchant doesn't have access for this payment type",
+    }
+    facts = extract(exc)
+    assert facts.status == 200
+    assert "doesn't have access" in facts.text
+    assert _code(exc) == "auth_failed"
+    # must NOT match: a dict under a name that says no reply, a key whose last word is no
+    # message's
+    other = failure("x")
+    other.config_dict = {"status_message": "Access denied"}
+    other.api_response_dict = {"status_message_id": "Access denied"}
+    assert "Access denied" not in extract(other).text
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Merchant doesn't have access for this payment type", "auth_failed"),
+        ("You do not have access to this project", "auth_failed"),
+        ("Duplicate order ID. order_id has already been utilized previously.", "already_exists"),
+        ("Bank/partner is experiencing connection issue.", "network_error"),
+        # must NOT match: a lone wildcard stands for one word, in every form of a phrase
+        ("duplicate id in the list", None),
+        ("The user has access to nothing", None),
+    ],
+)
+def test_access_a_duplicate_id_and_a_connection_issue(text: str, code: str | None) -> None:
+    assert (words_code(text) or (None,))[0] == code

@@ -49,7 +49,6 @@ CORRELATION_METADATA_PREFIX = "x-correlation-"
 CORRELATION_METADATA_KEYS = ("traceparent", "x-request-id")
 
 _MAX_CORRELATION_IDS = 16
-_MAX_KEY = 64
 _MAX_VALUE = 256
 _MAX_MESSAGE = 2048
 _KEY = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")

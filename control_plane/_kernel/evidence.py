@@ -1,55 +1,16 @@
-"""Classification by evidence: Extract -> Weigh -> Decide (docs/classification.md).
+"""Classification by evidence: Extract -> Weigh -> Decide (the whole account, with every
+rule, is docs/classification.md).
 
-*Extract* (:func:`control_plane._kernel.facts.extract`) reads the facts an exception carries,
-each with its provenance: an HTTP status only from an HTTP response or a field that says
-so, a protocol's reply number with the protocol it belongs to, code words from error
-bodies, a delay under any of :data:`~control_plane._kernel.facts.DELAY_FIELDS`, class names,
-errnos and text.
-
-*Weigh* (:func:`weigh`) turns each fact into proposals, a code with a strength
-(:data:`STRENGTH`): evidence that says *what* failed (a code word, a protocol number, a
-SQLSTATE, a class name) is stronger than evidence that says only *how* (a bare HTTP status,
-a built-in exception type, an errno).
-
-A protocol's reply *class* (SMTP and FTP 4xx: transient, 5xx: permanent) says only how: it
-weighs as a bare HTTP status, so the reply's words or its SMTP enhanced status code
-(:data:`ENHANCED_STATUS`, RFC 3463) say what.
-
-Some evidence is no stronger than a bare status, whatever says it: a class name that only
-restates the HTTP status the exception holds (an SDK's ``PermissionDeniedError`` for every
-403), an HTTP reason phrase on a line of its own ("402 Payment Required"), the local part of a
-namespace-qualified fault code (:data:`QUALIFIED_CODES`: SOAP's ``soap:Client`` is the
-caller's input, ``soap:Server`` the server's fault), and the vocabulary's *input* phrases
-(:data:`INPUT_PHRASES`: the caller's input refused, a feature the account's plan lacks).
-Against a status that says otherwise they conflict, and a conflict is ``internal_error``.
-
-*Decide* (:func:`decide`): the strongest proposals decide. Proposals of equal strength that
-disagree are settled only by :data:`SETTLED` (a pair with a decisive rule); otherwise the
-answer is ``internal_error`` -- never a guess. A condition no baseline code fits (a
-read-only or blocked cluster, said by a ``[[words]]`` row of ``internal_error``) under a 503
-is the 503's: the server itself calls it temporary. A fact may also *veto* a code (a 413 says the
-request can never pass: not ``rate_limited``). A server's delay decides retryability: an
-unavailable service that states when to come back is ``rate_limited``, and so is one that
-answered 429 (it says itself the call was throttled: :func:`_under_429`), and so is a quota
-that refills within the hour (:data:`WINDOWS`: "tokens per minute", or a delay asked of an
-hour or less); one counted by the day, the month or a credit is ``quota_exhausted``. A
-connection failure that timed out (a timeout said as an event by evidence that is no guess:
-"timed out", a ``TimeoutError``, ``ETIMEDOUT``; not the noun "timeout", which may name a
-setting) is ``timeout``.
-
-A tool's output (:func:`read_tool`) is read by the same engine: its lines with the
-vocabulary (the first that says something over summary lines), the replies of a protocol
-it quotes in the format that names the protocol (an SMTP reply with its enhanced status
-code of the same class, in any tool's output; ``ERROR 1049 (42000)`` from a tool named for
-the protocol, ``mariadb``), a response code opening a line (``[IN-USE]``), an exception a
-line quotes as raised (``ConnectionError: ...``), the errno of a connection a line quotes
-(``system error: 110``), and its stdout when that is an HTTP reply or a JSON error body
-(:func:`~control_plane._kernel.facts.reply_facts`).
-
-The vocabulary (:data:`WORDS`), the number spaces (:data:`PROTOCOL_CODES`, SQLSTATE, HTTP,
-errno) and the delay names are data (the vocabulary, number spaces and fact tables in
-``control_plane/_kernel/evidence.toml``, read by :mod:`control_plane._kernel.fact_rules`);
-``scripts/gen_docs.py`` writes them into docs/classification.md.
+*Extract* (:func:`control_plane._kernel.facts.extract`): the facts an exception carries,
+each with its provenance (an HTTP status only from an HTTP object, a protocol's number with
+its protocol, code words, a delay under any name, class names, errnos, text). *Weigh*
+(:func:`weigh`): each fact proposes a code with a strength (:data:`STRENGTH`); what says
+*what* failed outweighs what says only *how*. *Decide* (:func:`decide`): the strongest
+proposals decide; equal ones that disagree are settled only by :data:`SETTLED`, else
+``internal_error``, never a guess; vetoes, a server's delay and a quota's window
+(:data:`WINDOWS`) then set retryability. A tool's output (:func:`read_tool`) is read by the
+same engine. The vocabulary, number spaces and field names are data (``evidence.toml``),
+written into the docs by ``scripts/gen_docs.py``.
 """
 
 from __future__ import annotations
@@ -267,6 +228,15 @@ _SUFFIXES = frozenset({"error", "exception", "err", "exc"})
 _FILLER = frozenset({"is", "are", "was", "were", "be", "been", "being", "has", "have"})
 
 
+def _split_word(word: str) -> tuple[str, ...]:
+    """A phrase's word split as a text's words are, its wildcards kept: ``*`` and ``**``
+    stand as they are, a starred prefix keeps its star (``doesn't`` -> doesn, t)."""
+    if not word.strip("*"):
+        return (word,)
+    split = tokens(word.rstrip("*"))
+    return (*split[:-1], split[-1] + "*") if word.endswith("*") and split else split
+
+
 #: :data:`WORDS` made ready to look for (:class:`_Phrase`): ``(code, message, phrase,
 #: forms)``. "doesn't" splits into doesn + t: a phrase is looked for in two forms, without
 #: its apostrophes and split as a text's words are.
@@ -277,7 +247,7 @@ _READY: tuple[tuple[str, str, tuple[str, ...], tuple[_Phrase, ...]], ...] = tupl
         phrase,
         (
             _Phrase.of(tuple(w.replace("'", "") for w in phrase)),
-            _Phrase.of(tuple(t for w in phrase for t in tokens(w))),
+            _Phrase.of(tuple(t for w in phrase for t in _split_word(w))),
         ),
     )
     for code, message, phrase in WORDS

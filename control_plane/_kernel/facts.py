@@ -617,23 +617,28 @@ class _Gather:
             self.errnos.append(err)
 
     def holder(self, node: Any, depth: int, http: bool) -> None:
+        """An object's or a dict's fields, then the bodies it keeps under names of its own
+        (after its own fields: the object's status is the transport's, a body's is the
+        product's own number)."""
+        for value in self.own_fields(node, depth, http):
+            self.visit(value, depth + 1, http=http)
+
+    def own_fields(self, node: Any, depth: int, http: bool) -> list[Any]:
         private: dict[str, Any] = {}
+        bodies: list[Any] = []
         if isinstance(node, dict):
             present: frozenset[str] | set[str] = _ALL_FIELDS
         else:
             inst = _instance_dict(node)
-            bodies: list[Any] = []
             if inst:  # self.__response: _Resource__response; detail_text, raw_body: a body
                 private, bodies = _kept(inst)
             present = _present(node, inst) | private.keys()  # only the fields this object has
-            for value in bodies:
-                self.visit(value, depth + 1, http=http)
             if not present or (self.protocol is None and present <= _NUMBER_ONLY):
                 if self.protocol is not None and depth == 0:  # its arguments may say it
                     self.number(
                         node, lambda obj, name: _peek(obj, name) if name in present else None
                     )
-                return  # nothing else to read (an OSError's errno is extract's)
+                return bodies  # nothing else to read (an OSError's errno is extract's)
             http = http or bool(_words_of_type(type(node)) & _HTTP_WORDS)
 
         def peek(obj: Any, name: str) -> Any:
@@ -691,6 +696,8 @@ class _Gather:
                     self.said(value)  # {"ok": false, "error": "ratelimited"}
                 elif key == "name" and _error_name(node, value):
                     self.said(value)  # {"name": "Unknown_Subaccount", "message": "..."}
+                elif isinstance(value, str) and _message_key(key):
+                    self.text.append(value)  # {"status_message": "Access denied ..."}
                 elif key == "status" and isinstance(value, dict):
                     self.visit(value, depth + 1, http=http)  # {"status": {"error": ...}}
                 elif isinstance(key, str) and key in LINK_FIELDS:
@@ -699,11 +706,12 @@ class _Gather:
                     self.delay = _nested_delay(value)  # {"error_extra": {"retry_after": 5}}
                 elif depth and isinstance(value, list):
                     self.field_errors(value, depth)  # {"errors": {"email": ["is taken"]}}
-            return
+            return bodies
         for name, value in fields(LINK_FIELDS):
             if value is not node:
                 linked_http = http or name in _HTTP_LINKS
                 self.visit(value, depth + 1, http=linked_http)
+        return bodies
 
     def field_errors(self, items: list[Any], depth: int) -> None:
         """A field's list of errors in an error body (``{"email": ["has already been
@@ -837,6 +845,11 @@ def _nested_delay(node: dict[Any, Any]) -> float | None:
 
 #: The last word of an attribute's name that says it keeps a reply's body or text.
 _BODY_WORDS = frozenset({"text", "body", "content", "payload"})
+#: The last word of a name that holds a decoded body, and the words that say whose.
+_DECODED = frozenset({"dict", "json", "data", "obj"})
+_REPLY_WORDS = frozenset({"response", "reply", "error", "body", "result"})
+#: The last words of a key that holds a message (the message fields' own, lower-cased).
+_MESSAGE_WORDS = frozenset(n.lower() for n in MESSAGE_FIELDS)
 #: A private attribute's name as its class mangles it (``self.__response`` in class
 #: ``Resource`` is ``_Resource__response``): the same field, kept privately.
 _MANGLED = re.compile(r"^_[A-Za-z]\w*?__([A-Za-z]\w*)$")
@@ -847,8 +860,8 @@ def _attribute_role(key: str) -> str | None:
     """What an instance attribute's name says it keeps: a field of :data:`_ALL_FIELDS` under
     a mangled private name (that field's name), an HTTP status under a name of its own
     (``http_status_code``, ``httpCode``: ``http_status``), a body or text the field lists do
-    not name (``detail_text``, ``raw_body``, ``responseBody``: ``""``), or nothing
-    (``None``)."""
+    not name (``detail_text``, ``raw_body``, ``responseBody``, ``api_response_dict``:
+    ``""``), or nothing (``None``)."""
     if key[:1] == "_" and "__" in key[1:]:
         named = _MANGLED.match(key)
         return named.group(1) if named is not None and named.group(1) in _ALL_FIELDS else None
@@ -857,7 +870,20 @@ def _attribute_role(key: str) -> str | None:
     words = [w.lower() for w in _WORD.findall(key[:80])]
     if len(words) > 1 and words[0] == "http" and words[-1] in ("status", "code"):
         return "http_status"  # http_status_code, httpStatusCode, HTTPCode: what it says
-    return "" if len(words) > 1 and words[-1] in _BODY_WORDS else None
+    if len(words) > 1 and words[-1] in _BODY_WORDS:
+        return ""
+    # a decoded body under a name of its own: api_response_dict, errorJson, reply_data
+    held = words[-1] in _DECODED and any(w in _REPLY_WORDS for w in words[:-1])
+    return "" if held else None
+
+
+def _message_key(key: Any) -> bool:
+    """Whether a body's key names a message under a name of its own: its last word is a
+    message field's (``status_message``, ``errorMessage``, ``response_msg``)."""
+    if type(key) is not str or key in _ALL_FIELDS:
+        return False
+    words = _WORD.findall(key[:80])
+    return len(words) > 1 and words[-1].lower() in _MESSAGE_WORDS
 
 
 def _kept(inst: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
