@@ -160,7 +160,7 @@ ROWS: list[Row] = [
         403,
         _e("E0000038", "This operation is not allowed in the user's current status."),
         {},
-        INT | frozenset({"conflict"}),
+        INT,
         None,
         "E0000038: the user's lifecycle status forbids the operation",
     ),
