@@ -15,6 +15,7 @@ from typing import Any
 from corpus_live.core import (
     AUTH,
     INT,
+    LOOPBACK,
     NET,
     NF,
     QUOTA,
@@ -155,3 +156,9 @@ ROWS: list[Row] = [
     ),
 ]
 http_cases(FAM, _complete, ROWS)
+FAM.add(
+    "garbage",
+    NET,
+    "the peer answers bytes of no protocol instead of HTTP",
+    lambda c: _complete(f"http://{LOOPBACK}:{c.net.garbage}"),
+)

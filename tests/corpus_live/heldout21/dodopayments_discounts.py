@@ -15,6 +15,7 @@ from corpus_live.core import (
     AUTH,
     EXISTS,
     INT,
+    LOOPBACK,
     NET,
     NF,
     RL,
@@ -142,3 +143,9 @@ ROWS: list[Row] = [
     ),
 ]
 http_cases(FAM, _create, ROWS)
+FAM.add(
+    "garbage",
+    NET,
+    "the peer answers bytes of no protocol instead of HTTP",
+    lambda c: _create(f"http://{LOOPBACK}:{c.net.garbage}"),
+)

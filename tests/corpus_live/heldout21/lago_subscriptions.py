@@ -17,6 +17,7 @@ from corpus_live.core import (
     AUTH,
     EXISTS,
     INT,
+    LOOPBACK,
     NET,
     NF,
     QUOTA,
@@ -182,3 +183,9 @@ ROWS: list[Row] = [
     ),
 ]
 http_cases(FAM, _send, ROWS)
+FAM.add(
+    "garbage",
+    NET,
+    "the peer answers bytes of no protocol instead of HTTP",
+    lambda c: _send(f"http://{LOOPBACK}:{c.net.garbage}"),
+)

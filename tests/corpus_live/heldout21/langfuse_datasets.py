@@ -15,6 +15,7 @@ from typing import Any
 from corpus_live.core import (
     AUTH,
     INT,
+    LOOPBACK,
     NET,
     NF,
     QUOTA,
@@ -178,3 +179,9 @@ ROWS: list[Row] = [
     ),
 ]
 http_cases(FAM, _create, ROWS)
+FAM.add(
+    "garbage",
+    NET,
+    "the peer answers bytes of no protocol instead of HTTP",
+    lambda c: _create(f"http://{LOOPBACK}:{c.net.garbage}"),
+)

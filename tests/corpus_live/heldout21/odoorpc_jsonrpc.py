@@ -223,3 +223,9 @@ FAM.add("refused", NET, "nothing listens", lambda c: _create(LOOPBACK, c.net.clo
 FAM.add("dns", NET, "host does not resolve", lambda c: _create(UNRESOLVABLE, 8069))
 FAM.add("silent", TO, "server never answers", lambda c: _create(LOOPBACK, c.net.silent))
 FAM.add("dropped", NET, "closed at once", lambda c: _create(LOOPBACK, c.net.close_now))
+FAM.add(
+    "garbage",
+    NET,
+    "the peer answers bytes of no protocol instead of HTTP",
+    lambda c: _create(LOOPBACK, c.net.garbage),
+)
