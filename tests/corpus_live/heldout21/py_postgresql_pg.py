@@ -50,8 +50,10 @@ def _start(stack: contextlib.ExitStack, work: Path) -> Postgres:
     hba = work / "pg" / "data" / "pg_hba.conf"
     hba.write_text(hba.read_text().replace("scram-sha-256", "md5"))
     subprocess.run(
-        ["psql", "-h", LOOPBACK, "-p", str(srv.port), "-U", "postgres", "-d", "postgres"]
-        + ["-v", "ON_ERROR_STOP=1", "-q", "-f", "-"],
+        [
+            *("psql", "-h", LOOPBACK, "-p", str(srv.port), "-U", "postgres", "-d", "postgres"),
+            *("-v", "ON_ERROR_STOP=1", "-q", "-f", "-"),
+        ],
         input=_MD5.encode(),
         check=True,
         capture_output=True,
