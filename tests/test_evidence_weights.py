@@ -1441,3 +1441,41 @@ def test_a_body_kept_under_a_name_of_its_own_is_read_after_the_objects_own_statu
 )
 def test_access_a_duplicate_id_and_a_connection_issue(text: str, code: str | None) -> None:
     assert (words_code(text) or (None,))[0] == code
+
+
+# -- the lessons of the twenty-first held-out half's first run -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("feature_unavailable", "internal_error"),  # a plan's feature, not a service down
+        ("got unsupported URI scheme: http", "internal_error"),
+        ("Wrong login ID or password", "auth_failed"),
+        # must NOT match: a service that is unavailable is one
+        ("Service Unavailable", "network_error"),
+        ("wrong scheme of things", None),
+    ],
+)
+def test_a_plans_feature_a_url_scheme_and_a_wrong_login(text: str, code: str | None) -> None:
+    assert (words_code(text, whole="_" in text) or (None,))[0] == code
+
+
+def test_a_code_word_a_models_repr_assigns_is_a_code() -> None:
+    text = (
+        "API returned an error: 403 - AlreadyCanceledSubscription(error="
+        "'AlreadyCanceledSubscription', detail='This subscription is already canceled.')"
+    )
+    exc = _http("billinglib.errors", "SubscriptionsUpdate403Error", 403, None, text)
+    assert "AlreadyCanceledSubscription" in extract(exc).codes
+    assert _code(exc) == "internal_error"  # a 403 with a code no table reads
+    # must NOT match: a field that is no error code's (a model's status)
+    other = _http("billinglib.errors", "Forbidden", 403, None, "Forbidden: Plan(status='active')")
+    assert "active" not in extract(other).codes
+
+
+def test_a_rate_limit_reset_header_spelled_rate_limit_is_read() -> None:
+    failure = _klass("idplib.errors", "IdpAPIError")("Too many requests")
+    failure.status = 429
+    failure.headers = {"X-Rate-Limit-Limit": "600", "X-Rate-Limit-Reset": "12"}
+    assert extract(failure).reset == 12.0

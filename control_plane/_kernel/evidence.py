@@ -804,7 +804,8 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     words = read_lines(text)
     if words is not None:
         found.append(Proposal(words[0], "phrase", f"words:{words[2]}", words[1]))
-        other = read_lines(replies) if _brief(replies) else None
+        brief = 0 < len(replies) <= 512 and replies.count("\n") <= 4  # a message, no listing
+        other = read_lines(replies) if brief else None
         if other is not None and other[0] != words[0]:
             # a brief other output is the server's own message (an FTP client prints its
             # replies): what it says weighs as much as the tool's summary ("Login failed"
@@ -824,12 +825,6 @@ def read_tool(text: str, replies: str = "", protocol: str | None = None) -> Verd
     if verdict is not None and verdict.code == "rate_limited" and verdict.retry_after is None:
         verdict = replace(verdict, retry_after=stated_delay(text))  # "retry after 5"
     return verdict
-
-
-def _brief(output: str) -> bool:
-    """Whether a tool's other output is a message, not a listing or a transfer's report:
-    a few short lines."""
-    return 0 < len(output) <= 512 and output.count("\n") <= 4
 
 
 _CONNECTION_CODES = frozenset({"network_error", "timeout"})

@@ -242,14 +242,16 @@ def _header_map(headers: Any, depth: int = 0) -> dict[str, str]:
             value = raw[-1] if isinstance(raw, list | tuple) and raw else raw  # urllib3
             name, text = _string(key), _string(value)
             if name is not None and text is not None:
-                found.setdefault(name.lower(), text)
+                # X-Rate-Limit-Reset is x-ratelimit-reset: "rate limit", hyphenated or not
+                found.setdefault(name.lower().replace("rate-limit", "ratelimit"), text)
         return found
     if isinstance(headers, Mapping):
         getter = _class_get(headers)
         if getter is not None:  # a C-level mapping (multidict): its get runs no Python code
-            for name in DELAY_HEADERS:
+            for name, spelled in _SPELLED:
                 try:
                     value = getter(headers, name)
+                    value = getter(headers, spelled) if value is None else value
                 except (TypeError, KeyError, ValueError):
                     value = None
                 text = _string(value)
@@ -380,6 +382,8 @@ def _duration(text: str, now: float | None) -> float | None:
 #: Headers that state a delay, in the order they are believed: the precise millisecond
 #: form the LLM SDKs read first, the standard one, then the rate-limit reset family.
 DELAY_HEADERS: tuple[str, ...] = tuple(_FIELDS["delay_headers"])
+#: The delay headers' names, each with "ratelimit" also spelled "rate-limit".
+_SPELLED = tuple((n, n.replace("ratelimit", "rate-limit")) for n in DELAY_HEADERS)
 
 
 def header_delay(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -1008,6 +1012,8 @@ def extract(exc: BaseException) -> Facts:
                 gather.visit(arg, 1)
     if gather.status is None and gather.protocol is None and gather.text:
         _stated_status(gather.text[0], gather)
+    for said in _ASSIGNED_CODE.finditer(gather.text[0][:MAX_STRING] if gather.text else ""):
+        gather.said(said.group(2))  # a model's repr: AlreadyCanceled(error='AlreadyCanceled')
     replies = quoted_replies(gather.protocol, gather.text)
     names = _type_names(type(exc))
     status = gather.status  # a delay matters for none known, a 429 or a 5xx
@@ -1027,6 +1033,11 @@ def extract(exc: BaseException) -> Facts:
         numbers=tuple(gather.numbers[:MAX_ITEMS]),
     )
 
+
+#: A code word a model's repr assigns to an error-code field (``error='NotPermitted'``).
+_ASSIGNED_CODE = re.compile(
+    r"\b(?:error|error_code|errorCode|code|reason)=(['\"])([A-Za-z][\w.:-]{1,80})\1"
+)
 
 #: A message that states an error status as one and may quote the body it came with
 #: (``Request failed with status code 403: {"error": ...}``): the word says HTTP status,
