@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus_live.core import LOOPBACK, daemon, free_port, require, wait_port
-from corpus_live.heldout2._daemons import _rabbit_hash
+from corpus_live.heldout2._daemons import _rabbit_hash, rabbit_env
 
 # -- MariaDB ------------------------------------------------------------------------------
 
@@ -448,25 +448,7 @@ def rabbitmq_management(
     (work / "enabled_plugins").write_text("[rabbitmq_management].\n")
     home = work / "home"
     home.mkdir(exist_ok=True)
-    env = {
-        "HOME": str(home),
-        "RABBITMQ_NODENAME": f"corpus44-{port}@localhost",
-        "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
-        "RABBITMQ_NODE_PORT": str(port),
-        "RABBITMQ_DIST_PORT": str(dist),
-        "RABBITMQ_CONFIG_FILE": str(work / "rabbitmq"),
-        "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
-        "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
-        "RABBITMQ_LOG_BASE": str(work / "log"),
-        "RABBITMQ_PID_FILE": str(work / "rabbit.pid"),
-        "ERL_EPMD_ADDRESS": LOOPBACK,
-    }
-    epmd_was_running = (
-        subprocess.run(["epmd", "-names"], capture_output=True, check=False).returncode == 0
-    )
-    if not epmd_was_running:
-        # epmd outlives the node: stop it when the stack closes (it was ours)
-        stack.callback(lambda: subprocess.run(["epmd", "-kill"], capture_output=True, check=False))
+    env = rabbit_env(stack, work, port, dist)
     daemon(
         stack,
         [str(bin_dir / "rabbitmq-server")],

@@ -275,26 +275,7 @@ def rabbitmq(stack: contextlib.ExitStack, work: Path) -> Rabbit:
     (work / "enabled_plugins").write_text("[].\n")
     home = work / "home"
     home.mkdir()
-    node = f"corpus44-{port}@localhost"
-    env = {
-        "HOME": str(home),
-        "RABBITMQ_NODENAME": node,
-        "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
-        "RABBITMQ_NODE_PORT": str(port),
-        "RABBITMQ_DIST_PORT": str(dist),
-        "RABBITMQ_CONFIG_FILE": str(work / "rabbitmq"),
-        "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
-        "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
-        "RABBITMQ_LOG_BASE": str(work / "log"),
-        "RABBITMQ_PID_FILE": str(work / "rabbit.pid"),
-        "ERL_EPMD_ADDRESS": LOOPBACK,
-    }
-    epmd_was_running = (
-        subprocess.run(["epmd", "-names"], capture_output=True, check=False).returncode == 0
-    )
-    if not epmd_was_running:
-        # epmd outlives the node: stop it when the stack closes (it was ours)
-        stack.callback(lambda: subprocess.run(["epmd", "-kill"], capture_output=True, check=False))
+    env = rabbit_env(stack, work, port, dist)
     daemon(
         stack,
         [str(bin_dir / "rabbitmq-server")],
@@ -390,3 +371,24 @@ def pop3(stack: contextlib.ExitStack, work: Path) -> Pop3:
     home = work / "client"
     home.mkdir()
     return Pop3(int(server.server_address[1]), home)
+
+
+def rabbit_env(stack: contextlib.ExitStack, work: Path, port: int, dist: int) -> dict[str, str]:
+    """The environment of a RabbitMQ node kept in ``work`` (its config ``work/rabbitmq.conf``
+    and ``work/enabled_plugins``, its home ``work/home``), listening on ``port``; epmd, when
+    no other node started it, is stopped when the stack closes (it outlives the node)."""
+    if subprocess.run(["epmd", "-names"], capture_output=True, check=False).returncode != 0:
+        stack.callback(lambda: subprocess.run(["epmd", "-kill"], capture_output=True, check=False))
+    return {
+        "HOME": str(work / "home"),
+        "RABBITMQ_NODENAME": f"corpus44-{port}@localhost",
+        "RABBITMQ_NODE_IP_ADDRESS": LOOPBACK,
+        "RABBITMQ_NODE_PORT": str(port),
+        "RABBITMQ_DIST_PORT": str(dist),
+        "RABBITMQ_CONFIG_FILE": str(work / "rabbitmq"),
+        "RABBITMQ_ENABLED_PLUGINS_FILE": str(work / "enabled_plugins"),
+        "RABBITMQ_MNESIA_BASE": str(work / "mnesia"),
+        "RABBITMQ_LOG_BASE": str(work / "log"),
+        "RABBITMQ_PID_FILE": str(work / "rabbit.pid"),
+        "ERL_EPMD_ADDRESS": LOOPBACK,
+    }
