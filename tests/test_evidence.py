@@ -91,7 +91,7 @@ def test_code_words_mean_what_they_say(text: str, code: str) -> None:
     [
         # a word alone in a sentence says too little
         "the request was declined by the reviewer, see notes",
-        "the feature is unavailable in this edition",
+        "the preview is unavailable in this edition",
         # what a text quotes is the caller's data, not the failure
         "GET https://example.invalid/not-found/page returned an error",
         "cannot open '/srv/timeout/file': bad format",

@@ -1450,6 +1450,7 @@ def test_access_a_duplicate_id_and_a_connection_issue(text: str, code: str | Non
     ("text", "code"),
     [
         ("feature_unavailable", "internal_error"),  # a plan's feature, not a service down
+        ("the feature is unavailable in this edition", "internal_error"),
         ("got unsupported URI scheme: http", "internal_error"),
         ("Wrong login ID or password", "auth_failed"),
         # must NOT match: a service that is unavailable is one
