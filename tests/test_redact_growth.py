@@ -45,9 +45,10 @@ def _best(fn: Callable[[], object], repeat: int) -> float:
 def _growth(work: Callable[[str], object], build: Callable[[int], str], scale: int = 1) -> float:
     """How many times longer 8x the input takes (8.0 for a line), best times so far: a
     busy machine only ever adds time, so the minimum of more runs converges on the truth.
-    A case over the bar is measured again at twice the sizes: a quadratic is over it at
-    every scale (64x), while a line's cost per character can jump once, where the input
-    stops fitting a cache (seen up to 28x from 8k to 64k characters, 18x from 32k to 256k)."""
+    A case over the bar is measured again at twice the sizes, then four times: a quadratic
+    is over it at every scale (64x), while a line's cost per character can jump once, where
+    the input stops fitting a cache (seen up to 28x from 8k to 64k characters, 18x from 32k
+    to 256k)."""
     small, large = build(SMALL * scale), build(LARGE * scale)
     t_small = t_large = float("inf")
     ratio = float("inf")
@@ -58,8 +59,8 @@ def _growth(work: Callable[[str], object], build: Callable[[int], str], scale: i
         ratio = t_large / max(t_small, 1e-6) * (8 * len(small) / len(large))
         if ratio < BAR:
             break
-    if ratio >= BAR and scale == 1:
-        return min(ratio, _growth(work, build, scale=2))
+    if ratio >= BAR and scale < 4:  # at 2x, then 4x the sizes: a quadratic stays over
+        return min(ratio, _growth(work, build, scale=scale * 2))
     return ratio
 
 
