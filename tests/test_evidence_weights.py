@@ -1480,3 +1480,10 @@ def test_a_rate_limit_reset_header_spelled_rate_limit_is_read() -> None:
     failure.status = 429
     failure.headers = {"X-Rate-Limit-Limit": "600", "X-Rate-Limit-Reset": "12"}
     assert extract(failure).reset == 12.0
+
+
+@pytest.mark.parametrize("name", ["_", "x", "_x", "9", "__"])
+def test_an_attribute_named_too_short_to_say_anything_is_skipped(name: str) -> None:
+    exc = _klass("packlib", "Failure")("the quota is exhausted")
+    setattr(exc, name, {"message": "x"})
+    assert extract(exc).text.startswith("the quota is exhausted")

@@ -874,11 +874,11 @@ def _attribute_role(key: str) -> str | None:
     words = [w.lower() for w in _WORD.findall(key[:80])]
     if len(words) > 1 and words[0] == "http" and words[-1] in ("status", "code"):
         return "http_status"  # http_status_code, httpStatusCode, HTTPCode: what it says
-    if len(words) > 1 and words[-1] in _BODY_WORDS:
-        return ""
-    # a decoded body under a name of its own: api_response_dict, errorJson, reply_data
-    held = words[-1] in _DECODED and any(w in _REPLY_WORDS for w in words[:-1])
-    return "" if held else None
+    if len(words) < 2:
+        return None  # "_", "x": a name too short to say what it keeps
+    # a body under a name of its own: raw_body; decoded: api_response_dict, errorJson
+    held = words[-1] in _DECODED and not _REPLY_WORDS.isdisjoint(words[:-1])
+    return "" if words[-1] in _BODY_WORDS or held else None
 
 
 def _message_key(key: Any) -> bool:
